@@ -1,0 +1,85 @@
+// What an actor is, as seen by actor code. The runtime in cluster/ drives these
+// behaviours; actor code never sees the network or the store.
+//
+// An actor is event-sourced: a handler looks at its state and a command and
+// *decides* (facts to persist, a reply, events to send). The runtime appends
+// the facts to the actor's journal, awaits that append, folds them into the
+// state with `apply`, and only then replies. Activation replays the journal
+// over the latest snapshot with the same `apply`, so `apply` must be
+// deterministic and must never throw for a fact it once accepted.
+
+export type Kind = "realm" | "user" | "channel" | "group" | "queue";
+export const KINDS: readonly Kind[] = ["realm", "user", "channel", "group", "queue"];
+
+/** Plain data that crosses process boundaries (encoded as protobuf Value). */
+export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
+export type Obj = { [key: string]: Value };
+
+/**
+ * Identity of an actor. `realm` is the organization id; `key` is the
+ * actor's id within the realm and kind ("1" for the realm actor itself, the
+ * user id for a user...). The shard is derived from (realm, shardKey), where
+ * shardKey defaults to key; a queue actor uses its owner's user id so a
+ * user's queues live beside the user.
+ */
+export interface ActorRef {
+  kind: Kind;
+  realm: number;
+  key: string;
+  shardKey?: string;
+}
+
+/** The authenticated caller of a request, as the gateway resolved it. */
+export interface Caller {
+  realmId: number;
+  userId: number;
+  role: number;
+  isBot: boolean;
+}
+
+/** A Zulip event and the users whose queues receive it (Zulip's send_event). */
+export interface OutEvent {
+  event: Obj;
+  userIds: number[];
+}
+
+export interface Decision<R extends Value = Value> {
+  /** Facts to append to the journal (awaited) and then apply. */
+  facts?: Obj[];
+  /** Reply to the caller. */
+  reply?: R;
+  /** Events emitted once the facts are durable. */
+  events?: OutEvent[];
+}
+
+export interface ActorContext {
+  readonly self: ActorRef;
+  /** Milliseconds since the epoch; use this, never Date.now(), so tests can fix time. */
+  now(): number;
+  /** Send a message to another actor and await its reply (never to yourself). */
+  call(ref: ActorRef, method: string, args: Obj, caller?: Caller | null): Promise<Value>;
+  /** Allocate the next id in a realm-wide counter ("user", "channel", ...). Never reused. */
+  nextId(counter: string): Promise<number>;
+}
+
+export type Handler<S> = (
+  state: S,
+  args: Obj,
+  ctx: ActorContext,
+  caller: Caller | null,
+) => Decision | Promise<Decision>;
+
+export interface Behavior<S> {
+  kind: Kind;
+  /** State of an actor that has never persisted anything. */
+  initial(ref: ActorRef): S;
+  /** Fold one persisted fact into the state. May mutate and return `state`. */
+  apply(state: S, fact: Obj, ref: ActorRef): S;
+  /**
+   * Snapshot encoding. A field added to a state type needs a default in
+   * `fromSnapshot`, because old snapshots in the store lack it.
+   */
+  toSnapshot(state: S): string;
+  fromSnapshot(data: string, ref: ActorRef): S;
+  handlers: Record<string, Handler<S>>;
+}

@@ -1,0 +1,33 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "proto/gen/**", "data/**", "coverage/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // Actor code is plain logic: it never touches the network or the store
+    // directly. Only cluster/ and gateway/ may import these clients.
+    files: ["actors/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["@nats-io/*", "nats"], message: "actors never import NATS" },
+            { group: ["@grpc/*"], message: "actors never import gRPC" },
+            { group: ["redis", "redis-om", "lmdb"], message: "actors never import store clients" },
+            { group: ["**/cluster/**", "**/gateway/**"], message: "actors depend on nothing outside actors/" },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,205 @@
+// Encode/decode pairs at the protobuf boundary: the rest of the code works
+// with plain TypeScript values (actors/types.ts) and never sees protobuf
+// message objects.
+import protobuf from "protobufjs";
+import { readFileSync } from "node:fs";
+import type { ActorRef, Caller, Kind, Obj, Value } from "../actors/types.ts";
+import type { ActorRequest, ActorResponse } from "../cluster/transport/contract.ts";
+
+const descriptor = JSON.parse(readFileSync(new URL("./gen/descriptor.json", import.meta.url), "utf8"));
+const root = protobuf.Root.fromJSON(descriptor);
+const T = (name: string) => root.lookupType(`zulipactors.${name}`);
+
+export const pb = {
+  Value: T("Value"),
+  MapValue: T("MapValue"),
+  ActorRequest: T("ActorRequest"),
+  ActorResponse: T("ActorResponse"),
+  RequestBatch: T("RequestBatch"),
+  ResponseBatch: T("ResponseBatch"),
+  Heartbeat: T("Heartbeat"),
+  Fact: T("Fact"),
+};
+
+// ---- Value <-> protobuf Value -------------------------------------------
+
+type PbValue = {
+  nullValue?: boolean;
+  boolValue?: boolean;
+  numberValue?: number;
+  intValue?: number;
+  stringValue?: string;
+  listValue?: { items: PbValue[] };
+  mapValue?: PbMap;
+};
+type PbMap = { fields: Record<string, PbValue> };
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+export function toPbValue(v: Value): PbValue {
+  if (v === null || v === undefined) return { nullValue: true };
+  switch (typeof v) {
+    case "boolean":
+      return { boolValue: v };
+    case "number":
+      return Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX ? { intValue: v } : { numberValue: v };
+    case "string":
+      return { stringValue: v };
+    default:
+      if (Array.isArray(v)) return { listValue: { items: v.map(toPbValue) } };
+      return { mapValue: toPbMap(v as Obj) };
+  }
+}
+
+export function toPbMap(o: Obj): PbMap {
+  const fields: Record<string, PbValue> = {};
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    // undefined properties are dropped, as JSON would drop them.
+    if (v !== undefined) fields[k] = toPbValue(v);
+  }
+  return { fields };
+}
+
+export function fromPbValue(p: PbValue | null | undefined): Value {
+  if (!p) return null;
+  // Decoded messages name the set member of the oneof in `kind`; unset
+  // members read as prototype defaults, so never test them directly.
+  switch ((p as { kind?: string }).kind) {
+    case "stringValue":
+      return p.stringValue as string;
+    case "intValue":
+      return p.intValue as number;
+    case "boolValue":
+      return p.boolValue as boolean;
+    case "numberValue":
+      return p.numberValue as number;
+    case "mapValue":
+      return fromPbMap(p.mapValue);
+    case "listValue":
+      return (p.listValue?.items ?? []).map(fromPbValue);
+    default:
+      return null;
+  }
+}
+
+export function fromPbMap(m: PbMap | null | undefined): Obj {
+  const out: Obj = {};
+  if (!m || !m.fields) return out;
+  for (const k of Object.keys(m.fields)) out[k] = fromPbValue(m.fields[k]);
+  return out;
+}
+
+// ---- Journal facts --------------------------------------------------------
+
+export function encodeFact(fact: Obj): Uint8Array {
+  return pb.Fact.encode({ fact: toPbMap(fact) }).finish();
+}
+
+export function decodeFact(bytes: Uint8Array): Obj {
+  const m = pb.Fact.decode(bytes) as unknown as { fact?: PbMap };
+  return fromPbMap(m.fact);
+}
+
+// ---- Requests and responses ---------------------------------------------
+
+type PbRequest = {
+  corr: number;
+  ref: { kind: string; realm: number; key: string; shardKey: string };
+  shard: number;
+  method: string;
+  args: PbMap;
+  caller?: { realmId: number; userId: number; role: number; isBot: boolean } | null;
+  deadline: number;
+  traceparent: string;
+};
+
+export function toPbRequest(corr: number, r: ActorRequest): PbRequest {
+  return {
+    corr,
+    ref: { kind: r.ref.kind, realm: r.ref.realm, key: r.ref.key, shardKey: r.ref.shardKey ?? "" },
+    shard: r.shard,
+    method: r.method,
+    args: toPbMap(r.args),
+    caller: r.caller,
+    deadline: r.deadline,
+    traceparent: r.traceparent ?? "",
+  };
+}
+
+export function fromPbRequest(p: PbRequest): { corr: number; req: ActorRequest } {
+  const ref: ActorRef = { kind: p.ref.kind as Kind, realm: p.ref.realm, key: p.ref.key };
+  if (p.ref.shardKey) ref.shardKey = p.ref.shardKey;
+  const caller: Caller | null = p.caller
+    ? { realmId: p.caller.realmId, userId: p.caller.userId, role: p.caller.role, isBot: !!p.caller.isBot }
+    : null;
+  const req: ActorRequest = {
+    ref,
+    shard: p.shard,
+    method: p.method,
+    args: fromPbMap(p.args),
+    caller,
+    deadline: p.deadline,
+  };
+  if (p.traceparent) req.traceparent = p.traceparent;
+  return { corr: p.corr, req };
+}
+
+type PbResponse = {
+  corr: number;
+  value?: PbValue | null;
+  error?: {
+    kind: string;
+    code: string;
+    msg: string;
+    status: number;
+    extra?: PbMap | null;
+    headers?: Record<string, string>;
+  } | null;
+};
+
+export function toPbResponse(corr: number, r: ActorResponse): PbResponse {
+  if (r.ok) return { corr, value: toPbValue(r.value) };
+  return {
+    corr,
+    error: {
+      kind: r.kind,
+      code: r.code,
+      msg: r.msg,
+      status: r.status,
+      extra: r.extra ? toPbMap(r.extra) : null,
+      headers: r.headers ?? {},
+    },
+  };
+}
+
+export function fromPbResponse(p: PbResponse): { corr: number; res: ActorResponse } {
+  if (p.error) {
+    const e = p.error;
+    const res: ActorResponse = {
+      ok: false,
+      kind: e.kind as "zulip" | "moved" | "unavailable",
+      code: e.code,
+      msg: e.msg,
+      status: e.status,
+    };
+    if (e.extra) res.extra = fromPbMap(e.extra);
+    if (e.headers && Object.keys(e.headers).length) res.headers = e.headers;
+    return { corr: p.corr, res };
+  }
+  return { corr: p.corr, res: { ok: true, value: fromPbValue(p.value) } };
+}
+
+export function encodeRequestBatch(items: PbRequest[]): Uint8Array {
+  return pb.RequestBatch.encode({ requests: items }).finish();
+}
+export function decodeRequestBatch(bytes: Uint8Array): PbRequest[] {
+  return (pb.RequestBatch.decode(bytes) as unknown as { requests: PbRequest[] }).requests ?? [];
+}
+export function encodeResponseBatch(items: PbResponse[]): Uint8Array {
+  return pb.ResponseBatch.encode({ responses: items }).finish();
+}
+export function decodeResponseBatch(bytes: Uint8Array): PbResponse[] {
+  return (pb.ResponseBatch.decode(bytes) as unknown as { responses: PbResponse[] }).responses ?? [];
+}

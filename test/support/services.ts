@@ -1,0 +1,147 @@
+// Real nats-server and redis-server processes for tests and benchmarks, on
+// free ports with temporary data dirs, stopped by pid afterwards. With
+// CI=true a missing binary is a failure, never a skip.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export function hasBinary(name: string): boolean {
+  try {
+    execFileSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Returns a reason to skip, or undefined; throws under CI=true. */
+export function requireBinaries(...names: string[]): string | undefined {
+  const missing = names.filter((n) => !hasBinary(n));
+  if (missing.length === 0) return undefined;
+  const msg = `missing ${missing.join(", ")} (apt-get install -y nats-server redis-server)`;
+  if (process.env.CI === "true") throw new Error(msg);
+  return msg;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, "127.0.0.1");
+      s.once("connect", () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`port ${port} did not open`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface Service {
+  port: number;
+  url: string;
+  proc: ChildProcess;
+  dir: string;
+  /** Stop (SIGTERM, then SIGKILL) and remove the data dir. */
+  stop(): Promise<void>;
+  /** kill -9 the process, keeping its data dir (for restart tests). */
+  kill9(): Promise<void>;
+  /** Start again on the same port and data dir. */
+  restart(): Promise<void>;
+}
+
+function stopProc(proc: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
+    proc.once("exit", () => {
+      clearTimeout(t);
+      resolve();
+    });
+    proc.kill(signal);
+  });
+}
+
+async function startService(
+  bin: string,
+  argsFor: (port: number, dir: string) => string[],
+  scheme: string,
+): Promise<Service> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), `${bin}-`));
+  const launch = () => {
+    const p = spawn(bin, argsFor(port, dir), { stdio: "ignore" });
+    p.on("error", () => {});
+    return p;
+  };
+  const svc: Service = {
+    port,
+    url: `${scheme}://127.0.0.1:${port}`,
+    proc: launch(),
+    dir,
+    async stop() {
+      await stopProc(svc.proc);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async kill9() {
+      await stopProc(svc.proc, "SIGKILL");
+    },
+    async restart() {
+      await stopProc(svc.proc, "SIGKILL");
+      svc.proc = launch();
+      await waitForPort(port);
+    },
+  };
+  await waitForPort(port);
+  return svc;
+}
+
+export function startNats(): Promise<Service> {
+  return startService("nats-server", (port) => ["-a", "127.0.0.1", "-p", String(port)], "nats");
+}
+
+/**
+ * Redis with AOF on, as deployed: appendfsync everysec. Redis write()s the AOF
+ * before it replies, so a kill -9 of Redis itself loses no acknowledged write;
+ * only a machine crash can lose up to one second (README: Durability).
+ */
+export function startRedis(): Promise<Service> {
+  return startService(
+    "redis-server",
+    (port, dir) => [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "everysec",
+      "--save",
+      "",
+      "--protected-mode",
+      "no",
+    ],
+    "redis",
+  );
+}
