@@ -50,6 +50,12 @@ export interface Decision<R extends Value = Value> {
   reply?: R;
   /** Events emitted once the facts are durable. */
   events?: OutEvent[];
+  /**
+   * Cluster-wide notices published on the bus once the facts are durable,
+   * as subject `notice.<subject>`: e.g. "auth.invalidate" with
+   * {realmId, email} makes every gateway drop its cached credentials.
+   */
+  notices?: { subject: string; data: Obj }[];
 }
 
 export interface ActorContext {

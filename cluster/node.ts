@@ -1,0 +1,295 @@
+// A node: hosts the actors of the shards it holds leases for.
+//
+// Single activation rests on leases: a node serves a shard only while it
+// holds that shard's lease (renewed every `renewMs`, TTL `leaseTtlMs`), and
+// every journal or snapshot write carries the lease epoch, which the store
+// checks atomically. A node that cannot renew in time stops serving the shard
+// by itself (self-fencing); one that was paused past its TTL finds its writes
+// refused and answers "moved", so the caller retries at the new owner.
+
+import type { ActorContext, ActorRef, Behavior, Obj, OutEvent, Value } from "../actors/types.ts";
+import { MovedError } from "../actors/errors.ts";
+import { pb, toPbMap } from "../proto/codec.ts";
+import { shardOf } from "./addressing.ts";
+import { Catalog, type Activation, type Turn } from "./catalog.ts";
+import { errorToResponse, responseValue } from "./responses.ts";
+import type { Store } from "./storage/contract.ts";
+import { TimerWheel } from "./timer-wheel.ts";
+import type { ActorClient, ActorRequest, ActorResponse, Bus } from "./transport/contract.ts";
+
+export interface NodeOptions {
+  nodeId: string;
+  shards: number;
+  store: Store;
+  behaviors: Partial<Record<string, Behavior<unknown>>>;
+  /** Reaches actors whose shard another node holds. */
+  outbound: ActorClient;
+  bus: Bus;
+  leaseTtlMs?: number;
+  renewMs?: number;
+  /** How often to retry acquiring wanted shards held by someone else. */
+  acquireRetryMs?: number;
+  idleMs?: number;
+  snapshotEvery?: number;
+  mailboxLimit?: number;
+  /** Deadline for actor-to-actor calls that have no caller deadline. */
+  callTimeoutMs?: number;
+  /** Told when this node starts or stops serving a shard. */
+  onShardChange?: (shard: number, serving: boolean) => void;
+}
+
+type ShardStatus = "acquiring" | "active" | "releasing";
+
+interface ShardState {
+  status: ShardStatus;
+  epoch: number;
+  /** When the lease was last taken or renewed (ms, local clock). */
+  renewedAt: number;
+  selfFenced?: boolean;
+}
+
+export type EventListener = (ref: ActorRef, events: OutEvent[]) => void;
+
+export class NodeRuntime {
+  readonly nodeId: string;
+  readonly shards: number;
+  readonly wheel: TimerWheel;
+  readonly catalog: Catalog;
+  private readonly o: NodeOptions;
+  private readonly leaseTtlMs: number;
+  private readonly renewMs: number;
+  private readonly acquireRetryMs: number;
+  private readonly callTimeoutMs: number;
+  private readonly state = new Map<number, ShardState>();
+  private desired = new Set<number>();
+  private readonly listeners: EventListener[] = [];
+  private renewTimer: NodeJS.Timeout | null = null;
+  private acquireTimer: NodeJS.Timeout | null = null;
+  private acquiring = false;
+  private stopped = false;
+  readonly stats = { leaseRenewals: 0, leaseLosses: 0, shardAcquisitions: 0, shardReleases: 0 };
+
+  constructor(o: NodeOptions) {
+    this.o = o;
+    this.nodeId = o.nodeId;
+    this.shards = o.shards;
+    this.leaseTtlMs = o.leaseTtlMs ?? 3000;
+    this.renewMs = o.renewMs ?? 1000;
+    this.acquireRetryMs = o.acquireRetryMs ?? 250;
+    this.callTimeoutMs = o.callTimeoutMs ?? 10_000;
+    this.wheel = new TimerWheel();
+    this.catalog = new Catalog({
+      store: o.store,
+      behaviors: o.behaviors,
+      wheel: this.wheel,
+      idleMs: o.idleMs,
+      snapshotEvery: o.snapshotEvery,
+      mailboxLimit: o.mailboxLimit,
+      hooks: {
+        emit: (ref, events) => {
+          for (const l of this.listeners) l(ref, events);
+        },
+        notice: (subject, data) => this.o.bus.publish(`notice.${subject}`, encodeNotice(data)),
+        fenced: (shard) => {
+          console.warn(`node ${this.nodeId}: write fenced (stale epoch) on shard ${shard}`);
+          void this.loseShard(shard);
+        },
+        context: (act, turn) => this.context(act, turn),
+      },
+    });
+  }
+
+  start(): void {
+    this.wheel.start();
+    this.renewTimer = setInterval(() => void this.renewAll(), this.renewMs);
+    this.acquireTimer = setInterval(() => void this.acquireWanted(), this.acquireRetryMs);
+  }
+
+  /** Subscribe to the events actors emit (the event queues consume these). */
+  onEvents(l: EventListener): void {
+    this.listeners.push(l);
+  }
+
+  /** Resolves once every wanted shard is served (or the timeout passes). */
+  async ready(timeoutMs = 30_000): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      if ([...this.desired].every((s) => this.state.get(s)?.status === "active")) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return false;
+  }
+
+  /** Shards this node currently serves. */
+  servingShards(): number[] {
+    return [...this.state.entries()].filter(([, s]) => s.status === "active").map(([n]) => n);
+  }
+
+  shardEpoch(shard: number): number | null {
+    const s = this.state.get(shard);
+    return s && s.status === "active" ? s.epoch : null;
+  }
+
+  /** Placement changed: take the shards in `shards`, let go of the others. */
+  setDesired(shards: Iterable<number>): void {
+    this.desired = new Set(shards);
+    for (const [shard, st] of this.state) {
+      if (!this.desired.has(shard) && st.status === "active") void this.releaseShard(shard);
+    }
+    void this.acquireWanted();
+  }
+
+  /** Entry point for every transport: one request to one actor. */
+  async handle(req: ActorRequest): Promise<ActorResponse> {
+    const st = this.state.get(req.shard);
+    if (!st || st.status !== "active") return errorToResponse(new MovedError(req.shard));
+    if (Date.now() - st.renewedAt > this.leaseTtlMs) {
+      // Self-fencing: our lease may have expired (paused process, store
+      // unreachable). Refuse rather than risk a second writer.
+      if (!st.selfFenced) console.warn(`node ${this.nodeId}: lost lease of shard ${req.shard} (not renewed in time)`);
+      st.selfFenced = true;
+      return errorToResponse(new MovedError(req.shard));
+    }
+    try {
+      const value = await this.catalog.send(req.ref, req.shard, st.epoch, req.method, req.args, req.caller, req.deadline);
+      return { ok: true, value };
+    } catch (err) {
+      return errorToResponse(err);
+    }
+  }
+
+  /** Send from inside the cluster (actors, bootstrap, CLI): local when we hold the shard. */
+  async request(req: ActorRequest): Promise<ActorResponse> {
+    const st = this.state.get(req.shard);
+    if (st && st.status === "active") {
+      const res = await this.handle(req);
+      if (res.ok || res.kind !== "moved") return res;
+    }
+    return this.o.outbound.request(req);
+  }
+
+  /** Call an actor and return its reply value, raising its error. */
+  async call(ref: ActorRef, method: string, args: Obj, timeoutMs = this.callTimeoutMs): Promise<Value> {
+    const res = await this.request({
+      ref,
+      shard: shardOf(ref, this.shards),
+      method,
+      args,
+      caller: null,
+      deadline: Date.now() + timeoutMs,
+    });
+    return responseValue(res);
+  }
+
+  private context(act: Activation, turn: Turn): ActorContext {
+    return {
+      self: act.ref,
+      now: () => Date.now(),
+      call: async (ref, method, args, caller) => {
+        const res = await this.request({
+          ref,
+          shard: shardOf(ref, this.shards),
+          method,
+          args,
+          caller: caller ?? null,
+          deadline: Math.min(turn.deadline, Date.now() + this.callTimeoutMs),
+        });
+        return responseValue(res);
+      },
+      nextId: (counter) => this.o.store.nextId(counter),
+    };
+  }
+
+  private async acquireWanted(): Promise<void> {
+    if (this.acquiring || this.stopped) return;
+    this.acquiring = true;
+    try {
+      const wanted = [...this.desired].filter((s) => !this.state.has(s));
+      await Promise.all(
+        wanted.map(async (shard) => {
+          this.state.set(shard, { status: "acquiring", epoch: 0, renewedAt: 0 });
+          let epoch: number | null = null;
+          try {
+            epoch = await this.o.store.acquireLease(shard, this.nodeId, this.leaseTtlMs);
+          } catch {
+            epoch = null;
+          }
+          const now = Date.now();
+          if (epoch === null || !this.desired.has(shard) || this.stopped) {
+            this.state.delete(shard);
+            if (epoch !== null) await this.o.store.releaseLease(shard, this.nodeId, epoch).catch(() => {});
+            return;
+          }
+          this.state.set(shard, { status: "active", epoch, renewedAt: now });
+          this.stats.shardAcquisitions++;
+          this.o.onShardChange?.(shard, true);
+        }),
+      );
+    } finally {
+      this.acquiring = false;
+    }
+  }
+
+  private async renewAll(): Promise<void> {
+    const active = [...this.state.entries()].filter(([, s]) => s.status === "active");
+    await Promise.all(
+      active.map(async ([shard, st]) => {
+        const startedAt = Date.now();
+        let ok: boolean;
+        try {
+          ok = await this.o.store.renewLease(shard, this.nodeId, st.epoch, this.leaseTtlMs);
+        } catch {
+          return; // store unreachable: keep trying; handle() self-fences after the TTL
+        }
+        if (this.state.get(shard) !== st) return;
+        if (ok) {
+          // Count the TTL from when we asked, not when Redis answered.
+          st.renewedAt = startedAt;
+          st.selfFenced = false;
+          this.stats.leaseRenewals++;
+        } else {
+          console.warn(`node ${this.nodeId}: lost lease of shard ${shard} (epoch ${st.epoch})`);
+          await this.loseShard(shard);
+        }
+      }),
+    );
+  }
+
+  /** The lease is gone (expired and taken, or fenced): stop at once. */
+  private async loseShard(shard: number): Promise<void> {
+    const st = this.state.get(shard);
+    if (!st || st.status !== "active") return;
+    this.state.delete(shard);
+    this.stats.leaseLosses++;
+    this.o.onShardChange?.(shard, false);
+    await this.catalog.dropShard(shard, false);
+  }
+
+  /** Graceful hand-off: no new turns, finish running ones, snapshot, release. */
+  private async releaseShard(shard: number): Promise<void> {
+    const st = this.state.get(shard);
+    if (!st || st.status !== "active") return;
+    st.status = "releasing";
+    this.o.onShardChange?.(shard, false);
+    await this.catalog.dropShard(shard, true);
+    await this.o.store.releaseLease(shard, this.nodeId, st.epoch).catch(() => {});
+    if (this.state.get(shard) === st) this.state.delete(shard);
+    this.stats.shardReleases++;
+  }
+
+  /** Leave: release every shard (graceful) or just stop (for tests of crashes). */
+  async stop(graceful = true): Promise<void> {
+    if (graceful) {
+      this.desired = new Set();
+      await Promise.all([...this.state.keys()].map((s) => this.releaseShard(s)));
+    }
+    this.stopped = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.acquireTimer) clearInterval(this.acquireTimer);
+    this.wheel.stop();
+  }
+}
+
+function encodeNotice(data: Obj): Uint8Array {
+  return pb.MapValue.encode(toPbMap(data)).finish();
+}

@@ -1,0 +1,43 @@
+// The one place where thrown errors become wire responses and back
+// (connect-es style: a closed set of kinds, the Zulip code carried inside).
+import { MovedError, UnavailableError, ZulipError } from "../actors/errors.ts";
+import type { Obj, Value } from "../actors/types.ts";
+import type { ActorResponse } from "./transport/contract.ts";
+
+export function errorToResponse(err: unknown): ActorResponse {
+  if (err instanceof ZulipError) {
+    const r: ActorResponse = { ok: false, kind: "zulip", code: err.code, msg: err.message, status: err.status };
+    if (Object.keys(err.extra).length) r.extra = err.extra as Obj;
+    if (Object.keys(err.headers).length) r.headers = err.headers;
+    return r;
+  }
+  if (err instanceof MovedError) {
+    return { ok: false, kind: "moved", code: "MOVED", msg: err.message, status: 503 };
+  }
+  if (err instanceof UnavailableError) {
+    return {
+      ok: false,
+      kind: "unavailable",
+      code: "SERVICE_UNAVAILABLE",
+      msg: err.message,
+      status: 503,
+      headers: { "Retry-After": String(err.retryAfterSeconds) },
+    };
+  }
+  console.error("unexpected error in actor turn", err);
+  return { ok: false, kind: "zulip", code: "", msg: "Internal server error", status: 500 };
+}
+
+/** Re-raise a failed response on the calling side; returns the value otherwise. */
+export function responseValue(res: ActorResponse): Value {
+  if (res.ok) return res.value;
+  if (res.kind === "zulip") {
+    return throwZulip(res);
+  }
+  const retry = Number(res.headers?.["Retry-After"] ?? 1);
+  throw new UnavailableError(res.msg, Number.isFinite(retry) ? retry : 1);
+}
+
+function throwZulip(res: Extract<ActorResponse, { ok: false }>): never {
+  throw new ZulipError(res.msg, res.code, res.status, res.extra ?? {}, res.headers ?? {});
+}
