@@ -1,0 +1,31 @@
+// Cluster mode gateway: `npm run start:gateway`. Stateless: finds nodes
+// through NATS heartbeats and sends each request to the node that owns the
+// actor's shard.
+import { env } from "../cluster/config.ts";
+import { Membership } from "../cluster/membership.ts";
+import { ClusterClient, NatsBus } from "../cluster/transport/index.ts";
+import { buildApp } from "./index.ts";
+import { routes } from "./routes/index.ts";
+
+const shards = env.shards();
+const bus = await NatsBus.connect(env.natsUrl(), `gateway:${process.pid}`);
+const membership = new Membership(bus, {});
+membership.start();
+const client = new ClusterClient(membership, shards);
+const app = await buildApp({ client, bus, shards, routes, logger: process.env.LOG_REQUESTS === "1" });
+await app.listen({ port: env.port(), host: env.host() });
+const addr = app.server.address();
+console.log(`gateway listening on port ${typeof addr === "object" && addr ? addr.port : env.port()}`);
+
+let closing = false;
+async function close(): Promise<void> {
+  if (closing) return;
+  closing = true;
+  await app.close();
+  membership.stop();
+  client.close?.();
+  await bus.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void close());
+process.on("SIGINT", () => void close());

@@ -1,0 +1,145 @@
+// `npm run manage -- <command>`: create organizations and users, print API
+// keys. Embedded mode (no NATS_URL): opens DATA_DIR itself, so the embedded
+// server must be stopped. Cluster mode (NATS_URL set): talks to the running
+// nodes over NATS.
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { Obj, Value } from "./actors/types.ts";
+import { env } from "./cluster/config.ts";
+
+type Call = (ref: { kind: "realm"; realm: number; key: string }, method: string, args: Obj) => Promise<Value>;
+
+const USAGE = `usage: npm run manage -- <command> [options]
+  create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
+  create-user  --email EMAIL --password PW --full-name NAME [--role 100|200|300|400|600] [--realm-id N]
+  api-key      --email EMAIL [--realm-id N]
+  realms`;
+
+async function withEmbedded<T>(fn: (call: Call) => Promise<T>): Promise<T> {
+  const dataDir = resolve(env.dataDir());
+  const pidFile = join(dataDir, "server.pid");
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch {
+      alive = false;
+    }
+    if (alive) throw new Error(`the embedded server (pid ${pid}) is running on ${dataDir}: stop it first`);
+  }
+  const { behaviors } = await import("./actors/index.ts");
+  const { NodeRuntime } = await import("./cluster/node.ts");
+  const { createLmdbStore } = await import("./cluster/storage/index.ts");
+  const { createInProcessTransport } = await import("./cluster/transport/index.ts");
+  const store = await createLmdbStore(dataDir);
+  const transport = createInProcessTransport();
+  const shards = env.shards();
+  const node = new NodeRuntime({ nodeId: "manage", shards, store, behaviors, outbound: transport.client, bus: transport.bus });
+  transport.serve((req) => node.handle(req));
+  node.start();
+  node.setDesired(Array.from({ length: shards }, (_, i) => i));
+  await node.ready();
+  try {
+    return await fn((ref, m, a) => node.call(ref, m, a));
+  } finally {
+    await node.stop(true);
+    await store.close();
+  }
+}
+
+async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
+  const { NatsBus, NatsActorClient } = await import("./cluster/transport/index.ts");
+  const { shardOf } = await import("./cluster/addressing.ts");
+  const { responseValue } = await import("./cluster/responses.ts");
+  const bus = await NatsBus.connect(env.natsUrl(), `manage:${process.pid}`);
+  const client = new NatsActorClient(bus.nc);
+  const shards = env.shards();
+  try {
+    return await fn(async (ref, method, args) =>
+      responseValue(
+        await client.request({ ref, shard: shardOf(ref, shards), method, args, caller: null, deadline: Date.now() + 15_000 }),
+      ),
+    );
+  } finally {
+    await bus.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: "string" },
+      host: { type: "string" },
+      "owner-email": { type: "string" },
+      "owner-password": { type: "string" },
+      "owner-name": { type: "string" },
+      email: { type: "string" },
+      password: { type: "string" },
+      "full-name": { type: "string" },
+      role: { type: "string" },
+      "realm-id": { type: "string" },
+    },
+  });
+  const need = (k: keyof typeof values): string => {
+    const v = values[k];
+    if (typeof v !== "string" || v === "") throw new Error(`--${k} is required\n${USAGE}`);
+    return v;
+  };
+  const run = process.env.NATS_URL ? withCluster : withEmbedded;
+  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  const realmOf = async (call: Call): Promise<number> => {
+    if (values["realm-id"]) return Number(values["realm-id"]);
+    const realms = (await call(directory, "listRealms", {})) as { realmId: number }[];
+    if (!realms.length) throw new Error("no organization exists: run create-realm first");
+    return realms[0]!.realmId;
+  };
+  let out: Value;
+  switch (command) {
+    case "create-realm":
+      out = await run((call) =>
+        call(directory, "createRealm", {
+          realmName: need("name"),
+          host: need("host"),
+          ownerEmail: need("owner-email"),
+          ownerPassword: need("owner-password"),
+          ownerName: values["owner-name"] ?? "Owner",
+        }),
+      );
+      break;
+    case "create-user":
+      out = await run(async (call) =>
+        call({ kind: "realm", realm: await realmOf(call), key: "realm" }, "createUser", {
+          email: need("email"),
+          password: need("password"),
+          fullName: need("full-name"),
+          role: Number(values.role ?? 400),
+        }),
+      );
+      break;
+    case "api-key":
+      out = await run(async (call) =>
+        call({ kind: "realm", realm: await realmOf(call), key: "realm" }, "apiKey", { email: need("email") }),
+      );
+      break;
+    case "realms":
+      out = await run((call) => call(directory, "listRealms", {}));
+      break;
+    default:
+      console.error(USAGE);
+      process.exit(2);
+  }
+  console.log(JSON.stringify(out, null, 2));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(err.message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,97 @@
+// Embedded mode: `npm start`. Gateway and node in one process, the
+// in-process transport in place of gRPC/NATS and LMDB in place of Redis; the
+// same actor code as cluster mode. No services needed.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { behaviors } from "./actors/index.ts";
+import { bootstrap, type BootstrapResult } from "./cluster/bootstrap.ts";
+import { bootstrapConfig, env, type BootstrapConfig } from "./cluster/config.ts";
+import { NodeRuntime } from "./cluster/node.ts";
+import { createLmdbStore } from "./cluster/storage/index.ts";
+import { createInProcessTransport } from "./cluster/transport/index.ts";
+import { buildApp } from "./gateway/index.ts";
+import { routes } from "./gateway/routes/index.ts";
+
+export interface EmbeddedOptions {
+  port: number;
+  host: string;
+  dataDir: string;
+  shards: number;
+  bootstrap: BootstrapConfig;
+  logger?: boolean;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  node: NodeRuntime;
+  bootstrapped: BootstrapResult | null;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer> {
+  mkdirSync(o.dataDir, { recursive: true });
+  const store = await createLmdbStore(resolve(o.dataDir));
+  const transport = createInProcessTransport();
+  const node = new NodeRuntime({
+    nodeId: "embedded",
+    shards: o.shards,
+    store,
+    behaviors,
+    outbound: transport.client,
+    bus: transport.bus,
+  });
+  transport.serve((req) => node.handle(req));
+  node.start();
+  node.setDesired(Array.from({ length: o.shards }, (_, i) => i));
+  if (!(await node.ready())) throw new Error("embedded node could not take its shards");
+  const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap);
+
+  const app = await buildApp({
+    client: transport.client,
+    bus: transport.bus,
+    shards: o.shards,
+    routes,
+    logger: o.logger ?? false,
+  });
+  await app.listen({ port: o.port, host: o.host });
+  // The management CLI refuses to open the store while this process runs.
+  const pidFile = resolve(o.dataDir, "server.pid");
+  writeFileSync(pidFile, String(process.pid));
+  const addr = app.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : o.port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    node,
+    bootstrapped,
+    async close() {
+      await app.close();
+      await node.stop(true);
+      await store.close();
+      rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname);
+if (isMain) {
+  const srv = await startEmbedded({
+    port: env.port(),
+    host: env.host(),
+    dataDir: env.dataDir(),
+    shards: env.shards(),
+    bootstrap: bootstrapConfig(),
+    logger: process.env.LOG_REQUESTS === "1",
+  });
+  if (srv.bootstrapped?.created) {
+    console.log(`Created organization ${srv.bootstrapped.realmId} and its owner (user ${srv.bootstrapped.userId}).`);
+  }
+  console.log(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
+  const shutdown = async () => {
+    await srv.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}

@@ -1,0 +1,81 @@
+// A real cluster for integration tests: nats-server, redis-server (AOF), N
+// node processes and a gateway process, each stopped by pid afterwards.
+import { startProc, type Proc } from "../../bench/procs.ts";
+import { freePort, startNats, startRedis, type Service } from "./services.ts";
+import { makeApi, type Api, type Creds } from "./embedded.ts";
+
+export interface TestCluster {
+  nats: Service;
+  redis: Service;
+  nodes: Map<string, Proc & { grpcPort: number }>;
+  gateway: Proc;
+  baseUrl: string;
+  owner: Creds & { password: string };
+  api: Api;
+  shards: number;
+  startNode(id: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const OWNER = { email: "owner@example.com", password: "owner-password-1" };
+
+export async function startCluster(opts: { nodes?: string[]; shards?: number } = {}): Promise<TestCluster> {
+  const shards = opts.shards ?? 32;
+  const nats = await startNats();
+  const redis = await startRedis();
+  const common = {
+    NATS_URL: nats.url,
+    REDIS_URL: redis.url,
+    SHARDS: String(shards),
+    OWNER_EMAIL: OWNER.email,
+    OWNER_PASSWORD: OWNER.password,
+    OWNER_NAME: "Olivia Owner",
+    REALM_NAME: "Cluster Org",
+  };
+  const nodes = new Map<string, Proc & { grpcPort: number }>();
+  const startNode = async (id: string) => {
+    const grpcPort = nodes.get(id)?.grpcPort ?? (await freePort());
+    const p = await startProc(
+      id,
+      "cluster/node-main.ts",
+      { ...common, NODE_ID: id, GRPC_PORT: String(grpcPort) },
+      /node \S+ ready/,
+    );
+    nodes.set(id, { ...p, grpcPort });
+  };
+  // Start nodes one after the other so exactly one bootstraps the store.
+  for (const id of opts.nodes ?? ["n1", "n2"]) await startNode(id);
+  const port = await freePort();
+  const gateway = await startProc("gateway", "gateway/gateway-main.ts", { ...common, PORT: String(port) }, /listening on port/);
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  // The owner's API key, once the gateway sees the nodes.
+  let apiKey = "";
+  for (let i = 0; i < 100 && !apiKey; i++) {
+    const res = await makeApi(baseUrl, null)("POST", "/fetch_api_key", { username: OWNER.email, password: OWNER.password }, null);
+    if (res.status === 200) apiKey = res.body.api_key;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!apiKey) throw new Error("cluster never answered fetch_api_key");
+  const owner = { ...OWNER, apiKey };
+  return {
+    nats,
+    redis,
+    nodes,
+    gateway,
+    baseUrl,
+    owner,
+    api: makeApi(baseUrl, owner),
+    shards,
+    startNode,
+    async stop() {
+      await gateway.stop();
+      for (const n of nodes.values()) {
+        n.child.kill("SIGCONT");
+        await n.stop("SIGKILL");
+      }
+      await redis.stop();
+      await nats.stop();
+    },
+  };
+}
