@@ -1,0 +1,138 @@
+// LMDB implementation of the storage contract (embedded mode, one process).
+//
+// Every write is an lmdb-js asynchronous transaction callback: callbacks run
+// one after another on the main thread inside the batched write transaction,
+// so a check (lease epoch, journal contiguity) and the writes that depend on
+// it are atomic, and many calls in one event turn share one commit. A call
+// resolves once its transaction has committed (survives a kill -9 of the
+// process; with lmdb's default overlappingSync the disk flush follows).
+//
+// Leases work exactly as in Redis (TTL, holder, epoch) so the same conformance
+// suite passes; in embedded mode the one node simply always gets them. Epochs
+// are persisted per shard and never reused.
+//
+// Layout: db "meta" (msgpack values), db "journal" (raw bytes):
+//   meta   ["lease", shard]  -> [node, epoch, expiresAtMs]
+//   meta   ["epoch", shard]  -> last epoch handed out
+//   meta   ["jlast", actor]  -> last journal seq of the actor
+//   meta   ["snap", actor]   -> { seq, epoch, data }
+//   meta   ["ctr", scope]    -> last id handed out
+//   journal [actor, seq]     -> entry bytes (ordered keys: readJournal is a range scan)
+import { open, type Database, type RootDatabase } from "lmdb";
+import { FencedError } from "../../actors/errors.ts";
+import type { JournalEntry, Snapshot, Store } from "./contract.ts";
+
+type Lease = [node: string, epoch: number, expiresAt: number];
+interface StoredSnapshot {
+  seq: number;
+  epoch: number;
+  data: string;
+}
+
+const FENCED = -1;
+
+export function createLmdbStore(dir: string): Store {
+  const root: RootDatabase = open({ path: dir, maxDbs: 4 });
+  const meta: Database = root.openDB({ name: "meta" });
+  const journal: Database<Buffer> = root.openDB({ name: "journal", encoding: "binary" });
+
+  /** The live lease of a shard, or undefined when free or expired. */
+  function liveLease(shard: number): Lease | undefined {
+    const l = meta.get(["lease", shard]) as Lease | undefined;
+    return l && l[2] > Date.now() ? l : undefined;
+  }
+
+  function holds(shard: number, epoch: number): boolean {
+    return liveLease(shard)?.[1] === epoch;
+  }
+
+  return {
+    acquireLease(shard, node, ttlMs) {
+      return root.transaction(() => {
+        const cur = liveLease(shard);
+        if (cur && cur[0] !== node) return null;
+        const epoch = ((meta.get(["epoch", shard]) as number | undefined) ?? 0) + 1;
+        meta.put(["epoch", shard], epoch);
+        meta.put(["lease", shard], [node, epoch, Date.now() + ttlMs] satisfies Lease);
+        return epoch;
+      });
+    },
+
+    renewLease(shard, node, epoch, ttlMs) {
+      return root.transaction(() => {
+        const cur = liveLease(shard);
+        if (!cur || cur[0] !== node || cur[1] !== epoch) return false;
+        meta.put(["lease", shard], [node, epoch, Date.now() + ttlMs] satisfies Lease);
+        return true;
+      });
+    },
+
+    async releaseLease(shard, node, epoch) {
+      await root.transaction(() => {
+        const cur = liveLease(shard);
+        if (cur && cur[0] === node && cur[1] === epoch) meta.remove(["lease", shard]);
+      });
+    },
+
+    async leaseHolder(shard) {
+      const l = liveLease(shard);
+      return l ? { node: l[0], epoch: l[1] } : null;
+    },
+
+    async append(shard, epoch, actor, firstSeq, entries) {
+      const r = await root.transaction(() => {
+        if (!holds(shard, epoch)) return FENCED;
+        if (entries.length === 0) return 0;
+        const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+        if (firstSeq !== last + 1) return FENCED;
+        for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
+        meta.put(["jlast", actor], firstSeq + entries.length - 1);
+        return entries.length;
+      });
+      if (r === FENCED) throw new FencedError(shard, epoch);
+    },
+
+    async readJournal(_shard, actor, afterSeq): Promise<JournalEntry[]> {
+      const out: JournalEntry[] = [];
+      for (const { key, value } of journal.getRange({
+        start: [actor, afterSeq + 1],
+        end: [actor, Number.MAX_SAFE_INTEGER],
+      })) {
+        out.push({ seq: (key as [string, number])[1], data: value });
+      }
+      return out;
+    },
+
+    async saveSnapshot(shard, epoch, actor, snapshot) {
+      const r = await root.transaction(() => {
+        if (!holds(shard, epoch)) return FENCED;
+        const old = meta.get(["snap", actor]) as StoredSnapshot | undefined;
+        if (old && old.seq > snapshot.seq) return 0;
+        meta.put(["snap", actor], { seq: snapshot.seq, epoch, data: snapshot.data } satisfies StoredSnapshot);
+        const covered = [...journal.getKeys({ start: [actor, 0], end: [actor, snapshot.seq + 1] })];
+        for (const key of covered) journal.remove(key);
+        const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+        if (snapshot.seq > last) meta.put(["jlast", actor], snapshot.seq);
+        return 1;
+      });
+      if (r === FENCED) throw new FencedError(shard, epoch);
+    },
+
+    async loadSnapshot(_shard, actor): Promise<Snapshot | null> {
+      const s = meta.get(["snap", actor]) as StoredSnapshot | undefined;
+      return s ? { seq: s.seq, data: s.data } : null;
+    },
+
+    nextId(scope) {
+      return root.transaction(() => {
+        const n = ((meta.get(["ctr", scope]) as number | undefined) ?? 0) + 1;
+        meta.put(["ctr", scope], n);
+        return n;
+      });
+    },
+
+    async close() {
+      await root.close();
+    },
+  };
+}

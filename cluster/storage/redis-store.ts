@@ -1,0 +1,232 @@
+// Redis implementation of the storage contract (cluster mode). Key layout and
+// reasons: docs/storage.md. Every key of a shard carries the hash tag
+// `{s<shard>}`, so each fenced write (one Lua script) touches one slot and the
+// store runs unchanged on Redis Cluster.
+//
+// Performance: no per-command timeouts, no MULTI; commands issued in the same
+// tick are written to the socket together (node-redis auto-pipelining), and
+// scripts go by EVALSHA with an EVAL fallback on NOSCRIPT (the script cache is
+// not persisted across a Redis restart).
+import { createHash } from "node:crypto";
+import { createClient } from "redis";
+import { Repository, Schema } from "redis-om";
+import { FencedError } from "../../actors/errors.ts";
+import type { JournalEntry, Snapshot, Store } from "./contract.ts";
+
+export interface RedisStoreOptions {
+  /** Prepended to every key (e.g. "test1:"); must not contain "{" or "}". */
+  prefix?: string;
+}
+
+type Client = ReturnType<typeof createClient>;
+
+/** Entity name of snapshots; redis-om keys them `<prefix>Snapshot:<id>`. */
+const SNAPSHOT_ENTITY = "Snapshot";
+
+// acquireLease: KEYS lease, epoch; ARGV node, ttlMs -> epoch or nil.
+const ACQUIRE = `
+local cur = redis.call('GET', KEYS[1])
+if cur and string.match(cur, '^(.*):%d+$') ~= ARGV[1] then return false end
+local e = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. e, 'PX', ARGV[2])
+return e`;
+
+// renewLease: KEYS lease; ARGV node, epoch, ttlMs -> 1 | 0.
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] .. ':' .. ARGV[2] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+return 0`;
+
+// releaseLease: KEYS lease; ARGV node, epoch -> 1 | 0.
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] .. ':' .. ARGV[2] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0`;
+
+// append: KEYS lease, jlast, journal; ARGV epoch, actor, firstSeq, entry...
+// -> n appended, -1 fenced (no lease or another epoch), -2 not contiguous.
+const APPEND = `
+local cur = redis.call('GET', KEYS[1])
+if not cur or string.match(cur, ':(%d+)$') ~= ARGV[1] then return -1 end
+local n = #ARGV - 3
+if n == 0 then return 0 end
+local first = tonumber(ARGV[3])
+local last = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
+if first ~= last + 1 then return -2 end
+for i = 1, n do
+  redis.call('XADD', KEYS[3], '0-' .. string.format('%d', first + i - 1), 'd', ARGV[3 + i])
+end
+redis.call('HSET', KEYS[2], ARGV[2], string.format('%d', first + n - 1))
+return n`;
+
+// saveSnapshot: KEYS lease, snapshot hash, journal, jlast; ARGV epoch, actor,
+// seq, data -> 1 saved, 0 skipped (a newer snapshot exists), -1 fenced.
+// Writes the hash exactly as redis-om's HASH save would (UNLINK + HSET of
+// the schema's fields, numbers as their decimal text), then trims the journal.
+const SNAPSHOT = `
+local cur = redis.call('GET', KEYS[1])
+if not cur or string.match(cur, ':(%d+)$') ~= ARGV[1] then return -1 end
+local seq = tonumber(ARGV[3])
+local old = redis.call('HGET', KEYS[2], 'seq')
+if old and tonumber(old) > seq then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'actor', ARGV[2], 'seq', ARGV[3], 'epoch', ARGV[1], 'data', ARGV[4])
+redis.call('XTRIM', KEYS[3], 'MINID', '0-' .. string.format('%d', seq + 1))
+local last = tonumber(redis.call('HGET', KEYS[4], ARGV[2]) or '0')
+if seq > last then redis.call('HSET', KEYS[4], ARGV[2], ARGV[3]) end
+return 1`;
+
+class Script {
+  readonly sha: string;
+  constructor(readonly source: string) {
+    this.sha = createHash("sha1").update(source).digest("hex");
+  }
+}
+
+const scripts = {
+  acquire: new Script(ACQUIRE),
+  renew: new Script(RENEW),
+  release: new Script(RELEASE),
+  append: new Script(APPEND),
+  snapshot: new Script(SNAPSHOT),
+};
+
+/** The redis-om schema of a snapshot hash. Only `fetch` by id is used (no RediSearch here). */
+export function snapshotSchema(prefix = ""): Schema {
+  return new Schema(
+    `${prefix}${SNAPSHOT_ENTITY}`,
+    {
+      actor: { type: "string" },
+      seq: { type: "number" },
+      epoch: { type: "number" },
+      data: { type: "string" },
+    },
+    { dataStructure: "HASH" },
+  );
+}
+
+/** redis-om entity id of an actor's snapshot; the key becomes `<prefix>Snapshot:{s<shard>}:<actor>`. */
+export function snapshotEntityId(shard: number, actor: string): string {
+  return `{s${shard}}:${actor}`;
+}
+
+export async function createRedisStore(url: string, opts: RedisStoreOptions = {}): Promise<Store> {
+  const prefix = opts.prefix ?? "";
+  if (/[{}]/.test(prefix)) throw new Error(`redis store prefix must not contain braces: ${prefix}`);
+
+  const client: Client = createClient({
+    url,
+    disableOfflineQueue: false,
+    socket: { reconnectStrategy: (attempts: number) => Math.min(attempts * 50, 500) },
+  });
+  // Connection errors are retried by the reconnect strategy; commands wait in
+  // the offline queue. Without a listener an 'error' event would crash the process.
+  client.on("error", () => {});
+  await client.connect();
+
+  const repo = new Repository(snapshotSchema(prefix), client);
+
+  const tag = (shard: number) => `${prefix}{s${shard}}`;
+  const leaseKey = (shard: number) => `${tag(shard)}:lease`;
+  const epochKey = (shard: number) => `${tag(shard)}:epoch`;
+  const jlastKey = (shard: number) => `${tag(shard)}:jlast`;
+  const journalKey = (shard: number, actor: string) => `${tag(shard)}:j:${actor}`;
+  const snapKey = (shard: number, actor: string) =>
+    `${prefix}${SNAPSHOT_ENTITY}:${snapshotEntityId(shard, actor)}`;
+  const counterKey = (scope: string) => `${prefix}ctr:{${scope}}`;
+
+  async function run<T>(script: Script, keys: string[], args: Array<string | Buffer>): Promise<T> {
+    const tail = [String(keys.length), ...keys, ...args];
+    try {
+      return await client.sendCommand<T>(["EVALSHA", script.sha, ...tail]);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
+      return client.sendCommand<T>(["EVAL", script.source, ...tail]);
+    }
+  }
+
+  const toBuffer = (u: Uint8Array) =>
+    Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+  function parseLease(value: string | null): { node: string; epoch: number } | null {
+    if (value === null) return null;
+    const i = value.lastIndexOf(":");
+    return { node: value.slice(0, i), epoch: Number(value.slice(i + 1)) };
+  }
+
+  return {
+    async acquireLease(shard, node, ttlMs) {
+      const e = await run<number | null>(
+        scripts.acquire,
+        [leaseKey(shard), epochKey(shard)],
+        [node, String(ttlMs)],
+      );
+      return e === null ? null : Number(e);
+    },
+
+    async renewLease(shard, node, epoch, ttlMs) {
+      return (
+        (await run<number>(scripts.renew, [leaseKey(shard)], [node, String(epoch), String(ttlMs)])) === 1
+      );
+    },
+
+    async releaseLease(shard, node, epoch) {
+      await run<number>(scripts.release, [leaseKey(shard)], [node, String(epoch)]);
+    },
+
+    async leaseHolder(shard) {
+      return parseLease(await client.get(leaseKey(shard)));
+    },
+
+    async append(shard, epoch, actor, firstSeq, entries) {
+      const r = await run<number>(
+        scripts.append,
+        [leaseKey(shard), jlastKey(shard), journalKey(shard, actor)],
+        [String(epoch), actor, String(firstSeq), ...entries.map(toBuffer)],
+      );
+      if (r < 0) throw new FencedError(shard, epoch);
+    },
+
+    async readJournal(shard, actor, afterSeq): Promise<JournalEntry[]> {
+      const reply = await client.sendCommand<Array<[Buffer, Buffer[]]>>(
+        ["XRANGE", journalKey(shard, actor), `0-${afterSeq + 1}`, "+"],
+        { returnBuffers: true },
+      );
+      return reply.map(([id, fields]) => {
+        const s = id.toString("latin1");
+        const value = fields[1]!;
+        return {
+          seq: Number(s.slice(s.indexOf("-") + 1)),
+          data: new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+        };
+      });
+    },
+
+    async saveSnapshot(shard, epoch, actor, snapshot) {
+      const r = await run<number>(
+        scripts.snapshot,
+        [leaseKey(shard), snapKey(shard, actor), journalKey(shard, actor), jlastKey(shard)],
+        [String(epoch), actor, String(snapshot.seq), snapshot.data],
+      );
+      if (r < 0) throw new FencedError(shard, epoch);
+    },
+
+    async loadSnapshot(shard, actor): Promise<Snapshot | null> {
+      const e = await repo.fetch(snapshotEntityId(shard, actor));
+      if (typeof e.seq !== "number" || typeof e.data !== "string") return null;
+      return { seq: e.seq, data: e.data };
+    },
+
+    async nextId(scope) {
+      return client.incr(counterKey(scope));
+    },
+
+    async close() {
+      if (client.isOpen) await client.quit();
+    },
+  };
+}

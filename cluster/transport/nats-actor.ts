@@ -1,0 +1,224 @@
+// Node -> node path: requests to actors on other nodes travel over NATS
+// request/reply on the actor's subject `act.<shard>.<kind>.<realm>.<key>`;
+// the owner of the shard subscribes to `act.<shard>.>`. Payloads are one
+// protobuf ActorRequest / ActorResponse each.
+//
+// The client multiplexes replies on one inbox subscription and enforces
+// deadlines with one shared sweep, instead of the NATS client's per-request
+// timer. "No responders" (nobody serves the shard right now) and "moved" are
+// retried with backoff until the deadline.
+import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { fromPbRequest, fromPbResponse, pb, toPbRequest, toPbResponse } from "../../proto/codec.ts";
+import { actorSubject, shardSubject } from "../addressing.ts";
+import type { ActorClient, ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
+import { BACKOFF_MIN_MS, CONNECTION_LOST, delay, internalError, nextBackoff, unavailable } from "./retry.ts";
+
+export interface NatsActorClientOptions {
+  /**
+   * Give up on one attempt after this long and retry (default: never, the
+   * attempt lasts until the deadline). Retrying after a timeout can run a
+   * request twice; only enable it for idempotent calls.
+   */
+  attemptTimeoutMs?: number;
+  /** Period of the deadline sweep (default 50 ms). */
+  sweepMs?: number;
+}
+
+interface Pending {
+  until: number;
+  final: boolean; // `until` is the request's deadline (not an attempt timeout)
+  resolve: (r: ActorResponse) => void;
+}
+
+type PbRequest = Parameters<typeof fromPbRequest>[0];
+type PbResponse = Parameters<typeof fromPbResponse>[0];
+
+export class NatsActorClient implements ActorClient {
+  private prefix = "";
+  private sub: Subscription | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private corr = 0;
+  private sweeper: NodeJS.Timeout | null = null;
+  private readonly attemptTimeoutMs: number;
+  private readonly sweepMs: number;
+  private closed = false;
+  private readonly sweepBound = () => this.sweep();
+
+  constructor(
+    readonly nc: NatsConnection,
+    opts: NatsActorClientOptions = {},
+  ) {
+    this.attemptTimeoutMs = opts.attemptTimeoutMs ?? Infinity;
+    this.sweepMs = opts.sweepMs ?? 50;
+  }
+
+  async request(req: ActorRequest): Promise<ActorResponse> {
+    const subject = actorSubject(req.ref, req.shard);
+    let payload: Uint8Array;
+    try {
+      payload = pb.ActorRequest.encode(toPbRequest(0, req)).finish();
+    } catch {
+      return internalError();
+    }
+    let backoff = BACKOFF_MIN_MS;
+    for (;;) {
+      if (this.closed || this.nc.isClosed()) return unavailable();
+      if (Date.now() >= req.deadline) return unavailable();
+      const res = await this.once(subject, payload, req.deadline);
+      if (res !== CONNECTION_LOST && (res.ok || res.kind !== "moved")) return res;
+      const left = req.deadline - Date.now();
+      if (left <= 0) return unavailable();
+      await delay(Math.min(backoff, left));
+      backoff = nextBackoff(backoff);
+    }
+  }
+
+  /** Requests awaiting a reply. */
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Stop the reply subscription; pending requests resolve "unavailable". */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.failAll(unavailable);
+    if (this.sub && !this.sub.isClosed()) {
+      try {
+        this.sub.unsubscribe();
+      } catch {
+        // connection already closed
+      }
+    }
+    this.sub = null;
+  }
+
+  private once(subject: string, payload: Uint8Array, deadline: number): Promise<ActorResponse> {
+    if (this.sub === null) {
+      this.prefix = `${createInbox()}.`;
+      this.sub = this.nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => this.onReply(err, msg) });
+      void this.sub.closed.then(() => {
+        this.sub = null;
+        this.failAll(() => CONNECTION_LOST);
+      });
+    }
+    let corr = (this.corr + 1) >>> 0;
+    while (corr === 0 || this.pending.has(corr)) corr = (corr + 1) >>> 0;
+    this.corr = corr;
+    const attemptEnd = Date.now() + this.attemptTimeoutMs;
+    const final = attemptEnd >= deadline;
+    return new Promise<ActorResponse>((resolve) => {
+      try {
+        this.nc.publish(subject, payload, { reply: this.prefix + corr });
+      } catch {
+        resolve(CONNECTION_LOST);
+        return;
+      }
+      this.pending.set(corr, { until: final ? deadline : attemptEnd, final, resolve });
+      if (this.sweeper === null) this.sweeper = setInterval(this.sweepBound, this.sweepMs);
+    });
+  }
+
+  private onReply(err: Error | null, msg: Msg): void {
+    if (err) return;
+    const corr = Number(msg.subject.substring(this.prefix.length));
+    const p = this.pending.get(corr);
+    if (p === undefined) return;
+    let res: ActorResponse;
+    if (msg.data.length === 0 && msg.headers?.code === 503)
+      res = CONNECTION_LOST; // no responders
+    else {
+      try {
+        res = fromPbResponse(pb.ActorResponse.decode(msg.data) as unknown as PbResponse).res;
+      } catch {
+        res = internalError();
+      }
+    }
+    this.settle(corr, p, res);
+  }
+
+  private settle(corr: number, p: Pending, res: ActorResponse): void {
+    this.pending.delete(corr);
+    if (this.pending.size === 0 && this.sweeper !== null) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+    p.resolve(res);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [corr, p] of this.pending) {
+      if (now >= p.until) this.settle(corr, p, p.final ? unavailable() : CONNECTION_LOST);
+    }
+  }
+
+  private failAll(res: () => ActorResponse): void {
+    for (const [corr, p] of [...this.pending]) this.settle(corr, p, res());
+  }
+}
+
+// ---- Serving side --------------------------------------------------------------
+
+export interface ShardSubjects {
+  /** Start serving `act.<shard>.>` (idempotent). */
+  add(shard: number): void;
+  /** Stop serving a shard; requests already taken still get their reply. */
+  remove(shard: number): void;
+  /** Stop serving every shard. */
+  close(): void;
+  /** Shards served now, ascending. */
+  shards(): number[];
+}
+
+/** Subscribe to the subjects of the shards this node owns and dispatch to `handler`. */
+export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler): ShardSubjects {
+  const subs = new Map<number, Subscription>();
+  const callback = (err: Error | null, msg: Msg): void => {
+    if (err) return;
+    void serveOne(handler, msg);
+  };
+  const drop = (sub: Subscription) => {
+    if (sub.isClosed()) return;
+    try {
+      sub.unsubscribe();
+    } catch {
+      // connection already closed
+    }
+  };
+  return {
+    add(shard) {
+      if (subs.has(shard) || nc.isClosed()) return;
+      subs.set(shard, nc.subscribe(shardSubject(shard), { callback }));
+    },
+    remove(shard) {
+      const sub = subs.get(shard);
+      if (sub === undefined) return;
+      subs.delete(shard);
+      drop(sub);
+    },
+    close() {
+      for (const sub of subs.values()) drop(sub);
+      subs.clear();
+    },
+    shards() {
+      return [...subs.keys()].sort((a, b) => a - b);
+    },
+  };
+}
+
+async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
+  if (!msg.reply) return;
+  let res: ActorResponse;
+  try {
+    const { req } = fromPbRequest(pb.ActorRequest.decode(msg.data) as unknown as PbRequest);
+    res = Date.now() >= req.deadline ? unavailable() : await handler(req);
+  } catch {
+    res = internalError();
+  }
+  try {
+    msg.respond(pb.ActorResponse.encode(toPbResponse(0, res)).finish());
+  } catch {
+    // connection closed: the caller times out and retries
+  }
+}

@@ -1,0 +1,437 @@
+// One conformance suite for the storage contract (cluster/storage/contract.ts),
+// run against every implementation: LMDB (embedded) and Redis (a real
+// redis-server started for the test). Plus a few Redis-only checks of the key
+// layout (docs/storage.md) and of the redis-om snapshot schema.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "redis";
+import { Repository } from "redis-om";
+import { FencedError } from "../actors/errors.ts";
+import {
+  createLmdbStore,
+  createRedisStore,
+  snapshotEntityId,
+  snapshotSchema,
+  type Store,
+} from "../cluster/storage/index.ts";
+import { requireBinaries, startRedis, type Service } from "./support/services.ts";
+
+interface Backend {
+  /** Start the service / make the data dir. */
+  setup(): Promise<void>;
+  /** A store on the backend's data (a new client, or the reopened dir). */
+  open(): Promise<Store>;
+  teardown(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const bytes = (...b: number[]) => new Uint8Array(b);
+const text = (s: string) => new TextEncoder().encode(s);
+
+async function fenced(p: Promise<unknown>, shard: number, epoch: number): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof FencedError, `expected FencedError, got ${String(err)}`);
+    assert.equal(err.shard, shard);
+    assert.equal(err.epoch, epoch);
+    return true;
+  });
+}
+
+function conformance(name: string, backend: Backend, skip?: string): void {
+  describe(`storage conformance: ${name}`, { skip }, () => {
+    let store: Store;
+    // Each test works on its own shards and actors, so they share one store.
+    let nextShard = 1;
+    const shard = () => nextShard++;
+    const run = `r${Date.now().toString(36)}`;
+
+    before(async () => {
+      await backend.setup();
+      store = await backend.open();
+    });
+    after(async () => {
+      await store?.close();
+      await backend.teardown();
+    });
+
+    test("lease: acquire, renew, release; a second node is refused while held", async () => {
+      const s = shard();
+      assert.equal(await store.leaseHolder(s), null);
+      const e1 = await store.acquireLease(s, "A", 10_000);
+      assert.equal(typeof e1, "number");
+      assert.deepEqual(await store.leaseHolder(s), { node: "A", epoch: e1 });
+      assert.equal(await store.acquireLease(s, "B", 10_000), null);
+      assert.equal(await store.renewLease(s, "A", e1!, 10_000), true);
+      assert.equal(await store.renewLease(s, "B", e1!, 10_000), false);
+      assert.equal(await store.renewLease(s, "A", e1! + 1, 10_000), false);
+      // Releasing with the wrong node or epoch is a no-op.
+      await store.releaseLease(s, "B", e1!);
+      await store.releaseLease(s, "A", e1! - 1);
+      assert.deepEqual(await store.leaseHolder(s), { node: "A", epoch: e1 });
+      await store.releaseLease(s, "A", e1!);
+      assert.equal(await store.leaseHolder(s), null);
+      assert.equal(await store.renewLease(s, "A", e1!, 10_000), false);
+      const e2 = await store.acquireLease(s, "B", 10_000);
+      assert.ok(e2 !== null && e2 > e1!, `epoch ${e2} > ${e1}`);
+      assert.deepEqual(await store.leaseHolder(s), { node: "B", epoch: e2 });
+      await store.releaseLease(s, "A", e2); // not A's: no-op
+      assert.deepEqual(await store.leaseHolder(s), { node: "B", epoch: e2 });
+    });
+
+    test("lease: re-acquire by the holder bumps the epoch; node names may contain ':'", async () => {
+      const s = shard();
+      const e1 = await store.acquireLease(s, "node:1", 10_000);
+      const e2 = await store.acquireLease(s, "node:1", 10_000);
+      assert.ok(e1 !== null && e2 !== null && e2 > e1);
+      assert.deepEqual(await store.leaseHolder(s), { node: "node:1", epoch: e2 });
+      assert.equal(await store.acquireLease(s, "node", 10_000), null);
+      assert.equal(await store.renewLease(s, "node:1", e1, 10_000), false);
+      assert.equal(await store.renewLease(s, "node:1", e2, 10_000), true);
+    });
+
+    test("lease: after the TTL expires another node gets a strictly greater epoch", async () => {
+      const s = shard();
+      const e1 = await store.acquireLease(s, "A", 150);
+      assert.ok(e1 !== null);
+      assert.equal(await store.acquireLease(s, "B", 150), null);
+      await sleep(250);
+      assert.equal(await store.leaseHolder(s), null);
+      assert.equal(await store.renewLease(s, "A", e1, 150), false);
+      const e2 = await store.acquireLease(s, "B", 10_000);
+      assert.ok(e2 !== null && e2 > e1, `epoch ${e2} > ${e1}`);
+    });
+
+    test("lease: renew keeps the lease past its first TTL", async () => {
+      const s = shard();
+      const e = await store.acquireLease(s, "A", 200);
+      await sleep(120);
+      assert.equal(await store.renewLease(s, "A", e!, 400), true);
+      await sleep(150);
+      assert.deepEqual(await store.leaseHolder(s), { node: "A", epoch: e });
+      assert.equal(await store.acquireLease(s, "B", 200), null);
+    });
+
+    test("journal: binary round trip, order, afterSeq filtering", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `user.1.${run}-bin`;
+      const all = [
+        bytes(0x00),
+        bytes(0xff, 0x00, 0xff),
+        new Uint8Array(0),
+        text("héllo ✓ 💬"),
+        bytes(...Array.from({ length: 256 }, (_, i) => i)),
+      ];
+      assert.deepEqual(await store.readJournal(s, actor, 0), []);
+      await store.append(s, e, actor, 1, all.slice(0, 2));
+      await store.append(s, e, actor, 3, all.slice(2));
+      const got = await store.readJournal(s, actor, 0);
+      assert.deepEqual(
+        got.map((x) => x.seq),
+        [1, 2, 3, 4, 5],
+      );
+      got.forEach((x, i) => {
+        assert.ok(x.data instanceof Uint8Array);
+        assert.deepEqual([...x.data], [...all[i]!], `entry ${x.seq}`);
+      });
+      const after2 = await store.readJournal(s, actor, 2);
+      assert.deepEqual(
+        after2.map((x) => x.seq),
+        [3, 4, 5],
+      );
+      assert.deepEqual([...after2[1]!.data], [...all[3]!]);
+      assert.deepEqual(await store.readJournal(s, actor, 5), []);
+      assert.deepEqual(await store.readJournal(s, actor, 99), []);
+      // Another actor on the same shard has its own sequence.
+      await store.append(s, e, `${actor}-other`, 1, [bytes(7)]);
+      assert.equal((await store.readJournal(s, actor, 0)).length, 5);
+      assert.deepEqual(
+        (await store.readJournal(s, `${actor}-other`, 0)).map((x) => [x.seq, [...x.data]]),
+        [[1, [7]]],
+      );
+    });
+
+    test("fencing: a stale epoch is refused and writes nothing", async () => {
+      const s = shard();
+      const actor = `channel.1.${run}-fence`;
+      const e1 = (await store.acquireLease(s, "A", 150))!;
+      await store.append(s, e1, actor, 1, [bytes(1)]);
+      await store.saveSnapshot(s, e1, actor, { seq: 1, data: "A1" });
+      await store.append(s, e1, actor, 2, [bytes(2)]);
+      await sleep(250);
+      // Expired and not yet taken: still refused.
+      await fenced(store.append(s, e1, actor, 3, [bytes(3)]), s, e1);
+      const e2 = (await store.acquireLease(s, "B", 10_000))!;
+      assert.ok(e2 > e1);
+      await fenced(store.append(s, e1, actor, 3, [bytes(3)]), s, e1);
+      await fenced(store.saveSnapshot(s, e1, actor, { seq: 2, data: "A2" }), s, e1);
+      await fenced(store.append(s, e2 + 1, actor, 3, [bytes(3)]), s, e2 + 1);
+      assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 1, data: "A1" });
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => x.seq),
+        [2],
+      );
+      // The new owner continues the same sequence.
+      await store.append(s, e2, actor, 3, [bytes(3)]);
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 1)).map((x) => [x.seq, [...x.data]]),
+        [
+          [2, [2]],
+          [3, [3]],
+        ],
+      );
+      // An appender on a shard nobody ever leased is refused too.
+      const never = shard();
+      await fenced(store.append(never, 1, actor, 1, [bytes(1)]), never, 1);
+      await fenced(store.saveSnapshot(never, 1, actor, { seq: 1, data: "x" }), never, 1);
+    });
+
+    test("fencing: a non-contiguous seq is refused and writes nothing", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `user.2.${run}-gap`;
+      await fenced(store.append(s, e, actor, 2, [bytes(2)]), s, e); // must start at 1
+      await store.append(s, e, actor, 1, [bytes(1), bytes(2)]);
+      await fenced(store.append(s, e, actor, 4, [bytes(4)]), s, e); // gap
+      await fenced(store.append(s, e, actor, 2, [bytes(9)]), s, e); // overlap
+      await fenced(store.append(s, e, actor, 1, [bytes(9)]), s, e); // replay
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => [x.seq, [...x.data]]),
+        [
+          [1, [1]],
+          [2, [2]],
+        ],
+      );
+      await store.append(s, e, actor, 3, [bytes(3)]);
+      assert.equal((await store.readJournal(s, actor, 0)).length, 3);
+    });
+
+    test("snapshot: save/load, journal trimmed, null when absent", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `realm.1.${run}-snap`;
+      assert.equal(await store.loadSnapshot(s, actor), null);
+      await store.append(
+        s,
+        e,
+        actor,
+        1,
+        [1, 2, 3, 4, 5].map((n) => bytes(n)),
+      );
+      const data = JSON.stringify({ name: "héllo ✓ 💬", n: [1, 2, 3], empty: "" });
+      await store.saveSnapshot(s, e, actor, { seq: 3, data });
+      assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 3, data });
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => x.seq),
+        [4, 5],
+      );
+      // Covering the whole journal leaves it empty and the sequence continues.
+      await store.saveSnapshot(s, e, actor, { seq: 5, data: "five" });
+      assert.deepEqual(await store.readJournal(s, actor, 0), []);
+      await fenced(store.append(s, e, actor, 5, [bytes(5)]), s, e);
+      await store.append(s, e, actor, 6, [bytes(6)]);
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 5)).map((x) => x.seq),
+        [6],
+      );
+      // An empty snapshot text is a snapshot, not an absence.
+      await store.saveSnapshot(s, e, actor, { seq: 6, data: "" });
+      assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 6, data: "" });
+      assert.equal(await store.loadSnapshot(s, `${actor}-none`), null);
+    });
+
+    test("snapshot: an older snapshot never replaces a newer one", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `group.1.${run}-old`;
+      await store.append(s, e, actor, 1, [bytes(1), bytes(2), bytes(3)]);
+      await store.saveSnapshot(s, e, actor, { seq: 3, data: "three" });
+      await store.saveSnapshot(s, e, actor, { seq: 2, data: "two" });
+      assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 3, data: "three" });
+    });
+
+    test("nextId: starts at 1, monotonic, independent scopes", async () => {
+      const a = `${run}:user`;
+      const b = `${run}:channel`;
+      assert.equal(await store.nextId(a), 1);
+      assert.equal(await store.nextId(a), 2);
+      assert.equal(await store.nextId(b), 1);
+      const many = await Promise.all(Array.from({ length: 50 }, () => store.nextId(a)));
+      assert.deepEqual(
+        [...many].sort((x, y) => x - y),
+        Array.from({ length: 50 }, (_, i) => i + 3),
+      );
+      assert.equal(await store.nextId(b), 2);
+    });
+
+    test("concurrency: appends from many actors issued in one tick all succeed", async () => {
+      const s1 = shard();
+      const s2 = shard();
+      const e1 = (await store.acquireLease(s1, "A", 10_000))!;
+      const e2 = (await store.acquireLease(s2, "A", 10_000))!;
+      const actors = Array.from({ length: 200 }, (_, i) => `user.9.${run}-c${i}`);
+      const sh = (i: number) => (i % 2 ? s1 : s2);
+      const ep = (i: number) => (i % 2 ? e1 : e2);
+      await Promise.all(actors.map((a, i) => store.append(sh(i), ep(i), a, 1, [text(`${a}#1`)])));
+      // Several appends to one actor in one tick keep their order.
+      await Promise.all(
+        actors.flatMap((a, i) => [
+          store.append(sh(i), ep(i), a, 2, [text(`${a}#2`)]),
+          store.append(sh(i), ep(i), a, 3, [text(`${a}#3`), text(`${a}#4`)]),
+        ]),
+      );
+      const journals = await Promise.all(actors.map((a, i) => store.readJournal(sh(i), a, 0)));
+      journals.forEach((j, i) => {
+        assert.deepEqual(
+          j.map((x) => new TextDecoder().decode(x.data)),
+          [1, 2, 3, 4].map((n) => `${actors[i]}#${n}`),
+        );
+      });
+    });
+
+    test("persistence: data survives close and reopen", async () => {
+      const s = shard();
+      const actor = `user.3.${run}-persist`;
+      const scope = `${run}:persist`;
+      const e1 = (await store.acquireLease(s, "A", 60_000))!;
+      await store.append(s, e1, actor, 1, [bytes(0, 1), bytes(0xff)]);
+      await store.saveSnapshot(s, e1, actor, { seq: 1, data: "one" });
+      assert.equal(await store.nextId(scope), 1);
+      await store.close();
+      store = await backend.open();
+      assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 1, data: "one" });
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => [x.seq, [...x.data]]),
+        [[2, [0xff]]],
+      );
+      assert.deepEqual(await store.leaseHolder(s), { node: "A", epoch: e1 });
+      assert.equal(await store.acquireLease(s, "B", 60_000), null);
+      await store.append(s, e1, actor, 3, [bytes(3)]);
+      const e2 = (await store.acquireLease(s, "A", 60_000))!;
+      assert.ok(e2 > e1);
+      await fenced(store.append(s, e1, actor, 4, [bytes(4)]), s, e1);
+      assert.equal(await store.nextId(scope), 2);
+    });
+  });
+}
+
+// ---------------------------------------------------------------- LMDB
+
+let lmdbDir = "";
+conformance("lmdb", {
+  async setup() {
+    lmdbDir = mkdtempSync(join(tmpdir(), "lmdb-store-"));
+  },
+  async open() {
+    return createLmdbStore(lmdbDir);
+  },
+  async teardown() {
+    rmSync(lmdbDir, { recursive: true, force: true });
+  },
+});
+
+// ---------------------------------------------------------------- Redis
+
+const redisSkip = requireBinaries("redis-server");
+let redis: Service | undefined;
+const PREFIX = "t:";
+conformance(
+  "redis",
+  {
+    async setup() {
+      redis = await startRedis();
+    },
+    async open() {
+      return createRedisStore(redis!.url, { prefix: PREFIX });
+    },
+    async teardown() {
+      await redis?.stop();
+    },
+  },
+  redisSkip,
+);
+
+describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () => {
+  let svc: Service;
+  let store: Store;
+  let raw: ReturnType<typeof createClient>;
+
+  before(async () => {
+    svc = await startRedis();
+    store = await createRedisStore(svc.url);
+    raw = createClient({ url: svc.url });
+    await raw.connect();
+  });
+  after(async () => {
+    await store?.close();
+    if (raw?.isOpen) await raw.quit();
+    await svc?.stop();
+  });
+
+  test("repository.fetch reads the hash the fenced Lua script wrote, in redis-om's own layout", async () => {
+    const e = (await store.acquireLease(17, "A", 10_000))!;
+    await store.append(17, e, "user.1.42", 1, [bytes(1), bytes(2)]);
+    await store.saveSnapshot(17, e, "user.1.42", { seq: 2, data: '{"x":"é"}' });
+
+    const key = "Snapshot:{s17}:user.1.42";
+    assert.deepEqual(
+      { ...(await raw.hGetAll(key)) },
+      {
+        actor: "user.1.42",
+        seq: "2",
+        epoch: String(e),
+        data: '{"x":"é"}',
+      },
+    );
+    const repo = new Repository(snapshotSchema(), raw);
+    const ent = await repo.fetch(snapshotEntityId(17, "user.1.42"));
+    assert.equal(ent.actor, "user.1.42");
+    assert.equal(ent.seq, 2);
+    assert.equal(ent.epoch, e);
+    assert.equal(ent.data, '{"x":"é"}');
+
+    // redis-om's own save of the same entity writes the identical hash.
+    const id = snapshotEntityId(18, "user.1.42");
+    await repo.save(id, { actor: "user.1.42", seq: 2, epoch: e, data: '{"x":"é"}' });
+    assert.deepEqual({ ...(await raw.hGetAll(`Snapshot:${id}`)) }, { ...(await raw.hGetAll(key)) });
+  });
+
+  test("every key carries its shard's (or counter's) hash tag", async () => {
+    const e = (await store.acquireLease(5, "A", 10_000))!;
+    await store.append(5, e, "channel.1.7", 1, [bytes(1), bytes(2)]);
+    await store.saveSnapshot(5, e, "channel.1.7", { seq: 1, data: "s" });
+    await store.nextId("1:message");
+    const keys = (await raw.keys("*")).sort();
+    for (const k of [
+      "{s5}:lease",
+      "{s5}:epoch",
+      "{s5}:jlast",
+      "{s5}:j:channel.1.7",
+      "Snapshot:{s5}:channel.1.7",
+      "ctr:{1:message}",
+    ]) {
+      assert.ok(keys.includes(k), `${k} in ${keys.join(", ")}`);
+    }
+    for (const k of keys) assert.match(k, /^[^{]*\{[^}]+\}/, `${k} has a hash tag`);
+    assert.equal(await raw.type("{s5}:j:channel.1.7"), "stream");
+    assert.equal(await raw.hGet("{s5}:jlast", "channel.1.7"), "2");
+    assert.match((await raw.get("{s5}:lease"))!, new RegExp(`^A:${e}$`));
+    assert.ok((await raw.pTTL("{s5}:lease")) > 0);
+    assert.equal(await raw.pTTL("{s5}:epoch"), -1);
+  });
+
+  test("scripts are reloaded after Redis loses its script cache (restart)", async () => {
+    const e = (await store.acquireLease(9, "A", 60_000))!;
+    await store.append(9, e, "user.1.9", 1, [bytes(1)]);
+    await raw.scriptFlush();
+    await store.append(9, e, "user.1.9", 2, [bytes(2)]);
+    assert.equal((await store.readJournal(9, "user.1.9", 0)).length, 2);
+  });
+
+  test("a prefix with braces is rejected", async () => {
+    await assert.rejects(createRedisStore(svc.url, { prefix: "{x}" }));
+  });
+});
