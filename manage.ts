@@ -37,7 +37,14 @@ async function withEmbedded<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   const store = await createLmdbStore(dataDir);
   const transport = createInProcessTransport();
   const shards = env.shards();
-  const node = new NodeRuntime({ nodeId: "manage", shards, store, behaviors, outbound: transport.client, bus: transport.bus });
+  const node = new NodeRuntime({
+    nodeId: "manage",
+    shards,
+    store,
+    behaviors,
+    outbound: transport.client,
+    bus: transport.bus,
+  });
   transport.serve((req) => node.handle(req));
   node.start();
   node.setDesired(Array.from({ length: shards }, (_, i) => i));
@@ -60,7 +67,14 @@ async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   try {
     return await fn(async (ref, method, args) =>
       responseValue(
-        await client.request({ ref, shard: shardOf(ref, shards), method, args, caller: null, deadline: Date.now() + 15_000 }),
+        await client.request({
+          ref,
+          shard: shardOf(ref, shards),
+          method,
+          args,
+          caller: null,
+          deadline: Date.now() + 15_000,
+        }),
       ),
     );
   } finally {

@@ -85,7 +85,9 @@ if (isMain) {
     logger: process.env.LOG_REQUESTS === "1",
   });
   if (srv.bootstrapped?.created) {
-    console.log(`Created organization ${srv.bootstrapped.realmId} and its owner (user ${srv.bootstrapped.userId}).`);
+    console.log(
+      `Created organization ${srv.bootstrapped.realmId} and its owner (user ${srv.bootstrapped.userId}).`,
+    );
   }
   console.log(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
   const shutdown = async () => {

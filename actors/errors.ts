@@ -100,9 +100,11 @@ export const errors = {
   invalid: (name: string) => new ZulipError(`Invalid ${name}`),
   tooSmall: (name: string) => new ZulipError(`${name} is too small`),
   tooLarge: (name: string) => new ZulipError(`${name} is too large`),
-  tooLong: (name: string, limit: number) => new ZulipError(`${name} is too long (limit: ${limit} characters)`),
+  tooLong: (name: string, limit: number) =>
+    new ZulipError(`${name} is too long (limit: ${limit} characters)`),
   cannotBeBlank: (name: string) => new ZulipError(`${name} cannot be blank`),
   unexpectedKey: (key: string, name: string) => new ZulipError(`Argument "${key}" at ${name} is unexpected`),
+  fieldMissing: (name: string, key: string) => new ZulipError(`${name} field is missing: ${key}`),
   unsupportedCombination: (params: string[]) =>
     new ZulipError(`Unsupported parameter combination: ${params.join(", ")}`, "BAD_REQUEST", 400, {
       parameters: params.join(","),
@@ -110,7 +112,13 @@ export const errors = {
 
   // HTTP shape
   methodNotAllowed: (allowed: string[]) =>
-    new ZulipError("Method Not Allowed", "", 405, { allowed_methods: allowed }, { Allow: allowed.join(", ") }),
+    new ZulipError(
+      "Method Not Allowed",
+      "",
+      405,
+      { allowed_methods: allowed },
+      { Allow: allowed.join(", ") },
+    ),
   noSuchRoute: () => new ZulipError("Not Found", "NOT_FOUND", 404),
   payloadTooLarge: () => new ZulipError("Request body too large", "BAD_REQUEST", 413),
 
@@ -131,6 +139,7 @@ export const errors = {
   invalidApiKey: () => errors.unauthorized("Invalid API key"),
   accountDeactivated: () => errors.unauthorized("Account is deactivated"),
   realmDeactivated: () => errors.unauthorized("This organization has been deactivated"),
+  incomingWebhookBot: () => errors.unauthorized("This API is not available to incoming webhook bots."),
   authenticationFailed: () =>
     new ZulipError("Your username or password is incorrect", "AUTHENTICATION_FAILED", 401),
   userDeactivatedLogin: () => new ZulipError("Account is deactivated", "USER_DEACTIVATED", 401),
@@ -145,15 +154,50 @@ export const errors = {
       { "Retry-After": String(retryAfter) },
     ),
 
+  // Login and passwords (zerver/views/auth.py, zproject/backends.py, zerver/forms.py)
+  invalidLoginEmail: () => new ZulipError("Enter a valid email address."),
+  newPasswordTooWeak: () => new ZulipError("New password is too weak!"),
+  passwordTooWeak: () => new ZulipError("The password is too weak."),
+  tooManyAttempts: (seconds: number) =>
+    new ZulipError(`You're making too many attempts! Try again in ${seconds} seconds.`),
+  wrongPassword: () => new ZulipError("Wrong password!"),
+
+  // Realms (zerver/lib/subdomains.py)
+  invalidSubdomain: () => new ZulipError("Invalid subdomain", "NONEXISTENT_SUBDOMAIN", 404),
+  realmHostInUse: (host: string) => new ZulipError(`Host '${host}' is already used by another organization`),
+
   // Roles
   mustBeOwner: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
   mustBeAdmin: () => new ZulipError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),
   mustBeMember: () => new ZulipError("Must be an organization member", "UNAUTHORIZED_PRINCIPAL"),
 
   // Users
-  noSuchUser: () => new ZulipError("No such user"),
+  accountDeactivatedEmail: () => new ZulipError("Account has been deactivated."),
+  alreadyHasAccount: () => new ZulipError("Already has an account."),
+  badNameOrUsername: () => new ZulipError("Bad name or username"),
+  botsNotAllowed: () => new ZulipError("This endpoint does not accept bot requests."),
+  emailInUse: (email: string) => new ZulipError(`Email '${email}' already in use`),
+  invalidAddress: () => new ZulipError("Invalid address."),
   invalidUserId: (id: number | string) => new ZulipError(`Invalid user ID: ${id}`),
+  nameInvalidCharacters: () => new ZulipError("Invalid characters in name!"),
+  nameInvalidFormat: () => new ZulipError("Invalid format!"),
+  nameTooLong: () => new ZulipError("Name too long!"),
+  nameTooShort: () => new ZulipError("Name too short!"),
+  noSuchUser: () => new ZulipError("No such user"),
+  notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
   userDeactivated: () => new ZulipError("User is deactivated"),
+
+  // Settings (zerver/views/user_settings.py)
+  cannotChangeForOthers: () => new ZulipError("Cannot change this setting for other users."),
+  emailChangesDisabled: () => new ZulipError("Email address changes are disabled in this organization."),
+  invalidBatchingPeriod: (seconds: number) =>
+    new ZulipError(`Invalid email batching period: ${seconds} seconds`),
+  invalidNotificationSound: (sound: string) => new ZulipError(`Invalid notification sound '${sound}'`),
+  invalidWithDetail: (name: string, detail: string) => new ZulipError(`Invalid ${name}: ${detail}`),
+  targetUsersEmpty: () => new ZulipError("Either user_ids or group_ids must be provided."),
+
+  // User groups
+  invalidUserGroupId: (id: number | string) => new ZulipError(`Invalid user group ID: ${id}`),
 
   // Status and emoji (spec: Errors)
   noNewValues: () => new ZulipError("Client did not pass any new values."),

@@ -46,7 +46,10 @@ export async function startProc(
       }),
   };
   const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready in ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} not ready in ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    );
     const onData = (d: Buffer) => {
       out += d.toString();
       if (out.length > 200_000) out = out.slice(-100_000);

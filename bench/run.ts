@@ -23,7 +23,12 @@ interface Figure {
   non2xx: number;
 }
 
-async function load(name: string, url: string, auth: string | null, path = "/api/v1/settings"): Promise<Figure> {
+async function load(
+  name: string,
+  url: string,
+  auth: string | null,
+  path = "/api/v1/settings",
+): Promise<Figure> {
   // Alternate two values so every request is a real change (PATCH /settings
   // saves and events only values that differ).
   let flip = false;
@@ -107,12 +112,22 @@ async function cluster(): Promise<Figure> {
     for (const id of ["n1", "n2"]) {
       const grpc = await freePort();
       procs.push(
-        await startProc(id, "cluster/node-main.ts", { ...common, NODE_ID: id, GRPC_PORT: String(grpc) }, /node \S+ ready/),
+        await startProc(
+          id,
+          "cluster/node-main.ts",
+          { ...common, NODE_ID: id, GRPC_PORT: String(grpc) },
+          /node \S+ ready/,
+        ),
       );
     }
     const port = await freePort();
     procs.push(
-      await startProc("gateway", "gateway/gateway-main.ts", { ...common, PORT: String(port) }, /listening on port/),
+      await startProc(
+        "gateway",
+        "gateway/gateway-main.ts",
+        { ...common, PORT: String(port) },
+        /listening on port/,
+      ),
     );
     const url = `http://127.0.0.1:${port}`;
     return await load("PATCH /settings, cluster (2 nodes, 1 gateway)", url, await fetchKey(url));
@@ -131,7 +146,9 @@ function row(f: Figure, base: Figure): string {
 const base = await baseline();
 const figures = [await embedded(), await cluster()];
 const targets: Record<string, number> = { embedded: 0.35, cluster: 0.15 };
-console.log(`\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
+console.log(
+  `\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+);
 console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per scenario after a 2 s warm-up\n`);
 console.log("| scenario | req/s | ratio to baseline | p99 | p99 ratio | failed |");
 console.log("|---|---|---|---|---|---|");

@@ -3,7 +3,11 @@
 import type { Value } from "../actors/types.ts";
 import type { BootstrapConfig } from "./config.ts";
 
-type Caller = (ref: { kind: "realm"; realm: number; key: string }, method: string, args: Record<string, Value>) => Promise<Value>;
+type Caller = (
+  ref: { kind: "realm"; realm: number; key: string },
+  method: string,
+  args: Record<string, Value>,
+) => Promise<Value>;
 
 export interface BootstrapResult {
   realmId: number;

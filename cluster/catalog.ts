@@ -6,7 +6,16 @@
 // and is passivated after an idle period (a snapshot when dirty, then
 // dropped). Nothing creates actors explicitly.
 
-import type { ActorContext, ActorRef, Behavior, Caller, Decision, Obj, OutEvent, Value } from "../actors/types.ts";
+import type {
+  ActorContext,
+  ActorRef,
+  Behavior,
+  Caller,
+  Decision,
+  Obj,
+  OutEvent,
+  Value,
+} from "../actors/types.ts";
 import { FencedError, MovedError, UnavailableError } from "../actors/errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
 import type { Store } from "./storage/contract.ts";
@@ -174,7 +183,8 @@ export class Catalog {
       this.acts.delete(act.id);
       act.dead = true;
       const e = err instanceof Error ? err : new Error(String(err));
-      for (const t of act.mailbox.splice(0)) t.reject(new UnavailableError(`activation failed: ${e.message}`));
+      for (const t of act.mailbox.splice(0))
+        t.reject(new UnavailableError(`activation failed: ${e.message}`));
     }
   }
 
@@ -245,7 +255,10 @@ export class Catalog {
     const behavior = this.o.behaviors[act.ref.kind]!;
     const seq = act.seq;
     try {
-      await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, { seq, data: behavior.toSnapshot(act.state) });
+      await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, {
+        seq,
+        data: behavior.toSnapshot(act.state),
+      });
       act.snapshotSeq = Math.max(act.snapshotSeq, seq);
       this.stats.snapshots++;
     } catch (err) {

@@ -146,12 +146,21 @@ export class NodeRuntime {
     if (Date.now() - st.renewedAt > this.leaseTtlMs) {
       // Self-fencing: our lease may have expired (paused process, store
       // unreachable). Refuse rather than risk a second writer.
-      if (!st.selfFenced) console.warn(`node ${this.nodeId}: lost lease of shard ${req.shard} (not renewed in time)`);
+      if (!st.selfFenced)
+        console.warn(`node ${this.nodeId}: lost lease of shard ${req.shard} (not renewed in time)`);
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
     }
     try {
-      const value = await this.catalog.send(req.ref, req.shard, st.epoch, req.method, req.args, req.caller, req.deadline);
+      const value = await this.catalog.send(
+        req.ref,
+        req.shard,
+        st.epoch,
+        req.method,
+        req.args,
+        req.caller,
+        req.deadline,
+      );
       return { ok: true, value };
     } catch (err) {
       return errorToResponse(err);

@@ -6,7 +6,13 @@ import type { ActorResponse } from "./transport/contract.ts";
 
 export function errorToResponse(err: unknown): ActorResponse {
   if (err instanceof ZulipError) {
-    const r: ActorResponse = { ok: false, kind: "zulip", code: err.code, msg: err.message, status: err.status };
+    const r: ActorResponse = {
+      ok: false,
+      kind: "zulip",
+      code: err.code,
+      msg: err.message,
+      status: err.status,
+    };
     if (Object.keys(err.extra).length) r.extra = err.extra as Obj;
     if (Object.keys(err.headers).length) r.headers = err.headers;
     return r;

@@ -10,7 +10,7 @@ import { errors } from "../actors/errors.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, createRedisStore, type Store } from "../cluster/storage/index.ts";
-import { createInProcessTransport } from "../cluster/transport/in-process.ts";
+import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { requireBinaries, startRedis, type Service } from "./support/services.ts";
 
 interface Counter {
@@ -46,7 +46,11 @@ const counter: Behavior<Counter> = {
 const SHARDS = 8;
 const ref = (key: string): ActorRef => ({ kind: "user", realm: 1, key });
 
-function makeNode(store: Store, nodeId = "t", opts: Partial<ConstructorParameters<typeof NodeRuntime>[0]> = {}) {
+function makeNode(
+  store: Store,
+  nodeId = "t",
+  opts: Partial<ConstructorParameters<typeof NodeRuntime>[0]> = {},
+) {
   const t = createInProcessTransport();
   const node = new NodeRuntime({
     nodeId,
@@ -78,7 +82,9 @@ describe("node runtime - embedded store", () => {
     node.onEvents((_r, evs) => events.push(...evs.map((e) => e.event)));
     node.setDesired(all);
     assert.ok(await node.ready());
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => node.call(ref("a"), "add", { n: i + 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => node.call(ref("a"), "add", { n: i + 1 })),
+    );
     // Turn-based: replies reflect one-at-a-time processing in arrival order.
     assert.deepEqual(results, [1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 66, 78]);
     assert.equal(events.length, 12);
@@ -119,7 +125,14 @@ describe("node runtime - embedded store", () => {
     const shard = shardOf(r, SHARDS);
     node.setDesired(all.filter((s) => s !== shard));
     assert.ok(await node.ready());
-    const res = await node.handle({ ref: r, shard, method: "get", args: {}, caller: null, deadline: Date.now() + 1000 });
+    const res = await node.handle({
+      ref: r,
+      shard,
+      method: "get",
+      args: {},
+      caller: null,
+      deadline: Date.now() + 1000,
+    });
     assert.equal(res.ok, false);
     assert.equal(!res.ok && res.kind, "moved");
     await node.stop(true);

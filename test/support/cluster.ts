@@ -46,13 +46,23 @@ export async function startCluster(opts: { nodes?: string[]; shards?: number } =
   // Start nodes one after the other so exactly one bootstraps the store.
   for (const id of opts.nodes ?? ["n1", "n2"]) await startNode(id);
   const port = await freePort();
-  const gateway = await startProc("gateway", "gateway/gateway-main.ts", { ...common, PORT: String(port) }, /listening on port/);
+  const gateway = await startProc(
+    "gateway",
+    "gateway/gateway-main.ts",
+    { ...common, PORT: String(port) },
+    /listening on port/,
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
 
   // The owner's API key, once the gateway sees the nodes.
   let apiKey = "";
   for (let i = 0; i < 100 && !apiKey; i++) {
-    const res = await makeApi(baseUrl, null)("POST", "/fetch_api_key", { username: OWNER.email, password: OWNER.password }, null);
+    const res = await makeApi(baseUrl, null)(
+      "POST",
+      "/fetch_api_key",
+      { username: OWNER.email, password: OWNER.password },
+      null,
+    );
     if (res.status === 200) apiKey = res.body.api_key;
     else await new Promise((r) => setTimeout(r, 100));
   }

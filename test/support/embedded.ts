@@ -71,7 +71,9 @@ export interface EmbeddedHandle {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedForTest(opts: { env?: Record<string, string> } = {}): Promise<EmbeddedHandle> {
+export async function startEmbeddedForTest(
+  opts: { env?: Record<string, string> } = {},
+): Promise<EmbeddedHandle> {
   const dir = mkdtempSync(join(tmpdir(), "zulip-embedded-"));
   const password = "owner-password-1";
   const email = opts.env?.OWNER_EMAIL ?? "owner@example.com";
