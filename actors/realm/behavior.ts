@@ -1,0 +1,38 @@
+// The realm kind: one behaviour serving two roles chosen by ref.key, the
+// global directory ("directory", realm 0) and each organization ("realm").
+
+import { errors } from "../errors.ts";
+import type { Behavior, Handler } from "../types.ts";
+import { directoryHandlers } from "./directory-handlers.ts";
+import { realmHandlers } from "./realm-handlers.ts";
+import {
+  applyRealmKindFact,
+  initialRealmKind,
+  realmKindFromSnapshot,
+  realmKindToSnapshot,
+  type DirectoryState,
+  type RealmKindState,
+  type RealmState,
+} from "./state.ts";
+
+function forRole<S extends RealmKindState>(role: S["role"], handler: Handler<S>): Handler<RealmKindState> {
+  return (state, args, ctx, caller) => {
+    // A method of the other role is a caller bug (wrong ref.key).
+    if (state.role !== role) throw errors.internal();
+    return handler(state as S, args, ctx, caller);
+  };
+}
+
+const handlers: Record<string, Handler<RealmKindState>> = {};
+for (const [name, h] of Object.entries(directoryHandlers))
+  handlers[name] = forRole<DirectoryState>("directory", h);
+for (const [name, h] of Object.entries(realmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+
+export const realmBehavior: Behavior<RealmKindState> = {
+  kind: "realm",
+  initial: initialRealmKind,
+  apply: applyRealmKindFact,
+  toSnapshot: realmKindToSnapshot,
+  fromSnapshot: realmKindFromSnapshot,
+  handlers,
+};

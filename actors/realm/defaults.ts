@@ -1,0 +1,27 @@
+// Defaults of a new realm's settings (Zulip's Realm model field defaults),
+// for the settings something here reads. More join as endpoints need them;
+// an old realm gets a new setting's default through `realmSetting`.
+
+import type { Obj, Value } from "../types.ts";
+import type { RealmState } from "./state.ts";
+
+export const REALM_SETTING_DEFAULTS: Obj = {
+  /** Zulip's name_changes_disabled: members cannot rename themselves (silently ignored). */
+  name_changes_disabled: false,
+  /** email_changes_disabled: members cannot change their email. */
+  email_changes_disabled: false,
+  avatar_changes_disabled: false,
+  /** enable_spectator_access: the web-public view (server_settings realm_web_public_access_enabled). */
+  enable_spectator_access: false,
+  emails_restricted_to_domains: false,
+  disallow_disposable_email_addresses: true,
+  invite_required: true,
+  require_unique_names: false,
+  presence_disabled: false,
+  default_language: "en",
+  waiting_period_threshold: 0,
+};
+
+export function realmSetting(state: RealmState, name: string): Value {
+  return Object.hasOwn(state.settings, name) ? state.settings[name]! : (REALM_SETTING_DEFAULTS[name] ?? null);
+}

@@ -1,0 +1,334 @@
+// Handlers of one organization's realm actor (ref.key "realm").
+//
+// This actor is the one place every authenticated request may reach, so its
+// turns stay short: it never hashes a password and never waits on a user
+// actor except to `create` a user id it just allocated (which nobody else
+// can be talking to yet). User actors call it only for leaf methods.
+
+import { createHash } from "node:crypto";
+import { errors } from "../errors.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
+import {
+  ROLES,
+  ROLE_MEMBER,
+  ROLE_OWNER,
+  argString,
+  checkFullName,
+  emailKey,
+  generateApiKey,
+  isAdminRole,
+  isStrongPassword,
+  isValidEmail,
+  optBool,
+  optInt,
+  optIntList,
+  optString,
+  userRef,
+} from "../user/index.ts";
+import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
+import type { DirEntry, RealmFact, RealmState } from "./state.ts";
+
+function fact(f: RealmFact): Obj {
+  return f as unknown as Obj;
+}
+
+function requireCreated(state: RealmState): void {
+  if (!state.created) throw errors.invalidSubdomain();
+}
+
+/** Methods for the gateway's own flows, other actors and the CLI, never an end user's call. */
+function requireInternal(caller: Caller | null): void {
+  if (caller) throw errors.accessDenied();
+}
+
+function activeUserIds(state: RealmState): number[] {
+  return Object.values(state.users)
+    .filter((u) => u.isActive)
+    .map((u) => u.userId);
+}
+
+function entryById(state: RealmState, userId: number): DirEntry | undefined {
+  const key = state.emailById[String(userId)];
+  return key === undefined ? undefined : state.users[key];
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A plain rendering of the description until the markdown processor exists. */
+function renderDescription(markdown: string): string {
+  const paragraphs = markdown
+    .trim()
+    .split(/\n\s*\n/)
+    .filter((p) => p.trim() !== "");
+  return paragraphs.map((p) => `<p>${escapeHtml(p.trim()).replace(/\n/g, "<br>\n")}</p>`).join("\n");
+}
+
+/** Zulip's gravatar realm icon (get_realm_icon_url with no uploaded icon). */
+function realmIconUrl(state: RealmState): string {
+  const hash = createHash("md5").update(state.host.toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon`;
+}
+
+interface NewUser {
+  email: string;
+  password: string;
+  fullName: string;
+  role: number;
+  canCreateUsers: boolean;
+}
+
+/**
+ * Allocate an id, have the user actor create itself (it hashes the
+ * password), then record the directory entry. Crash safety: the user's
+ * `create` is idempotent for the same email, so a timed-out call may be
+ * retried; if this turn dies after the user committed but before our fact
+ * did, a retry allocates a fresh id and the first user actor is left
+ * unreachable (no directory entry points to it), never half-visible.
+ */
+async function addUser(
+  state: RealmState,
+  ctx: ActorContext,
+  u: NewUser,
+  prior: RealmFact[] = [],
+): Promise<Decision> {
+  const userId = await ctx.nextId(`user.${state.realmId}`);
+  const created = (await ctx.call(userRef(state.realmId, userId), "create", {
+    email: u.email,
+    password: u.password,
+    fullName: u.fullName,
+    role: u.role,
+    apiKey: generateApiKey(),
+  })) as { userId: number; apiKey: string; person: Obj };
+  const entry: DirEntry = {
+    userId,
+    email: u.email,
+    apiKey: created.apiKey,
+    role: u.role,
+    isBot: false,
+    botType: null,
+    isActive: true,
+    canCreateUsers: u.canCreateUsers,
+  };
+  return {
+    facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
+    events: [
+      {
+        event: { type: "realm_user", op: "add", person: created.person },
+        userIds: [...activeUserIds(state), userId],
+      },
+    ],
+    // A gateway may have cached "no such email"; let it look again.
+    notices: [{ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(u.email) } }],
+    reply: { userId, apiKey: created.apiKey },
+  };
+}
+
+// ---- creation -----------------------------------------------------------------
+
+/** Create the organization and its owner; idempotent (CLI, directory). */
+const create: Handler<RealmState> = async (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const ownerEmail = argString(args, "ownerEmail");
+  const prior: RealmFact[] = [];
+  if (!state.created) {
+    prior.push({
+      type: "created",
+      name: argString(args, "name"),
+      description: optString(args, "description") ?? "",
+      host: argString(args, "host").toLowerCase(),
+      dateCreated: ctx.now(),
+      settings: { ...REALM_SETTING_DEFAULTS },
+    });
+  }
+  const existing = state.users[emailKey(ownerEmail)];
+  if (existing) {
+    return {
+      facts: prior.map(fact),
+      reply: { realmId: state.realmId, userId: existing.userId, apiKey: existing.apiKey },
+    };
+  }
+  if (!isValidEmail(ownerEmail)) throw errors.badNameOrUsername();
+  const decision = await addUser(
+    state,
+    ctx,
+    {
+      email: ownerEmail,
+      password: argString(args, "ownerPassword"),
+      fullName: checkFullName(argString(args, "ownerName")),
+      role: ROLE_OWNER,
+      canCreateUsers: true,
+    },
+    prior,
+  );
+  const r = decision.reply as { userId: number; apiKey: string };
+  return { ...decision, reply: { realmId: state.realmId, userId: r.userId, apiKey: r.apiKey } };
+};
+
+/**
+ * POST /users (with a caller), or the CLI (without one, any role).
+ * Checks and texts follow Zulip's create_user_backend, in its order.
+ */
+const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
+  requireCreated(state);
+  const email = argString(args, "email");
+  const password = argString(args, "password");
+  const fullNameRaw = argString(args, "fullName");
+  let role = ROLE_MEMBER;
+  if (caller) {
+    // Our own directory is authoritative for the caller's role.
+    const me = caller.realmId === state.realmId ? entryById(state, caller.userId) : undefined;
+    if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+    if (!me.canCreateUsers) throw errors.notAuthorizedToCreateUsers();
+  } else {
+    role = optInt(args, "role") ?? ROLE_MEMBER;
+    if (!ROLES.includes(role)) throw errors.invalid("role");
+  }
+  const fullName = checkFullName(fullNameRaw);
+  // Zulip's CreateUserForm: a valid email and a name within the length limit.
+  if (!isValidEmail(email)) throw errors.badNameOrUsername();
+  if (state.users[emailKey(email)]) throw errors.emailInUse(email);
+  if (!isStrongPassword(password)) throw errors.passwordTooWeak();
+  // Zulip grants can_create_users only by server command; we give it to
+  // administrators created by the CLI (and the bootstrap owner).
+  const decision = await addUser(state, ctx, {
+    email,
+    password,
+    fullName,
+    role,
+    canCreateUsers: !caller && isAdminRole(role),
+  });
+  const reply = decision.reply as { userId: number; apiKey: string };
+  return { ...decision, reply: caller ? { user_id: reply.userId } : reply };
+};
+
+// ---- authentication ---------------------------------------------------------
+
+/** The gateway's credential check for HTTP Basic: the directory entry for an email. */
+const authLookup: Handler<RealmState> = (state, args) => {
+  const entry = state.users[emailKey(argString(args, "email"))];
+  if (!state.created || !entry) return { reply: null };
+  return {
+    reply: {
+      userId: entry.userId,
+      apiKey: entry.apiKey,
+      role: entry.role,
+      isBot: entry.isBot,
+      botType: entry.botType,
+      isActive: entry.isActive,
+      realmDeactivated: state.deactivated,
+    },
+  };
+};
+
+/** CLI: a user's id and API key by email. */
+const apiKey: Handler<RealmState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const entry = state.users[emailKey(argString(args, "email"))];
+  return { reply: entry ? { userId: entry.userId, apiKey: entry.apiKey } : null };
+};
+
+/**
+ * First step of POST /fetch_api_key: Zulip's checks up to the password,
+ * in its order (email syntax, rate limit, empty password, account state).
+ * The route then asks the user actor to verify the password.
+ */
+const login: Handler<RealmState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const username = argString(args, "username");
+  if (!isValidEmail(username)) throw errors.invalidLoginEmail();
+  const attempt = state.attempts.attempt(username, ctx.now());
+  if (!attempt.allowed) throw errors.rateLimited(attempt.retryAfter);
+  if (optBool(args, "emptyPassword")) throw errors.authenticationFailed();
+  const entry = state.users[emailKey(username)];
+  if (!state.created || !entry) throw errors.authenticationFailed();
+  if (!entry.isActive) throw errors.userDeactivatedLogin();
+  if (state.deactivated) throw errors.realmDeactivatedLogin();
+  return { reply: { userId: entry.userId } };
+};
+
+/** A password check elsewhere (PATCH /settings) counting against the same limit. */
+const authAttempt: Handler<RealmState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  return { reply: state.attempts.attempt(argString(args, "email"), ctx.now()) };
+};
+
+const authSucceeded: Handler<RealmState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  state.attempts.clear(argString(args, "email"));
+  return { reply: {} };
+};
+
+// ---- leaf reads for user actors -----------------------------------------------
+
+const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  requireCreated(state);
+  const email = optString(args, "email");
+  const holder = email === undefined ? undefined : state.users[emailKey(email)];
+  return {
+    reply: {
+      activeUserIds: activeUserIds(state),
+      nameChangesDisabled: realmSetting(state, "name_changes_disabled") === true,
+      emailChangesDisabled: realmSetting(state, "email_changes_disabled") === true,
+      realmEmoji: Object.fromEntries(Object.entries(state.realmEmoji).map(([k, v]) => [k, { ...v }])),
+      emailHolder: holder ? (holder.isActive ? "active" : "deactivated") : null,
+    },
+  };
+};
+
+/**
+ * PATCH /settings target_users: user and group ids -> the human users to
+ * change. Deactivated users are included (Zulip does, so reactivated users
+ * keep the change); bots are dropped.
+ */
+const resolveTargets: Handler<RealmState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  requireCreated(state);
+  const groupIds = optIntList(args, "groupIds") ?? [];
+  // TODO(groups): resolve members (recursively) once the group kind exists;
+  // until then no group id is valid in this realm.
+  if (groupIds.length) throw errors.invalidUserGroupId(groupIds[0]!);
+  const out = new Set<number>();
+  for (const id of optIntList(args, "userIds") ?? []) {
+    const entry = entryById(state, id);
+    if (!entry) throw errors.invalidUserId(id);
+    if (!entry.isBot) out.add(id);
+  }
+  return { reply: { userIds: [...out] } };
+};
+
+const userIds: Handler<RealmState> = (state) => {
+  requireCreated(state);
+  return { reply: { userIds: activeUserIds(state) } };
+};
+
+/** What GET /server_settings shows about the organization. */
+const publicInfo: Handler<RealmState> = (state) => {
+  requireCreated(state);
+  return {
+    reply: {
+      realmId: state.realmId,
+      name: state.name,
+      description: renderDescription(state.description),
+      icon: realmIconUrl(state),
+      host: state.host,
+      webPublicAccessEnabled: realmSetting(state, "enable_spectator_access") === true,
+    },
+  };
+};
+
+export const realmHandlers: Record<string, Handler<RealmState>> = {
+  create,
+  createUser,
+  authLookup,
+  apiKey,
+  login,
+  authAttempt,
+  authSucceeded,
+  memberContext,
+  resolveTargets,
+  userIds,
+  publicInfo,
+};

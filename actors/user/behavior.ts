@@ -1,0 +1,417 @@
+// The user actor: one per user (ref.key = user id). It owns the profile,
+// personal settings, status and password hash.
+//
+// Calls between actors go one way to avoid turn deadlocks: the realm actor
+// calls a user only to `create` a freshly allocated id; a user calls the
+// realm only for leaf methods (memberContext, resolveTargets, authAttempt,
+// authSucceeded) that never call back; and a user calls another user only
+// for the leaf `applySettings`.
+
+import { checkEmojiRequest, emojiDataForName, type RealmEmoji } from "../emoji/index.ts";
+import { errors } from "../errors.ts";
+import { realmRef } from "../realm/index.ts";
+import type {
+  ActorContext,
+  ActorRef,
+  Behavior,
+  Caller,
+  Decision,
+  Handler,
+  Obj,
+  OutEvent,
+  Value,
+} from "../types.ts";
+import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "./format.ts";
+import { hashPassword, verifyPassword } from "./password.ts";
+import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
+import {
+  applyUserFact,
+  initialUser,
+  userFromSnapshot,
+  userToSnapshot,
+  type UserFact,
+  type UserState,
+} from "./state.ts";
+import {
+  argString,
+  checkFullName,
+  isAdminRole,
+  isStrongPassword,
+  isValidEmail,
+  optBool,
+  optInt,
+  optIntList,
+  optObj,
+  optString,
+  emailKey,
+} from "./validate.ts";
+
+export function userRef(realmId: number, userId: number): ActorRef {
+  return { kind: "user", realm: realmId, key: String(userId) };
+}
+
+/** What the realm tells a user actor for a change with realm-wide effects. */
+interface MemberContext {
+  activeUserIds: number[];
+  nameChangesDisabled: boolean;
+  emailChangesDisabled: boolean;
+  realmEmoji: Record<string, RealmEmoji>;
+  /** For a memberContext asked with `email`: who holds it, if anyone. */
+  emailHolder: "active" | "deactivated" | null;
+}
+
+const STATUS_TEXT_MAX = 60;
+const PERSONAL_FIELDS = ["full_name", "email", "old_password", "new_password", "timezone"];
+
+function fact(f: UserFact): Obj {
+  return f as unknown as Obj;
+}
+
+function requireCreated(state: UserState): void {
+  if (!state.created) throw errors.noSuchUser();
+}
+
+/** Methods an end user may call on their own actor only. */
+function requireSelf(state: UserState, caller: Caller | null): void {
+  requireCreated(state);
+  if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId)) {
+    throw errors.accessDenied();
+  }
+}
+
+/** Internal methods (gateway login flow, realm, CLI): never an end user's direct call. */
+function requireInternal(caller: Caller | null): void {
+  if (caller) throw errors.accessDenied();
+}
+
+async function memberContext(state: UserState, ctx: ActorContext, email?: string): Promise<MemberContext> {
+  const args: Obj = email === undefined ? {} : { email };
+  return (await ctx.call(realmRef(state.realmId), "memberContext", args)) as unknown as MemberContext;
+}
+
+function settingEvent(name: string, value: Value): Obj {
+  const event: Obj = { type: "user_settings", op: "update", property: name, value };
+  if (name === "default_language" && typeof value === "string")
+    event.language_name = LANGUAGES[value] ?? value;
+  return event;
+}
+
+/**
+ * Settings changes that differ from the current values, as a fact and the
+ * user_settings events for the user's own queues.
+ */
+function settingsDecision(state: UserState, values: Obj, bySelf: boolean, skipEdited: boolean) {
+  const changed: Obj = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (skipEdited && state.selfEdited.includes(name)) continue;
+    if (settingValue(state, name) !== value) changed[name] = value;
+  }
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  if (Object.keys(changed).length) {
+    facts.push(fact({ type: "settings", values: changed, bySelf }));
+    for (const [name, value] of Object.entries(changed)) {
+      events.push({ event: settingEvent(name, value), userIds: [state.userId] });
+    }
+  }
+  return { facts, events };
+}
+
+// ---- create -----------------------------------------------------------------
+
+const create: Handler<UserState> = async (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const email = argString(args, "email");
+  if (state.created) {
+    // A retried create (the realm's call timed out after we committed) is a
+    // no-op with the same answer; anything else is a caller bug.
+    if (emailKey(state.email) !== emailKey(email)) throw errors.internal();
+    return { reply: { userId: state.userId, apiKey: state.apiKey, person: formatUser(state) } };
+  }
+  const password = optString(args, "password");
+  const botType = optInt(args, "botType") ?? null;
+  const f: UserFact = {
+    type: "created",
+    email,
+    fullName: argString(args, "fullName"),
+    role: optInt(args, "role") ?? 400,
+    isBot: optBool(args, "isBot") ?? false,
+    botType,
+    botOwnerId: optInt(args, "botOwnerId") ?? null,
+    apiKey: argString(args, "apiKey"),
+    passwordHash: password ? await hashPassword(password) : null,
+    dateJoined: ctx.now(),
+  };
+  const after = applyUserFact(structuredClone(state), fact(f));
+  return { facts: [fact(f)], reply: { userId: state.userId, apiKey: f.apiKey, person: formatUser(after) } };
+};
+
+// ---- reads ------------------------------------------------------------------
+
+const profile: Handler<UserState> = (state) => {
+  requireCreated(state);
+  return { reply: formatUser(state) };
+};
+
+const userSettings: Handler<UserState> = (state) => {
+  requireCreated(state);
+  return { reply: formatUserSettings(state) };
+};
+
+const userStatus: Handler<UserState> = (state) => {
+  requireCreated(state);
+  return { reply: formatUserStatus(state) };
+};
+
+// ---- login (POST /fetch_api_key, after the realm's `login` step) -----------
+
+const login: Handler<UserState> = async (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const password = argString(args, "password");
+  if (!state.created || password === "") throw errors.authenticationFailed();
+  if (!state.isActive) throw errors.userDeactivatedLogin();
+  if (!(await verifyPassword(password, state.passwordHash))) throw errors.authenticationFailed();
+  // Zulip clears the username's rate-limit record on success.
+  await ctx.call(realmRef(state.realmId), "authSucceeded", { email: state.email });
+  return { reply: { api_key: state.apiKey, email: state.email, user_id: state.userId } };
+};
+
+// ---- PATCH /settings --------------------------------------------------------
+
+/** Type and value checks of every passed parameter, before any change. */
+function checkSettingsArgs(args: Obj): { settings: Obj; personal: Obj } {
+  const settings: Obj = {};
+  const personal: Obj = {};
+  for (const [name, value] of Object.entries(args)) {
+    if (name === "target_users" || value === undefined) continue;
+    if (name === "timezone") personal.timezone = checkTimezone(value);
+    else if (PERSONAL_FIELDS.includes(name)) personal[name] = argString(args, name);
+    else if (Object.hasOwn(SETTINGS, name)) settings[name] = checkSetting(name, value);
+    else throw errors.badRequest(`Unknown setting '${name}'`);
+  }
+  return { settings, personal };
+}
+
+function parseTargetUsers(raw: Obj) {
+  const userIds = optIntList(raw, "user_ids") ?? [];
+  const groupIds = optIntList(raw, "group_ids") ?? [];
+  const skip = optBool(raw, "skip_if_already_edited");
+  if (skip === undefined) throw errors.missingArgument("target_users.skip_if_already_edited");
+  if (!userIds.length && !groupIds.length) throw errors.targetUsersEmpty();
+  return { userIds, groupIds, skip };
+}
+
+async function updateOthers(
+  state: UserState,
+  raw: Obj,
+  settings: Obj,
+  personal: Obj,
+  ctx: ActorContext,
+  caller: Caller | null,
+): Promise<Decision> {
+  const target = parseTargetUsers(raw);
+  if (!isAdminRole(state.role)) throw errors.mustBeAdmin();
+  for (const name of ["email", "new_password", "timezone"]) {
+    if (personal[name] !== undefined) throw errors.cannotChangeForOthers();
+  }
+  for (const name of Object.keys(settings)) {
+    if (SECURITY_SENSITIVE_SETTINGS.has(name)) throw errors.cannotChangeForOthers();
+  }
+  // full_name and old_password are not user settings: Zulip ignores them here.
+  const resolved = (await ctx.call(realmRef(state.realmId), "resolveTargets", {
+    userIds: target.userIds,
+    groupIds: target.groupIds,
+  })) as { userIds: number[] };
+  let own: Decision = {};
+  for (const userId of resolved.userIds) {
+    if (userId === state.userId) {
+      own = settingsDecision(state, settings, false, target.skip);
+    } else {
+      await ctx.call(
+        userRef(state.realmId, userId),
+        "applySettings",
+        { values: settings, skipIfAlreadyEdited: target.skip },
+        caller ?? { realmId: state.realmId, userId: state.userId, role: state.role, isBot: state.isBot },
+      );
+    }
+  }
+  return { ...own, reply: {} };
+}
+
+const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
+  requireSelf(state, caller);
+  if (state.isBot) throw errors.botsNotAllowed();
+  const { settings, personal } = checkSettingsArgs(args);
+  const targetUsers = optObj(args, "target_users");
+  if (targetUsers) return updateOthers(state, targetUsers, settings, personal, ctx, caller);
+
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  const realmWide: Obj[] = [];
+
+  // Passwords: Zulip authenticates old_password through the rate-limited
+  // login backend, so wrong guesses here count against the same limit.
+  if (typeof personal.new_password === "string") {
+    const oldPassword = typeof personal.old_password === "string" ? personal.old_password : "";
+    const realm = realmRef(state.realmId);
+    const attempt = (await ctx.call(realm, "authAttempt", { email: state.email })) as Obj;
+    if (attempt.allowed !== true) throw errors.tooManyAttempts(Math.trunc(Number(attempt.retryAfter)));
+    if (oldPassword === "" || !(await verifyPassword(oldPassword, state.passwordHash))) {
+      throw errors.wrongPassword();
+    }
+    await ctx.call(realm, "authSucceeded", { email: state.email });
+    if (!isStrongPassword(personal.new_password)) throw errors.newPasswordTooWeak();
+    facts.push(fact({ type: "password", passwordHash: await hashPassword(personal.new_password) }));
+  }
+
+  const wantsEmail = typeof personal.email === "string" && personal.email.trim() !== state.email;
+  const wantsName = typeof personal.full_name === "string" && personal.full_name !== state.fullName;
+  const wantsTimezone = typeof personal.timezone === "string" && personal.timezone !== state.timezone;
+  const needsRealm = wantsEmail || wantsName || wantsTimezone;
+  const newEmail = wantsEmail ? (personal.email as string).trim() : undefined;
+  const realm = needsRealm ? await memberContext(state, ctx, newEmail) : null;
+
+  if (newEmail !== undefined && realm) {
+    // Zulip starts a confirmation here and changes the address only when
+    // the link in the mail to the new address is opened. We send no mail,
+    // so after the same checks the address stays as it is; the reply is
+    // Zulip's (a plain success).
+    if (realm.emailChangesDisabled && !isAdminRole(state.role)) throw errors.emailChangesDisabled();
+    if (!isValidEmail(newEmail)) throw errors.invalidAddress();
+    if (realm.emailHolder === "active") throw errors.alreadyHasAccount();
+    if (realm.emailHolder === "deactivated") throw errors.accountDeactivatedEmail();
+  }
+
+  if (wantsName && realm && !(realm.nameChangesDisabled && !isAdminRole(state.role))) {
+    // (Zulip silently skips name changes that the realm disables for non-admins.)
+    const name = checkFullName(personal.full_name as string);
+    if (name !== state.fullName) {
+      facts.push(fact({ type: "fullName", fullName: name }));
+      realmWide.push({
+        type: "realm_user",
+        op: "update",
+        person: { user_id: state.userId, full_name: name },
+      });
+    }
+  }
+
+  const own = settingsDecision(state, settings, true, false);
+  facts.push(...own.facts);
+  events.push(...own.events);
+
+  if (wantsTimezone) {
+    const tz = personal.timezone as string;
+    facts.push(fact({ type: "timezone", timezone: tz }));
+    events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
+    realmWide.push({
+      type: "realm_user",
+      op: "update",
+      person: { user_id: state.userId, timezone: tz, email: state.email },
+    });
+  }
+  if (realm) for (const event of realmWide) events.push({ event, userIds: realm.activeUserIds });
+  return { facts, events, reply: {} };
+};
+
+/** An administrator's target_users change reaching one target (leaf: calls nobody). */
+const applySettings: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireCreated(state);
+  if (!caller || !isAdminRole(caller.role) || caller.realmId !== state.realmId) throw errors.mustBeAdmin();
+  const raw = optObj(args, "values") ?? {};
+  const values: Obj = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (SECURITY_SENSITIVE_SETTINGS.has(name)) throw errors.cannotChangeForOthers();
+    values[name] = checkSetting(name, value);
+  }
+  // Settings do not apply to bots; the realm already filtered them out.
+  if (state.isBot) return { reply: {} };
+  const { facts, events } = settingsDecision(
+    state,
+    values,
+    false,
+    optBool(args, "skipIfAlreadyEdited") ?? false,
+  );
+  return { facts, events, reply: {} };
+};
+
+// ---- POST /users/me/status --------------------------------------------------
+
+const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
+  requireSelf(state, caller);
+  if (state.isBot) throw errors.botsNotAllowed();
+  const away = optBool(args, "away");
+  const rawText = optString(args, "status_text");
+  const emojiName = optString(args, "emoji_name");
+  let emojiCode = optString(args, "emoji_code");
+  let reactionType = optString(args, "reaction_type");
+
+  // Zulip strips before measuring; the limit counts code points.
+  const statusText = rawText?.trim();
+  if (statusText !== undefined && [...statusText].length > STATUS_TEXT_MAX) {
+    throw errors.tooLong("status_text", STATUS_TEXT_MAX);
+  }
+  if (away === undefined && statusText === undefined && emojiName === undefined) throw errors.noNewValues();
+
+  const realm = await memberContext(state, ctx);
+  if (emojiName === "") {
+    // An empty name clears the emoji.
+    emojiCode = "";
+    reactionType = "unicode_emoji";
+  } else if (emojiName !== undefined) {
+    if (emojiCode === undefined || reactionType === undefined) {
+      const data = emojiDataForName(emojiName, realm.realmEmoji);
+      emojiCode ??= data.emojiCode;
+      reactionType ??= data.reactionType;
+    }
+    checkEmojiRequest(emojiName, emojiCode, reactionType, realm.realmEmoji);
+  } else if (emojiCode !== undefined || reactionType !== undefined) {
+    throw errors.emojiNameRequired();
+  }
+
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  if (away !== undefined) {
+    // `away` is the deprecated inverse of presence_enabled.
+    const own = settingsDecision(state, { presence_enabled: !away }, true, false);
+    facts.push(...own.facts);
+    events.push(...own.events);
+  }
+  const statusFact: UserFact = { type: "status" };
+  if (statusText !== undefined) statusFact.statusText = statusText;
+  if (emojiName !== undefined) {
+    statusFact.emojiName = emojiName;
+    statusFact.emojiCode = emojiCode!;
+    statusFact.reactionType = reactionType!;
+  }
+  facts.push(fact(statusFact));
+
+  // Zulip's event carries the fields the client passed.
+  const event: Obj = { type: "user_status", user_id: state.userId };
+  if (away !== undefined) event.away = away;
+  if (statusText !== undefined) event.status_text = statusText;
+  if (emojiName !== undefined) {
+    event.emoji_name = emojiName;
+    event.emoji_code = emojiCode!;
+    event.reaction_type = reactionType!;
+  }
+  events.push({ event, userIds: realm.activeUserIds });
+  return { facts, events, reply: {} };
+};
+
+export const userBehavior: Behavior<UserState> = {
+  kind: "user",
+  initial: initialUser,
+  apply: applyUserFact,
+  toSnapshot: userToSnapshot,
+  fromSnapshot: userFromSnapshot,
+  handlers: {
+    create,
+    profile,
+    userSettings,
+    userStatus,
+    login,
+    updateSettings,
+    applySettings,
+    updateStatus,
+  },
+};

@@ -1,0 +1,35 @@
+// The user kind's door: siblings import only from here.
+
+export { userBehavior, userRef } from "./behavior.ts";
+export { formatUser, formatUserSettings, formatUserStatus } from "./format.ts";
+export { hashPassword, verifyPassword } from "./password.ts";
+export {
+  LANGUAGES,
+  NOTIFICATION_SOUNDS,
+  SECURITY_SENSITIVE_SETTINGS,
+  SETTING_NAMES,
+  defaultSettings,
+  isValidTimezone,
+  settingTypes,
+} from "./settings.ts";
+export type { UserState } from "./state.ts";
+export {
+  ROLES,
+  ROLE_ADMINISTRATOR,
+  ROLE_GUEST,
+  ROLE_MEMBER,
+  ROLE_MODERATOR,
+  ROLE_OWNER,
+  argString,
+  checkFullName,
+  emailKey,
+  generateApiKey,
+  isAdminRole,
+  isStrongPassword,
+  isValidEmail,
+  optBool,
+  optInt,
+  optIntList,
+  optObj,
+  optString,
+} from "./validate.ts";

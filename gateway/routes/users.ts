@@ -1,0 +1,75 @@
+// User administration and the caller's own profile and status
+// (Zulip's zerver/views/users.py and zerver/views/presence.py).
+
+import { realmRef, userRef } from "../../actors/index.ts";
+import type { Caller, Obj } from "../../actors/types.ts";
+import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+
+function me(req: RouteRequest): Caller {
+  // auth "required" guarantees a caller.
+  return req.caller!;
+}
+
+/** Only the parameters the client sent (absent optional ones are missing). */
+function sent(req: RouteRequest, names: string[]): Obj {
+  const out: Obj = {};
+  for (const n of names) if (req.params[n] !== undefined) out[n] = req.params[n] as Obj[string];
+  return out;
+}
+
+const createUser: RouteDef = {
+  method: "POST",
+  path: "/users",
+  auth: "required",
+  params: {
+    email: param(p.string(), { required: true }),
+    password: param(p.string(), { required: true }),
+    full_name: param(p.string(), { required: true }),
+  },
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "createUser", {
+      email: req.params.email as string,
+      password: req.params.password as string,
+      fullName: req.params.full_name as string,
+    })) as Obj;
+  },
+};
+
+const getOwnUser: RouteDef = {
+  method: "GET",
+  path: "/users/me",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const caller = me(req);
+    const user = (await req.call(userRef(caller.realmId, caller.userId), "profile", {})) as Obj;
+    // No messages exist yet; the message store will answer this.
+    return { ...user, max_message_id: -1 };
+  },
+};
+
+const STATUS_PARAMS = ["away", "status_text", "emoji_name", "emoji_code", "reaction_type"];
+
+const updateStatus: RouteDef = {
+  method: "POST",
+  path: "/users/me/status",
+  auth: "required",
+  params: {
+    away: param(p.bool()),
+    // The 60-code-point limit applies after stripping, so the actor checks it.
+    status_text: param(p.string()),
+    emoji_name: param(p.string()),
+    emoji_code: param(p.string()),
+    reaction_type: param(p.string()),
+  },
+  async handler(req) {
+    const caller = me(req);
+    return (await req.call(
+      userRef(caller.realmId, caller.userId),
+      "updateStatus",
+      sent(req, STATUS_PARAMS),
+    )) as Obj;
+  },
+};
+
+export const userRoutes: RouteDef[] = [createUser, getOwnUser, updateStatus];
