@@ -24,7 +24,10 @@ export default tseslint.config(
             { group: ["@nats-io/*", "nats"], message: "actors never import NATS" },
             { group: ["@grpc/*"], message: "actors never import gRPC" },
             { group: ["redis", "redis-om", "lmdb"], message: "actors never import store clients" },
-            { group: ["**/cluster/**", "**/gateway/**"], message: "actors depend on nothing outside actors/" },
+            {
+              group: ["**/cluster/**", "**/gateway/**"],
+              message: "actors depend on nothing outside actors/",
+            },
           ],
         },
       ],

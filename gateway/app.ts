@@ -1,0 +1,463 @@
+// The HTTP gateway: Fastify under /api/v1, Zulip's request conventions
+// (zulip-facts §1, §2) around the route modules of gateway/routes/.
+//
+// Per request: resolve the realm from Host, authenticate (route.auth), read
+// the declared parameters from the body then the query string, call the
+// handler, and wrap its object in {result: "success", msg: "", ...} with
+// ignored_parameters_unsupported; every failure becomes Zulip's error
+// envelope. Realm and credentials are cached, so a warm request awaits only
+// its handler.
+
+import formbody from "@fastify/formbody";
+import multipart from "@fastify/multipart";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
+import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import { responseValue } from "../cluster/responses.ts";
+import type { ActorClient, ActorRequest, Bus } from "../cluster/transport/contract.ts";
+import { Authenticator } from "./auth.ts";
+import { RealmResolver } from "./realm-resolver.ts";
+import type { ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";
+
+export const API_PREFIX = "/api/v1";
+/** zulip-facts §2: DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */
+export const DEFAULT_BODY_LIMIT = 25 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const MAX_MULTIPART_PARTS = 1000;
+const JSON_TYPE = "application/json; charset=utf-8";
+
+export interface BuildAppOptions {
+  client: ActorClient;
+  bus: Bus;
+  shards: number;
+  routes: RouteDef[];
+  requestTimeoutMs?: number;
+  logger?: boolean;
+  bodyLimit?: number;
+}
+
+/** A file part of a multipart body, kept for routes that take uploads. */
+export interface UploadedFile {
+  fieldname: string;
+  filename: string;
+  mimetype: string;
+  data: Buffer;
+}
+
+/**
+ * Parsed form or query string: one string per key, or every value of a
+ * repeated key (fast-querystring's shape; the last one counts, like
+ * Django's QueryDict.get). Null prototype.
+ */
+type Form = Record<string, string | string[]>;
+
+interface CompiledParam {
+  name: string;
+  /** Canonical name first, then aliases: the order Zulip looks them up in. */
+  names: string[];
+  parse: Parser<unknown>;
+  required: boolean;
+  hasDefault: boolean;
+  default: unknown;
+}
+
+interface CompiledRoute {
+  def: RouteDef;
+  params: CompiledParam[];
+  /** Every accepted name (canonical and aliases), for ignored_parameters_unsupported. */
+  accepted: Set<string>;
+  readsBody: boolean;
+  /** Names of the path's parameters: find-my-way lets the last one match "". */
+  pathParams: string[];
+}
+
+function compileRoute(def: RouteDef): CompiledRoute {
+  const params: CompiledParam[] = [];
+  const accepted = new Set<string>();
+  for (const name of Object.keys(def.params)) {
+    const spec: ParamSpec = def.params[name]!;
+    const names = [name, ...(spec.aliases ?? [])];
+    for (const n of names) {
+      if (accepted.has(n)) throw new Error(`${def.method} ${def.path}: parameter name "${n}" declared twice`);
+      accepted.add(n);
+    }
+    params.push({
+      name,
+      names,
+      parse: spec.parse,
+      required: spec.required === true,
+      hasDefault: spec.default !== undefined,
+      default: spec.default,
+    });
+  }
+  const pathParams = def.path
+    .split("/")
+    .filter((s) => s.startsWith(":"))
+    .map((s) => s.slice(1));
+  return { def, params, accepted, readsBody: def.method !== "GET", pathParams };
+}
+
+function lastValue(v: string | string[]): string {
+  return typeof v === "string" ? v : v[v.length - 1]!;
+}
+
+/** Zulip's typed_endpoint loop: per parameter, its names in order; body before query. */
+function readParams(cr: CompiledRoute, query: Form, body: Form | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const params = cr.params;
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i]!;
+    let used: string | undefined;
+    let raw = "";
+    const names = p.names;
+    for (let j = 0; j < names.length; j++) {
+      const n = names[j]!;
+      let v = body === undefined ? undefined : body[n];
+      if (v === undefined) v = query[n];
+      if (v === undefined) continue;
+      if (used !== undefined) throw errors.confusingArgument(used, n);
+      used = n;
+      raw = lastValue(v);
+    }
+    if (used === undefined) {
+      if (p.required) throw errors.missingArgument(p.name);
+      if (p.hasDefault) out[p.name] = p.default;
+      continue;
+    }
+    // Error texts use the canonical name whichever alias was sent (Zulip's request_var_name).
+    out[p.name] = p.parse(raw, p.name);
+  }
+  return out;
+}
+
+/** Request keys (query ∪ body) the route does not declare, sorted; undefined when none. */
+function ignoredParams(cr: CompiledRoute, query: Form, body: Form | undefined): string[] | undefined {
+  let ignored: string[] | undefined;
+  const accepted = cr.accepted;
+  for (const k in query) if (!accepted.has(k)) (ignored ??= []).push(k);
+  if (body !== undefined) {
+    for (const k in body) if (!accepted.has(k) && query[k] === undefined) (ignored ??= []).push(k);
+  }
+  return ignored?.sort();
+}
+
+// ---- Responses ----------------------------------------------------------------
+
+function sendSuccess(reply: FastifyReply, payload: Obj | undefined, ignored: string[] | undefined): void {
+  if (payload !== undefined && (payload === null || typeof payload !== "object" || Array.isArray(payload))) {
+    throw new Error(`route handler returned ${JSON.stringify(payload)}, not an object`);
+  }
+  // {result, msg, ...payload} without copying the payload: splice its JSON.
+  const json = payload === undefined ? "{}" : JSON.stringify(payload);
+  let body =
+    json.length > 2 ? `{"result":"success","msg":"",${json.slice(1)}` : `{"result":"success","msg":""}`;
+  if (ignored !== undefined) {
+    body = `${body.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`;
+  }
+  // Zulip's responses end with a newline (orjson OPT_APPEND_NEWLINE).
+  reply
+    .code(200)
+    .header("content-type", JSON_TYPE)
+    .send(body + "\n");
+}
+
+function sendError(reply: FastifyReply, e: ZulipError): void {
+  if (reply.sent) return;
+  const o: Record<string, unknown> = { result: "error", msg: e.message };
+  if (e.code !== "") o.code = e.code;
+  for (const k of Object.keys(e.extra)) if (!(k in o)) o[k] = e.extra[k];
+  reply.code(e.status);
+  for (const h of Object.keys(e.headers)) reply.header(h, e.headers[h]!);
+  reply.header("content-type", JSON_TYPE).send(JSON.stringify(o) + "\n");
+}
+
+/** Anything thrown while serving -> the ZulipError the client sees. Bad input never becomes a 500. */
+function toHttpError(err: unknown, req: FastifyRequest, logged: boolean): ZulipError {
+  if (err instanceof ZulipError || err instanceof UnavailableError) return toZulipError(err);
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  // Fastify's and @fastify/multipart's errors about the request itself.
+  if (status === 413) return errors.payloadTooLarge();
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return errors.badRequest(err instanceof Error && err.message ? err.message : "Bad request");
+  }
+  if (logged) req.log.error({ err }, "unhandled error");
+  else console.error(`unhandled error in ${req.method} ${req.url}:`, err);
+  return errors.internal();
+}
+
+// ---- Multipart -------------------------------------------------------------------
+
+async function readMultipart(
+  req: FastifyRequest,
+  limit: number,
+): Promise<{ fields: Form; files: UploadedFile[] | undefined }> {
+  const declared = Number(req.headers["content-length"]);
+  if (declared > limit) throw errors.payloadTooLarge();
+  const fields: Form = Object.create(null);
+  let files: UploadedFile[] | undefined;
+  let total = 0;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === "file") {
+        const data = await part.toBuffer();
+        total += data.length;
+        (files ??= []).push({
+          fieldname: part.fieldname,
+          filename: part.filename,
+          mimetype: part.mimetype,
+          data,
+        });
+      } else {
+        if (part.valueTruncated) throw errors.payloadTooLarge();
+        // A part sent as application/json arrives decoded; parameters are JSON text.
+        const value = typeof part.value === "string" ? part.value : JSON.stringify(part.value);
+        total += value.length;
+        fields[part.fieldname] = value;
+      }
+      if (total > limit) throw errors.payloadTooLarge();
+    }
+  } catch (err) {
+    if (err instanceof ZulipError) throw err;
+    const status = (err as { statusCode?: unknown }).statusCode;
+    if (status === 413) throw errors.payloadTooLarge();
+    // busboy's own errors ("Unexpected end of form", ...) carry no status.
+    throw errors.badRequest(err instanceof Error && err.message ? err.message : "Bad request");
+  }
+  return { fields, files };
+}
+
+// ---- The per-request context handed to handlers -------------------------------------
+
+class Gateway {
+  constructor(
+    readonly client: ActorClient,
+    readonly shards: number,
+    readonly realms: RealmResolver,
+    readonly auth: Authenticator,
+    readonly timeoutMs: number,
+    readonly bodyLimit: number,
+    readonly logged: boolean,
+  ) {}
+
+  async callActor(
+    ref: ActorRef,
+    method: string,
+    args: Obj,
+    caller: Caller | null,
+    deadline: number,
+    traceparent: string | undefined,
+  ): Promise<Value> {
+    const areq: ActorRequest = { ref, shard: shardOf(ref, this.shards), method, args, caller, deadline };
+    if (traceparent !== undefined) areq.traceparent = traceparent;
+    return responseValue(await this.client.request(areq));
+  }
+}
+
+class GatewayRequest implements RouteRequest {
+  /** An own arrow, not a method: handlers may destructure `{ call }`. */
+  readonly call: (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+  files?: UploadedFile[];
+
+  constructor(
+    gw: Gateway,
+    readonly params: Record<string, unknown>,
+    readonly path: Record<string, string>,
+    readonly caller: Caller | null,
+    readonly realmId: number,
+    readonly host: string,
+    readonly scheme: string,
+    deadline: number,
+    traceparent: string | undefined,
+  ) {
+    this.call = (ref, method, args) => gw.callActor(ref, method, args, caller, deadline, traceparent);
+  }
+}
+
+/** Files of a multipart request (for upload routes); empty otherwise. */
+export function uploadedFiles(req: RouteRequest): UploadedFile[] {
+  return (req as GatewayRequest).files ?? [];
+}
+
+async function serve(
+  gw: Gateway,
+  cr: CompiledRoute,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  try {
+    const path = req.params as Record<string, string>;
+    for (let i = 0; i < cr.pathParams.length; i++) {
+      if (path[cr.pathParams[i]!] === "") throw errors.noSuchRoute();
+    }
+    const now = Date.now();
+    const deadline = now + gw.timeoutMs;
+    const headers = req.headers;
+    const hostHeader = headers.host ?? "";
+    const realm = gw.realms.peek(hostHeader, now) ?? (await gw.realms.resolve(hostHeader, deadline));
+
+    let caller: Caller | null = null;
+    const mode = cr.def.auth;
+    if (mode !== "none") {
+      const authorization = headers.authorization;
+      if (authorization !== undefined) {
+        const c = gw.auth.authenticate(authorization, realm.realmId, deadline);
+        caller = c instanceof Promise ? await c : c;
+      } else if (mode === "required") {
+        throw errors.notLoggedIn();
+      }
+    }
+
+    let body: Form | undefined;
+    let files: UploadedFile[] | undefined;
+    if (cr.readsBody) {
+      if (req.isMultipart()) {
+        const m = await readMultipart(req, gw.bodyLimit);
+        body = m.fields;
+        files = m.files;
+      } else if (req.body !== null && typeof req.body === "object") {
+        body = req.body as Form;
+      }
+    }
+    const query = req.query as Form;
+    const params = readParams(cr, query, body);
+
+    const xfp = headers["x-forwarded-proto"];
+    const scheme = xfp === "https" || xfp === "http" ? xfp : req.protocol;
+    const tp = headers.traceparent;
+    const r = new GatewayRequest(
+      gw,
+      params,
+      path,
+      caller,
+      realm.realmId,
+      realm.host,
+      scheme,
+      deadline,
+      typeof tp === "string" ? tp : undefined,
+    );
+    if (files !== undefined) r.files = files;
+    const payload = await cr.def.handler(r);
+    sendSuccess(reply, payload, ignoredParams(cr, query, body));
+  } catch (err) {
+    sendError(reply, toHttpError(err, req, gw.logged));
+  }
+}
+
+// ---- 404, 405, OPTIONS ----------------------------------------------------------------
+
+/**
+ * Which methods some route accepts for a concrete path. Only consulted when
+ * Fastify found no route for (method, path), so it need not be fast.
+ */
+class MethodIndex {
+  private readonly patterns: { segments: string[]; methods: string[] }[] = [];
+
+  add(path: string, method: string): void {
+    const segments = path.split("/");
+    let p = this.patterns.find((x) => x.segments.join("/") === path);
+    if (p === undefined) this.patterns.push((p = { segments, methods: [] }));
+    if (!p.methods.includes(method)) p.methods.push(method);
+  }
+
+  /** Methods in declaration order, HEAD last when GET is there (Zulip's rest_dispatch); null: no such path. */
+  allowed(url: string): string[] | null {
+    const q = url.indexOf("?");
+    const path = q >= 0 ? url.slice(0, q) : url;
+    if (!path.startsWith(API_PREFIX + "/")) return null;
+    const segments = path.slice(API_PREFIX.length).split("/");
+    const methods: string[] = [];
+    for (const p of this.patterns) {
+      if (!matches(p.segments, segments)) continue;
+      for (const m of p.methods) if (!methods.includes(m)) methods.push(m);
+    }
+    if (methods.length === 0) return null;
+    if (methods.includes("GET")) methods.push("HEAD");
+    return methods;
+  }
+}
+
+function matches(pattern: string[], segments: string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!;
+    if (p === "*") return true;
+    if (i >= segments.length) return false;
+    if (p.startsWith(":")) {
+      if (segments[i] === "") return false;
+    } else if (p !== segments[i]) {
+      return false;
+    }
+  }
+  return pattern.length === segments.length;
+}
+
+// ---- The app ---------------------------------------------------------------------
+
+export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
+  const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const logged = opts.logger === true;
+  const app = Fastify({
+    logger: logged,
+    bodyLimit,
+    // Path parameters carry emails; find-my-way's default cap is 100 characters.
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (err, req, reply) => {
+      // Malformed percent-encoding or an overlong path parameter: no route matches.
+      const code = (err as { code?: string }).code;
+      if (code === "FST_ERR_BAD_URL" || code === "FST_ERR_MAX_PARAM_LENGTH")
+        sendError(reply, errors.noSuchRoute());
+      else sendError(reply, toHttpError(err, req, logged));
+    },
+  });
+
+  const gw = new Gateway(
+    opts.client,
+    opts.shards,
+    new RealmResolver(opts.client, opts.shards),
+    new Authenticator(opts.client, opts.shards, opts.bus),
+    opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    bodyLimit,
+    logged,
+  );
+  app.addHook("onClose", async () => gw.auth.close());
+
+  // Bodies: urlencoded and multipart become parameters, for every method;
+  // anything else (JSON included, zulip-facts §2) is read within the limit
+  // and ignored.
+  app.removeAllContentTypeParsers();
+  await app.register(formbody, { bodyLimit });
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit }, (_req, _body, done) =>
+    done(null, undefined),
+  );
+  await app.register(multipart, {
+    limits: { fieldSize: bodyLimit, fileSize: bodyLimit, parts: MAX_MULTIPART_PARTS, fieldNameSize: 1024 },
+  });
+
+  app.setErrorHandler((err, req, reply) => sendError(reply, toHttpError(err, req, logged)));
+
+  const index = new MethodIndex();
+  for (const def of opts.routes) {
+    const cr = compileRoute(def);
+    index.add(def.path, def.method);
+    app.route({
+      method: def.method,
+      url: API_PREFIX + def.path,
+      handler: (req, reply) => serve(gw, cr, req, reply),
+    });
+  }
+
+  app.setNotFoundHandler((req, reply) => {
+    const allowed = index.allowed(req.url);
+    if (allowed === null) return sendError(reply, errors.noSuchRoute());
+    if (req.method === "OPTIONS") {
+      reply
+        .code(204)
+        .header("Allow", [...allowed].sort().join(", "))
+        .send();
+      return;
+    }
+    sendError(reply, errors.methodNotAllowed(allowed));
+  });
+
+  return app;
+}

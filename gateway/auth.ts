@@ -1,0 +1,232 @@
+// HTTP Basic authentication (email:api_key) with Zulip's error texts and a
+// per-gateway credential cache.
+//
+// Order of checks follows zerver/decorator.py (authenticated_rest_api_view,
+// get_basic_credentials, validate_api_key, validate_account_and_subdomain):
+// header shape, scheme, base64/UTF-8/":" split, key format, lookup, key and
+// email match, realm deactivated, user deactivated, incoming-webhook bot.
+//
+// Cache: a user's record (not the verdict) per (realm, email) for TTL_MS.
+// When credentials, roles or activation change, the realm actor publishes
+// notice.auth.invalidate {realmId, email} (email "*": the whole realm) and
+// every gateway drops the entries at once; the TTL only bounds the damage of
+// a lost notice. Unknown emails are not cached.
+
+import { timingSafeEqual } from "node:crypto";
+import { errors } from "../actors/errors.ts";
+import type { ActorRef, Caller } from "../actors/types.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import { responseValue } from "../cluster/responses.ts";
+import type { ActorClient, Bus, Subscription } from "../cluster/transport/contract.ts";
+import { fromPbMap, pb } from "../proto/codec.ts";
+
+export const AUTH_INVALIDATE_SUBJECT = "notice.auth.invalidate";
+
+const TTL_MS = 60_000;
+const MAX_ENTRIES = 100_000;
+/** Decoded Authorization headers remembered (decoding is a pure function of the header). */
+const MAX_HEADERS = 10_000;
+/** Zulip's UserProfile.INCOMING_WEBHOOK_BOT. */
+const INCOMING_WEBHOOK_BOT = 2;
+
+/** What the realm actor's authLookup answers for a known email. */
+export interface AuthRecord {
+  userId: number;
+  apiKey: string;
+  role: number;
+  isBot: boolean;
+  botType: number | null;
+  isActive: boolean;
+  realmDeactivated: boolean;
+}
+
+interface Entry {
+  rec: AuthRecord;
+  key: Buffer;
+  caller: Caller;
+  expires: number;
+}
+
+interface Credentials {
+  email: string;
+  key: Buffer;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function isAlnum(ch: number): boolean {
+  return (ch >= 48 && ch <= 57) || (ch >= 65 && ch <= 90) || (ch >= 97 && ch <= 122);
+}
+
+function isBase64(s: string): boolean {
+  if (s.length % 4 !== 0) return false;
+  let i = 0;
+  for (; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    if (!(isAlnum(ch) || ch === 43 || ch === 47)) break;
+  }
+  const pad = s.length - i;
+  if (pad > 2) return false;
+  for (; i < s.length; i++) if (s.charCodeAt(i) !== 61) return false;
+  return true;
+}
+
+/**
+ * Split "Basic base64(email:key)" like Zulip's get_basic_credentials, then
+ * check the key's format (has_api_key_format: 32 ASCII letters or digits).
+ * Throws the ZulipError the client gets.
+ */
+export function parseBasicAuth(header: string): Credentials {
+  // Python's str.split(): runs of whitespace, ends stripped.
+  const parts = header.trim().split(/\s+/);
+  if (parts.length !== 2) throw errors.badAuthHeader();
+  if (parts[0]!.toLowerCase() !== "basic") throw errors.notBasicAuth();
+  const b64 = parts[1]!;
+  if (!isBase64(b64)) throw errors.badAuthHeader();
+  let text: string;
+  try {
+    text = utf8.decode(Buffer.from(b64, "base64"));
+  } catch {
+    throw errors.badAuthHeader();
+  }
+  const fields = text.split(":");
+  if (fields.length !== 2) throw errors.badAuthHeader();
+  const email = fields[0]!.trim().toLowerCase();
+  const key = fields[1]!.trim();
+  if (key.length !== 32) throw errors.malformedApiKey();
+  for (let i = 0; i < 32; i++) if (!isAlnum(key.charCodeAt(i))) throw errors.malformedApiKey();
+  return { email, key: Buffer.from(key, "latin1") };
+}
+
+export class Authenticator {
+  private readonly realms = new Map<number, Map<string, Entry>>();
+  private size = 0;
+  private readonly inflight = new Map<string, Promise<Entry | null>>();
+  /** Bumped by every invalidation: a lookup that raced one is not cached. */
+  private generation = 0;
+  private readonly headers = new Map<string, Credentials>();
+  private readonly sub: Subscription;
+
+  constructor(
+    private readonly client: ActorClient,
+    private readonly shards: number,
+    bus: Bus,
+  ) {
+    this.sub = bus.subscribe(AUTH_INVALIDATE_SUBJECT, (data) => this.onNotice(data));
+  }
+
+  close(): void {
+    this.sub.unsubscribe();
+  }
+
+  /**
+   * The caller for an Authorization header, or a thrown ZulipError. Returns
+   * synchronously on a cache hit so the hot path awaits nothing.
+   */
+  authenticate(header: string, realmId: number, deadline: number): Caller | Promise<Caller> {
+    let cred = this.headers.get(header);
+    if (cred === undefined) {
+      cred = parseBasicAuth(header);
+      if (this.headers.size >= MAX_HEADERS) this.headers.clear();
+      this.headers.set(header, cred);
+    }
+    const hit = this.peek(realmId, cred.email, Date.now());
+    if (hit !== undefined) return verify(hit, cred);
+    return this.load(realmId, cred.email, deadline).then((e) => {
+      if (e === null) throw errors.invalidApiKey();
+      return verify(e, cred);
+    });
+  }
+
+  /** Drop cached records: one email, or every email of the realm with "*". */
+  invalidate(realmId: number, email: string): void {
+    this.generation++;
+    const m = this.realms.get(realmId);
+    if (m === undefined) return;
+    if (email === "*") {
+      this.size -= m.size;
+      this.realms.delete(realmId);
+    } else if (m.delete(email.toLowerCase())) {
+      this.size--;
+    }
+  }
+
+  private onNotice(data: Uint8Array): void {
+    let realmId: unknown;
+    let email: unknown;
+    try {
+      const o = fromPbMap(pb.MapValue.decode(data) as unknown as Parameters<typeof fromPbMap>[0]);
+      realmId = o.realmId;
+      email = o.email;
+    } catch (err) {
+      console.error("bad auth invalidation notice", err);
+      return;
+    }
+    if (typeof realmId === "number" && typeof email === "string") this.invalidate(realmId, email);
+  }
+
+  private peek(realmId: number, email: string, now: number): Entry | undefined {
+    const e = this.realms.get(realmId)?.get(email);
+    if (e === undefined || e.expires > now) return e;
+    this.realms.get(realmId)!.delete(email);
+    this.size--;
+    return undefined;
+  }
+
+  private load(realmId: number, email: string, deadline: number): Promise<Entry | null> {
+    const k = `${realmId}\u0000${email}`;
+    let p = this.inflight.get(k);
+    if (p === undefined) {
+      p = this.fetch(realmId, email, deadline).finally(() => this.inflight.delete(k));
+      this.inflight.set(k, p);
+    }
+    return p;
+  }
+
+  private async fetch(realmId: number, email: string, deadline: number): Promise<Entry | null> {
+    const gen = this.generation;
+    const ref: ActorRef = { kind: "realm", realm: realmId, key: "realm" };
+    const res = await this.client.request({
+      ref,
+      shard: shardOf(ref, this.shards),
+      method: "authLookup",
+      args: { email },
+      caller: null,
+      deadline,
+    });
+    const rec = responseValue(res) as AuthRecord | null;
+    if (rec === null) return null;
+    if (typeof rec !== "object" || typeof rec.userId !== "number" || typeof rec.apiKey !== "string") {
+      throw new Error(`authLookup answered ${JSON.stringify(rec)}`);
+    }
+    const entry: Entry = {
+      rec,
+      key: Buffer.from(rec.apiKey, "utf8"),
+      caller: { realmId, userId: rec.userId, role: rec.role, isBot: rec.isBot },
+      expires: Date.now() + TTL_MS,
+    };
+    if (gen === this.generation) this.store(realmId, email, entry);
+    return entry;
+  }
+
+  private store(realmId: number, email: string, entry: Entry): void {
+    if (this.size >= MAX_ENTRIES) {
+      // Crude but bounded: forget everything. Refills cost one lookup per user.
+      this.realms.clear();
+      this.size = 0;
+    }
+    let m = this.realms.get(realmId);
+    if (m === undefined) this.realms.set(realmId, (m = new Map()));
+    if (!m.has(email)) this.size++;
+    m.set(email, entry);
+  }
+}
+
+function verify(e: Entry, cred: Credentials): Caller {
+  if (e.key.length !== cred.key.length || !timingSafeEqual(e.key, cred.key)) throw errors.invalidApiKey();
+  const rec = e.rec;
+  if (rec.realmDeactivated) throw errors.realmDeactivated();
+  if (!rec.isActive) throw errors.accountDeactivated();
+  if (rec.botType === INCOMING_WEBHOOK_BOT) throw errors.incomingWebhookBot();
+  return e.caller;
+}

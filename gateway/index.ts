@@ -1,0 +1,7 @@
+// The gateway's door: route modules and the processes import from here only.
+export { API_PREFIX, DEFAULT_BODY_LIMIT, buildApp, uploadedFiles } from "./app.ts";
+export type { BuildAppOptions, UploadedFile } from "./app.ts";
+export { AUTH_INVALIDATE_SUBJECT } from "./auth.ts";
+export { c, p, param } from "./params.ts";
+export type { Checker } from "./params.ts";
+export type { AuthMode, ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";

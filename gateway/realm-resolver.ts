@@ -1,0 +1,98 @@
+// Host header -> realm id, cached per gateway.
+//
+// The directory actor (realm 0, key "directory") owns the host table. A
+// realm's host changes rarely, so a stale entry lives at most TTL_MS; errors
+// (unknown host) are not cached and reach the client as the actor raised them.
+
+import type { ActorRef } from "../actors/types.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import { responseValue } from "../cluster/responses.ts";
+import type { ActorClient } from "../cluster/transport/contract.ts";
+
+const TTL_MS = 60_000;
+/** The Host header is client-controlled: bound what it can make us remember. */
+const MAX_ENTRIES = 10_000;
+
+const DIRECTORY: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+
+export interface ResolvedHost {
+  realmId: number;
+  /** Lowercased host name without the port. */
+  host: string;
+}
+
+interface Entry extends ResolvedHost {
+  expires: number;
+}
+
+/** "Chat.Example.com:443" -> "chat.example.com"; "[::1]:80" -> "[::1]". */
+export function hostName(header: string): string {
+  let end = header.length;
+  if (header.charCodeAt(0) === 91 /* [ */) {
+    const close = header.indexOf("]");
+    if (close > 0) end = close + 1;
+  } else {
+    const colon = header.indexOf(":");
+    if (colon >= 0) end = colon;
+  }
+  return header.slice(0, end).trim().toLowerCase();
+}
+
+export class RealmResolver {
+  // Keyed by the raw header so the hot path does no string work.
+  private readonly cache = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<ResolvedHost>>();
+  private readonly shard: number;
+
+  constructor(
+    private readonly client: ActorClient,
+    shards: number,
+  ) {
+    this.shard = shardOf(DIRECTORY, shards);
+  }
+
+  /** The cached answer, if fresh. */
+  peek(hostHeader: string, now: number): ResolvedHost | undefined {
+    const e = this.cache.get(hostHeader);
+    if (e === undefined) return undefined;
+    if (e.expires <= now) {
+      this.cache.delete(hostHeader);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Ask the directory (one request per host at a time). Throws ZulipError. */
+  resolve(hostHeader: string, deadline: number): Promise<ResolvedHost> {
+    let p = this.inflight.get(hostHeader);
+    if (p === undefined) {
+      p = this.fetch(hostHeader, deadline).finally(() => this.inflight.delete(hostHeader));
+      this.inflight.set(hostHeader, p);
+    }
+    return p;
+  }
+
+  private async fetch(hostHeader: string, deadline: number): Promise<ResolvedHost> {
+    const host = hostName(hostHeader);
+    const res = await this.client.request({
+      ref: DIRECTORY,
+      shard: this.shard,
+      method: "resolveHost",
+      args: { host },
+      caller: null,
+      deadline,
+    });
+    const value = responseValue(res) as { realmId?: unknown } | null;
+    const realmId = value?.realmId;
+    if (typeof realmId !== "number")
+      throw new Error(`resolveHost(${host}) answered ${JSON.stringify(value)}`);
+    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    const entry: Entry = { realmId, host, expires: Date.now() + TTL_MS };
+    this.cache.set(hostHeader, entry);
+    return entry;
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}
