@@ -21,6 +21,7 @@ interface Figure {
   p99: number;
   errors: number;
   non2xx: number;
+  total: number;
 }
 
 async function load(
@@ -52,7 +53,14 @@ async function load(
     });
   await run(2); // warm-up: JIT, activations, connections
   const r = await run(DURATION);
-  return { name, rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  return {
+    name,
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+  };
 }
 
 async function fetchKey(url: string): Promise<string> {
@@ -140,7 +148,7 @@ async function cluster(): Promise<Figure> {
 function row(f: Figure, base: Figure): string {
   const ratio = (f.rps / base.rps).toFixed(3);
   const p99ratio = (f.p99 / Math.max(base.p99, 0.001)).toFixed(2);
-  return `| ${f.name} | ${f.rps.toFixed(0)} | ${ratio}x | ${f.p99} ms | ${p99ratio}x | ${f.errors + f.non2xx} |`;
+  return `| ${f.name} | ${f.rps.toFixed(0)} | ${ratio}x | ${f.p99} ms | ${p99ratio}x | ${f.total} | ${f.errors + f.non2xx} |`;
 }
 
 const base = await baseline();
@@ -150,8 +158,8 @@ console.log(
   `\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
 );
 console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per scenario after a 2 s warm-up\n`);
-console.log("| scenario | req/s | ratio to baseline | p99 | p99 ratio | failed |");
-console.log("|---|---|---|---|---|---|");
+console.log("| scenario | req/s | ratio to baseline | p99 | p99 ratio | requests | failed |");
+console.log("|---|---|---|---|---|---|---|");
 console.log(row(base, base));
 for (const f of figures) console.log(row(f, base));
 let failed = false;

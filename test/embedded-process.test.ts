@@ -1,0 +1,119 @@
+// The embedded server as `npm start` runs it (a process, env configuration),
+// and the management CLI: first-start bootstrap, acknowledged writes survive
+// kill -9, the CLI refuses a store the server holds and works once it stops.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { ROOT, startProc, type Proc } from "../bench/procs.ts";
+import { freePort } from "./support/services.ts";
+import { makeApi } from "./support/embedded.ts";
+
+const run = promisify(execFile);
+const OWNER = { email: "first@example.com", password: "first-start-pw" };
+
+function manage(dataDir: string, ...args: string[]) {
+  return run(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, NATS_URL: "" },
+  });
+}
+
+describe("embedded process - npm start and the management CLI", () => {
+  let dir: string;
+  let port: number;
+  let server: Proc | null = null;
+  const start = async () => {
+    server = await startProc(
+      "embedded",
+      "server.ts",
+      {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dir,
+        OWNER_EMAIL: OWNER.email,
+        OWNER_PASSWORD: OWNER.password,
+        REALM_NAME: "First Org",
+        EXTERNAL_HOST: "chat.example.test",
+      },
+      /listening on port/,
+    );
+  };
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "embedded-proc-"));
+    port = await freePort();
+  });
+  after(async () => {
+    await server?.stop("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("first start bootstraps the organization and owner from the environment", async () => {
+    await start();
+    assert.match(server!.output(), /Created organization 1 and its owner \(user 1\)/);
+    const api = makeApi(`http://127.0.0.1:${port}`, null);
+    const settings = await api("GET", "/server_settings", {}, null);
+    assert.equal(settings.status, 200);
+    assert.equal(settings.body.realm_name, "First Org");
+    assert.equal(settings.body.realm_url, "http://chat.example.test");
+    const key = await api(
+      "POST",
+      "/fetch_api_key",
+      { username: OWNER.email, password: OWNER.password },
+      null,
+    );
+    assert.equal(key.status, 200);
+    assert.equal(key.body.user_id, 1);
+  });
+
+  test("an acknowledged write survives kill -9; a restart does not bootstrap again", async () => {
+    const anon = makeApi(`http://127.0.0.1:${port}`, null);
+    const key = await anon(
+      "POST",
+      "/fetch_api_key",
+      { username: OWNER.email, password: OWNER.password },
+      null,
+    );
+    const api = makeApi(`http://127.0.0.1:${port}`, { email: OWNER.email, apiKey: key.body.api_key });
+    assert.equal((await api("PATCH", "/settings", { full_name: "Durable Name" })).status, 200);
+    await server!.stop("SIGKILL");
+    await start();
+    assert.doesNotMatch(server!.output(), /Created organization/);
+    const me = await api("GET", "/users/me");
+    assert.equal(me.status, 200);
+    assert.equal(me.body.full_name, "Durable Name");
+  });
+
+  test("the CLI refuses the store while the server runs, then creates users and prints keys", async () => {
+    await assert.rejects(manage(dir, "realms"), /embedded server \(pid \d+\) is running/);
+    await server!.stop("SIGTERM");
+    server = null;
+
+    const created = await manage(
+      dir,
+      "create-user",
+      "--email",
+      "cli@example.com",
+      "--password",
+      "cli-password",
+      "--full-name",
+      "Cli User",
+    );
+    const user = JSON.parse(created.stdout) as { userId: number; apiKey: string };
+    assert.equal(user.userId, 2);
+    assert.match(user.apiKey, /^[A-Za-z0-9]{32}$/);
+    const key = JSON.parse((await manage(dir, "api-key", "--email", "cli@example.com")).stdout);
+    assert.equal(key.apiKey, user.apiKey);
+    await assert.rejects(manage(dir, "create-user", "--email", "x@example.com"), /--password is required/);
+    await assert.rejects(manage(dir, "no-such-command"), /usage: npm run manage/);
+
+    await start();
+    const api = makeApi(`http://127.0.0.1:${port}`, { email: "cli@example.com", apiKey: user.apiKey });
+    const me = await api("GET", "/users/me");
+    assert.equal(me.status, 200);
+    assert.equal(me.body.full_name, "Cli User");
+  });
+});
