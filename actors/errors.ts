@@ -103,6 +103,7 @@ export const errors = {
   tooLong: (name: string, limit: number) =>
     new ZulipError(`${name} is too long (limit: ${limit} characters)`),
   cannotBeBlank: (name: string) => new ZulipError(`${name} cannot be blank`),
+  tooShort: (name: string) => new ZulipError(`${name} is too short.`),
   unexpectedKey: (key: string, name: string) => new ZulipError(`Argument "${key}" at ${name} is unexpected`),
   fieldMissing: (name: string, key: string) => new ZulipError(`${name} field is missing: ${key}`),
   unsupportedCombination: (params: string[]) =>
@@ -186,6 +187,45 @@ export const errors = {
   noSuchUser: () => new ZulipError("No such user"),
   notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
   userDeactivated: () => new ZulipError("User is deactivated"),
+  cannotDeactivateOnlyOwner: () => new ZulipError("Cannot deactivate the only organization owner"),
+  cannotDeactivateLastUser: (isLastOwner: boolean) => {
+    const entity = isLastOwner ? "organization owner" : "user";
+    return new ZulipError(`Cannot deactivate the only ${entity}.`, "CANNOT_DEACTIVATE_LAST_USER", 400, {
+      is_last_owner: isLastOwner,
+      entity,
+    });
+  },
+  cannotRemoveOnlyOwner: () =>
+    new ZulipError("The owner permission cannot be removed from the only organization owner."),
+  savedSnippetNotFound: () => new ZulipError("Saved snippet does not exist.", "BAD_REQUEST", 404),
+  // Push tokens (zerver/lib/push_notifications.py validate_token, remove_push_device_token)
+  emptyOrInvalidToken: () => new ZulipError("Empty or invalid length token"),
+  invalidApnsToken: () => new ZulipError("Invalid APNS token"),
+  invalidAppId: () => new ZulipError("Invalid app ID"),
+  tokenDoesNotExist: () => new ZulipError("Token does not exist"),
+  // Bots (zerver/views/users.py add_bot_backend, patch_bot_backend; zerver/lib/users.py)
+  noSuchBot: () => new ZulipError("No such bot"),
+  usernameInUse: () => new ZulipError("Username already in use"),
+  botNameInUse: () => new ZulipError("Name is already in use!"),
+  invalidBotType: () => new ZulipError("Invalid bot type"),
+  invalidInterfaceType: () => new ZulipError("Invalid interface type"),
+  notAUrl: (name: string) => new ZulipError(`${name} is not a URL`),
+  botOwnerNoSuchUser: () => new ZulipError("Failed to change owner, no such user"),
+  botOwnerDeactivated: () => new ZulipError("Failed to change owner, user is deactivated"),
+  botOwnerIsBot: () => new ZulipError("Failed to change owner, bots can't own other bots"),
+
+  // Event queues (zerver/tornado/exceptions.py, event_queue.py, views/events_register.py)
+  badEventQueueId: (queueId: string) =>
+    new ZulipError(`Bad event queue ID: ${queueId}`, "BAD_EVENT_QUEUE_ID", 400, { queue_id: queueId }),
+  eventAlreadyPruned: (lastEventId: number) =>
+    new ZulipError(`An event newer than ${lastEventId} has already been pruned!`),
+  eventNotInQueue: (lastEventId: number) => new ZulipError(`Event ${lastEventId} was not in this queue`),
+  missingQueueId: () => new ZulipError("Missing 'queue_id' argument"),
+  missingLastEventId: () => new ZulipError("Missing 'last_event_id' argument"),
+  anonymousRegisterParam: (key: string) => new ZulipError(`Invalid '${key}' parameter for anonymous request`),
+  userNotAuthorizedForQuery: () => new ZulipError("User not authorized for this query"),
+  narrowOperatorNotSupported: (operator: string) => new ZulipError(`Operator ${operator} not supported.`),
+  notLength: (name: string, n: number) => new ZulipError(`${name} is not length ${n}`),
 
   // Settings (zerver/views/user_settings.py)
   cannotChangeForOthers: () => new ZulipError("Cannot change this setting for other users."),
@@ -196,8 +236,115 @@ export const errors = {
   invalidWithDetail: (name: string, detail: string) => new ZulipError(`Invalid ${name}: ${detail}`),
   targetUsersEmpty: () => new ZulipError("Either user_ids or group_ids must be provided."),
 
+  // Channels (zerver/lib/streams.py, zerver/views/streams.py)
+  invalidChannelId: () => new ZulipError("Invalid channel ID"),
+  invalidChannelName: (name: string) => new ZulipError(`Invalid channel name '${name}'`),
+  channelDoesNotExist: (name: string) =>
+    new ZulipError(`Channel '${name}' does not exist`, "STREAM_DOES_NOT_EXIST", 400, { stream: name }),
+  channelAlreadyExists: (name: string) => new ZulipError(`Channel '${name}' already exists`),
+  channelNameEmpty: () => new ZulipError("Channel name can't be empty."),
+  channelNameTooLong: (limit: number) =>
+    new ZulipError(`Channel name too long (limit: ${limit} characters).`),
+  channelNameBadChar: (pos: number) =>
+    new ZulipError(`Invalid character in channel name, at position ${pos}.`),
+  cannotAdministerChannel: () => new ZulipError("You do not have permission to administer this channel."),
+  unableToAccessChannel: (name: string) => new ZulipError(`Unable to access channel (${name}).`),
+  principalNotAuthorized: (principal: string) =>
+    new ZulipError(
+      `User not authorized to execute queries on behalf of '${principal}'`,
+      "UNAUTHORIZED_PRINCIPAL",
+      403,
+    ),
+  privateCannotBeDefault: () => new ZulipError("Private channels cannot be made default."),
+  historyPublicRequired: () => new ZulipError("Invalid parameters"),
+  onlyUnarchiveSupported: () => new ZulipError("Channel is already archived."),
+  notArchived: () => new ZulipError("Channel is not archived."),
+  webPublicDisabled: () => new ZulipError("Web-public channels are not enabled."),
+  unknownSubscriptionProperty: (name: string) => new ZulipError(`Unknown subscription property: ${name}`),
+  notSubscribed: () => new ZulipError("Not subscribed to channel ID"),
+  invalidColor: (name: string) => new ZulipError(`${name} is not a valid hex color code`),
+
+  // Messages (zerver/lib/message.py, zerver/actions/message_send.py, zerver/views/message_*.py)
+  invalidMessages: () => new ZulipError("Invalid message(s)"),
+  invalidFlag: (flag: string) => new ZulipError(`Invalid flag: '${flag}'`),
+  flagNotEditable: (flag: string) => new ZulipError(`Flag not editable: '${flag}'`),
+  invalidFlagOperation: (op: string) => new ZulipError(`Invalid message flag operation: '${op}'`),
+  messageEmpty: () => new ZulipError("Message must not be empty"),
+  topicBadChar: (pos: number) => new ZulipError(`Invalid character in topic, at position ${pos}!`),
+  notAuthorizedToSend: (name: string) => new ZulipError(`Not authorized to send to channel '${name}'`),
+  emptyTopicDisallowed: () =>
+    new ZulipError("Sending messages to the general chat is not allowed in this channel."),
+  onlyEmptyTopic: () => new ZulipError("Only the general chat topic is allowed in this channel."),
+  invalidEmail: (email: string) => new ZulipError(`Invalid email '${email}'`),
+  invalidAnchor: () => new ZulipError("Invalid anchor"),
+  tooManyMessages: () => new ZulipError("Too many messages requested (maximum 5000)."),
+  anchorExcluded: () => new ZulipError("The anchor can only be excluded at an end of the range"),
+  badNarrow: (desc: string) =>
+    new ZulipError(`Invalid narrow operator: ${desc}`, "BAD_NARROW", 400, { desc }),
+  reactionExists: () => new ZulipError("Reaction already exists.", "REACTION_ALREADY_EXISTS"),
+  reactionMissing: () => new ZulipError("Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST"),
+  cannotEditMessage: () => new ZulipError("You don't have permission to edit this message"),
+  cannotDeleteMessage: () => new ZulipError("You don't have permission to delete this message"),
+  nothingToChange: () => new ZulipError("Nothing to change"),
+  missingTopic: () => new ZulipError("Missing topic"),
+  channelIdDoesNotExist: (id: number) =>
+    new ZulipError(`Channel with ID '${id}' does not exist`, "STREAM_DOES_NOT_EXIST", 400, { stream_id: id }),
+  exactlyOneChannel: () => new ZulipError("Must specify exactly 1 channel ID for channel messages"),
+  missingAnchor: () => new ZulipError("Missing 'anchor' argument."),
+  editTimeLimit: () => new ZulipError("The time limit for editing this message has passed"),
+  topicEditTimeLimit: () => new ZulipError("The time limit for editing this message's topic has passed."),
+  topicAlreadyMuted: () => new ZulipError("Topic already muted"),
+  topicNotMuted: () => new ZulipError("Topic is not muted"),
+  supplyStream: () => new ZulipError("Please supply 'stream'."),
+  chooseStream: () => new ZulipError("Please choose one: 'stream' or 'stream_id'."),
+  noPostPermission: () => new ZulipError("You do not have permission to post in this channel."),
+
   // User groups
   invalidUserGroupId: (id: number | string) => new ZulipError(`Invalid user group ID: ${id}`),
+  // (zerver/lib/user_groups.py, zerver/views/user_groups.py, zerver/lib/exceptions.py)
+  invalidUserGroup: () => new ZulipError("Invalid user group"),
+  userGroupDeactivated: () => new ZulipError("User group is deactivated."),
+  expectationMismatch: () =>
+    new ZulipError("'old' value does not match the expected value.", "EXPECTATION_MISMATCH"),
+  systemGroupRequired: (setting: string) =>
+    new ZulipError(`'${setting}' must be a system user group.`, "SYSTEM_GROUP_REQUIRED", 400, {
+      setting_name: setting,
+    }),
+  settingCannotBeGroup: (setting: string, group: string) =>
+    new ZulipError(`'${setting}' setting cannot be set to '${group}' group.`),
+  cannotDeactivateGroupInUse: (objections: unknown[]) =>
+    new ZulipError("Cannot deactivate user group in use.", "CANNOT_DEACTIVATE_GROUP_IN_USE", 400, {
+      objections,
+    }),
+  groupNameEmpty: () => new ZulipError("User group name can't be empty!"),
+  groupNameTooLong: (max: number) => new ZulipError(`User group name cannot exceed ${max} characters.`),
+  groupNameBadPrefix: (prefix: string) => new ZulipError(`User group name cannot start with '${prefix}'.`),
+  groupNameInUse: (name: string) => new ZulipError(`User group '${name}' already exists.`),
+  noNewDataSupplied: () => new ZulipError("No new data supplied"),
+  nothingToDoMembers: () =>
+    new ZulipError(
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    ),
+  nothingToDoSubgroups: () => new ZulipError('Nothing to do. Specify at least one of "add" or "delete".'),
+  alreadyGroupMember: (id: number) => new ZulipError(`User ${id} is already a member of this group`),
+  notGroupMember: (id: number) => new ZulipError(`There is no member '${id}' in this user group`),
+  alreadySubgroup: (id: number) => new ZulipError(`User group ${id} is already a subgroup of this group.`),
+  notSubgroup: (id: number) => new ZulipError(`User group ${id} is not a subgroup of this group.`),
+  subgroupCycle: (id: number) =>
+    new ZulipError(`User group ${id} is already a subgroup of one of the passed subgroups.`),
+  notAllowedForGuests: () => new ZulipError("Not allowed for guest users"),
+
+  // Linkifiers (zerver/views/realm_linkifiers.py, zerver/models/linkifiers.py)
+  /** Zulip's ValidationFailureError: the first message, and all messages by field. */
+  validationFailed: (msg: string, byField: Record<string, string[]>) =>
+    new ZulipError(msg, "BAD_REQUEST", 400, { errors: byField }),
+  missingDependentParameter: (required: string, set: string) =>
+    new ZulipError(`Parameter '${required}' must be set when '${set}' is set.`),
+  linkifierNotFound: () => new ZulipError("Linkifier not found."),
+  filterNotFound: () => new ZulipError("Filter not found"),
+  linkifierOrderDuplicates: () => new ZulipError("The ordered list must not contain duplicated linkifiers"),
+  linkifierOrderIncomplete: () =>
+    new ZulipError("The ordered list must enumerate all existing linkifiers exactly once"),
 
   // Status and emoji (spec: Errors)
   noNewValues: () => new ZulipError("Client did not pass any new values."),

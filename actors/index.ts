@@ -2,6 +2,9 @@
 // gateway and the CLI send to. Only cluster/, gateway/ and the CLI import
 // this; actor kinds import each other's doors.
 
+import { channelBehavior } from "./channel/index.ts";
+import { groupBehavior } from "./group/index.ts";
+import { queueBehavior } from "./queue/index.ts";
 import { realmBehavior } from "./realm/index.ts";
 import type { Behavior, Kind } from "./types.ts";
 import { userBehavior } from "./user/index.ts";
@@ -12,8 +15,29 @@ import { userBehavior } from "./user/index.ts";
 export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   realm: realmBehavior,
   user: userBehavior,
+  queue: queueBehavior,
+  group: groupBehavior,
+  channel: channelBehavior,
 };
 
+export {
+  EMPTY_TOPIC_NAME,
+  LARGER_THAN_MAX_MESSAGE_ID,
+  MAX_MESSAGES_PER_FETCH,
+  channelConvRef,
+  channelDirectoryRef,
+  dmConvRef,
+  windowIds,
+} from "./channel/index.ts";
 export { directoryRef, realmRef } from "./realm/index.ts";
 export { settingTypes, userRef } from "./user/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
+export {
+  DEFAULT_QUEUE_TIMEOUT_SECS,
+  MAX_QUEUE_TIMEOUT_SECS,
+  MOBILE_QUEUE_TIMEOUT_SECS,
+  isSupportedNarrowTerm,
+  queueOwner,
+  queueRef,
+} from "./queue/index.ts";
+export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";

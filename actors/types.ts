@@ -56,6 +56,15 @@ export interface Decision<R extends Value = Value> {
    * {realmId, email} makes every gateway drop its cached credentials.
    */
   notices?: { subject: string; data: Obj }[];
+  /**
+   * Deferred reply (long-polls): the turn's reply is withheld under this
+   * key until a later decision names the key in `wake`. Not durable: the
+   * runtime answers "moved" to parked turns when the activation ends, and the
+   * caller retries at the next activation.
+   */
+  park?: string;
+  /** Complete parked turns (of this activation) with these replies, once the facts are durable. */
+  wake?: { key: string; reply: Value }[];
 }
 
 export interface ActorContext {
@@ -66,6 +75,15 @@ export interface ActorContext {
   call(ref: ActorRef, method: string, args: Obj, caller?: Caller | null): Promise<Value>;
   /** Allocate the next id in a realm-wide counter ("user", "channel", ...). Never reused. */
   nextId(counter: string): Promise<number>;
+  /**
+   * Timer on the node's timer wheel: after delayMs the runtime sends
+   * `method(args)` to this actor (caller null). At most one pending timer
+   * per key and activation: scheduling a key that is pending is a no-op.
+   * Timers are not durable; an actor re-arms them when it next runs.
+   */
+  schedule(key: string, delayMs: number, method: string, args: Obj): void;
+  /** Keys of this activation's parked turns (see Decision.park). */
+  parked(): string[];
 }
 
 export type Handler<S> = (

@@ -19,7 +19,7 @@ import type {
 import { FencedError, MovedError, UnavailableError } from "../actors/errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
 import type { Store } from "./storage/contract.ts";
-import type { TimerWheel } from "./timer-wheel.ts";
+import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 
 export interface Turn {
@@ -47,6 +47,10 @@ export interface Activation {
   lastUsed: number;
   /** Set when the shard was lost: every later turn answers "moved". */
   dead: boolean;
+  /** Turns whose reply a later turn gives (Decision.park / wake), by key. */
+  parked: Map<string, Turn>;
+  /** Pending ctx.schedule timers by key. */
+  timers: Map<string, TimerHandle>;
 }
 
 export interface CatalogHooks {
@@ -72,6 +76,8 @@ export interface CatalogOptions {
   snapshotEvery?: number;
   /** Bound on waiting turns per actor; beyond it callers get 503. */
   mailboxLimit?: number;
+  /** Most turns decided together and committed in one journal append. */
+  batchLimit?: number;
 }
 
 export class Catalog {
@@ -80,6 +86,7 @@ export class Catalog {
   private readonly idleMs: number;
   private readonly snapshotEvery: number;
   private readonly mailboxLimit: number;
+  private readonly batchLimit: number;
   /** Counters for inspection and metrics. */
   readonly stats = { activations: 0, passivations: 0, turns: 0, snapshots: 0, fenced: 0 };
 
@@ -88,6 +95,7 @@ export class Catalog {
     this.idleMs = o.idleMs ?? 5 * 60_000;
     this.snapshotEvery = o.snapshotEvery ?? 200;
     this.mailboxLimit = o.mailboxLimit ?? 5000;
+    this.batchLimit = o.batchLimit ?? 256;
   }
 
   get size(): number {
@@ -126,6 +134,7 @@ export class Catalog {
       // The shard was lost and re-acquired: the old activation may be stale.
       act.dead = true;
       this.acts.delete(id);
+      this.releaseParked(act);
       act = undefined;
     }
     if (!act) act = this.activate(ref, id, shard, epoch);
@@ -152,6 +161,8 @@ export class Catalog {
       ready: false,
       lastUsed: this.now(),
       dead: false,
+      parked: new Map(),
+      timers: new Map(),
     };
     this.acts.set(id, act);
     this.stats.activations++;
@@ -188,66 +199,109 @@ export class Catalog {
     }
   }
 
+  /**
+   * Run the mailbox. Group commit: the turns waiting in the mailbox are
+   * decided one after the other, each seeing the facts of the ones before
+   * (applied in memory at once), then all their facts go to the journal in
+   * one append. Replies and events are released only once that append is
+   * durable, so nobody observes a state that could still be lost. If the
+   * append fails, the in-memory state is ahead of the journal: the
+   * activation is discarded and the next message reloads it from the store.
+   */
   private async drain(act: Activation): Promise<void> {
     if (act.running) return;
     act.running = true;
+    const behavior = this.o.behaviors[act.ref.kind]!;
     try {
-      while (act.mailbox.length) {
-        const turn = act.mailbox.shift()!;
-        if (act.dead) {
-          turn.reject(new MovedError(act.shard));
-          continue;
+      while (act.mailbox.length && !act.dead) {
+        const done: { turn: Turn; decision: Decision }[] = [];
+        const woken: { turn: Turn; reply: Value }[] = [];
+        const facts: Obj[] = [];
+        while (act.mailbox.length && done.length < this.batchLimit) {
+          const turn = act.mailbox.shift()!;
+          const decision = await this.decide(act, behavior, turn);
+          if (!decision) continue;
+          if (decision.facts && decision.facts.length) {
+            let state = act.state;
+            for (const f of decision.facts) state = behavior.apply(state, f, act.ref);
+            act.state = state;
+            for (const f of decision.facts) facts.push(f);
+          }
+          // Parking and waking take effect at once so the next turn of the
+          // batch sees them; the replies still wait for the append below.
+          if (decision.wake) {
+            for (const w of decision.wake) {
+              const t = act.parked.get(w.key);
+              if (t === undefined) continue;
+              act.parked.delete(w.key);
+              woken.push({ turn: t, reply: w.reply });
+            }
+          }
+          if (decision.park !== undefined) {
+            const old = act.parked.get(decision.park);
+            if (old !== undefined) woken.push({ turn: old, reply: null });
+            act.parked.set(decision.park, turn);
+          }
+          done.push({ turn, decision });
         }
-        if (turn.deadline < this.now()) {
-          turn.reject(new UnavailableError("deadline exceeded before the turn started"));
-          continue;
+        if (facts.length && !(await this.persist(act, facts, [...done, ...woken]))) return;
+        for (const { turn, decision } of done) {
+          if (decision.events && decision.events.length) this.o.hooks.emit(act.ref, decision.events);
+          if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
+          if (decision.park === undefined) turn.resolve(decision.reply ?? null);
         }
-        await this.turn(act, turn);
+        for (const w of woken) w.turn.resolve(w.reply);
       }
+      if (act.dead) for (const t of act.mailbox.splice(0)) t.reject(new MovedError(act.shard));
     } finally {
       act.running = false;
       act.lastUsed = this.now();
     }
   }
 
-  private async turn(act: Activation, turn: Turn): Promise<void> {
-    const behavior = this.o.behaviors[act.ref.kind]!;
+  /** One turn's decision, or null when the turn was answered with an error. */
+  private async decide(act: Activation, behavior: Behavior<unknown>, turn: Turn): Promise<Decision | null> {
+    if (turn.deadline < this.now()) {
+      turn.reject(new UnavailableError("deadline exceeded before the turn started"));
+      return null;
+    }
     const handler = behavior.handlers[turn.method];
     this.stats.turns++;
     if (!handler) {
       turn.reject(new Error(`${act.ref.kind} has no method ${turn.method}`));
-      return;
+      return null;
     }
-    let decision: Decision;
     try {
-      decision = await handler(act.state, turn.args, this.o.hooks.context(act, turn), turn.caller);
+      return await handler(act.state, turn.args, this.o.hooks.context(act, turn), turn.caller);
     } catch (err) {
       turn.reject(err);
-      return;
+      return null;
     }
-    const facts = decision.facts;
-    if (facts && facts.length) {
-      try {
-        await this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, facts.map(encodeFact));
-      } catch (err) {
-        if (err instanceof FencedError) {
-          this.stats.fenced++;
-          this.o.hooks.fenced(act.shard);
-          turn.reject(new MovedError(act.shard));
-        } else {
-          turn.reject(new UnavailableError(`journal append failed: ${(err as Error).message}`));
-        }
-        return;
+  }
+
+  /** Append a batch's facts; on failure fail the batch and discard the activation. */
+  private async persist(act: Activation, facts: Obj[], done: { turn: Turn }[]): Promise<boolean> {
+    try {
+      await this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, facts.map(encodeFact));
+    } catch (err) {
+      const fenced = err instanceof FencedError;
+      if (fenced) {
+        this.stats.fenced++;
+        this.o.hooks.fenced(act.shard);
       }
-      let state = act.state;
-      for (const f of facts) state = behavior.apply(state, f, act.ref);
-      act.state = state;
-      act.seq += facts.length;
-      if (act.seq - act.snapshotSeq >= this.snapshotEvery) void this.snapshot(act);
+      act.dead = true;
+      if (this.acts.get(act.id) === act) this.acts.delete(act.id);
+      const reason = fenced
+        ? () => new MovedError(act.shard)
+        : () => new UnavailableError(`journal append failed: ${(err as Error).message}`);
+      for (const d of done) d.turn.reject(reason());
+      for (const t of act.mailbox.splice(0)) t.reject(reason());
+      this.releaseParked(act);
+      return false;
     }
-    if (decision.events && decision.events.length) this.o.hooks.emit(act.ref, decision.events);
-    if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
-    turn.resolve(decision.reply ?? null);
+    act.seq += facts.length;
+    if (act.seq - act.snapshotSeq >= this.snapshotEvery) void this.snapshot(act);
+    return true;
   }
 
   private async snapshot(act: Activation): Promise<void> {
@@ -267,11 +321,17 @@ export class Catalog {
     }
   }
 
+  /** The activation ends: parked turns go to the next one ("moved": the caller retries). */
+  private releaseParked(act: Activation): void {
+    for (const t of act.parked.values()) t.reject(new MovedError(act.shard));
+    act.parked.clear();
+  }
+
   private scheduleIdleCheck(act: Activation): void {
     this.o.wheel.schedule(this.idleMs, () => {
       if (act.dead || this.acts.get(act.id) !== act) return;
       const idleFor = this.now() - act.lastUsed;
-      if (act.running || act.mailbox.length || idleFor < this.idleMs) {
+      if (act.running || act.mailbox.length || act.parked.size || idleFor < this.idleMs) {
         this.scheduleIdleCheck(act);
         return;
       }
@@ -282,7 +342,7 @@ export class Catalog {
   private async passivate(act: Activation): Promise<void> {
     await this.snapshot(act);
     // A message may have arrived while the snapshot was written.
-    if (act.running || act.mailbox.length) {
+    if (act.running || act.mailbox.length || act.parked.size) {
       this.scheduleIdleCheck(act);
       return;
     }
@@ -305,12 +365,14 @@ export class Catalog {
           while (a.running || (a.mailbox.length && !a.dead)) await new Promise((r) => setTimeout(r, 5));
           await this.snapshot(a);
           a.dead = true;
+          this.releaseParked(a);
         }),
       );
     } else {
       for (const a of victims) {
         a.dead = true;
         for (const t of a.mailbox.splice(0)) t.reject(new MovedError(shard));
+        this.releaseParked(a);
       }
     }
   }

@@ -12,6 +12,7 @@ import { MovedError } from "../actors/errors.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { Catalog, type Activation, type Turn } from "./catalog.ts";
+import { EventRouter, isRouterRef } from "./event-router.ts";
 import { errorToResponse, responseValue } from "./responses.ts";
 import type { Store } from "./storage/contract.ts";
 import { TimerWheel } from "./timer-wheel.ts";
@@ -55,6 +56,8 @@ export class NodeRuntime {
   readonly shards: number;
   readonly wheel: TimerWheel;
   readonly catalog: Catalog;
+  /** Routes every emitted event to its recipients' queue actors (event-router.ts). */
+  readonly router: EventRouter;
   private readonly o: NodeOptions;
   private readonly leaseTtlMs: number;
   private readonly renewMs: number;
@@ -97,6 +100,13 @@ export class NodeRuntime {
         context: (act, turn) => this.context(act, turn),
       },
     });
+    this.router = new EventRouter({
+      nodeId: this.nodeId,
+      shards: this.shards,
+      serves: (shard) => this.state.get(shard)?.status === "active",
+      request: (req) => this.request(req),
+    });
+    this.onEvents(this.router.route);
   }
 
   start(): void {
@@ -150,6 +160,14 @@ export class NodeRuntime {
         console.warn(`node ${this.nodeId}: lost lease of shard ${req.shard} (not renewed in time)`);
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
+    }
+    if (isRouterRef(req.ref)) {
+      // Another node's events for the users of this shard.
+      try {
+        return { ok: true, value: await this.router.receive(req.args) };
+      } catch (err) {
+        return errorToResponse(err);
+      }
     }
     try {
       const value = await this.catalog.send(
@@ -206,6 +224,28 @@ export class NodeRuntime {
         return responseValue(res);
       },
       nextId: (counter) => this.o.store.nextId(counter),
+      // Actor timers ride the node's one wheel. When one fires, the runtime
+      // sends the method to the actor like any message (handle() checks the
+      // lease, and re-activates a passivated actor); a shard that moved
+      // meanwhile answers "moved" and the timer is dropped: the new owner's
+      // activation re-arms its own timers when it runs.
+      schedule: (key, delayMs, method, args) => {
+        if (act.timers.has(key) || act.dead) return;
+        const h = this.wheel.schedule(delayMs, () => {
+          if (act.timers.get(key) === h) act.timers.delete(key);
+          if (this.stopped) return;
+          void this.handle({
+            ref: act.ref,
+            shard: act.shard,
+            method,
+            args,
+            caller: null,
+            deadline: Date.now() + this.callTimeoutMs,
+          });
+        });
+        act.timers.set(key, h);
+      },
+      parked: () => [...act.parked.keys()],
     };
   }
 

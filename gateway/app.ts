@@ -17,6 +17,7 @@ import { shardOf } from "../cluster/addressing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient, ActorRequest, Bus } from "../cluster/transport/contract.ts";
 import { Authenticator } from "./auth.ts";
+import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
 import { RealmResolver } from "./realm-resolver.ts";
 import type { ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";
 
@@ -35,6 +36,8 @@ export interface BuildAppOptions {
   requestTimeoutMs?: number;
   logger?: boolean;
   bodyLimit?: number;
+  /** Authenticated requests per user per minute, cluster-wide; 0 disables. Default: env RATE_LIMIT_PER_MINUTE or 200. */
+  rateLimitPerMinute?: number;
 }
 
 /** A file part of a multipart body, kept for routes that take uploads. */
@@ -238,6 +241,7 @@ class Gateway {
     readonly timeoutMs: number,
     readonly bodyLimit: number,
     readonly logged: boolean,
+    readonly limiter: ClusterRateLimiter | null,
   ) {}
 
   async callActor(
@@ -291,7 +295,7 @@ async function serve(
       if (path[cr.pathParams[i]!] === "") throw errors.noSuchRoute();
     }
     const now = Date.now();
-    const deadline = now + gw.timeoutMs;
+    const deadline = now + (cr.def.timeoutMs ?? gw.timeoutMs);
     const headers = req.headers;
     const hostHeader = headers.host ?? "";
     const realm = gw.realms.peek(hostHeader, now) ?? (await gw.realms.resolve(hostHeader, deadline));
@@ -303,6 +307,11 @@ async function serve(
       if (authorization !== undefined) {
         const c = gw.auth.authenticate(authorization, realm.realmId, deadline);
         caller = c instanceof Promise ? await c : c;
+        if (gw.limiter !== null) {
+          const rl = gw.limiter.check(caller, now);
+          reply.headers(rl.headers);
+          if (rl.error) throw rl.error;
+        }
       } else if (mode === "required") {
         throw errors.notLoggedIn();
       }
@@ -393,6 +402,10 @@ function matches(pattern: string[], segments: string[]): boolean {
 
 // ---- The app ---------------------------------------------------------------------
 
+function limitPerMinute(opts: BuildAppOptions): number {
+  return opts.rateLimitPerMinute ?? rateLimitFromEnv();
+}
+
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const logged = opts.logger === true;
@@ -418,8 +431,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     bodyLimit,
     logged,
+    limitPerMinute(opts) > 0 ? new ClusterRateLimiter(opts.bus, limitPerMinute(opts)) : null,
   );
-  app.addHook("onClose", async () => gw.auth.close());
+  app.addHook("onClose", async () => {
+    gw.auth.close();
+    gw.limiter?.close();
+  });
 
   // Bodies: urlencoded and multipart become parameters, for every method;
   // anything else (JSON included, zulip-facts §2) is read within the limit

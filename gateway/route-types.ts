@@ -56,5 +56,7 @@ export interface RouteDef {
   path: string;
   auth: AuthMode;
   params: Record<string, ParamSpec>;
+  /** Request deadline, when the default (10 s) is too short: GET /events parks up to ~55 s. */
+  timeoutMs?: number;
   handler(req: RouteRequest): Promise<Obj>;
 }

@@ -68,6 +68,9 @@ class FakeRuntime {
         this.counters.set(key, next);
         return next;
       },
+      // No timers or parked turns in this harness.
+      schedule: () => {},
+      parked: () => [],
     };
     const decision = await handler(this.state(ref), wire(args), ctx, caller);
     let state = this.state(ref);
@@ -442,6 +445,12 @@ describe("realm - user directory and creation", () => {
       botType: null,
       isActive: true,
       canCreateUsers: false,
+      fullName: "Ad Min",
+      dateJoined: 0,
+      timezone: "",
+      avatarVersion: 1,
+      botOwnerId: null,
+      emailVisibility: 1,
     };
     realm.emailById["77"] = "admin@example.com";
     await rejects(
@@ -860,8 +869,9 @@ describe("user - PATCH /settings with target_users", () => {
       "Invalid user ID: 999",
     );
     await rejects(
-      patch(admin, { target_users: { group_ids: [5], skip_if_already_edited: false }, color_scheme: 3 }),
-      "Invalid user group ID: 5",
+      // Ids 1-8 are the system groups; 4242 names no group.
+      patch(admin, { target_users: { group_ids: [4242], skip_if_already_edited: false }, color_scheme: 3 }),
+      "Invalid user group ID: 4242",
     );
     await rejects(
       patch(admin, { target_users: { skip_if_already_edited: false }, color_scheme: 3 }),

@@ -5,6 +5,10 @@ import { errors } from "../errors.ts";
 import type { Behavior, Handler } from "../types.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
 import { realmHandlers } from "./realm-handlers.ts";
+import { realmRegisterHandlers } from "./register-handlers.ts";
+import { rosterHandlers } from "./roster-handlers.ts";
+import { realmSettingsHandlers } from "./settings-handlers.ts";
+import { linkifierHandlers } from "./linkifier-handlers.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -27,6 +31,12 @@ const handlers: Record<string, Handler<RealmKindState>> = {};
 for (const [name, h] of Object.entries(directoryHandlers))
   handlers[name] = forRole<DirectoryState>("directory", h);
 for (const [name, h] of Object.entries(realmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(rosterHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(realmRegisterHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(realmSettingsHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(linkifierHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 
 export const realmBehavior: Behavior<RealmKindState> = {
   kind: "realm",

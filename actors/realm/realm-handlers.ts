@@ -7,6 +7,7 @@
 
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
+import { groupDirectoryRef, syncGroupMember } from "../group/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
 import {
   ROLES,
@@ -26,6 +27,10 @@ import {
   userRef,
 } from "../user/index.ts";
 import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
+import { botHandlers } from "./bot-handlers.ts";
+import { profileFieldHandlers } from "./profile-fields.ts";
+import { memberHandlers } from "./member-handlers.ts";
+import { presenceHandlers } from "./presence-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 
 function fact(f: RealmFact): Obj {
@@ -94,13 +99,17 @@ async function addUser(
   prior: RealmFact[] = [],
 ): Promise<Decision> {
   const userId = await ctx.nextId(`user.${state.realmId}`);
+  const dateJoined = ctx.now();
   const created = (await ctx.call(userRef(state.realmId, userId), "create", {
     email: u.email,
     password: u.password,
     fullName: u.fullName,
     role: u.role,
     apiKey: generateApiKey(),
+    dateJoined,
   })) as { userId: number; apiKey: string; person: Obj };
+  // System-group membership follows the role (one-way: groups never call us).
+  await syncGroupMember(ctx, state.realmId, { userId, role: u.role, isActive: true, isBot: false });
   const entry: DirEntry = {
     userId,
     email: u.email,
@@ -110,6 +119,13 @@ async function addUser(
     botType: null,
     isActive: true,
     canCreateUsers: u.canCreateUsers,
+    fullName: u.fullName,
+    dateJoined,
+    timezone: "",
+    avatarVersion: 1,
+    botOwnerId: null,
+    emailVisibility: 1,
+    service: null,
   };
   return {
     facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
@@ -283,14 +299,18 @@ const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
  * change. Deactivated users are included (Zulip does, so reactivated users
  * keep the change); bots are dropped.
  */
-const resolveTargets: Handler<RealmState> = (state, args, _ctx, caller) => {
+const resolveTargets: Handler<RealmState> = async (state, args, ctx, caller) => {
   requireInternal(caller);
   requireCreated(state);
   const groupIds = optIntList(args, "groupIds") ?? [];
-  // TODO(groups): resolve members (recursively) once the group kind exists;
-  // until then no group id is valid in this realm.
-  if (groupIds.length) throw errors.invalidUserGroupId(groupIds[0]!);
   const out = new Set<number>();
+  if (groupIds.length) {
+    // Group members, transitively (realm -> group directory, a leaf call).
+    const r = (await ctx.call(groupDirectoryRef(state.realmId), "expandGroups", { groupIds })) as {
+      userIds: number[];
+    };
+    for (const id of r.userIds) if (!entryById(state, id)?.isBot) out.add(id);
+  }
   for (const id of optIntList(args, "userIds") ?? []) {
     const entry = entryById(state, id);
     if (!entry) throw errors.invalidUserId(id);
@@ -331,4 +351,8 @@ export const realmHandlers: Record<string, Handler<RealmState>> = {
   resolveTargets,
   userIds,
   publicInfo,
+  ...memberHandlers,
+  ...botHandlers,
+  ...profileFieldHandlers,
+  ...presenceHandlers,
 };

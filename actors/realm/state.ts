@@ -8,6 +8,7 @@
 
 import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
+import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -32,6 +33,87 @@ export interface DirEntry {
   isActive: boolean;
   /** Zulip's can_create_users: POST /users needs it besides an admin role. */
   canCreateUsers: boolean;
+  // The user-object summary below lets the realm answer GET /users in one
+  // turn. The realm is the authority for these fields (role, activation,
+  // name...); the user actor reports its own name, timezone and
+  // email_address_visibility changes here (syncMember). Entries from
+  // snapshots older than these fields get defaults in `entryDefaults`.
+  fullName: string;
+  /** ms since the epoch. */
+  dateJoined: number;
+  timezone: string;
+  avatarVersion: number;
+  botOwnerId: number | null;
+  /** The user's email_address_visibility setting (1 everyone ... 5 moderators). */
+  emailVisibility: number;
+  /** Custom profile field values by field id (humans only); absent when none is set. */
+  profileData?: Record<string, ProfileValue>;
+  /** An outgoing webhook bot's service (Zulip's Service row); null for everyone else. */
+  service?: BotService | null;
+}
+
+/** One user's value of one custom profile field; `rendered` for the Markdown-capable types. */
+export interface ProfileValue {
+  value: string;
+  rendered?: string;
+}
+
+/** A custom profile field definition (Zulip's CustomProfileField). */
+export interface ProfileField {
+  id: number;
+  name: string;
+  type: number;
+  hint: string;
+  /** JSON text for select and external account fields, else "". */
+  fieldData: string;
+  order: number;
+  required: boolean;
+  editableByUser: boolean;
+  displayInProfileSummary: boolean;
+}
+
+/** Where an outgoing webhook bot's messages go, and the fixed token it sends along. */
+export interface BotService {
+  name: string;
+  baseUrl: string;
+  /** 1 generic, 2 Slack-compatible. */
+  interface: number;
+  token: string;
+}
+
+/** The part of a DirEntry a memberUpdated fact may change. */
+export type MemberChanges = Partial<
+  Pick<
+    DirEntry,
+    "fullName" | "role" | "isActive" | "timezone" | "emailVisibility" | "apiKey" | "botOwnerId" | "service"
+  >
+>;
+
+/** Presence of one user: in memory only (see RealmState.presence). Seconds since the epoch. */
+export interface PresenceEntry {
+  activeTimestamp: number;
+  idleTimestamp: number;
+  /** presenceUpdateId when this entry last changed (last_update_id queries). */
+  updateId: number;
+}
+
+export function entryDefaults(e: Partial<DirEntry> & { userId: number; email: string }): DirEntry {
+  return {
+    apiKey: "",
+    role: 400,
+    isBot: false,
+    botType: null,
+    isActive: true,
+    canCreateUsers: false,
+    fullName: "",
+    dateJoined: 0,
+    timezone: "",
+    avatarVersion: 1,
+    botOwnerId: null,
+    emailVisibility: 1,
+    service: null,
+    ...e,
+  };
 }
 
 export interface RealmState {
@@ -48,6 +130,8 @@ export interface RealmState {
   settings: Obj;
   /** Custom emoji by id. None can be added yet; the checks use this map. */
   realmEmoji: Record<string, RealmEmoji>;
+  /** Linkifiers in order (linkifiers.ts); absent until the first one is added. */
+  linkifiers?: LinkifierState;
   /** lowercased email -> entry. */
   users: Record<string, DirEntry>;
   /** user id (as string) -> lowercased email. */
@@ -59,6 +143,17 @@ export interface RealmState {
    * Zulip's own Redis-backed limiter does on a flush.
    */
   attempts: AuthRateLimiter;
+  /**
+   * Presence by user id, coalesced and never journaled or snapshotted:
+   * presence is the hottest write (about a third of a real deployment's
+   * requests), it is stale within minutes anyway, and losing it on
+   * failover only makes users look offline until their next heartbeat.
+   */
+  presence: Map<number, PresenceEntry>;
+  /** Zulip's presence_last_update_id; in memory like `presence`. */
+  presenceUpdateId: number;
+  /** Custom profile fields, in display order. */
+  profileFields: ProfileField[];
 }
 
 export type RealmKindState = DirectoryState | RealmState;
@@ -74,7 +169,14 @@ export type RealmFact =
       dateCreated: number;
       settings: Obj;
     }
-  | { type: "userAdded"; entry: DirEntry };
+  | { type: "userAdded"; entry: DirEntry }
+  | { type: "memberUpdated"; userId: number; changes: MemberChanges }
+  /** The whole field list after a create, edit or reorder. */
+  | { type: "profileFieldsSet"; fields: ProfileField[] }
+  /** A field and every user's value of it are gone. */
+  | { type: "profileFieldDeleted"; fieldId: number }
+  /** One user's values: a null value removes it. */
+  | { type: "profileDataSet"; userId: number; values: Record<string, ProfileValue | null> };
 
 export function isDirectoryRef(ref: ActorRef): boolean {
   return ref.key === "directory";
@@ -96,6 +198,9 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     users: {},
     emailById: {},
     attempts: new AuthRateLimiter(),
+    presence: new Map(),
+    presenceUpdateId: 0,
+    profileFields: [],
   };
 }
 
@@ -122,12 +227,40 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       break;
     case "userAdded": {
       const key = fact.entry.email.toLowerCase();
-      state.users[key] = { ...fact.entry };
+      state.users[key] = entryDefaults(fact.entry);
       state.emailById[String(fact.entry.userId)] = key;
       break;
     }
+    case "memberUpdated": {
+      const key = state.emailById[String(fact.userId)];
+      const entry = key === undefined ? undefined : state.users[key];
+      if (entry) Object.assign(entry, fact.changes);
+      break;
+    }
+    case "profileFieldsSet":
+      state.profileFields = fact.fields.map((f) => ({ ...f }));
+      break;
+    case "profileFieldDeleted": {
+      const id = String(fact.fieldId);
+      state.profileFields = state.profileFields.filter((f) => f.id !== fact.fieldId);
+      for (const u of Object.values(state.users)) if (u.profileData) delete u.profileData[id];
+      break;
+    }
+    case "profileDataSet": {
+      const key = state.emailById[String(fact.userId)];
+      const entry = key === undefined ? undefined : state.users[key];
+      if (!entry) break;
+      const data = { ...(entry.profileData ?? {}) };
+      for (const [id, v] of Object.entries(fact.values)) {
+        if (v === null) delete data[id];
+        else data[id] = { ...v };
+      }
+      entry.profileData = data;
+      break;
+    }
     default:
-      break; // a fact from a newer version: ignore, never throw
+      if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
+      break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;
 }
@@ -138,16 +271,24 @@ export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindS
 }
 
 export function realmKindToSnapshot(state: RealmKindState): string {
-  // `attempts` is deliberately left out (see RealmState).
-  return JSON.stringify(state, (key, value) => (key === "attempts" ? undefined : value));
+  // `attempts` and `presence` are deliberately left out (see RealmState).
+  return JSON.stringify(state, (key, value) =>
+    key === "attempts" || key === "presence" || key === "presenceUpdateId" ? undefined : value,
+  );
 }
 
 export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindState {
   const base = initialRealmKind(ref);
   const snap = JSON.parse(data) as Partial<RealmKindState>;
-  return {
+  const out = {
     ...base,
     ...snap,
-    ...(base.role === "realm" ? { attempts: new AuthRateLimiter() } : {}),
+    ...(base.role === "realm"
+      ? { attempts: new AuthRateLimiter(), presence: new Map(), presenceUpdateId: 0 }
+      : {}),
   } as RealmKindState;
+  if (out.role === "realm") {
+    for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+  }
+  return out;
 }

@@ -21,8 +21,11 @@ import type {
   OutEvent,
   Value,
 } from "../types.ts";
+import { applyFlagFact, flagHandlers } from "./flags.ts";
 import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "./format.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
+import { pushTokenHandlers } from "./push-tokens.ts";
+import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -58,6 +61,14 @@ interface MemberContext {
   realmEmoji: Record<string, RealmEmoji>;
   /** For a memberContext asked with `email`: who holds it, if anyone. */
   emailHolder: "active" | "deactivated" | null;
+}
+
+/** What the realm's syncMember answers. */
+interface SyncReply {
+  activeUserIds: number[];
+  apiEmail: string;
+  oldApiEmail: string;
+  changed: string[];
 }
 
 const STATUS_TEXT_MAX = 60;
@@ -140,7 +151,8 @@ const create: Handler<UserState> = async (state, args, ctx, caller) => {
     botOwnerId: optInt(args, "botOwnerId") ?? null,
     apiKey: argString(args, "apiKey"),
     passwordHash: password ? await hashPassword(password) : null,
-    dateJoined: ctx.now(),
+    // The realm's directory entry carries the same instant.
+    dateJoined: optInt(args, "dateJoined") ?? ctx.now(),
   };
   const after = applyUserFact(structuredClone(state), fact(f));
   return { facts: [fact(f)], reply: { userId: state.userId, apiKey: f.apiKey, person: formatUser(after) } };
@@ -210,7 +222,7 @@ async function updateOthers(
   caller: Caller | null,
 ): Promise<Decision> {
   const target = parseTargetUsers(raw);
-  if (!isAdminRole(state.role)) throw errors.mustBeAdmin();
+  if (!isAdminRole(caller ? caller.role : state.role)) throw errors.mustBeAdmin();
   for (const name of ["email", "new_password", "timezone"]) {
     if (personal[name] !== undefined) throw errors.cannotChangeForOthers();
   }
@@ -264,9 +276,15 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
     facts.push(fact({ type: "password", passwordHash: await hashPassword(personal.new_password) }));
   }
 
+  // The realm's directory is the authority for the name and the role (an
+  // administrator may have changed them), so compare against it, not our copy.
+  const callerIsAdmin = isAdminRole(caller ? caller.role : state.role);
   const wantsEmail = typeof personal.email === "string" && personal.email.trim() !== state.email;
-  const wantsName = typeof personal.full_name === "string" && personal.full_name !== state.fullName;
+  const wantsName = typeof personal.full_name === "string";
   const wantsTimezone = typeof personal.timezone === "string" && personal.timezone !== state.timezone;
+  const newVisibility = settings.email_address_visibility;
+  const wantsVisibility =
+    typeof newVisibility === "number" && newVisibility !== settingValue(state, "email_address_visibility");
   const needsRealm = wantsEmail || wantsName || wantsTimezone;
   const newEmail = wantsEmail ? (personal.email as string).trim() : undefined;
   const realm = needsRealm ? await memberContext(state, ctx, newEmail) : null;
@@ -276,16 +294,32 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
     // the link in the mail to the new address is opened. We send no mail,
     // so after the same checks the address stays as it is; the reply is
     // Zulip's (a plain success).
-    if (realm.emailChangesDisabled && !isAdminRole(state.role)) throw errors.emailChangesDisabled();
+    if (realm.emailChangesDisabled && !callerIsAdmin) throw errors.emailChangesDisabled();
     if (!isValidEmail(newEmail)) throw errors.invalidAddress();
     if (realm.emailHolder === "active") throw errors.alreadyHasAccount();
     if (realm.emailHolder === "deactivated") throw errors.accountDeactivatedEmail();
   }
 
-  if (wantsName && realm && !(realm.nameChangesDisabled && !isAdminRole(state.role))) {
+  const sync: Obj = {};
+  if (wantsName && realm && !(realm.nameChangesDisabled && !callerIsAdmin)) {
     // (Zulip silently skips name changes that the realm disables for non-admins.)
-    const name = checkFullName(personal.full_name as string);
-    if (name !== state.fullName) {
+    sync.fullName = checkFullName(personal.full_name as string);
+  }
+  if (wantsTimezone) sync.timezone = personal.timezone as string;
+  if (wantsVisibility) sync.emailVisibility = newVisibility;
+
+  const own = settingsDecision(state, settings, true, false);
+  facts.push(...own.facts);
+  events.push(...own.events);
+
+  if (Object.keys(sync).length) {
+    const synced = (await ctx.call(realmRef(state.realmId), "syncMember", {
+      userId: state.userId,
+      ...sync,
+    })) as unknown as SyncReply;
+    const changed = new Set(synced.changed);
+    if (changed.has("fullName")) {
+      const name = sync.fullName as string;
       facts.push(fact({ type: "fullName", fullName: name }));
       realmWide.push({
         type: "realm_user",
@@ -293,23 +327,26 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
         person: { user_id: state.userId, full_name: name },
       });
     }
+    if (wantsTimezone) {
+      const tz = personal.timezone as string;
+      facts.push(fact({ type: "timezone", timezone: tz }));
+      events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
+      realmWide.push({
+        type: "realm_user",
+        op: "update",
+        person: { user_id: state.userId, timezone: tz, email: synced.apiEmail },
+      });
+    }
+    if (synced.apiEmail !== synced.oldApiEmail) {
+      // A visibility change swaps the API email between real and dummy.
+      realmWide.push({
+        type: "realm_user",
+        op: "update",
+        person: { user_id: state.userId, new_email: synced.apiEmail },
+      });
+    }
+    for (const event of realmWide) events.push({ event, userIds: synced.activeUserIds });
   }
-
-  const own = settingsDecision(state, settings, true, false);
-  facts.push(...own.facts);
-  events.push(...own.events);
-
-  if (wantsTimezone) {
-    const tz = personal.timezone as string;
-    facts.push(fact({ type: "timezone", timezone: tz }));
-    events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
-    realmWide.push({
-      type: "realm_user",
-      op: "update",
-      person: { user_id: state.userId, timezone: tz, email: state.email },
-    });
-  }
-  if (realm) for (const event of realmWide) events.push({ event, userIds: realm.activeUserIds });
   return { facts, events, reply: {} };
 };
 
@@ -401,7 +438,8 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
 export const userBehavior: Behavior<UserState> = {
   kind: "user",
   initial: initialUser,
-  apply: applyUserFact,
+  // Message flags (flags.ts) fold their own facts; applyUserFact ignores them.
+  apply: (state, f) => applyFlagFact(applyUserFact(state, f), f),
   toSnapshot: userToSnapshot,
   fromSnapshot: userFromSnapshot,
   handlers: {
@@ -413,5 +451,8 @@ export const userBehavior: Behavior<UserState> = {
     updateSettings,
     applySettings,
     updateStatus,
+    ...flagHandlers,
+    ...savedSnippetHandlers,
+    ...pushTokenHandlers,
   },
 };

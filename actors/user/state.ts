@@ -37,6 +37,28 @@ export interface UserState {
   /** Settings the user changed themselves (target_users skip_if_already_edited). */
   selfEdited: string[];
   status: UserStatus;
+  /** Saved snippets (Zulip's SavedSnippet rows), oldest first. */
+  savedSnippets: SavedSnippet[];
+  /** Legacy (non-E2EE) push tokens, Zulip's PushDeviceToken rows. */
+  pushTokens: PushToken[];
+}
+
+export interface PushToken {
+  /** "apns" or "fcm". */
+  kind: string;
+  token: string;
+  /** The iOS app id for APNs tokens, else null. */
+  appId: string | null;
+  /** ms since the epoch. */
+  lastUpdated: number;
+}
+
+export interface SavedSnippet {
+  id: number;
+  title: string;
+  content: string;
+  /** Seconds since the epoch. */
+  dateCreated: number;
 }
 
 /** Facts of the user journal. */
@@ -57,7 +79,12 @@ export type UserFact =
   | { type: "timezone"; timezone: string }
   | { type: "fullName"; fullName: string }
   | { type: "password"; passwordHash: string }
-  | { type: "status"; statusText?: string; emojiName?: string; emojiCode?: string; reactionType?: string };
+  | { type: "status"; statusText?: string; emojiName?: string; emojiCode?: string; reactionType?: string }
+  /** Added or edited: the whole snippet after the change. */
+  | { type: "snippetSaved"; snippet: SavedSnippet }
+  | { type: "snippetRemoved"; id: number }
+  | { type: "pushTokenAdded"; token: PushToken }
+  | { type: "pushTokenRemoved"; kind: string; token: string };
 
 export function initialUser(ref: ActorRef): UserState {
   return {
@@ -80,6 +107,8 @@ export function initialUser(ref: ActorRef): UserState {
     settings: {},
     selfEdited: [],
     status: { statusText: "", emojiName: "", emojiCode: "", reactionType: "unicode_emoji" },
+    savedSnippets: [],
+    pushTokens: [],
   };
 }
 
@@ -120,6 +149,24 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
       if (fact.emojiName !== undefined) state.status.emojiName = fact.emojiName;
       if (fact.emojiCode !== undefined) state.status.emojiCode = fact.emojiCode;
       if (fact.reactionType !== undefined) state.status.reactionType = fact.reactionType;
+      break;
+    case "snippetSaved": {
+      const i = state.savedSnippets.findIndex((x) => x.id === fact.snippet.id);
+      if (i >= 0) state.savedSnippets[i] = { ...fact.snippet };
+      else state.savedSnippets.push({ ...fact.snippet });
+      break;
+    }
+    case "pushTokenAdded": {
+      const t = fact.token;
+      state.pushTokens = state.pushTokens.filter((x) => !(x.kind === t.kind && x.token === t.token));
+      state.pushTokens.push({ ...t });
+      break;
+    }
+    case "pushTokenRemoved":
+      state.pushTokens = state.pushTokens.filter((x) => !(x.kind === fact.kind && x.token === fact.token));
+      break;
+    case "snippetRemoved":
+      state.savedSnippets = state.savedSnippets.filter((x) => x.id !== fact.id);
       break;
     default:
       // An unknown fact comes from a newer version; ignore it rather than

@@ -1,5 +1,28 @@
 // Every area that contributes to POST /register's initial state. Add one
 // line per area module.
+import { botsArea } from "./bots.ts";
+import { channelsArea } from "./channels.ts";
+import { profileFieldsArea } from "./profile-fields.ts";
+import { realmArea } from "./realm.ts";
+import { savedSnippetsArea } from "./saved-snippets.ts";
 import type { RegisterArea } from "./types.ts";
+import { linkifiersArea } from "./linkifiers.ts";
+import { messagesArea } from "./messages.ts";
+import { userGroupsArea } from "./user-groups.ts";
+import { userSettingsArea } from "./user-settings.ts";
+import { userStatusArea } from "./user-status.ts";
+import { usersArea } from "./users.ts";
 
-export const registerAreas: RegisterArea[] = [];
+export const registerAreas: RegisterArea[] = [
+  channelsArea,
+  messagesArea,
+  userGroupsArea,
+  linkifiersArea,
+  realmArea,
+  userSettingsArea,
+  usersArea,
+  userStatusArea,
+  botsArea,
+  profileFieldsArea,
+  savedSnippetsArea,
+];

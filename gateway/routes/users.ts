@@ -42,7 +42,14 @@ const getOwnUser: RouteDef = {
   params: {},
   async handler(req) {
     const caller = me(req);
-    const user = (await req.call(userRef(caller.realmId, caller.userId), "profile", {})) as Obj;
+    // The realm's directory is the authority for the user object (role,
+    // activation, name changes by administrators).
+    const { user } = (await req.call(realmRef(caller.realmId), "getMember", {
+      userId: caller.userId,
+      clientGravatar: false,
+      // Zulip's /users/me always carries profile_data.
+      includeCustomProfileFields: true,
+    })) as { user: Obj };
     // No messages exist yet; the message store will answer this.
     return { ...user, max_message_id: -1 };
   },

@@ -77,19 +77,30 @@ export async function startEmbeddedForTest(
   const dir = mkdtempSync(join(tmpdir(), "zulip-embedded-"));
   const password = "owner-password-1";
   const email = opts.env?.OWNER_EMAIL ?? "owner@example.com";
-  const srv = await startEmbedded({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir: dir,
-    shards: 16,
-    bootstrap: {
-      ownerEmail: email,
-      ownerPassword: opts.env?.OWNER_PASSWORD ?? password,
-      ownerName: opts.env?.OWNER_NAME ?? "Olivia Owner",
-      realmName: opts.env?.REALM_NAME ?? "Test Org",
-      externalHost: opts.env?.EXTERNAL_HOST ?? "localhost",
-    },
-  });
+  // Zulip's per-user rate limit is off unless a test asks for it
+  // (env.RATE_LIMIT_PER_MINUTE): suites send far more than 200 requests a
+  // minute. The gateway reads the variable while it is built.
+  const savedLimit = process.env.RATE_LIMIT_PER_MINUTE;
+  process.env.RATE_LIMIT_PER_MINUTE = opts.env?.RATE_LIMIT_PER_MINUTE ?? "0";
+  let srv: Awaited<ReturnType<typeof startEmbedded>>;
+  try {
+    srv = await startEmbedded({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: dir,
+      shards: 16,
+      bootstrap: {
+        ownerEmail: email,
+        ownerPassword: opts.env?.OWNER_PASSWORD ?? password,
+        ownerName: opts.env?.OWNER_NAME ?? "Olivia Owner",
+        realmName: opts.env?.REALM_NAME ?? "Test Org",
+        externalHost: opts.env?.EXTERNAL_HOST ?? "localhost",
+      },
+    });
+  } finally {
+    if (savedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
+    else process.env.RATE_LIMIT_PER_MINUTE = savedLimit;
+  }
   const b = srv.bootstrapped!;
   const owner = { email, apiKey: b.apiKey!, userId: b.userId!, password };
   return {

@@ -1,0 +1,123 @@
+// Who may see and change what, for one turn of the channel directory: the
+// realm's roster (roles, for principals and event audiences) and the
+// system groups, fetched once, plus Zulip's access rules.
+
+import { errors } from "../errors.ts";
+import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
+import { realmRef } from "../realm/index.ts";
+import type { ActorContext, Caller } from "../types.ts";
+import { activeSubscriberIds, type SystemGroups } from "./format.ts";
+import type { Channel, DirState, GroupValue } from "./state.ts";
+
+export interface RosterEntry {
+  userId: number;
+  email: string;
+  role: number;
+  isBot: boolean;
+  isActive: boolean;
+  fullName: string;
+  avatarVersion: number;
+}
+
+const SYSTEM_GROUP_NAMES = [
+  "role:nobody",
+  "role:owners",
+  "role:administrators",
+  "role:moderators",
+  "role:fullmembers",
+  "role:members",
+  "role:everyone",
+  "role:internet",
+];
+
+export const isAdmin = (role: number) => role <= 200;
+export const isGuest = (role: number) => role >= 600;
+
+export class Turn {
+  private constructor(
+    readonly ctx: ActorContext,
+    readonly realmId: number,
+    readonly users: Map<number, RosterEntry>,
+    readonly byEmail: Map<string, RosterEntry>,
+    readonly sys: SystemGroups,
+  ) {}
+
+  static async load(ctx: ActorContext, realmId: number): Promise<Turn> {
+    const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as { users: RosterEntry[] };
+    const users = new Map<number, RosterEntry>();
+    const byEmail = new Map<string, RosterEntry>();
+    for (const u of r.users) {
+      users.set(u.userId, u);
+      byEmail.set(u.email.toLowerCase(), u);
+    }
+    const sys: SystemGroups = {};
+    for (const name of SYSTEM_GROUP_NAMES) sys[name] = await systemGroupId(ctx, realmId, name);
+    return new Turn(ctx, realmId, users, byEmail, sys);
+  }
+
+  /** The acting user, as the realm knows them now (role from the roster, not the cached caller). */
+  me(caller: Caller | null): RosterEntry {
+    if (!caller) throw errors.accessDenied();
+    const u = this.users.get(caller.userId);
+    if (!u || !u.isActive) throw errors.accessDenied();
+    return u;
+  }
+
+  activeUsers(): RosterEntry[] {
+    return [...this.users.values()].filter((u) => u.isActive);
+  }
+
+  inGroup(value: GroupValue, userId: number): Promise<boolean> {
+    return isUserInGroupSetting(this.ctx, this.realmId, value, userId);
+  }
+}
+
+export function isSubscribed(state: DirState, ch: Channel, userId: number): boolean {
+  return state.subs[String(ch.id)]?.[String(userId)]?.active === true;
+}
+
+/**
+ * Metadata access (the channel appears in lists, its events reach the user):
+ * subscribers; everyone but guests for public channels; anyone for
+ * web-public ones; administrators for private ones.
+ */
+export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry): boolean {
+  if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
+  if (!ch.inviteOnly) return !isGuest(u.role);
+  return isAdmin(u.role);
+}
+
+/** Content access (messages, subscriber list): subscribers, or a public channel for non-guests. */
+export function canAccessContent(state: DirState, ch: Channel, u: RosterEntry): boolean {
+  if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
+  return !ch.inviteOnly && !isGuest(u.role);
+}
+
+/** Organization administrators and members of can_administer_channel_group. */
+export async function canAdminister(t: Turn, ch: Channel, u: RosterEntry): Promise<boolean> {
+  if (isAdmin(u.role)) return true;
+  return t.inGroup(ch.groups.can_administer_channel_group!, u.userId);
+}
+
+/** Active users who may see the channel's metadata: the audience of stream events. */
+export function metadataAudience(t: Turn, state: DirState, ch: Channel): number[] {
+  return t
+    .activeUsers()
+    .filter((u) => canSeeMetadata(state, ch, u))
+    .map((u) => u.userId);
+}
+
+/**
+ * Audience of peer_add / peer_remove: everyone who may see the subscriber
+ * list (subscribers, and for public channels every non-guest), minus `except`.
+ */
+export function peerAudience(t: Turn, state: DirState, ch: Channel, except: Set<number>): number[] {
+  const subs = new Set(activeSubscriberIds(state, ch.id));
+  return t
+    .activeUsers()
+    .filter((u) => !except.has(u.userId))
+    .filter(
+      (u) => subs.has(u.userId) || ch.isWebPublic || (!ch.inviteOnly && !isGuest(u.role)) || isAdmin(u.role),
+    )
+    .map((u) => u.userId);
+}

@@ -1,0 +1,43 @@
+// The channel kind, two roles chosen by ref.key: "directory" (the realm's
+// channel metadata, names and subscriptions) and conversations (a channel
+// id, or "dm:<ids>"): the messages of one channel or DM conversation.
+
+import { errors } from "../errors.ts";
+import type { ActorRef, Behavior, Handler, Obj } from "../types.ts";
+import { conversationHandlers } from "./conversation-handlers.ts";
+import {
+  applyConvFact,
+  convFromSnapshot,
+  convToSnapshot,
+  initialConv,
+  type ConvState,
+} from "./conversation-state.ts";
+import { directoryHandlers } from "./directory-handlers.ts";
+import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
+
+type ChannelKindState = DirState | ConvState;
+const isDir = (ref: ActorRef) => ref.key === "directory";
+
+const handlers: Record<string, Handler<ChannelKindState>> = {};
+for (const [name, h] of Object.entries(directoryHandlers)) {
+  handlers[name] = (state, args, ctx, caller) => {
+    if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
+    return h(state as DirState, args, ctx, caller);
+  };
+}
+for (const [name, h] of Object.entries(conversationHandlers)) {
+  handlers[name] = (state, args, ctx, caller) => {
+    if (isDir(ctx.self)) throw errors.internal();
+    return h(state as ConvState, args, ctx, caller);
+  };
+}
+
+export const channelBehavior: Behavior<ChannelKindState> = {
+  kind: "channel",
+  initial: (ref) => (isDir(ref) ? initialDir(ref) : initialConv(ref)),
+  apply: (state, fact: Obj, ref) =>
+    isDir(ref) ? applyDirFact(state as DirState, fact) : applyConvFact(state as ConvState, fact),
+  toSnapshot: (state) => ("channels" in state ? dirToSnapshot(state) : convToSnapshot(state)),
+  fromSnapshot: (data, ref) => (isDir(ref) ? dirFromSnapshot(data, ref) : convFromSnapshot(data, ref)),
+  handlers,
+};

@@ -1,0 +1,701 @@
+// Handlers of a conversation actor: send, fetch, reactions, edits and
+// deletion of the messages of one channel (key = channel id) or one
+// direct-message conversation (key "dm:<ids>").
+//
+// Calls go one way: a conversation calls the channel directory
+// (`sendContext`, `allNames`: leaves), the realm (`roster`: leaf), the
+// permissions module, and user actors (flag methods: leaves). Nothing
+// calls a conversation from inside a turn.
+
+import { errors } from "../errors.ts";
+import { isUserInGroupSetting } from "../permissions/index.ts";
+import { realmRef } from "../realm/index.ts";
+import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import { checkEmojiRequest, emojiDataForName } from "../emoji/index.ts";
+import { gravatarUrl, userRef } from "../user/index.ts";
+import type { RosterEntry } from "./access.ts";
+import { channelDirectoryRef } from "./refs.ts";
+import { applyConvFact, isDmKey, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
+import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
+import { firstUnreadAnchor, highlight, matchesSearch, windowIds } from "./window.ts";
+
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME. */
+export const EMPTY_TOPIC_NAME = "general chat";
+const EVERYONE_GROUP = 7;
+
+function fact(f: ConvFact): Obj {
+  return f as unknown as Obj;
+}
+
+interface ChannelInfo {
+  stream_id: number;
+  name: string;
+  invite_only: boolean;
+  is_web_public: boolean;
+  history_public_to_subscribers: boolean;
+  is_archived: boolean;
+  topics_policy: string;
+  groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
+  subscribers: number[];
+}
+
+async function channelInfo(ctx: ActorContext, state: ConvState, forSend = false): Promise<ChannelInfo> {
+  return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+    stream_id: Number(state.key),
+    forSend,
+  })) as unknown as ChannelInfo;
+}
+
+type Linkifiers = RenderEnv["linkifiers"];
+type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers };
+
+async function roster(ctx: ActorContext, realmId: number): Promise<Roster> {
+  const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as {
+    users: RosterEntry[];
+    linkifiers?: Linkifiers;
+  };
+  const map: Roster = new Map(r.users.map((u) => [u.userId, u]));
+  map.linkifiers = r.linkifiers ?? [];
+  return map;
+}
+
+function me(caller: Caller | null): Caller {
+  if (!caller) throw errors.accessDenied();
+  return caller;
+}
+
+const isAdmin = (role: number) => role <= 200;
+const isGuest = (role: number) => role >= 600;
+
+/** Content access to a channel's messages (not counting history protection). */
+function canRead(ch: ChannelInfo, c: Caller): boolean {
+  if (ch.subscribers.includes(c.userId) || ch.is_web_public) return true;
+  return !ch.invite_only && !isGuest(c.role);
+}
+
+// ---- content normalisation (Zulip's normalize_body / truncate_topic) --------
+
+function truncate(s: string, max: number, suffix: string): string {
+  const cps = [...s];
+  if (cps.length <= max) return s;
+  return cps.slice(0, max - [...suffix].length).join("") + suffix;
+}
+
+export function normalizeContent(raw: string): string {
+  const body = raw.replace(/\s+$/, "");
+  if (body.trim() === "") throw errors.messageEmpty();
+  return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
+}
+
+/** Strip, read the display name of the empty topic as "", check characters, truncate. */
+export function normalizeTopic(raw: string): string {
+  let topic = raw.trim();
+  if (topic === EMPTY_TOPIC_NAME || topic === "(no topic)") topic = "";
+  let pos = 0;
+  for (const ch of topic) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp === 0xfffe || cp === 0xffff)
+      throw errors.topicBadChar(pos);
+    pos++;
+  }
+  return truncate(topic, MAX_TOPIC_LENGTH, "...");
+}
+
+function checkTopicPolicy(policy: string, topic: string): void {
+  if (topic === "" && policy === "disable_empty_topic") throw errors.emptyTopicDisallowed();
+  if (topic !== "" && policy === "empty_topic_only") throw errors.onlyEmptyTopic();
+}
+
+// ---- formatting ---------------------------------------------------------------
+
+/** A stable positive number standing in for Zulip's Recipient id of a conversation. */
+function recipientId(key: string): number {
+  if (!isDmKey(key)) return Number(key);
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619) >>> 0;
+  return 1_000_000_000 + (h % 1_000_000_000);
+}
+
+/**
+ * The message in the shape of message events (zulip-facts §7 and the
+ * conventions in actors/queue/shape.ts): content = Markdown,
+ * rendered_content = HTML, sender_avatar_source for client_gravatar.
+ */
+export function formatMessage(state: ConvState, m: Msg, channelName: string | null): Obj {
+  const dm = isDmKey(state.key);
+  const out: Obj = {
+    id: m.id,
+    sender_id: m.senderId,
+    sender_email: m.senderEmail,
+    sender_full_name: m.senderName,
+    sender_realm_str: "",
+    avatar_url: gravatarUrl(m.senderEmail, m.senderAvatarVersion),
+    sender_avatar_source: "G",
+    client: m.client,
+    content: m.content,
+    rendered_content: m.rendered,
+    display_recipient: dm ? (structuredClone(state.dmRecipients ?? []) as Value) : channelName,
+    recipient_id: recipientId(state.key),
+    type: dm ? "private" : "stream",
+    subject: m.topic,
+    topic_links: (m.topicLinks ?? []).map((l) => ({ ...l })),
+    timestamp: m.timestamp,
+    is_me_message: m.isMe,
+    reactions: m.reactions.map((r) => ({ ...r })) as unknown as Value,
+    submessages: [],
+  };
+  if (!dm) out.stream_id = Number(state.key);
+  if (m.lastEditTimestamp !== null) out.last_edit_timestamp = m.lastEditTimestamp;
+  if (m.lastMovedTimestamp !== null) out.last_moved_timestamp = m.lastMovedTimestamp;
+  if (m.editHistory.length) out.edit_history = structuredClone(m.editHistory) as Value;
+  return out;
+}
+
+/** The GET /messages form of a formatted message, for one client's options. */
+export function shapeForClient(
+  msg: Obj,
+  o: { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopic: boolean },
+): Obj {
+  const out: Obj = { ...msg };
+  out.content = o.applyMarkdown ? (msg.rendered_content as string) : (msg.content as string);
+  out.content_type = o.applyMarkdown ? "text/html" : "text/x-markdown";
+  delete out.rendered_content;
+  if (o.clientGravatar && out.sender_avatar_source === "G") out.avatar_url = null;
+  delete out.sender_avatar_source;
+  if (out.type === "stream" && out.subject === "" && !o.allowEmptyTopic) out.subject = EMPTY_TOPIC_NAME;
+  return out;
+}
+
+// ---- send ------------------------------------------------------------------------
+
+async function renderEnv(
+  ctx: ActorContext,
+  state: ConvState,
+  content: string,
+  users: Roster,
+): Promise<RenderEnv> {
+  const env = emptyEnv();
+  env.linkifiers = users.linkifiers ?? [];
+  env.users = [...users.values()]
+    .filter((u) => u.isActive)
+    .map((u) => ({ userId: u.userId, fullName: u.fullName }));
+  if (needsChannels(content)) {
+    env.channels = (await ctx.call(
+      channelDirectoryRef(state.realmId),
+      "allNames",
+      {},
+    )) as unknown as RenderEnv["channels"];
+  }
+  return env;
+}
+
+/** Deliver flags to every recipient's user actor, all at once (one call per user, concurrently). */
+async function deliver(
+  ctx: ActorContext,
+  realmId: number,
+  perUser: Map<number, string[]>,
+  id: number,
+  conv: string,
+  topic: string,
+  senderId: number,
+): Promise<void> {
+  await Promise.all(
+    [...perUser].map(([uid, flags]) =>
+      ctx.call(userRef(realmId, uid), "receiveMessages", { items: [[id, conv, flags, topic, senderId]] }),
+    ),
+  );
+}
+
+const send: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const content = normalizeContent(String(args.content ?? ""));
+  const users = await roster(ctx, state.realmId);
+  const sender = users.get(c.userId);
+  if (!sender || !sender.isActive) throw errors.accessDenied();
+  const dm = isDmKey(state.key);
+  let recipients: number[];
+  let topic = "";
+  let channelName: string | null = null;
+  let dmRecipients: Obj[] | undefined;
+  if (dm) {
+    const ids = state.key.slice(3).split(",").map(Number);
+    if (!ids.includes(c.userId)) throw errors.accessDenied();
+    for (const id of ids) {
+      const u = users.get(id);
+      if (!u) throw errors.invalidUserId(id);
+      if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
+    }
+    recipients = ids;
+    dmRecipients = ids.map((id) => {
+      const u = users.get(id)!;
+      return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
+    });
+  } else {
+    const ch = await channelInfo(ctx, state, true);
+    channelName = ch.name;
+    if (ch.is_archived || !canRead(ch, c) || (ch.invite_only && !ch.subscribers.includes(c.userId))) {
+      throw errors.notAuthorizedToSend(ch.name);
+    }
+    const canSend = ch.groups.can_send_message_group!;
+    if (canSend !== EVERYONE_GROUP && !(await isUserInGroupSetting(ctx, state.realmId, canSend, c.userId))) {
+      throw errors.noPostPermission();
+    }
+    if (typeof args.topic !== "string") throw errors.missingTopic();
+    topic = normalizeTopic(args.topic);
+    checkTopicPolicy(ch.topics_policy, topic);
+    recipients = [...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), c.userId])];
+  }
+
+  const env = await renderEnv(ctx, state, content, users);
+  const rendered = renderMarkdown(content, env);
+  const id = await ctx.nextId(`message.${state.realmId}`);
+  const now = Math.floor(ctx.now() / 1000);
+  const msg: Msg = {
+    id,
+    senderId: c.userId,
+    senderEmail: sender.email,
+    senderName: sender.fullName,
+    senderAvatarVersion: sender.avatarVersion,
+    client: typeof args.client === "string" ? args.client : "API",
+    content,
+    rendered,
+    topic,
+    topicLinks: topicLinks(topic, users.linkifiers ?? []),
+    timestamp: now,
+    reactions: [],
+    lastEditTimestamp: null,
+    lastMovedTimestamp: null,
+    editHistory: [],
+    mentioned: [...env.mentionedUserIds],
+    isMe: /^\/me( |$)/.test(content),
+  };
+  // Topic wildcard mentions reach those who took part in the topic.
+  const topicParticipants = new Set(
+    state.ids
+      .map((i) => state.msgs[String(i)]!)
+      .filter((m) => m.topic.toLowerCase() === topic.toLowerCase())
+      .map((m) => m.senderId),
+  );
+  const readBySender = args.read_by_sender !== false;
+  const perUser = new Map<number, string[]>();
+  for (const uid of recipients) {
+    const flags: string[] = [];
+    if (uid === c.userId && readBySender) flags.push("read");
+    if (env.mentionedUserIds.has(uid)) flags.push("mentioned");
+    if (env.wildcard === "channel")
+      flags.push(dm ? "stream_wildcard_mentioned" : "stream_wildcard_mentioned");
+    if (env.wildcard === "topic" && (topicParticipants.has(uid) || uid === c.userId))
+      flags.push("topic_wildcard_mentioned");
+    perUser.set(uid, flags);
+  }
+  await deliver(ctx, state.realmId, perUser, id, state.key, topic, c.userId);
+
+  const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
+  const after = applyConvFact(structuredClone(state), f);
+  const userFlags: Obj = {};
+  for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
+  const event: Obj = {
+    type: "message",
+    message: formatMessage(after, after.msgs[String(id)]!, channelName),
+    user_flags: userFlags,
+  };
+  if (typeof args.queue_id === "string" && typeof args.local_id === "string") {
+    event.sender_queue_id = args.queue_id;
+    event.local_id = args.local_id;
+  }
+  return { facts: [f], events: [{ event, userIds: recipients }], reply: { id } };
+};
+
+// ---- fetch -------------------------------------------------------------------------
+
+interface Filters {
+  topic?: { value: string; negated: boolean };
+  sender?: { value: number; negated: boolean };
+  search?: string;
+  is?: { flag: string; negated: boolean }[];
+}
+
+function flagFilter(flags: string[], is: Filters["is"]): boolean {
+  for (const t of is ?? []) {
+    const has = t.flag === "unread" ? !flags.includes("read") : flags.includes(t.flag);
+    if (has === t.negated) return false;
+  }
+  return true;
+}
+
+function contentFilter(m: Msg, f: Filters): boolean {
+  if (f.topic && (m.topic.toLowerCase() === f.topic.value.toLowerCase()) === f.topic.negated) return false;
+  if (f.sender && (m.senderId === f.sender.value) === f.sender.negated) return false;
+  if (f.search !== undefined && !matchesSearch(f.search, m.content, m.topic)) return false;
+  return true;
+}
+
+function decorate(out: Obj, m: Msg, search: string | undefined, allowEmptyTopic: boolean): void {
+  if (search === undefined) return;
+  out.match_content = highlight(m.rendered, search);
+  const topic = m.topic === "" && !allowEmptyTopic ? EMPTY_TOPIC_NAME : m.topic;
+  out.match_subject = highlight(
+    topic.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`),
+    search,
+  );
+}
+
+interface ClientOpts {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  allowEmptyTopic: boolean;
+}
+
+function clientOpts(args: Obj): ClientOpts {
+  return {
+    applyMarkdown: args.apply_markdown !== false,
+    clientGravatar: args.client_gravatar !== false,
+    allowEmptyTopic: args.allow_empty_topic_name === true,
+  };
+}
+
+/** GET /messages bound to this channel: anchor, window, filters, the caller's flags. */
+const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  if (isDmKey(state.key)) throw errors.internal();
+  const ch = await channelInfo(ctx, state);
+  // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
+  if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
+  const own = (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
+    conv: state.key,
+  })) as Record<string, string[]>;
+  const filters = (args.filters ?? {}) as unknown as Filters;
+  const protectedHistory = ch.invite_only && !ch.history_public_to_subscribers;
+  let hidden = false;
+  const cands: { id: number; flags: string[] }[] = [];
+  for (const id of state.ids) {
+    const m = state.msgs[String(id)]!;
+    let flags = own[String(id)];
+    if (!flags) {
+      if (protectedHistory) {
+        hidden = true;
+        continue;
+      }
+      flags = ["read", "historical"];
+    }
+    if (!contentFilter(m, filters) || !flagFilter(flags, filters.is)) continue;
+    cands.push({ id, flags });
+  }
+  let anchor: number;
+  if (args.anchor === "first_unread") {
+    anchor = firstUnreadAnchor(cands.map((x) => ({ id: x.id, unread: !x.flags.includes("read") })));
+  } else anchor = Number(args.anchor);
+  const w = windowIds(
+    cands.map((x) => x.id),
+    {
+      anchor,
+      numBefore: Number(args.num_before ?? 0),
+      numAfter: Number(args.num_after ?? 0),
+      includeAnchor: args.include_anchor !== false,
+    },
+  );
+  const o = clientOpts(args);
+  const flagsById = new Map(cands.map((x) => [x.id, x.flags]));
+  const messages = w.ids.map((id) => {
+    const m = state.msgs[String(id)]!;
+    const out = shapeForClient(formatMessage(state, m, ch.name), o);
+    out.flags = flagsById.get(id)!;
+    decorate(out, m, filters.search, o.allowEmptyTopic);
+    return out;
+  });
+  return {
+    reply: {
+      anchor,
+      found_anchor: w.found_anchor,
+      found_oldest: w.found_oldest,
+      found_newest: w.found_newest,
+      history_limited: hidden && w.found_oldest,
+      messages,
+    },
+  };
+};
+
+/**
+ * Messages by id for the gateway's cross-conversation narrows: ids the
+ * caller's own flag index listed, so access was settled by receipt. With
+ * `search`, only the ids matching it are returned (as `matching`).
+ */
+const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
+  me(caller);
+  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
+  const search = typeof args.search === "string" ? args.search : undefined;
+  if (args.matchOnly === true) {
+    const matching = ids.filter((id) =>
+      contentFilter(state.msgs[String(id)]!, search === undefined ? {} : { search }),
+    );
+    return { reply: { matching } as Obj };
+  }
+  const name = isDmKey(state.key) ? null : (await channelInfo(ctx, state)).name;
+  const o = clientOpts(args);
+  const messages: Obj = {};
+  for (const id of ids) {
+    const m = state.msgs[String(id)]!;
+    const out = shapeForClient(formatMessage(state, m, name), o);
+    decorate(out, m, search, o.allowEmptyTopic);
+    messages[String(id)] = out;
+  }
+  return { reply: { messages } as Obj };
+};
+
+// ---- topics ------------------------------------------------------------------------
+
+/** GET /users/me/{stream_id}/topics: most recent first, protected history respected. */
+const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  if (isDmKey(state.key)) throw errors.internal();
+  let ch: ChannelInfo;
+  try {
+    ch = await channelInfo(ctx, state);
+  } catch {
+    throw errors.invalidChannelId();
+  }
+  if (!canRead(ch, c)) throw errors.invalidChannelId();
+  let visible: Set<number> | null = null;
+  if (ch.invite_only && !ch.history_public_to_subscribers) {
+    const own = (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
+      conv: state.key,
+    })) as Obj;
+    visible = new Set(Object.keys(own).map(Number));
+  }
+  const byTopic = new Map<string, { name: string; max: number }>();
+  for (const id of state.ids) {
+    if (visible && !visible.has(id)) continue;
+    const m = state.msgs[String(id)]!;
+    const key = m.topic.toLowerCase();
+    const cur = byTopic.get(key);
+    // The newest message's spelling of the topic names it.
+    byTopic.set(key, { name: m.topic, max: Math.max(cur?.max ?? 0, id) });
+  }
+  const allowEmpty = args.allow_empty_topic_name === true;
+  const out = [...byTopic.values()]
+    .sort((a, b) => b.max - a.max)
+    .map((t) => ({ name: t.name === "" && !allowEmpty ? EMPTY_TOPIC_NAME : t.name, max_id: t.max }));
+  return { reply: { topics: out } };
+};
+
+// ---- reactions, edits, deletion ---------------------------------------------------
+
+/** Who hears about changes to a message: the channel's subscribers, or the DM's participants. */
+async function audience(
+  ctx: ActorContext,
+  state: ConvState,
+  c: Caller,
+): Promise<{ userIds: number[]; ch: ChannelInfo | null }> {
+  if (isDmKey(state.key)) {
+    const ids = state.key.slice(3).split(",").map(Number);
+    if (!ids.includes(c.userId)) throw errors.invalidMessages();
+    return { userIds: ids, ch: null };
+  }
+  const ch = await channelInfo(ctx, state);
+  if (!canRead(ch, c)) throw errors.invalidMessages();
+  return { userIds: [...new Set([...ch.subscribers, c.userId])], ch };
+}
+
+function msgOf(state: ConvState, id: unknown): Msg {
+  const m = typeof id === "number" ? state.msgs[String(id)] : undefined;
+  if (!m) throw errors.invalidMessages();
+  return m;
+}
+
+/** POST / DELETE /messages/{id}/reactions. */
+const react: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const m = msgOf(state, args.message_id);
+  const { userIds } = await audience(ctx, state, c);
+  const add = args.op === "add";
+  const name = typeof args.emoji_name === "string" ? args.emoji_name : undefined;
+  let code = typeof args.emoji_code === "string" ? args.emoji_code : undefined;
+  let type = typeof args.reaction_type === "string" ? args.reaction_type : undefined;
+  if (add) {
+    if (name === undefined) throw errors.missingArgument("emoji_name");
+    if (code === undefined) {
+      const d = emojiDataForName(name, {});
+      code = d.emojiCode;
+      type ??= d.reactionType;
+    }
+    type ??= "unicode_emoji";
+    checkEmojiRequest(name, code, type, {});
+  } else {
+    if (code === undefined) {
+      if (name === undefined)
+        throw errors.badRequest(
+          "At least one of the following arguments must be present: emoji_name, emoji_code",
+        );
+      code = emojiDataForName(name, {}).emojiCode;
+    }
+    type ??= "unicode_emoji";
+  }
+  const existing = m.reactions.find(
+    (r) => r.user_id === c.userId && r.emoji_code === code && r.reaction_type === type,
+  );
+  if (add && existing) throw errors.reactionExists();
+  if (!add && !existing) throw errors.reactionMissing();
+  const reaction = add
+    ? { emoji_name: name!, emoji_code: code, reaction_type: type, user_id: c.userId }
+    : existing!;
+  const reactions = add ? [...m.reactions, reaction] : m.reactions.filter((r) => r !== existing);
+  const users = await roster(ctx, state.realmId);
+  const u = users.get(c.userId);
+  const event: Obj = {
+    type: "reaction",
+    op: add ? "add" : "remove",
+    message_id: m.id,
+    emoji_name: reaction.emoji_name,
+    emoji_code: reaction.emoji_code,
+    reaction_type: reaction.reaction_type,
+    user_id: c.userId,
+    user: { user_id: c.userId, email: u?.email ?? "", full_name: u?.fullName ?? "" },
+  };
+  return {
+    facts: [fact({ type: "msgChanged", id: m.id, changes: { reactions: reactions as unknown as Value } })],
+    events: [{ event, userIds }],
+    reply: {},
+  };
+};
+
+/** Zulip's defaults: content edits by the sender within 10 minutes; topic edits by members within 3 days. */
+const CONTENT_EDIT_LIMIT_SECONDS = 600;
+const TOPIC_EDIT_LIMIT_SECONDS = 259200;
+const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
+
+/** PATCH /messages/{id}: content and/or topic (within this channel). */
+const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const m = msgOf(state, args.message_id);
+  const { userIds, ch } = await audience(ctx, state, c);
+  const newContentRaw = typeof args.content === "string" ? args.content : undefined;
+  const newTopicRaw = typeof args.topic === "string" ? args.topic : undefined;
+  const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
+  if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
+  if (newContentRaw === undefined && newTopicRaw === undefined) throw errors.nothingToChange();
+  const now = Math.floor(ctx.now() / 1000);
+  const facts: Obj[] = [];
+  const event: Obj = {
+    type: "update_message",
+    user_id: c.userId,
+    edit_timestamp: now,
+    message_id: m.id,
+    message_ids: [m.id],
+    rendering_only: false,
+    flags: [],
+  };
+  const changes: Obj = {};
+  const history: Obj = { user_id: c.userId, timestamp: now };
+  if (newContentRaw !== undefined) {
+    if (m.senderId !== c.userId) throw errors.cannotEditMessage();
+    if (now - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
+    const content = normalizeContent(newContentRaw);
+    const users = await roster(ctx, state.realmId);
+    const rendered = renderMarkdown(content, await renderEnv(ctx, state, content, users));
+    Object.assign(changes, { content, rendered, lastEditTimestamp: now, isMe: /^\/me( |$)/.test(content) });
+    Object.assign(history, { prev_content: m.content, prev_rendered_content: m.rendered });
+    Object.assign(event, {
+      orig_content: m.content,
+      orig_rendered_content: m.rendered,
+      content,
+      rendered_content: rendered,
+      is_me_message: changes.isMe as boolean,
+    });
+  }
+  let moved: number[] = [m.id];
+  if (newTopicRaw !== undefined && ch) {
+    const topic = normalizeTopic(newTopicRaw);
+    if (isGuest(c.role)) throw errors.cannotEditMessage();
+    if (!isAdmin(c.role) && c.role > 300 && now - m.timestamp > TOPIC_EDIT_LIMIT_SECONDS)
+      throw errors.topicEditTimeLimit();
+    checkTopicPolicy(ch.topics_policy, topic);
+    if (topic !== m.topic) {
+      const same = (x: Msg) => x.topic.toLowerCase() === m.topic.toLowerCase();
+      moved = state.ids
+        .map((i) => state.msgs[String(i)]!)
+        .filter(
+          (x) =>
+            x.id === m.id ||
+            (mode === "change_all" && same(x)) ||
+            (mode === "change_later" && same(x) && x.id >= m.id),
+        )
+        .map((x) => x.id);
+      Object.assign(history, { prev_topic: m.topic, topic });
+      Object.assign(event, {
+        stream_id: ch.stream_id,
+        stream_name: ch.name,
+        orig_subject: m.topic,
+        subject: topic,
+        topic_links: [],
+        propagate_mode: mode,
+        message_ids: moved,
+      });
+      const linkifiersNow = (await roster(ctx, state.realmId)).linkifiers ?? [];
+      for (const id of moved) {
+        if (id === m.id) continue;
+        const other = state.msgs[String(id)]!;
+        facts.push(
+          fact({
+            type: "msgChanged",
+            id,
+            changes: {
+              topic,
+              topicLinks: topicLinks(topic, linkifiersNow) as unknown as Value,
+              lastMovedTimestamp: now,
+              editHistory: [
+                { user_id: c.userId, timestamp: now, prev_topic: other.topic, topic },
+                ...other.editHistory,
+              ],
+            },
+          }),
+        );
+      }
+      const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
+      Object.assign(changes, { topic, topicLinks: links as unknown as Value, lastMovedTimestamp: now });
+      event.topic_links = links as unknown as Value;
+      await Promise.all(
+        userIds.map((uid) =>
+          ctx.call(userRef(state.realmId, uid), "messagesMoved", { ids: moved, conv: state.key, topic }),
+        ),
+      );
+    }
+  } else if (newTopicRaw !== undefined) {
+    throw errors.badRequest("Direct messages cannot have topics.");
+  }
+  if (!Object.keys(changes).length) return { reply: {} };
+  changes.editHistory = [history, ...m.editHistory] as unknown as Value;
+  facts.unshift(fact({ type: "msgChanged", id: m.id, changes }));
+  if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
+  return { facts, events: [{ event, userIds }], reply: {} };
+};
+
+/** DELETE /messages/{id}: administrators, or the sender. */
+const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const m = msgOf(state, args.message_id);
+  const { userIds, ch } = await audience(ctx, state, c);
+  if (!isAdmin(c.role) && m.senderId !== c.userId) throw errors.cannotDeleteMessage();
+  await Promise.all(
+    userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
+  );
+  const event: Obj = {
+    type: "delete_message",
+    message_type: ch ? "stream" : "private",
+    message_ids: [m.id],
+    message_id: m.id,
+  };
+  if (ch) Object.assign(event, { stream_id: ch.stream_id, topic: m.topic });
+  return { facts: [fact({ type: "msgRemoved", id: m.id })], events: [{ event, userIds }], reply: {} };
+};
+
+export const conversationHandlers: Record<string, Handler<ConvState>> = {
+  send,
+  fetch,
+  getByIds,
+  topics,
+  react,
+  edit,
+  remove,
+};

@@ -1,0 +1,864 @@
+// Handlers of the per-realm channel directory (channel actor, key
+// "directory"): channel creation and settings, subscriptions and their
+// properties, and the channel lists. Calls go one way: this actor calls the
+// realm (`roster`, `publicInfo`) and the permissions module, which never
+// call back.
+
+import { errors } from "../errors.ts";
+import {
+  checkGroupSettingUpdate,
+  checkGroupSettingValue,
+  realmGroupSetting,
+  recordChannelGroupSettings,
+} from "../permissions/index.ts";
+import { realmRef } from "../realm/index.ts";
+import type { Handler, Obj, OutEvent, Value } from "../types.ts";
+import {
+  Turn,
+  canAccessContent,
+  canAdminister,
+  canSeeMetadata,
+  isAdmin,
+  isGuest,
+  isSubscribed,
+  metadataAudience,
+  peerAudience,
+  type RosterEntry,
+} from "./access.ts";
+import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
+import {
+  GROUP_SETTINGS,
+  applyDirFact as applyCopy,
+  type Channel,
+  type DirFact,
+  type DirState,
+  type GroupValue,
+  type Sub,
+} from "./state.ts";
+import {
+  checkChannelName,
+  checkColor,
+  checkDescription,
+  checkRetention,
+  checkTopicsPolicy,
+  optBool,
+  optStr,
+} from "./validate.ts";
+
+function fact(f: DirFact): Obj {
+  return f as unknown as Obj;
+}
+
+/** Defaults of the channel group settings (zulip-facts §6). */
+const GROUP_DEFAULTS: Record<string, string | "creator"> = {
+  can_add_subscribers_group: "role:nobody",
+  can_administer_channel_group: "creator",
+  can_create_topic_group: "role:everyone",
+  can_delete_any_message_group: "role:nobody",
+  can_delete_own_message_group: "role:nobody",
+  can_move_messages_out_of_channel_group: "role:nobody",
+  can_move_messages_within_channel_group: "role:nobody",
+  can_remove_subscribers_group: "role:administrators",
+  can_resolve_topics_group: "role:nobody",
+  can_send_message_group: "role:everyone",
+  can_subscribe_group: "role:nobody",
+};
+/** Settings where role:everyone is refused (zulip-facts §6). */
+const NO_EVERYONE = new Set([
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_subscribe_group",
+]);
+
+function channelById(state: DirState, id: unknown): Channel {
+  const ch = typeof id === "number" ? state.channels[String(id)] : undefined;
+  if (!ch) throw errors.invalidChannelId();
+  return ch;
+}
+
+function newSub(state: DirState, userId: number, ch: Channel): Sub {
+  return {
+    active: true,
+    color: pickColor(state, userId),
+    isMuted: false,
+    pinToTop: false,
+    desktopNotifications: null,
+    audibleNotifications: null,
+    pushNotifications: ch.defaultPushNotifications ? true : null,
+    emailNotifications: null,
+    wildcardMentionsNotify: null,
+  };
+}
+
+/** A copy of the state with `facts` applied, to format replies and events from. */
+function after(state: DirState, facts: Obj[]): DirState {
+  let s = structuredClone(state);
+  for (const f of facts) s = applyCopy(s, f);
+  return s;
+}
+
+function wantsRetention(args: Obj): boolean {
+  return args.message_retention_days !== undefined && args.message_retention_days !== null;
+}
+
+// ---- creation --------------------------------------------------------------
+
+interface CreateOpts {
+  description: string;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublic: boolean | undefined;
+  retentionDays: number | null;
+  topicsPolicy: string;
+  folderId: number | null;
+  isDefault: boolean;
+  groups: Record<string, GroupValue>;
+}
+
+/** Shared checks of creation parameters (POST /channels/create and the legacy subscribe). */
+async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj): Promise<CreateOpts> {
+  const inviteOnly = optBool(args, "invite_only") ?? false;
+  const isWebPublic = optBool(args, "is_web_public") ?? false;
+  const isDefault = optBool(args, "is_default_stream") ?? false;
+  if (isWebPublic) {
+    const info = (await t.ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+    if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
+  }
+  await checkMayCreate(t, me, inviteOnly, isWebPublic);
+  if (isDefault && !isAdmin(me.role)) throw errors.mustBeAdmin();
+  if (isDefault && inviteOnly) throw errors.privateCannotBeDefault();
+  let retentionDays: number | null = null;
+  if (wantsRetention(args)) {
+    retentionDays = checkRetention(args.message_retention_days!);
+    if (me.role !== 100) throw errors.mustBeOwner();
+  }
+  const topicsPolicy = args.topics_policy === undefined ? "inherit" : checkTopicsPolicy(args.topics_policy);
+  const raw = (args.groups ?? {}) as Obj;
+  const groups: Record<string, GroupValue> = {};
+  for (const name of GROUP_SETTINGS) {
+    if (raw[name] !== undefined) {
+      groups[name] = await checkGroupSettingValue(t.ctx, t.realmId, raw[name], name, {
+        allowEveryone: !NO_EVERYONE.has(name),
+      });
+    } else {
+      const d = GROUP_DEFAULTS[name]!;
+      groups[name] = d === "creator" ? { direct_members: [me.userId], direct_subgroups: [] } : t.sys[d]!;
+    }
+  }
+  const historyPublic = optBool(args, "history_public_to_subscribers");
+  return {
+    description: checkDescription(optStr(args, "description") ?? ""),
+    inviteOnly,
+    isWebPublic,
+    historyPublic,
+    retentionDays,
+    topicsPolicy,
+    folderId: typeof args.folder_id === "number" ? args.folder_id : null,
+    isDefault,
+    groups,
+  };
+}
+
+/** The realm's can_create_{public,private,web_public}_channel_group. */
+async function checkMayCreate(
+  t: Turn,
+  me: RosterEntry,
+  inviteOnly: boolean,
+  webPublic: boolean,
+): Promise<void> {
+  const setting = webPublic
+    ? "can_create_web_public_channel_group"
+    : inviteOnly
+      ? "can_create_private_channel_group"
+      : "can_create_public_channel_group";
+  const value = await realmGroupSetting(t.ctx, t.realmId, setting);
+  if (!(await t.inGroup(value, me.userId))) throw errors.insufficientPermission();
+}
+
+/** Subscribing other users: the realm's can_add_subscribers_group (or the channel's). */
+async function mayAddOthers(t: Turn, me: RosterEntry): Promise<boolean> {
+  if (isGuest(me.role)) return false;
+  return t.inGroup(await realmGroupSetting(t.ctx, t.realmId, "can_add_subscribers_group"), me.userId);
+}
+
+async function newChannel(
+  t: Turn,
+  me: RosterEntry,
+  name: string,
+  o: CreateOpts,
+  description?: string,
+): Promise<Channel> {
+  const id = await t.ctx.nextId(`channel.${t.realmId}`);
+  const desc = description === undefined ? o.description : checkDescription(description);
+  return {
+    id,
+    name,
+    description: desc,
+    renderedDescription: renderDescription(desc),
+    dateCreated: Math.floor(t.ctx.now() / 1000),
+    creatorId: me.userId,
+    inviteOnly: o.inviteOnly,
+    isWebPublic: o.isWebPublic,
+    // Public channels always have public history (Zulip's default_value_for_history_public_to_subscribers).
+    historyPublic: o.inviteOnly ? (o.historyPublic ?? false) : true,
+    retentionDays: o.retentionDays,
+    topicsPolicy: o.topicsPolicy,
+    folderId: o.folderId,
+    isArchived: false,
+    isDefault: o.isDefault,
+    defaultPushNotifications: false,
+    firstMessageId: null,
+    groups: { ...o.groups },
+  };
+}
+
+/**
+ * Events for channels just created and subscriptions just added, computed
+ * on the state after the facts.
+ */
+function subscriptionEvents(
+  t: Turn,
+  s: DirState,
+  created: Channel[],
+  added: { channelId: number; userId: number }[],
+): OutEvent[] {
+  const events: OutEvent[] = [];
+  for (const ch of created) {
+    events.push({
+      event: { type: "stream", op: "create", streams: [formatChannel(s, s.channels[String(ch.id)]!, t.sys)] },
+      userIds: metadataAudience(t, s, s.channels[String(ch.id)]!),
+    });
+  }
+  const byUser = new Map<number, number[]>();
+  const byChannel = new Map<number, number[]>();
+  for (const a of added) {
+    (byUser.get(a.userId) ?? byUser.set(a.userId, []).get(a.userId)!).push(a.channelId);
+    (byChannel.get(a.channelId) ?? byChannel.set(a.channelId, []).get(a.channelId)!).push(a.userId);
+  }
+  for (const [userId, channelIds] of byUser) {
+    const subs = channelIds.map((id) => {
+      const ch = s.channels[String(id)]!;
+      return formatSub(s, ch, s.subs[String(id)]![String(userId)]!, t.sys, true);
+    });
+    events.push({ event: { type: "subscription", op: "add", subscriptions: subs }, userIds: [userId] });
+  }
+  for (const [channelId, userIds] of byChannel) {
+    const ch = s.channels[String(channelId)]!;
+    const audience = peerAudience(t, s, ch, new Set(userIds));
+    if (audience.length) {
+      events.push({
+        event: { type: "subscription", op: "peer_add", stream_ids: [channelId], user_ids: userIds },
+        userIds: audience,
+      });
+    }
+  }
+  return events;
+}
+
+function resolveUserIds(t: Turn, ids: number[]): RosterEntry[] {
+  return ids.map((id) => {
+    const u = t.users.get(id);
+    if (!u || !u.isActive) throw errors.invalidUserId(id);
+    return u;
+  });
+}
+
+/** POST /channels/create. */
+const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const name = checkChannelName(String(args.name ?? ""));
+  if (state.byName[name.toLowerCase()] !== undefined) throw errors.channelAlreadyExists(name);
+  const opts = await checkCreateOpts(t, me, args);
+  const subscribers = resolveUserIds(t, (args.subscribers as number[] | undefined) ?? []);
+  if (subscribers.some((u) => u.userId !== me.userId) && !(await mayAddOthers(t, me))) {
+    throw errors.insufficientPermission();
+  }
+  const ch = await newChannel(t, me, name, opts);
+  const facts: Obj[] = [fact({ type: "channelCreated", channel: ch })];
+  const added: { channelId: number; userId: number }[] = [];
+  let s = after(state, facts);
+  for (const u of new Map(subscribers.map((u) => [u.userId, u])).values()) {
+    const f = fact({ type: "subscribed", channelId: ch.id, userId: u.userId, sub: newSub(s, u.userId, ch) });
+    facts.push(f);
+    s = applyCopy(s, f);
+    added.push({ channelId: ch.id, userId: u.userId });
+  }
+  await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
+  return { facts, events: subscriptionEvents(t, s, [ch], added), reply: { id: ch.id } };
+};
+
+// ---- legacy subscribe (POST /users/me/subscriptions) ------------------------
+
+function resolvePrincipals(t: Turn, me: RosterEntry, principals: Value[] | undefined): RosterEntry[] {
+  if (principals === undefined) return [me];
+  return principals.map((p) => {
+    const u = typeof p === "number" ? t.users.get(p) : t.byEmail.get(String(p).toLowerCase());
+    if (!u || !u.isActive) throw errors.principalNotAuthorized(String(p));
+    return u;
+  });
+}
+
+/** May `me` subscribe `targets` to the existing channel `ch`? */
+async function maySubscribe(
+  t: Turn,
+  state: DirState,
+  ch: Channel,
+  me: RosterEntry,
+  others: boolean,
+): Promise<boolean> {
+  if (ch.isArchived) return false;
+  if (others && (await t.inGroup(ch.groups.can_add_subscribers_group!, me.userId))) return true;
+  if (!ch.inviteOnly) return !isGuest(me.role);
+  if (isSubscribed(state, ch, me.userId) || isAdmin(me.role)) return true;
+  return !others && (await t.inGroup(ch.groups.can_subscribe_group!, me.userId));
+}
+
+const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const wanted = (args.subscriptions as { name: string; description?: string }[] | undefined) ?? [];
+  const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
+  const others = targets.some((u) => u.userId !== me.userId);
+  const othersAllowed = others ? await mayAddOthers(t, me) : true;
+  const fatal = optBool(args, "authorization_errors_fatal") ?? true;
+
+  const facts: Obj[] = [];
+  let s = structuredClone(state);
+  const created: Channel[] = [];
+  const targetChannels: Channel[] = [];
+  const unauthorized: string[] = [];
+  let opts: CreateOpts | null = null;
+  for (const w of wanted) {
+    const name = checkChannelName(w.name);
+    const id = s.byName[name.toLowerCase()];
+    if (id === undefined) {
+      opts ??= await checkCreateOpts(t, me, args);
+      const ch = await newChannel(t, me, name, opts, w.description);
+      const f = fact({ type: "channelCreated", channel: ch });
+      facts.push(f);
+      s = applyCopy(s, f);
+      created.push(ch);
+      targetChannels.push(ch);
+      if (others && !othersAllowed) throw errors.insufficientPermission();
+      continue;
+    }
+    const ch = s.channels[String(id)]!;
+    if (targetChannels.includes(ch)) continue;
+    if (others && !othersAllowed && !(await t.inGroup(ch.groups.can_add_subscribers_group!, me.userId))) {
+      throw errors.insufficientPermission();
+    }
+    if (await maySubscribe(t, s, ch, me, others)) targetChannels.push(ch);
+    else if (fatal) throw errors.unableToAccessChannel(ch.name);
+    else unauthorized.push(ch.name);
+  }
+
+  const subscribed: Record<string, string[]> = {};
+  const already: Record<string, string[]> = {};
+  const added: { channelId: number; userId: number }[] = [];
+  for (const u of new Map(targets.map((u) => [u.userId, u])).values()) {
+    for (const ch of targetChannels) {
+      const key = String(u.userId);
+      if (isSubscribed(s, ch, u.userId)) {
+        (already[key] ??= []).push(ch.name);
+        continue;
+      }
+      const f = fact({
+        type: "subscribed",
+        channelId: ch.id,
+        userId: u.userId,
+        sub: newSub(s, u.userId, ch),
+      });
+      facts.push(f);
+      s = applyCopy(s, f);
+      (subscribed[key] ??= []).push(ch.name);
+      added.push({ channelId: ch.id, userId: u.userId });
+    }
+  }
+  for (const ch of created) await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
+  const reply: Obj = { subscribed, already_subscribed: already };
+  if (!fatal) reply.unauthorized = unauthorized;
+  return { facts, events: subscriptionEvents(t, s, created, added), reply };
+};
+
+// ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
+
+const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const names = (args.subscriptions as string[] | undefined) ?? [];
+  const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
+  const others = targets.some((u) => u.userId !== me.userId);
+  const channels: Channel[] = [];
+  for (const raw of names) {
+    const id = state.byName[raw.trim().toLowerCase()];
+    const ch = id === undefined ? undefined : state.channels[String(id)];
+    if (!ch || !canSeeMetadata(state, ch, me)) throw errors.channelDoesNotExist(raw.trim());
+    if (
+      others &&
+      !isAdmin(me.role) &&
+      !(await t.inGroup(ch.groups.can_remove_subscribers_group!, me.userId))
+    ) {
+      throw errors.insufficientPermission();
+    }
+    if (!channels.includes(ch)) channels.push(ch);
+  }
+  const removed: string[] = [];
+  const notRemoved: string[] = [];
+  const facts: Obj[] = [];
+  const gone: { ch: Channel; userId: number }[] = [];
+  for (const u of new Map(targets.map((u) => [u.userId, u])).values()) {
+    for (const ch of channels) {
+      if (!isSubscribed(state, ch, u.userId)) {
+        notRemoved.push(ch.name);
+        continue;
+      }
+      facts.push(fact({ type: "unsubscribed", channelId: ch.id, userId: u.userId }));
+      removed.push(ch.name);
+      gone.push({ ch, userId: u.userId });
+    }
+  }
+  const s = after(state, facts);
+  const events: OutEvent[] = [];
+  const byUser = new Map<number, Channel[]>();
+  const byChannel = new Map<number, number[]>();
+  for (const g of gone) {
+    (byUser.get(g.userId) ?? byUser.set(g.userId, []).get(g.userId)!).push(g.ch);
+    (byChannel.get(g.ch.id) ?? byChannel.set(g.ch.id, []).get(g.ch.id)!).push(g.userId);
+  }
+  for (const [userId, chs] of byUser) {
+    events.push({
+      event: {
+        type: "subscription",
+        op: "remove",
+        subscriptions: chs.map((c) => ({ stream_id: c.id, name: c.name })),
+      },
+      userIds: [userId],
+    });
+  }
+  for (const [channelId, userIds] of byChannel) {
+    const ch = s.channels[String(channelId)]!;
+    const audience = peerAudience(t, s, ch, new Set(userIds));
+    if (audience.length) {
+      events.push({
+        event: { type: "subscription", op: "peer_remove", stream_ids: [channelId], user_ids: userIds },
+        userIds: audience,
+      });
+    }
+  }
+  return { facts, events, reply: { removed, not_removed: notRemoved } };
+};
+
+// ---- reads ------------------------------------------------------------------
+
+function subsOf(t: Turn, state: DirState, userId: number, active: boolean, withSubscribers: boolean): Obj[] {
+  const out: Obj[] = [];
+  for (const ch of Object.values(state.channels)) {
+    const sub = state.subs[String(ch.id)]?.[String(userId)];
+    if (!sub || sub.active !== active) continue;
+    if (ch.isArchived) continue;
+    out.push(formatSub(state, ch, sub, t.sys, withSubscribers));
+  }
+  return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
+}
+
+const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  return {
+    reply: {
+      subscriptions: subsOf(t, state, me.userId, true, optBool(args, "include_subscribers") ?? false),
+    },
+  };
+};
+
+/** GET /streams: the include_* filters (Zulip's get_streams_for_user). */
+const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const includeAll = optBool(args, "include_all") ?? false;
+  if (includeAll && !isAdmin(me.role)) throw errors.mustBeAdmin();
+  const includePublic = optBool(args, "include_public") ?? true;
+  const includeWebPublic = optBool(args, "include_web_public") ?? false;
+  const includeSubscribed = optBool(args, "include_subscribed") ?? true;
+  const excludeArchived = optBool(args, "exclude_archived") ?? true;
+  const includeDefault = optBool(args, "include_default") ?? false;
+  const includeCanAccess = optBool(args, "include_can_access_content") ?? false;
+  const out: Obj[] = [];
+  for (const ch of Object.values(state.channels)) {
+    if (excludeArchived && ch.isArchived) continue;
+    let take = false;
+    if (includeAll) take = true;
+    if (includePublic && !ch.inviteOnly && !isGuest(me.role)) take = true;
+    if (includeWebPublic && ch.isWebPublic) take = true;
+    if (includeSubscribed && isSubscribed(state, ch, me.userId)) take = true;
+    if (includeDefault && ch.isDefault) take = true;
+    if (includeCanAccess && canAccessContent(state, ch, me)) take = true;
+    if (take) out.push(formatChannel(state, ch, t.sys));
+  }
+  out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
+  return { reply: { streams: out } };
+};
+
+const getChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const ch = channelById(state, args.stream_id);
+  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  return { reply: { stream: formatChannel(state, ch, t.sys) } };
+};
+
+const channelIdByName: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const name = String(args.stream ?? "");
+  const id = state.byName[name.trim().toLowerCase()];
+  const ch = id === undefined ? undefined : state.channels[String(id)];
+  if (!ch || !canSeeMetadata(state, ch, me)) throw errors.invalidChannelName(name);
+  return { reply: { stream_id: ch.id } };
+};
+
+const members: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const ch = channelById(state, args.stream_id);
+  if (!canAccessContent(state, ch, me) && !(ch.inviteOnly && isAdmin(me.role)))
+    throw errors.invalidChannelId();
+  return { reply: { subscribers: activeSubscriberIds(state, ch.id) } };
+};
+
+// ---- PATCH /streams/{id} and DELETE /streams/{id} ----------------------------
+
+function streamUpdate(ch: Channel, property: string, value: Value, extra: Obj = {}): Obj {
+  return { type: "stream", op: "update", stream_id: ch.id, name: ch.name, property, value, ...extra };
+}
+
+const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const ch = channelById(state, args.stream_id);
+  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
+
+  const changes: Obj = {};
+  const events: { property: string; value: Value; extra?: Obj }[] = [];
+  const unarchive = optBool(args, "is_archived");
+  if (unarchive === true) throw errors.badRequest("Invalid parameters");
+  if (ch.isArchived && unarchive !== false) throw errors.badRequest("Invalid channel ID");
+  if (unarchive === false && ch.isArchived) {
+    changes.isArchived = false;
+    events.push({ property: "is_archived", value: false });
+  }
+
+  if (typeof args.new_name === "string") {
+    const name = checkChannelName(args.new_name);
+    const holder = state.byName[name.toLowerCase()];
+    if (holder !== undefined && holder !== ch.id) throw errors.channelAlreadyExists(name);
+    if (name !== ch.name) {
+      changes.name = name;
+      events.push({ property: "name", value: name });
+    }
+  }
+  if (typeof args.description === "string") {
+    const d = checkDescription(args.description);
+    if (d !== ch.description) {
+      changes.description = d;
+      changes.renderedDescription = renderDescription(d);
+      events.push({
+        property: "description",
+        value: d,
+        extra: { rendered_description: changes.renderedDescription },
+      });
+    }
+  }
+
+  // Privacy: is_private, is_web_public, history_public_to_subscribers together.
+  const isPrivate = optBool(args, "is_private");
+  const isWebPublic = optBool(args, "is_web_public");
+  const historyArg = optBool(args, "history_public_to_subscribers");
+  if (isPrivate !== undefined || isWebPublic !== undefined || historyArg !== undefined) {
+    let inviteOnly = isPrivate ?? ch.inviteOnly;
+    let webPublic = isWebPublic ?? ch.isWebPublic;
+    if (isWebPublic === true) {
+      const info = (await ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+      if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
+      if (me.role !== 100) throw errors.insufficientPermission();
+      inviteOnly = false;
+    }
+    if (isPrivate === true) webPublic = false;
+    if (
+      (isPrivate !== undefined || isWebPublic !== undefined) &&
+      !isAdmin(me.role) &&
+      !isSubscribed(state, ch, me.userId) &&
+      ch.inviteOnly
+    ) {
+      throw errors.invalidChannelId();
+    }
+    let history = historyArg ?? (inviteOnly ? ch.historyPublic : true);
+    if (!inviteOnly && historyArg === false) throw errors.badRequest("Invalid parameters");
+    if (!inviteOnly) history = true;
+    if (inviteOnly && ch.isDefault) throw errors.privateCannotBeDefault();
+    if (inviteOnly !== ch.inviteOnly || webPublic !== ch.isWebPublic || history !== ch.historyPublic) {
+      changes.inviteOnly = inviteOnly;
+      changes.isWebPublic = webPublic;
+      changes.historyPublic = history;
+      events.push({
+        property: "invite_only",
+        value: inviteOnly,
+        extra: { history_public_to_subscribers: history, is_web_public: webPublic },
+      });
+    }
+  }
+
+  const isDefault = optBool(args, "is_default_stream");
+  if (isDefault !== undefined) {
+    if (!isAdmin(me.role)) throw errors.mustBeAdmin();
+    if (isDefault && (changes.inviteOnly ?? ch.inviteOnly)) throw errors.privateCannotBeDefault();
+    if (isDefault !== ch.isDefault) changes.isDefault = isDefault;
+  }
+  const dpn = optBool(args, "default_push_notifications");
+  if (dpn !== undefined) {
+    if (!isAdmin(me.role)) throw errors.mustBeAdmin();
+    if (dpn !== ch.defaultPushNotifications) {
+      changes.defaultPushNotifications = dpn;
+      events.push({ property: "default_push_notifications", value: dpn });
+    }
+  }
+  if (wantsRetention(args)) {
+    const days = checkRetention(args.message_retention_days!);
+    if (me.role !== 100) throw errors.mustBeOwner();
+    if (days !== ch.retentionDays) {
+      changes.retentionDays = days;
+      events.push({ property: "message_retention_days", value: days });
+    }
+  }
+  if (args.topics_policy !== undefined) {
+    const policy = checkTopicsPolicy(args.topics_policy);
+    if (policy !== ch.topicsPolicy) {
+      changes.topicsPolicy = policy;
+      events.push({ property: "topics_policy", value: policy });
+    }
+  }
+  if (args.folder_id !== undefined) {
+    // No channel folders exist yet, so only null (no folder) is valid.
+    if (args.folder_id !== null) throw errors.badRequest("Invalid channel folder ID");
+    if (ch.folderId !== null) {
+      changes.folderId = null;
+      events.push({ property: "folder_id", value: null });
+    }
+  }
+  const rawGroups = (args.groups ?? {}) as Obj;
+  const groups = { ...ch.groups };
+  let groupsChanged = false;
+  for (const name of GROUP_SETTINGS) {
+    if (rawGroups[name] === undefined) continue;
+    const v = await checkGroupSettingUpdate(ctx, t.realmId, rawGroups[name], ch.groups[name]!, name, {
+      allowEveryone: !NO_EVERYONE.has(name),
+    });
+    if (JSON.stringify(v) !== JSON.stringify(ch.groups[name])) {
+      groups[name] = v;
+      groupsChanged = true;
+      events.push({ property: name, value: v as Value });
+    }
+  }
+  if (groupsChanged) {
+    changes.groups = groups as unknown as Value;
+    await recordChannelGroupSettings(ctx, t.realmId, ch.id, groups);
+  }
+
+  if (!Object.keys(changes).length) return { reply: {} };
+  const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
+  const s = after(state, facts);
+  const updated = s.channels[String(ch.id)]!;
+  // Users who could see the channel before or after the change hear of it.
+  const audience = [...new Set([...metadataAudience(t, state, ch), ...metadataAudience(t, s, updated)])];
+  const out: OutEvent[] = [];
+  if (changes.isArchived === false) {
+    out.push({
+      event: { type: "stream", op: "create", streams: [formatChannel(s, updated, t.sys)] },
+      userIds: audience,
+    });
+  }
+  for (const e of events) {
+    if (e.property === "is_archived") continue;
+    // The event names the channel by its name before a rename.
+    out.push({ event: streamUpdate(ch, e.property, e.value, e.extra), userIds: audience });
+  }
+  if (changes.isDefault !== undefined) {
+    const defaults = Object.values(s.channels).filter((c) => c.isDefault && !c.isArchived);
+    out.push({
+      event: { type: "default_streams", default_streams: defaults.map((c) => formatChannel(s, c, t.sys)) },
+      userIds: t.activeUsers().map((u) => u.userId),
+    });
+  }
+  return { facts, events: out, reply: {} };
+};
+
+const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const ch = channelById(state, args.stream_id);
+  if (!canSeeMetadata(state, ch, me) || ch.isArchived) throw errors.invalidChannelId();
+  if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
+  const changes: Obj = { isArchived: true, isDefault: false };
+  const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
+  // 10.2 tells clients with a delete event (zulip-facts §5).
+  const event: Obj = { type: "stream", op: "delete", stream_ids: [ch.id], streams: [{ stream_id: ch.id }] };
+  return { facts, events: [{ event, userIds: metadataAudience(t, state, ch) }], reply: {} };
+};
+
+// ---- subscription properties -------------------------------------------------
+
+const SUB_PROPERTIES: Record<string, keyof Sub> = {
+  color: "color",
+  is_muted: "isMuted",
+  in_home_view: "isMuted",
+  pin_to_top: "pinToTop",
+  desktop_notifications: "desktopNotifications",
+  audible_notifications: "audibleNotifications",
+  push_notifications: "pushNotifications",
+  email_notifications: "emailNotifications",
+  wildcard_mentions_notify: "wildcardMentionsNotify",
+};
+
+/** PATCH /users/me/subscriptions/{id} and POST /users/me/subscriptions/properties: [{stream_id, property, value}]. */
+const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const data = (args.data as { stream_id: number; property: string; value: Value }[] | undefined) ?? [];
+  let s = structuredClone(state);
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  for (const item of data) {
+    const field = SUB_PROPERTIES[item.property];
+    if (!field) throw errors.unknownSubscriptionProperty(item.property);
+    const ch = s.channels[String(item.stream_id)];
+    if (!ch || !canSeeMetadata(s, ch, me)) throw errors.invalidChannelId();
+    const sub = s.subs[String(ch.id)]?.[String(me.userId)];
+    if (!sub || !sub.active) throw errors.notSubscribed();
+    let value: Value;
+    if (item.property === "color") value = checkColor(item.value);
+    else if (typeof item.value !== "boolean") throw errors.notBoolean("value");
+    else value = item.value;
+    const stored = item.property === "in_home_view" ? !value : value;
+    const f = fact({ type: "subChanged", channelId: ch.id, userId: me.userId, changes: { [field]: stored } });
+    facts.push(f);
+    s = applyCopy(s, f);
+    const ev = (property: string, v: Value): OutEvent => ({
+      event: { type: "subscription", op: "update", stream_id: ch.id, property, value: v },
+      userIds: [me.userId],
+    });
+    if (item.property === "is_muted" || item.property === "in_home_view") {
+      // Since FL 139 both properties are announced (spec Events 4).
+      events.push(ev("in_home_view", !stored), ev("is_muted", stored));
+    } else {
+      events.push(ev(item.property, value));
+    }
+  }
+  return { facts, events, reply: {} };
+};
+
+// ---- /register ---------------------------------------------------------------
+
+/** subscriptions, unsubscribed, never_subscribed and streams for POST /register. */
+const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
+  const t = await Turn.load(ctx, state.realmId);
+  const me = t.me(caller);
+  const withSubscribers = optBool(args, "include_subscribers") ?? false;
+  const never: Obj[] = [];
+  const streams: Obj[] = [];
+  for (const ch of Object.values(state.channels)) {
+    if (ch.isArchived || !canSeeMetadata(state, ch, me)) continue;
+    streams.push(formatChannel(state, ch, t.sys));
+    if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
+      const c = formatChannel(state, ch, t.sys);
+      delete c.is_default;
+      if (withSubscribers && canAccessContent(state, ch, me))
+        c.subscribers = activeSubscriberIds(state, ch.id);
+      never.push(c);
+    }
+  }
+  const byName = (a: Obj, b: Obj) => String(a.name).localeCompare(String(b.name));
+  return {
+    reply: {
+      subscriptions: subsOf(t, state, me.userId, true, withSubscribers),
+      unsubscribed: subsOf(t, state, me.userId, false, withSubscribers),
+      never_subscribed: never.sort(byName),
+      streams: streams.sort(byName),
+    },
+  };
+};
+
+export const directoryHandlers: Record<string, Handler<DirState>> = {
+  createChannel,
+  subscribe,
+  unsubscribe,
+  mySubscriptions,
+  listChannels,
+  getChannel,
+  channelIdByName,
+  members,
+  updateChannel,
+  archiveChannel,
+  setSubProperties,
+  registerState,
+};
+
+// ---- leaf reads for conversation actors (no roster, no calls) ---------------
+
+/**
+ * What a channel's conversation actor needs to accept, show or change a
+ * message: the channel's settings and current subscribers.
+ */
+const sendContext: Handler<DirState> = (state, args) => {
+  const ch = state.channels[String(args.stream_id)];
+  if (!ch)
+    throw args.forSend === true
+      ? errors.channelIdDoesNotExist(Number(args.stream_id))
+      : errors.invalidChannelId();
+  return {
+    reply: {
+      stream_id: ch.id,
+      name: ch.name,
+      invite_only: ch.inviteOnly,
+      is_web_public: ch.isWebPublic,
+      history_public_to_subscribers: ch.historyPublic,
+      is_archived: ch.isArchived,
+      topics_policy: ch.topicsPolicy,
+      groups: structuredClone(ch.groups) as unknown as Obj,
+      subscribers: activeSubscriberIds(state, ch.id),
+    },
+  };
+};
+
+/** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */
+const lookupNames: Handler<DirState> = (state, args) => {
+  const out: Obj = {};
+  for (const raw of (args.names as string[] | undefined) ?? []) {
+    const id = state.byName[raw.trim().toLowerCase()];
+    const ch = id === undefined ? undefined : state.channels[String(id)];
+    if (ch && !ch.isArchived) out[raw.trim().toLowerCase()] = [ch.id, ch.name];
+  }
+  return { reply: out };
+};
+
+/** Every live channel name -> [id, name] (markdown channel links). */
+const allNames: Handler<DirState> = (state) => {
+  const out: Obj = {};
+  for (const ch of Object.values(state.channels))
+    if (!ch.isArchived) out[ch.name.toLowerCase()] = [ch.id, ch.name];
+  return { reply: out };
+};
+
+directoryHandlers.sendContext = sendContext;
+directoryHandlers.lookupNames = lookupNames;
+directoryHandlers.allNames = allNames;
+
+/** A leaf access check for other actors: may this user read the channel's content? */
+const contentAccess: Handler<DirState> = (state, args) => {
+  const ch = state.channels[String(args.stream_id)];
+  if (!ch || ch.isArchived) return { reply: { ok: false } as Obj };
+  const u = { userId: Number(args.userId), role: Number(args.role) } as RosterEntry;
+  return { reply: { ok: canAccessContent(state, ch, u), name: ch.name } };
+};
+directoryHandlers.contentAccess = contentAccess;

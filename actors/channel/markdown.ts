@@ -1,0 +1,208 @@
+// Zulip-flavoured Markdown on markdown-it: user mentions (@**Name**,
+// @**Name|id**, silent @_**Name**, wildcards), channel and topic links
+// (#**channel**, #**channel>topic**), :emoji:, Zulip's code-block markup.
+// Rendering also reports who was mentioned, so the sender can set flags.
+
+import MarkdownIt, { type StateInline } from "markdown-it";
+import { unicodeCodeForName } from "../emoji/index.ts";
+import { applyLinkifiers } from "../realm/index.ts";
+
+export interface MentionTarget {
+  userId: number;
+  fullName: string;
+}
+
+export interface RenderEnv {
+  /** Active users of the realm, for mentions. */
+  users: MentionTarget[];
+  /** lowercased channel name -> [id, name], for #**channel** links. */
+  channels: Record<string, [number, string]>;
+  /** The realm's linkifiers, in order. */
+  linkifiers: { pattern: string; url_template: string }[];
+  /** Filled by rendering. */
+  mentionedUserIds: Set<number>;
+  wildcard: "channel" | "topic" | null;
+}
+
+export function emptyEnv(): RenderEnv {
+  return { users: [], channels: {}, linkifiers: [], mentionedUserIds: new Set(), wildcard: null };
+}
+
+const CHANNEL_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+}
+
+/** Zulip's narrow URL slug: id-name with unsafe characters %-encoded as .XX. */
+function slug(s: string, spaces = "-"): string {
+  return encodeURIComponent(spaces === "-" ? s.replace(/ /g, "-") : s)
+    .replace(/%/g, ".")
+    .replace(/\(/g, ".28")
+    .replace(/\)/g, ".29");
+}
+
+function mentionRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  const start = state.pos;
+  if (src.charCodeAt(start) !== 0x40 /* @ */) return false;
+  const m = /^@(_?)\*\*([^*\n]+?)\*\*/.exec(src.slice(start));
+  if (!m) return false;
+  const env = state.env as unknown as RenderEnv;
+  const isSilent = m[1] === "_";
+  let name = m[2]!;
+  let idPart: number | undefined;
+  const bar = name.lastIndexOf("|");
+  if (bar >= 0 && /^\d+$/.test(name.slice(bar + 1))) {
+    idPart = Number(name.slice(bar + 1));
+    name = name.slice(0, bar);
+  }
+  let html: string;
+  if (!isSilent && idPart === undefined && (CHANNEL_WILDCARDS.has(name) || name === "topic")) {
+    const kind = name === "topic" ? "topic" : "channel";
+    if (!silent) env.wildcard = env.wildcard === "channel" ? "channel" : kind;
+    html = `<span class="user-mention ${kind}-wildcard-mention" data-user-id="*">@${escapeHtml(name)}</span>`;
+  } else {
+    const target =
+      idPart !== undefined
+        ? env.users.find((u) => u.userId === idPart && u.fullName === name)
+        : env.users.find((u) => u.fullName.toLowerCase() === name.toLowerCase());
+    if (!target) return false;
+    if (!isSilent && !silent) env.mentionedUserIds.add(target.userId);
+    const cls = isSilent ? "user-mention silent" : "user-mention";
+    html = `<span class="${cls}" data-user-id="${target.userId}">${isSilent ? "" : "@"}${escapeHtml(target.fullName)}</span>`;
+  }
+  if (!silent) {
+    const token = state.push("html_inline", "", 0);
+    token.content = html;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function channelLinkRule(state: StateInline, silent: boolean): boolean {
+  const start = state.pos;
+  if (state.src.charCodeAt(start) !== 0x23 /* # */) return false;
+  const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(start));
+  if (!m) return false;
+  const env = state.env as unknown as RenderEnv;
+  const body = m[1]!;
+  const gt = body.indexOf(">");
+  const channelName = gt >= 0 ? body.slice(0, gt) : body;
+  const found = env.channels[channelName.toLowerCase()];
+  if (!found) return false;
+  const [id, name] = found;
+  if (!silent) {
+    const token = state.push("html_inline", "", 0);
+    const base = `/#narrow/channel/${id}-${slug(name)}`;
+    if (gt >= 0) {
+      const topic = body.slice(gt + 1);
+      token.content = `<a class="stream-topic" data-stream-id="${id}" href="${base}/topic/${slug(topic, ".20")}">#${escapeHtml(name)} &gt; ${escapeHtml(topic)}</a>`;
+    } else {
+      token.content = `<a class="stream" data-stream-id="${id}" href="${base}">#${escapeHtml(name)}</a>`;
+    }
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function emojiRule(state: StateInline, silent: boolean): boolean {
+  const start = state.pos;
+  if (state.src.charCodeAt(start) !== 0x3a /* : */) return false;
+  const m = /^:([a-z0-9_+-]+):/.exec(state.src.slice(start));
+  if (!m) return false;
+  const code = unicodeCodeForName(m[1]!);
+  if (!code) return false;
+  if (!silent) {
+    const token = state.push("html_inline", "", 0);
+    const name = escapeHtml(m[1]!);
+    token.content = `<span aria-label="${name.replace(/_/g, " ")}" class="emoji emoji-${code}" role="img" title="${name.replace(/_/g, " ")}">:${name}:</span>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function build(): InstanceType<typeof MarkdownIt> {
+  const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
+  md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
+  md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
+  md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
+  // Linkifiers: plain text outside links and code becomes links.
+  md.core.ruler.push("zulip_linkifiers", (state) => {
+    const env = state.env as unknown as RenderEnv;
+    if (!env.linkifiers?.length) return;
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children) continue;
+      const out: typeof block.children = [];
+      let inLink = 0;
+      for (const t of block.children) {
+        if (t.type === "link_open") inLink++;
+        if (t.type === "link_close") inLink--;
+        if (t.type !== "text" || inLink > 0) {
+          out.push(t);
+          continue;
+        }
+        for (const seg of applyLinkifiers(t.content, env.linkifiers)) {
+          if (!("url" in seg)) {
+            const x = new state.Token("text", "", 0);
+            x.content = seg.text;
+            out.push(x);
+            continue;
+          }
+          const open = new state.Token("link_open", "a", 1);
+          open.attrs = [["href", seg.url]];
+          const text = new state.Token("text", "", 0);
+          text.content = seg.text;
+          out.push(open, text, new state.Token("link_close", "a", -1));
+        }
+      }
+      block.children = out;
+    }
+  });
+  // Zulip's code blocks: <div class="codehilite" data-code-language="..."><pre><span></span><code>.
+  md.renderer.rules.fence = (tokens, idx) => {
+    const t = tokens[idx]!;
+    const lang = t.info.trim().split(/\s+/)[0] ?? "";
+    const attr = lang ? ` data-code-language="${escapeHtml(lang)}"` : "";
+    return `<div class="codehilite"${attr}><pre><span></span><code>${escapeHtml(t.content)}</code></pre></div>\n`;
+  };
+  md.renderer.rules.code_block = (tokens, idx) =>
+    `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;
+  // Links open in a new tab, as Zulip renders them.
+  md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+    const t = tokens[idx]!;
+    const href = String(t.attrGet("href") ?? "");
+    t.attrSet("href", href);
+    if (!href.startsWith("/#")) {
+      t.attrSet("target", "_blank");
+      t.attrSet("rel", "noopener noreferrer");
+    }
+    t.attrSet("title", href);
+    return self.renderToken(tokens, idx, options);
+  };
+  return md;
+}
+
+const md = build();
+
+/** Render message content or a description; `env` collects mentions. */
+export function renderMarkdown(source: string, env: RenderEnv = emptyEnv()): string {
+  return md.render(source, env as unknown as Record<string, unknown>).replace(/\n$/, "");
+}
+
+/** Zulip's topic_links: the linkifier matches in a topic. */
+export function topicLinks(
+  topic: string,
+  linkifiers: RenderEnv["linkifiers"],
+): { text: string; url: string }[] {
+  if (!linkifiers.length || topic === "") return [];
+  return applyLinkifiers(topic, linkifiers).filter((s): s is { text: string; url: string } => "url" in s);
+}
+
+/** Whether rendering needs the user list or channel list (skip the lookups otherwise). */
+export function needsUsers(source: string): boolean {
+  return source.includes("@");
+}
+export function needsChannels(source: string): boolean {
+  return source.includes("#**");
+}

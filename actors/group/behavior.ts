@@ -1,0 +1,20 @@
+// The group kind: one directory actor per realm (see handlers.ts for why).
+
+import type { Behavior } from "../types.ts";
+import { groupHandlers } from "./handlers.ts";
+import {
+  applyGroupFact,
+  groupFromSnapshot,
+  groupToSnapshot,
+  initialGroupDir,
+  type GroupDirState,
+} from "./state.ts";
+
+export const groupBehavior: Behavior<GroupDirState> = {
+  kind: "group",
+  initial: initialGroupDir,
+  apply: (state, fact) => applyGroupFact(state, fact),
+  toSnapshot: groupToSnapshot,
+  fromSnapshot: groupFromSnapshot,
+  handlers: groupHandlers,
+};

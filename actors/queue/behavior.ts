@@ -1,0 +1,319 @@
+// The queue kind: one actor per user (ref.key = ref.shardKey = user id) that
+// owns every event queue of that user (see state.ts for why one actor).
+//
+// Long-polls are deferred replies: a poll with nothing to return parks
+// (Decision.park) and a later turn (a delivery, a heartbeat timer, a newer
+// poll, DELETE /events) wakes it. Timers come from the node's timer wheel
+// through ctx.schedule. Nobody here calls another actor.
+
+import { randomBytes } from "node:crypto";
+import { errors } from "../errors.ts";
+import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, Value } from "../types.ts";
+import { shapeForQueue } from "./shape.ts";
+import {
+  applyQueueFact,
+  initialQueueSet,
+  queueFromSnapshot,
+  queueToSnapshot,
+  type QueueFact,
+  type QueueSetState,
+  type QueueState,
+  type Registration,
+} from "./state.ts";
+
+/** zulip-facts §3: DEFAULT_EVENT_QUEUE_TIMEOUT_SECS and MAX_QUEUE_TIMEOUT_SECS. */
+export const DEFAULT_QUEUE_TIMEOUT_SECS = 600;
+export const MAX_QUEUE_TIMEOUT_SECS = 604800;
+/** "mobile" idle_queue_timeout: the docs' "currently 12 hours". */
+export const MOBILE_QUEUE_TIMEOUT_SECS = 12 * 3600;
+/** Zulip holds queues in an unbounded deque; we bound them and expire an overflowing queue. */
+const DEFAULT_MAX_EVENTS = 10_000;
+/** Queues per user; registering one more evicts the least recently polled. */
+const MAX_QUEUES_PER_USER = 100;
+/** The wheel may fire up to a tick early. */
+const TIMER_SLACK_MS = 150;
+
+function envInt(name: string): number | null {
+  const v = process.env[name];
+  if (v === undefined || v === "") return null;
+  const n = Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : null;
+}
+
+/** Zulip: 45 s plus a random 0-10 s; EVENT_QUEUE_HEARTBEAT_MS fixes it (tests). */
+function heartbeatDelayMs(): number {
+  return envInt("EVENT_QUEUE_HEARTBEAT_MS") ?? 45_000 + Math.floor(Math.random() * 10_000);
+}
+
+function maxEvents(): number {
+  return envInt("EVENT_QUEUE_MAX_EVENTS") ?? DEFAULT_MAX_EVENTS;
+}
+
+export function queueRef(realmId: number, userId: number): ActorRef {
+  return { kind: "queue", realm: realmId, key: String(userId), shardKey: String(userId) };
+}
+
+/** Queue ids are "<owner user id>:<random>" so any gateway finds the owner's shard. */
+export function queueOwner(queueId: string): number | null {
+  const m = /^([1-9][0-9]{0,15}):[0-9a-f]{16}$/.exec(queueId);
+  return m ? Number(m[1]) : null;
+}
+
+function fact(f: QueueFact): Obj {
+  return f as unknown as Obj;
+}
+
+function requireInternal(caller: Caller | null): void {
+  if (caller) throw errors.accessDenied();
+}
+
+/** The parked poll of a queue: key "poll|<queue id>|<heartbeat due ms>|<n>". */
+function parkedKey(ctx: ActorContext, queueId: string): string | null {
+  const prefix = `poll|${queueId}|`;
+  for (const k of ctx.parked()) if (k.startsWith(prefix)) return k;
+  return null;
+}
+
+let parkSeq = 0;
+
+function isExpired(q: QueueState, now: number, ctx: ActorContext): boolean {
+  return now - q.lastPoll >= q.reg.timeoutSecs * 1000 && parkedKey(ctx, q.id) === null;
+}
+
+/** The caller's live queue, or BAD_EVENT_QUEUE_ID (unknown, expired, or another user's). */
+function ownQueue(
+  state: QueueSetState,
+  queueId: string,
+  caller: Caller | null,
+  ctx: ActorContext,
+): QueueState {
+  const q = state.queues[queueId];
+  if (!q || (caller && caller.userId !== state.userId) || isExpired(q, ctx.now(), ctx)) {
+    throw errors.badEventQueueId(queueId);
+  }
+  return q;
+}
+
+/** Arm the idle-expiry timer of every queue (no-op for those already armed in this activation). */
+function armExpiry(state: QueueSetState, ctx: ActorContext): void {
+  const now = ctx.now();
+  for (const q of Object.values(state.queues)) {
+    const left = q.lastPoll + q.reg.timeoutSecs * 1000 - now;
+    ctx.schedule(`exp|${q.id}`, Math.max(left, 0), "expire", { queueId: q.id });
+  }
+}
+
+function eventsOf(q: QueueState): Value[] {
+  return q.events.map((e) => e.event);
+}
+
+/**
+ * Deliver shaped events to queues: one `delivered` fact, overflowing queues
+ * expired, parked polls woken with everything unacknowledged.
+ */
+function deliverDecision(
+  state: QueueSetState,
+  ctx: ActorContext,
+  key: string | null,
+  shaped: Record<string, Obj[]>,
+  extraFacts: Obj[] = [],
+): Decision {
+  const facts = [...extraFacts];
+  const wake: { key: string; reply: Value }[] = [];
+  const per: Record<string, Obj[]> = {};
+  const limit = maxEvents();
+  for (const [qid, events] of Object.entries(shaped)) {
+    const q = state.queues[qid];
+    if (!q || events.length === 0) continue;
+    const parked = parkedKey(ctx, qid);
+    if (q.events.length + events.length > limit) {
+      // Never unbounded memory: the client finds the queue gone and re-registers.
+      facts.push(fact({ type: "deleted", queueId: qid, reason: "overflow" }));
+      if (parked) wake.push({ key: parked, reply: { events: [], queue_id: qid } });
+      continue;
+    }
+    per[qid] = events;
+    if (parked) {
+      const fresh = events.map((e, i) => ({ ...e, id: q.nextId + i }));
+      wake.push({ key: parked, reply: { events: [...eventsOf(q), ...fresh], queue_id: qid } });
+    }
+  }
+  if (Object.keys(per).length) facts.unshift(fact({ type: "delivered", key, per }));
+  return { facts, wake, reply: { delivered: Object.keys(per).length } };
+}
+
+// ---- register ----------------------------------------------------------------
+
+function readRegistration(args: Obj): Registration {
+  const eventTypes = Array.isArray(args.eventTypes) ? args.eventTypes.map(String) : null;
+  const narrow = Array.isArray(args.narrow)
+    ? args.narrow.map((t) => [String((t as Value[])[0]), String((t as Value[])[1])] as [string, string])
+    : [];
+  const caps: Record<string, boolean> = {};
+  const rawCaps = args.capabilities;
+  if (rawCaps && typeof rawCaps === "object" && !Array.isArray(rawCaps)) {
+    for (const [k, v] of Object.entries(rawCaps)) caps[k] = v === true;
+  }
+  let timeout = typeof args.timeoutSecs === "number" ? args.timeoutSecs : DEFAULT_QUEUE_TIMEOUT_SECS;
+  if (!(timeout >= 1)) timeout = DEFAULT_QUEUE_TIMEOUT_SECS;
+  return {
+    eventTypes,
+    narrow,
+    capabilities: caps,
+    applyMarkdown: args.applyMarkdown === true,
+    clientGravatar: args.clientGravatar === true,
+    allPublicStreams: args.allPublicStreams === true,
+    timeoutSecs: Math.min(timeout, MAX_QUEUE_TIMEOUT_SECS),
+  };
+}
+
+const register: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
+    throw errors.accessDenied();
+  const now = ctx.now();
+  const reg = readRegistration(args);
+  const facts: Obj[] = [];
+  const live = Object.values(state.queues).filter((q) => {
+    if (!isExpired(q, now, ctx)) return true;
+    facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+    return false;
+  });
+  const wake: { key: string; reply: Value }[] = [];
+  if (live.length >= MAX_QUEUES_PER_USER) {
+    live.sort((a, b) => a.lastPoll - b.lastPoll);
+    for (const q of live.slice(0, live.length - MAX_QUEUES_PER_USER + 1)) {
+      facts.push(fact({ type: "deleted", queueId: q.id, reason: "evicted" }));
+      const parked = parkedKey(ctx, q.id);
+      if (parked) wake.push({ key: parked, reply: { events: [], queue_id: q.id } });
+    }
+  }
+  const queueId = `${state.userId}:${randomBytes(8).toString("hex")}`;
+  facts.push(fact({ type: "registered", queueId, reg, at: now }));
+  armExpiry(state, ctx);
+  ctx.schedule(`exp|${queueId}`, reg.timeoutSecs * 1000, "expire", { queueId });
+  return {
+    facts,
+    wake,
+    reply: { queue_id: queueId, last_event_id: -1, idle_queue_timeout_secs: reg.timeoutSecs },
+  };
+};
+
+// ---- poll (GET /events) ---------------------------------------------------------
+
+const poll: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  const queueId = String(args.queueId);
+  const q = ownQueue(state, queueId, caller, ctx);
+  const last = typeof args.lastEventId === "number" ? args.lastEventId : q.pruned;
+  // zulip-facts §3: prune through last_event_id, which must be an event of this queue.
+  if (last < q.pruned) throw errors.eventAlreadyPruned(last);
+  let newest = q.pruned;
+  for (const e of q.events) {
+    if (e.id > last) break;
+    newest = e.id;
+  }
+  if (newest !== last) throw errors.eventNotInQueue(last);
+  const now = ctx.now();
+  const remaining = q.events.filter((e) => e.id > last).map((e) => e.event);
+  const facts = [fact({ type: "polled", queueId, at: now, ack: last !== q.pruned ? last : null })];
+  const wake: { key: string; reply: Value }[] = [];
+  // A newer poll finishes the older one with no events.
+  const older = parkedKey(ctx, queueId);
+  if (older) wake.push({ key: older, reply: { events: [], queue_id: queueId } });
+  armExpiry(state, ctx);
+  if (remaining.length || args.dontBlock === true) return { facts, wake, reply: { events: remaining } };
+  const due = now + heartbeatDelayMs();
+  ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
+  return { facts, wake, park: `poll|${queueId}|${due}|${++parkSeq}` };
+};
+
+// ---- timers -------------------------------------------------------------------
+
+const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const queueId = String(args.queueId);
+  const key = parkedKey(ctx, queueId);
+  if (!key || !state.queues[queueId]) return {};
+  const due = Number(key.split("|")[2]);
+  const now = ctx.now();
+  if (now + TIMER_SLACK_MS < due) {
+    // The timer belonged to an older poll; wait for this one's due time.
+    ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
+    return {};
+  }
+  return deliverDecision(state, ctx, null, { [queueId]: [{ type: "heartbeat" }] });
+};
+
+const expire: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  const queueId = String(args.queueId);
+  const q = state.queues[queueId];
+  if (!q) return {};
+  const now = ctx.now();
+  const timeoutMs = q.reg.timeoutSecs * 1000;
+  if (isExpired(q, now, ctx)) return { facts: [fact({ type: "deleted", queueId, reason: "expired" })] };
+  // Still polled (or a poll is parked): check again when it could next expire.
+  const left = parkedKey(ctx, queueId) ? timeoutMs : q.lastPoll + timeoutMs - now;
+  ctx.schedule(`exp|${queueId}`, Math.max(left, 0), "expire", { queueId });
+  return {};
+};
+
+// ---- deliver (the event router) --------------------------------------------------
+
+const deliver: Handler<QueueSetState> = (state, args, ctx, caller): Decision => {
+  requireInternal(caller);
+  const queues = Object.values(state.queues);
+  if (queues.length === 0) return { reply: { delivered: 0 } };
+  const key = typeof args.key === "string" ? args.key : null;
+  if (key !== null && state.recentKeys.includes(key)) return { reply: { delivered: 0, duplicate: true } };
+  const events = Array.isArray(args.events) ? (args.events as Obj[]) : [];
+  const now = ctx.now();
+  const expired: Obj[] = [];
+  const shaped: Record<string, Obj[]> = {};
+  for (const q of queues) {
+    if (isExpired(q, now, ctx)) {
+      expired.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+      continue;
+    }
+    const out: Obj[] = [];
+    for (const e of events) for (const s of shapeForQueue(e, q.reg, state.userId, q.id)) out.push(s);
+    if (out.length) shaped[q.id] = out;
+  }
+  armExpiry(state, ctx);
+  return deliverDecision(state, ctx, key, shaped, expired);
+};
+
+// ---- delete (DELETE /events) and reads --------------------------------------------
+
+const remove: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  const queueId = String(args.queueId);
+  ownQueue(state, queueId, caller, ctx);
+  const parked = parkedKey(ctx, queueId);
+  return {
+    facts: [fact({ type: "deleted", queueId, reason: "client" })],
+    wake: parked ? [{ key: parked, reply: { events: [], queue_id: queueId } }] : [],
+    reply: {},
+  };
+};
+
+/** Internal: the user's queues, for inspection and tests. */
+const list: Handler<QueueSetState> = (state, _args, _ctx, caller) => {
+  requireInternal(caller);
+  return {
+    reply: Object.values(state.queues).map((q) => ({
+      queue_id: q.id,
+      next_id: q.nextId,
+      pruned: q.pruned,
+      pending: q.events.length,
+      last_poll: q.lastPoll,
+    })),
+  };
+};
+
+export const queueBehavior: Behavior<QueueSetState> = {
+  kind: "queue",
+  initial: initialQueueSet,
+  apply: applyQueueFact,
+  toSnapshot: queueToSnapshot,
+  fromSnapshot: queueFromSnapshot,
+  handlers: { register, poll, heartbeat, expire, deliver, delete: remove, list },
+};

@@ -1,0 +1,175 @@
+// Which events a queue accepts and how they look for its client: Zulip's
+// ClientDescriptor.accepts_event / narrow predicate and the per-client
+// rewrites of zerver/tornado/event_queue.py, plus the capability rules of the
+// spec's Events section 3. Pure functions of (event, registration): the
+// queue actor runs them when it decides, and journals the result.
+//
+// Conventions for emitters of `message` events (so one event serves every
+// queue, as in Zulip's process_message_event):
+// - `message.content` is the Markdown source and `message.rendered_content`
+//   the HTML; each queue keeps the one its apply_markdown asks for and sets
+//   `content_type`.
+// - `message.avatar_url` is the URL; `message.sender_avatar_source` "G"
+//   (gravatar) lets client_gravatar queues get null instead.
+// - `user_flags` {"<user id>": string[]} gives each recipient its `flags`.
+// - `sender_queue_id` + `local_id`: the queue with that id gets
+//   `local_message_id`.
+// Events of type `presence` may carry both forms (legacy fields and
+// `presences`); each queue keeps the form its simplified_presence_events
+// capability asks for.
+
+import type { Obj, Value } from "../types.ts";
+import type { Registration } from "./state.ts";
+
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME (realm_empty_topic_display_name). */
+export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
+
+const GRAVATAR_PREFIX = "https://secure.gravatar.com/";
+const NARROW_OPERATORS = new Set(["stream", "channel", "topic", "sender", "is"]);
+const NARROW_IS = new Set(["dm", "private", "starred", "unread", "alerted", "mentioned"]);
+
+/** Whether a narrow term can be evaluated on a message event (register validation). */
+export function isSupportedNarrowTerm(operator: string, operand: string): boolean {
+  return NARROW_OPERATORS.has(operator) && (operator !== "is" || NARROW_IS.has(operand));
+}
+
+function str(v: Value | undefined): string {
+  return typeof v === "string" ? v : "";
+}
+
+function matchesNarrow(narrow: [string, string][], message: Obj, flags: string[]): boolean {
+  for (const [operator, operand] of narrow) {
+    const op = operand.toLowerCase();
+    switch (operator) {
+      case "stream":
+      case "channel":
+        if (message.type !== "stream" || str(message.display_recipient).toLowerCase() !== op) return false;
+        break;
+      case "topic":
+        if (message.type !== "stream" || str(message.subject).toLowerCase() !== op) return false;
+        break;
+      case "sender":
+        if (str(message.sender_email).toLowerCase() !== op) return false;
+        break;
+      case "is":
+        if ((op === "dm" || op === "private") && message.type !== "private") return false;
+        if (op === "starred" && !flags.includes("starred")) return false;
+        if (op === "unread" && flags.includes("read")) return false;
+        if ((op === "alerted" || op === "mentioned") && !flags.includes("mentioned")) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+function flagsFor(event: Obj, userId: number): string[] {
+  const byUser = event.user_flags;
+  if (byUser && typeof byUser === "object" && !Array.isArray(byUser)) {
+    const f = byUser[String(userId)];
+    if (Array.isArray(f)) return f.filter((x): x is string => typeof x === "string");
+  }
+  const f = event.flags;
+  return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
+}
+
+function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Value | undefined {
+  return topic === "" && !caps.empty_topic_name ? EMPTY_TOPIC_DISPLAY_NAME : topic;
+}
+
+function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: string): Obj | null {
+  const flags = flagsFor(event, userId);
+  const src = (event.message ?? {}) as Obj;
+  if (!matchesNarrow(reg.narrow, src, flags)) return null;
+  const message: Obj = { ...src };
+  if ("rendered_content" in message) {
+    if (reg.applyMarkdown) message.content = message.rendered_content ?? "";
+    delete message.rendered_content;
+  }
+  message.content_type = reg.applyMarkdown ? "text/html" : "text/x-markdown";
+  if ("sender_avatar_source" in message) {
+    if (reg.clientGravatar && message.sender_avatar_source === "G") message.avatar_url = null;
+    delete message.sender_avatar_source;
+  }
+  if (message.type === "stream") message.subject = emptyTopic(reg.capabilities, message.subject) ?? "";
+  const out: Obj = { type: "message", message, flags };
+  if (event.sender_queue_id === queueId && event.local_id !== undefined)
+    out.local_message_id = event.local_id;
+  return out;
+}
+
+/**
+ * The events (0, 1 or several) a queue gets for one emitted event, without
+ * ids. `queueId` and `userId` identify the receiving queue.
+ */
+export function shapeForQueue(event: Obj, reg: Registration, userId: number, queueId: string): Obj[] {
+  const type = str(event.type);
+  if (reg.eventTypes !== null && type !== "heartbeat" && !reg.eventTypes.includes(type)) return [];
+  const caps = reg.capabilities;
+  switch (type) {
+    case "message": {
+      const m = shapeMessage(event, reg, userId, queueId);
+      return m ? [m] : [];
+    }
+    case "delete_message": {
+      const e: Obj = { ...event };
+      if ("topic" in e) e.topic = emptyTopic(caps, e.topic) ?? "";
+      const ids = Array.isArray(e.message_ids) ? e.message_ids : null;
+      if (caps.bulk_message_deletion || ids === null) return [e];
+      // Without bulk_message_deletion: one event per message, with message_id.
+      delete e.message_ids;
+      return ids.map((id) => ({ ...e, message_id: id }));
+    }
+    case "update_message": {
+      const e: Obj = { ...event };
+      for (const k of ["topic", "subject", "orig_subject"]) if (k in e) e[k] = emptyTopic(caps, e[k]) ?? "";
+      return [e];
+    }
+    case "typing": {
+      if (event.message_type === "stream" && !caps.stream_typing_notifications) return [];
+      const e: Obj = { ...event };
+      if ("topic" in e) e.topic = emptyTopic(caps, e.topic) ?? "";
+      return [e];
+    }
+    case "user_group": {
+      // The group directory attaches the whole group (reactivation_group) to
+      // an update that changes `deactivated`: without include_deactivated_groups
+      // deactivation reads as remove and reactivation as add (Zulip's rule).
+      const data = event.data as Obj | undefined;
+      const full = event.reactivation_group as Obj | undefined;
+      const e: Obj = { ...event };
+      delete e.reactivation_group;
+      if (
+        event.op !== "update" ||
+        !data ||
+        typeof data.deactivated !== "boolean" ||
+        caps.include_deactivated_groups
+      )
+        return [e];
+      return data.deactivated
+        ? [{ type: "user_group", op: "remove", group_id: event.group_id ?? null }]
+        : full
+          ? [{ type: "user_group", op: "add", group: full }]
+          : [];
+    }
+    case "realm_linkifiers":
+      // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.
+      return caps.linkifier_url_template ? [event] : [];
+    case "presence": {
+      if (!("presences" in event)) return caps.simplified_presence_events ? [] : [event];
+      if (caps.simplified_presence_events) return [{ type: "presence", presences: event.presences ?? {} }];
+      if (!("presence" in event)) return [];
+      const e: Obj = { ...event };
+      delete e.presences;
+      return [e];
+    }
+    case "realm_user": {
+      // As Zulip's apply_event: a client_gravatar queue computes gravatar URLs itself.
+      const person = event.person as Obj | undefined;
+      if (!reg.clientGravatar || !person || typeof person.avatar_url !== "string") return [event];
+      if (!person.avatar_url.startsWith(GRAVATAR_PREFIX)) return [event];
+      return [{ ...event, person: { ...person, avatar_url: null } }];
+    }
+    default:
+      return [event];
+  }
+}

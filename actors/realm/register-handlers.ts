@@ -1,0 +1,18 @@
+// A read for POST /register's realm area (gateway/register/realm.ts): the
+// realm settings this actor holds, with defaults filled in. Calls nobody.
+
+import { errors } from "../errors.ts";
+import type { Handler, Obj } from "../types.ts";
+import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
+import type { RealmState } from "./state.ts";
+
+const registerRealmState: Handler<RealmState> = (state) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  const settings: Obj = {};
+  for (const name of new Set([...Object.keys(REALM_SETTING_DEFAULTS), ...Object.keys(state.settings)])) {
+    settings[name] = realmSetting(state, name);
+  }
+  return { reply: { settings, dateCreated: state.dateCreated } };
+};
+
+export const realmRegisterHandlers: Record<string, Handler<RealmState>> = { registerRealmState };

@@ -1,0 +1,300 @@
+// A user's message flags: Zulip's UserMessage rows, kept with the user
+// actor. One entry per message the user received (or touched as
+// "historical"): its conversation key and a flag bitmask. The entries
+// double as the index GET /messages uses for narrows that are not bound to
+// one channel (is:starred, is:unread, dm, home view).
+//
+// Every handler here is a leaf (calls nobody), so conversation actors may
+// call a user inside their turns without risk of a cycle.
+//
+// SNAPSHOT NOTE: the state lives in `UserState.msgs` (see FlagHolder); old
+// snapshots lack it and `msgsOf` supplies the empty default.
+
+import { errors } from "../errors.ts";
+import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { UserState } from "./state.ts";
+import { applyTopicFact, topicHandlers } from "./topics.ts";
+
+export const FLAG_BITS: Record<string, number> = {
+  read: 1,
+  starred: 2,
+  collapsed: 4,
+  mentioned: 8,
+  stream_wildcard_mentioned: 16,
+  topic_wildcard_mentioned: 32,
+  group_mentioned: 64,
+  has_alert_word: 128,
+  historical: 256,
+};
+/** The flags a client may change (zulip-facts §7). */
+export const EDITABLE_FLAGS = ["read", "starred", "collapsed"];
+
+export interface MsgIndex {
+  /** Message ids, ascending. */
+  ids: number[];
+  /** id -> [conversation key, flag bits, topic ("" for DMs), sender id]. */
+  entries: Record<string, Entry>;
+}
+
+export type Entry = [string, number, string, number];
+/** What a conversation actor delivers: [id, conv, flag names, topic, sender id]. */
+export type Delivery = [number, string, string[], string, number];
+
+interface FlagHolder {
+  msgs?: MsgIndex;
+}
+
+export function msgsOf(state: UserState): MsgIndex {
+  return (state as UserState & FlagHolder).msgs ?? { ids: [], entries: {} };
+}
+
+export function flagNames(bits: number): string[] {
+  const out: string[] = [];
+  for (const [name, bit] of Object.entries(FLAG_BITS)) if (bits & bit) out.push(name);
+  // The deprecated synthetic flag (zulip-facts §7).
+  if (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) {
+    out.push("wildcard_mentioned");
+  }
+  return out;
+}
+
+export function flagBits(names: string[]): number {
+  let bits = 0;
+  for (const n of names) bits |= FLAG_BITS[n] ?? 0;
+  return bits;
+}
+
+/** Insert keeping `ids` ascending (sends may commit slightly out of order). */
+function insertSorted(ids: number[], id: number): void {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (ids[lo] !== id) ids.splice(lo, 0, id);
+}
+
+export type FlagFact =
+  | { type: "msgsReceived"; items: [number, string, number, string, number][] }
+  | { type: "msgsMoved"; ids: number[]; conv: string; topic: string }
+  | { type: "flagsSet"; ids: number[]; bit: number; on: boolean }
+  | { type: "msgsForgotten"; ids: number[] };
+
+/** Fold a flag (or topic policy) fact; other facts pass through untouched. */
+export function applyFlagFact(state: UserState, raw: Obj): UserState {
+  applyTopicFact(state, raw);
+  const fact = raw as unknown as FlagFact;
+  const holder = state as UserState & FlagHolder;
+  switch (fact.type) {
+    case "msgsReceived": {
+      const m = (holder.msgs ??= { ids: [], entries: {} });
+      for (const [id, conv, bits, topic, sender] of fact.items) {
+        const key = String(id);
+        if (!m.entries[key]) insertSorted(m.ids, id);
+        m.entries[key] = [conv, (m.entries[key]?.[1] ?? 0) | bits, topic, sender];
+      }
+      break;
+    }
+    case "msgsMoved": {
+      const m = holder.msgs;
+      if (!m) break;
+      for (const id of fact.ids) {
+        const e = m.entries[String(id)];
+        if (e) {
+          e[0] = fact.conv;
+          e[2] = fact.topic;
+        }
+      }
+      break;
+    }
+    case "flagsSet": {
+      const m = holder.msgs;
+      if (!m) break;
+      for (const id of fact.ids) {
+        const e = m.entries[String(id)];
+        if (e) e[1] = fact.on ? e[1] | fact.bit : e[1] & ~fact.bit;
+      }
+      break;
+    }
+    case "msgsForgotten": {
+      const m = holder.msgs;
+      if (!m) break;
+      const gone = new Set(fact.ids);
+      for (const id of fact.ids) delete m.entries[String(id)];
+      m.ids = m.ids.filter((id) => !gone.has(id));
+      break;
+    }
+    default:
+      break;
+  }
+  return state;
+}
+
+function requireInternal(caller: Caller | null): void {
+  if (caller) throw errors.accessDenied();
+}
+
+function requireSelf(state: UserState, caller: Caller | null): void {
+  if (!state.created) throw errors.noSuchUser();
+  if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
+    throw errors.accessDenied();
+}
+
+/** A conversation actor delivers messages: [[id, conv, flag names]]. Idempotent. */
+const receiveMessages: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const items = (args.items as Delivery[] | undefined) ?? [];
+  const m = msgsOf(state);
+  const fresh = items
+    .filter(([id]) => !m.entries[String(id)])
+    .map(([id, conv, names, topic, sender]) => [id, conv, flagBits(names), topic, sender]);
+  if (!fresh.length) return { reply: {} };
+  return { facts: [{ type: "msgsReceived", items: fresh } as unknown as Obj], reply: {} };
+};
+
+/** Flags of messages: by ids, or every message of one conversation. {id: names}. */
+const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const m = msgsOf(state);
+  const out: Obj = {};
+  const conv = typeof args.conv === "string" ? args.conv : undefined;
+  const ids = (args.ids as number[] | undefined) ?? m.ids;
+  for (const id of ids) {
+    const e = m.entries[String(id)];
+    if (!e || (conv !== undefined && e[0] !== conv)) continue;
+    out[String(id)] = flagNames(e[1]);
+  }
+  return { reply: out };
+};
+
+/**
+ * The user's own messages matching flag and conversation filters, as
+ * [[id, conv, flag names]] ascending: the candidates of a GET /messages
+ * narrow that is not bound to one channel.
+ */
+const selectMessages: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const m = msgsOf(state);
+  const need = flagBits((args.flags as string[] | undefined) ?? []);
+  const without = flagBits((args.notFlags as string[] | undefined) ?? []);
+  const convs = args.convs as string[] | undefined;
+  const convSet = convs ? new Set(convs) : null;
+  const dmOnly = args.dmOnly === true;
+  const only = Array.isArray(args.ids) ? new Set(args.ids as number[]) : null;
+  const out: [number, string, string[], string, number][] = [];
+  for (const id of m.ids) {
+    const [conv, bits, topic, sender] = m.entries[String(id)]!;
+    if ((bits & need) !== need || (bits & without) !== 0) continue;
+    if (convSet && !convSet.has(conv)) continue;
+    if (dmOnly && !conv.startsWith("dm:")) continue;
+    if (only && !only.has(id)) continue;
+    out.push([id, conv, flagNames(bits), topic, sender]);
+  }
+  return { reply: { items: out as unknown as Obj[] } };
+};
+
+/**
+ * POST /messages/flags for one user: the ids the user has, changed or not.
+ * Unknown ids are "Invalid message(s)" (Zulip's check of UserMessage rows).
+ */
+const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const op = String(args.op);
+  const flag = String(args.flag);
+  const ids = (args.messages as number[] | undefined) ?? [];
+  if (op !== "add" && op !== "remove") throw errors.invalidFlagOperation(op);
+  if (!Object.hasOwn(FLAG_BITS, flag)) throw errors.invalidFlag(flag);
+  if (!EDITABLE_FLAGS.includes(flag)) throw errors.flagNotEditable(flag);
+  const m = msgsOf(state);
+  for (const id of ids) if (!m.entries[String(id)]) throw errors.invalidMessages();
+  const bit = FLAG_BITS[flag]!;
+  const on = op === "add";
+  const changed = [...new Set(ids)].filter((id) => {
+    const has = (m.entries[String(id)]![1] & bit) !== 0;
+    return has !== on;
+  });
+  changed.sort((a, b) => a - b);
+  return flagDecision(state, changed, flag, op, { messages: changed });
+};
+
+/** Shared by updateFlags and the narrow variant: the fact, the event, the reply. */
+export function flagDecision(state: UserState, changed: number[], flag: string, op: string, reply: Obj) {
+  if (!changed.length) return { reply };
+  const m = msgsOf(state);
+  const event: Obj = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: false };
+  if (flag === "read" && op === "remove") {
+    const details: Obj = {};
+    for (const id of changed) {
+      const [conv, bits] = m.entries[String(id)]!;
+      const d: Obj = conv.startsWith("dm:")
+        ? {
+            type: "private",
+            user_ids: conv
+              .slice(3)
+              .split(",")
+              .map(Number)
+              .filter((u) => u !== state.userId),
+          }
+        : { type: "stream", stream_id: Number(conv), topic: m.entries[String(id)]![2] };
+      if (bits & FLAG_BITS.mentioned!) d.mentioned = true;
+      details[String(id)] = d;
+    }
+    event.message_details = details;
+  }
+  const events: OutEvent[] = [{ event, userIds: [state.userId] }];
+  const fact = { type: "flagsSet", ids: changed, bit: FLAG_BITS[flag]!, on: op === "add" } as unknown as Obj;
+  return { facts: [fact], events, reply };
+}
+
+/** Messages moved to another channel or topic: re-point the entries the user has. */
+const messagesMoved: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const m = msgsOf(state);
+  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
+  if (!ids.length) return { reply: {} };
+  const f = { type: "msgsMoved", ids, conv: String(args.conv), topic: String(args.topic) } as unknown as Obj;
+  return { facts: [f], reply: {} };
+};
+
+/** Messages deleted: drop the user's entries. */
+const messagesDeleted: Handler<UserState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const m = msgsOf(state);
+  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
+  if (!ids.length) return { reply: {} };
+  return { facts: [{ type: "msgsForgotten", ids } as unknown as Obj], reply: {} };
+};
+
+/** Unread messages for /register's unread_msgs: [[id, conv, topic, sender, mentioned]]. */
+const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const m = msgsOf(state);
+  const out: Obj[] = [];
+  for (const id of m.ids) {
+    const [conv, bits, topic, sender] = m.entries[String(id)]!;
+    if (bits & FLAG_BITS.read!) continue;
+    out.push({ id, conv, topic, sender, mentioned: (bits & FLAG_BITS.mentioned!) !== 0 });
+  }
+  return { reply: { items: out } };
+};
+
+/** The newest message id the user has (GET /users/me max_message_id, register). */
+const maxMessageId: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const m = msgsOf(state);
+  return { reply: { max_message_id: m.ids.length ? m.ids[m.ids.length - 1]! : -1 } };
+};
+
+export const flagHandlers: Record<string, Handler<UserState>> = {
+  ...topicHandlers,
+  receiveMessages,
+  messageFlags,
+  selectMessages,
+  updateFlags,
+  messagesMoved,
+  messagesDeleted,
+  unreads,
+  maxMessageId,
+};

@@ -1,0 +1,133 @@
+// A user's topic visibility policies (Zulip's UserTopic rows): POST
+// /user_topics, the legacy PATCH /users/me/subscriptions/muted_topics, and
+// /register's user_topics. Kept with the user actor.
+//
+// These handlers call the channel directory (a leaf for them: it never
+// calls user actors), so they are not leaves themselves; conversation
+// actors never call them.
+//
+// SNAPSHOT NOTE: the state lives in `UserState.userTopics`; old snapshots
+// lack it and `topicsOf` supplies the empty default.
+
+import { channelDirectoryRef } from "../channel/index.ts";
+import { errors } from "../errors.ts";
+import type { ActorContext, Caller, Handler, Obj } from "../types.ts";
+import type { UserState } from "./state.ts";
+
+export const TOPIC_MAX_LENGTH = 60;
+const EMPTY_TOPIC_NAME = "general chat";
+const MUTED = 1;
+
+export interface UserTopic {
+  stream_id: number;
+  topic_name: string;
+  last_updated: number;
+  visibility_policy: number;
+}
+
+interface TopicHolder {
+  userTopics?: Record<string, UserTopic>;
+}
+
+function keyOf(streamId: number, topic: string): string {
+  return `${streamId}:${topic.toLowerCase()}`;
+}
+
+export function topicsOf(state: UserState): Record<string, UserTopic> {
+  return (state as UserState & TopicHolder).userTopics ?? {};
+}
+
+export function applyTopicFact(state: UserState, raw: Obj): UserState {
+  if (raw.type !== "userTopicSet") return state;
+  const t = raw.topic as unknown as UserTopic;
+  const holder = state as UserState & TopicHolder;
+  const map = (holder.userTopics ??= {});
+  if (t.visibility_policy === 0) delete map[keyOf(t.stream_id, t.topic_name)];
+  else map[keyOf(t.stream_id, t.topic_name)] = { ...t };
+  return state;
+}
+
+function requireSelf(state: UserState, caller: Caller | null): Caller {
+  if (!state.created || !caller || caller.userId !== state.userId || caller.realmId !== state.realmId) {
+    throw errors.accessDenied();
+  }
+  return caller;
+}
+
+async function checkChannel(
+  ctx: ActorContext,
+  state: UserState,
+  caller: Caller,
+  streamId: number,
+): Promise<string> {
+  const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+    stream_id: streamId,
+    userId: caller.userId,
+    role: caller.role,
+  })) as { ok: boolean; name?: string };
+  if (!r.ok) throw errors.invalidChannelId();
+  return r.name!;
+}
+
+function normalizeTopicName(raw: string): string {
+  const t = raw.trim();
+  if ([...t].length > TOPIC_MAX_LENGTH) throw errors.tooLong("topic", TOPIC_MAX_LENGTH);
+  return t === EMPTY_TOPIC_NAME || t === "(no topic)" ? "" : t;
+}
+
+function setDecision(state: UserState, t: UserTopic) {
+  return {
+    facts: [{ type: "userTopicSet", topic: t as unknown as Obj }],
+    events: [{ event: { type: "user_topic", ...t }, userIds: [state.userId] }],
+    reply: {},
+  };
+}
+
+/** POST /user_topics: {stream_id, topic, visibility_policy 0-3}; works for topics with no messages. */
+const setUserTopic: Handler<UserState> = async (state, args, ctx, caller) => {
+  const c = requireSelf(state, caller);
+  const policy = Number(args.visibility_policy);
+  if (![0, 1, 2, 3].includes(policy)) throw errors.invalid("visibility_policy");
+  const topic = normalizeTopicName(String(args.topic ?? ""));
+  const streamId = Number(args.stream_id);
+  await checkChannel(ctx, state, c, streamId);
+  const existing = topicsOf(state)[keyOf(streamId, topic)];
+  return setDecision(state, {
+    stream_id: streamId,
+    topic_name: existing?.topic_name ?? topic,
+    last_updated: Math.floor(ctx.now() / 1000),
+    visibility_policy: policy,
+  });
+};
+
+/** Legacy PATCH /users/me/subscriptions/muted_topics: {stream_id, topic, op add|remove}. */
+const muteTopicLegacy: Handler<UserState> = async (state, args, ctx, caller) => {
+  const c = requireSelf(state, caller);
+  const topic = normalizeTopicName(String(args.topic ?? ""));
+  const streamId = Number(args.stream_id);
+  await checkChannel(ctx, state, c, streamId);
+  const existing = topicsOf(state)[keyOf(streamId, topic)];
+  const muted = existing?.visibility_policy === MUTED;
+  if (args.op === "add" && muted) throw errors.topicAlreadyMuted();
+  if (args.op === "remove" && !muted) throw errors.topicNotMuted();
+  return setDecision(state, {
+    stream_id: streamId,
+    topic_name: existing?.topic_name ?? topic,
+    last_updated: Math.floor(ctx.now() / 1000),
+    visibility_policy: args.op === "add" ? MUTED : 0,
+  });
+};
+
+/** /register user_topics. */
+const userTopics: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  return {
+    reply: { user_topics: Object.values(topicsOf(state)).map((t) => ({ ...t })) as unknown as Obj[] },
+  };
+};
+
+export const topicHandlers: Record<string, Handler<UserState>> = {
+  setUserTopic,
+  muteTopicLegacy,
+  userTopics,
+};

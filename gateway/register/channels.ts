@@ -1,0 +1,17 @@
+// /register: subscriptions, unsubscribed, never_subscribed (fetch type
+// "subscription") and streams ("stream"), from the channel directory.
+
+import { channelDirectoryRef } from "../../actors/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import type { RegisterArea } from "./types.ts";
+
+export const channelsArea: RegisterArea = {
+  fetchTypes: ["subscription", "stream"],
+  async fetch(ctx) {
+    if (!ctx.caller) return {};
+    const r = (await ctx.call(channelDirectoryRef(ctx.realmId), "registerState", {
+      include_subscribers: ctx.params.include_subscribers !== "false",
+    })) as Obj;
+    return r;
+  },
+};

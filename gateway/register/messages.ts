@@ -1,0 +1,73 @@
+// /register: max_message_id ("message"), unread_msgs ("message" with
+// "update_message_flags") and user_topics ("user_topic"), from the
+// caller's user actor (its message flag index and topic policies).
+
+import { userRef } from "../../actors/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import type { RegisterArea } from "./types.ts";
+
+interface Unread {
+  id: number;
+  conv: string;
+  topic: string;
+  sender: number;
+  mentioned: boolean;
+}
+
+/** Zulip caps unread_msgs at MAX_UNREAD_MESSAGES. */
+const MAX_UNREAD_MESSAGES = 50000;
+
+export function formatUnreads(items: Unread[], me: number): Obj {
+  const kept = items.slice(-MAX_UNREAD_MESSAGES);
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const pms = new Map<number, { other_user_id: number; sender_id: number; unread_message_ids: number[] }>();
+  const huddles = new Map<string, { user_ids_string: string; unread_message_ids: number[] }>();
+  const mentions: number[] = [];
+  for (const u of kept) {
+    if (u.mentioned) mentions.push(u.id);
+    if (!u.conv.startsWith("dm:")) {
+      const key = `${u.conv}:${u.topic}`;
+      const e = streams.get(key) ?? { stream_id: Number(u.conv), topic: u.topic, unread_message_ids: [] };
+      e.unread_message_ids.push(u.id);
+      streams.set(key, e);
+      continue;
+    }
+    const ids = u.conv.slice(3).split(",").map(Number);
+    if (ids.length <= 2) {
+      const other = ids.find((i) => i !== me) ?? me;
+      const e = pms.get(other) ?? { other_user_id: other, sender_id: other, unread_message_ids: [] };
+      e.unread_message_ids.push(u.id);
+      pms.set(other, e);
+    } else {
+      const key = ids.join(",");
+      const e = huddles.get(key) ?? { user_ids_string: key, unread_message_ids: [] };
+      e.unread_message_ids.push(u.id);
+      huddles.set(key, e);
+    }
+  }
+  return {
+    count: kept.length,
+    pms: [...pms.values()],
+    streams: [...streams.values()],
+    huddles: [...huddles.values()],
+    mentions,
+    old_unreads_missing: items.length > kept.length,
+  } as unknown as Obj;
+}
+
+export const messagesArea: RegisterArea = {
+  fetchTypes: ["message", "update_message_flags", "user_topic"],
+  async fetch(ctx): Promise<Obj> {
+    if (!ctx.caller) return {};
+    const me = ctx.caller.userId;
+    const ref = userRef(ctx.realmId, me);
+    const max = (await ctx.call(ref, "maxMessageId", {})) as Obj;
+    const unread = (await ctx.call(ref, "unreads", {})) as unknown as { items: Unread[] };
+    const topics = (await ctx.call(ref, "userTopics", {})) as Obj;
+    return {
+      max_message_id: max.max_message_id!,
+      unread_msgs: formatUnreads(unread.items, me),
+      user_topics: topics.user_topics!,
+    };
+  },
+};

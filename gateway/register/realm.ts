@@ -1,0 +1,62 @@
+// /register fetch type "realm": the realm_<setting> keys the realm actor
+// holds, the organization's identity, and the server constants Zulip sends
+// with them (zulip-facts §3, §4, §6).
+
+import { realmRef } from "../../actors/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import type { RegisterArea } from "./types.ts";
+
+/** Constants of zerver/lib/events.py's realm section (values: zulip-facts §4, §6). */
+export const REALM_CONSTANTS: Obj = {
+  max_stream_name_length: 60,
+  max_stream_description_length: 1024,
+  max_topic_length: 60,
+  max_message_length: 10000,
+  max_channel_folder_name_length: 60,
+  max_channel_folder_description_length: 1024,
+  realm_empty_topic_display_name: "general chat",
+  // EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS: above the longest heartbeat wait (55 s).
+  event_queue_longpoll_timeout_seconds: 90,
+  server_presence_ping_interval_seconds: 60,
+  server_presence_offline_threshold_seconds: 200,
+  server_typing_started_expiry_period_milliseconds: 45000,
+  server_typing_stopped_wait_period_milliseconds: 12000,
+  server_typing_started_wait_period_milliseconds: 30000,
+  // No upload endpoint exists: 0 tells clients uploads are off.
+  max_file_upload_size_mib: 0,
+  realm_push_notifications_enabled: false,
+};
+
+interface PublicInfo {
+  name: string;
+  description: string;
+  icon: string;
+  host: string;
+}
+
+export const realmArea: RegisterArea = {
+  fetchTypes: ["realm"],
+  async fetch(ctx): Promise<Obj> {
+    const ref = realmRef(ctx.realmId);
+    const [info, reg] = (await Promise.all([
+      ctx.call(ref, "publicInfo", {}),
+      ctx.call(ref, "registerRealmState", {}),
+    ])) as [unknown, unknown];
+    const pub = info as PublicInfo;
+    const { settings, dateCreated } = reg as { settings: Obj; dateCreated: number };
+    const url = `${ctx.scheme}://${pub.host || process.env.EXTERNAL_HOST || ctx.host}`;
+    const out: Obj = {};
+    for (const [name, value] of Object.entries(settings)) out[`realm_${name}`] = value;
+    return {
+      ...out,
+      realm_name: pub.name,
+      realm_description: pub.description,
+      realm_icon_url: pub.icon,
+      realm_icon_source: "G",
+      realm_url: url,
+      realm_uri: url,
+      realm_date_created: Math.floor(dateCreated / 1000),
+      ...REALM_CONSTANTS,
+    };
+  },
+};

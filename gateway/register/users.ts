@@ -1,0 +1,62 @@
+// /register fetch type "realm_user": realm_users, realm_non_active_users,
+// cross_realm_bots and the caller's own user fields (zulip-facts §4).
+
+import { realmRef } from "../../actors/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import type { RegisterArea } from "./types.ts";
+
+const ROLE_OWNER = 100;
+const ROLE_ADMINISTRATOR = 200;
+const ROLE_MODERATOR = 300;
+const ROLE_GUEST = 600;
+
+export const usersArea: RegisterArea = {
+  fetchTypes: ["realm_user"],
+  async fetch(ctx): Promise<Obj> {
+    // Zulip's register includes profile_data for humans (authenticated callers).
+    const { members } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {
+      clientGravatar: ctx.params.client_gravatar,
+      includeCustomProfileFields: ctx.caller !== null,
+    })) as { members: Obj[] };
+    const active: Obj[] = [];
+    const inactive: Obj[] = [];
+    for (const m of members) {
+      // Zulip's post_process_state drops is_active from both lists.
+      const { is_active, ...rest } = m;
+      (is_active === false ? inactive : active).push(rest);
+    }
+    const out: Obj = { realm_users: active, realm_non_active_users: inactive, cross_realm_bots: [] };
+    if (!ctx.caller) return out;
+    // The caller's own fields use the real avatar URL whatever client_gravatar says.
+    const { members: mine } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {
+      clientGravatar: false,
+      userIds: [ctx.caller.userId],
+    })) as { members: Obj[] };
+    const me = mine[0]!;
+    const role = me.role as number;
+    const avatar = String(me.avatar_url);
+    // Channel-creation and invite rights by role under the default realm
+    // group settings (members may create public and private channels and
+    // invite; only owners may create web-public channels).
+    const member = role !== ROLE_GUEST;
+    return {
+      ...out,
+      user_id: me.user_id!,
+      email: me.email!,
+      delivery_email: me.delivery_email!,
+      full_name: me.full_name!,
+      is_admin: role === ROLE_OWNER || role === ROLE_ADMINISTRATOR,
+      is_owner: role === ROLE_OWNER,
+      is_moderator: role === ROLE_MODERATOR,
+      is_guest: role === ROLE_GUEST,
+      avatar_source: "G",
+      avatar_url: avatar,
+      avatar_url_medium: `${avatar}&s=500`,
+      can_create_streams: member,
+      can_create_public_streams: member,
+      can_create_private_streams: member,
+      can_create_web_public_streams: role === ROLE_OWNER,
+      can_invite_others_to_realm: member,
+    };
+  },
+};

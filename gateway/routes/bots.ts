@@ -1,0 +1,128 @@
+// Bots (Zulip's zerver/views/users.py: add_bot_backend, get_bots_backend,
+// patch_bot_backend, regenerate_bot_api_key, deactivate_bot_backend):
+// parse, one realm-actor call, reply.
+
+import { realmRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+
+/**
+ * An http(s) URL, sent JSON-encoded as Zulip's web client does
+ * (JSON.stringify), or as plain text. Anything else is "<name> is not a URL".
+ */
+function urlParam(): Parser<string> {
+  return (raw, name) => {
+    let v: unknown = raw;
+    if (raw.startsWith('"')) {
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        throw errors.notJson(name);
+      }
+    }
+    if (typeof v !== "string") throw errors.notString(name);
+    let url: URL;
+    try {
+      url = new URL(v);
+    } catch {
+      throw errors.notAUrl(name);
+    }
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+      throw errors.notAUrl(name);
+    }
+    return v;
+  };
+}
+
+function botId(req: RouteRequest): number {
+  const raw = req.path.bot_id!;
+  // Zulip's URL pattern takes digits only; anything else matches no route.
+  if (!/^\d+$/.test(raw)) throw errors.noSuchRoute();
+  const id = Number(raw);
+  return Number.isSafeInteger(id) ? id : 0;
+}
+
+const createBot: RouteDef = {
+  method: "POST",
+  path: "/bots",
+  auth: "required",
+  params: {
+    full_name: param(p.string(), { required: true }),
+    short_name: param(p.string(), { required: true }),
+    bot_type: param(p.int()),
+    payload_url: param(urlParam()),
+    service_name: param(p.string()),
+    interface_type: param(p.int()),
+  },
+  async handler(req) {
+    const args: Obj = {
+      fullName: req.params.full_name as string,
+      shortName: req.params.short_name as string,
+    };
+    if (req.params.bot_type !== undefined) args.botType = req.params.bot_type as number;
+    if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url as string;
+    if (req.params.service_name !== undefined) args.serviceName = req.params.service_name as string;
+    if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type as number;
+    return (await req.call(realmRef(req.realmId), "createBot", args)) as Obj;
+  },
+};
+
+const getBots: RouteDef = {
+  method: "GET",
+  path: "/bots",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "getBots", {})) as Obj;
+  },
+};
+
+const updateBot: RouteDef = {
+  method: "PATCH",
+  path: "/bots/:bot_id",
+  auth: "required",
+  params: {
+    full_name: param(p.string()),
+    role: param(p.int()),
+    bot_owner_id: param(p.int()),
+    service_payload_url: param(urlParam()),
+    service_interface: param(p.int()),
+  },
+  async handler(req) {
+    const args: Obj = { botId: botId(req) };
+    const map: [string, string][] = [
+      ["full_name", "fullName"],
+      ["role", "role"],
+      ["bot_owner_id", "botOwnerId"],
+      ["service_payload_url", "servicePayloadUrl"],
+      ["service_interface", "serviceInterface"],
+    ];
+    for (const [from, to] of map) {
+      if (req.params[from] !== undefined) args[to] = req.params[from] as Obj[string];
+    }
+    return (await req.call(realmRef(req.realmId), "updateBot", args)) as Obj;
+  },
+};
+
+const regenerateBotKey: RouteDef = {
+  method: "POST",
+  path: "/bots/:bot_id/api_key/regenerate",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "regenerateBotKey", { botId: botId(req) })) as Obj;
+  },
+};
+
+const deactivateBot: RouteDef = {
+  method: "DELETE",
+  path: "/bots/:bot_id",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) })) as Obj;
+  },
+};
+
+export const botRoutes: RouteDef[] = [createBot, getBots, updateBot, regenerateBotKey, deactivateBot];

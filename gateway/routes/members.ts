@@ -1,0 +1,161 @@
+// User administration and presence (Zulip's zerver/views/users.py and
+// zerver/views/presence.py): parse, one realm-actor call, reply.
+
+import { realmRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+
+const READ_PARAMS = {
+  client_gravatar: param(p.bool(), { default: true }),
+  include_custom_profile_fields: param(p.bool(), { default: false }),
+};
+
+function readArgs(req: RouteRequest): Obj {
+  return {
+    clientGravatar: req.params.client_gravatar as boolean,
+    includeCustomProfileFields: req.params.include_custom_profile_fields as boolean,
+  };
+}
+
+/** A path segment naming a user: an id, or (where Zulip allows it) an email. */
+function target(req: RouteRequest, allowEmail: boolean): Obj {
+  const raw = req.path.user_id!;
+  if (/^\d+$/.test(raw)) {
+    const userId = Number(raw);
+    // Beyond any id we allocate: Zulip's int path converter, then "No such user".
+    return Number.isSafeInteger(userId) ? { userId } : { userId: 0 };
+  }
+  // Zulip's URL patterns accept only digits here; anything else matches no route.
+  if (!allowEmail) throw errors.noSuchRoute();
+  return { email: raw };
+}
+
+const getMembers: RouteDef = {
+  method: "GET",
+  path: "/users",
+  auth: "optional",
+  params: { ...READ_PARAMS, user_ids: param(p.intList()) },
+  async handler(req) {
+    const args = readArgs(req);
+    if (req.params.user_ids !== undefined) args.userIds = req.params.user_ids as number[];
+    return (await req.call(realmRef(req.realmId), "getMembers", args)) as Obj;
+  },
+};
+
+const getMember: RouteDef = {
+  method: "GET",
+  path: "/users/:user_id",
+  auth: "optional",
+  params: READ_PARAMS,
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "getMember", {
+      ...readArgs(req),
+      ...target(req, true),
+    })) as Obj;
+  },
+};
+
+const updateMember: RouteDef = {
+  method: "PATCH",
+  path: "/users/:user_id",
+  auth: "required",
+  params: { full_name: param(p.string()), role: param(p.int()), profile_data: param(p.json()) },
+  async handler(req) {
+    const args: Obj = target(req, true);
+    if (req.params.profile_data !== undefined) args.profileData = req.params.profile_data as Obj[string];
+    if (req.params.full_name !== undefined) args.fullName = req.params.full_name as string;
+    if (req.params.role !== undefined) args.role = req.params.role as number;
+    return (await req.call(realmRef(req.realmId), "updateMember", args)) as Obj;
+  },
+};
+
+const deactivateMember: RouteDef = {
+  method: "DELETE",
+  path: "/users/:user_id",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "deactivateMember", target(req, false))) as Obj;
+  },
+};
+
+const deactivateSelf: RouteDef = {
+  method: "DELETE",
+  path: "/users/me",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "deactivateSelf", {})) as Obj;
+  },
+};
+
+const reactivateMember: RouteDef = {
+  method: "POST",
+  path: "/users/:user_id/reactivate",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "reactivateMember", target(req, false))) as Obj;
+  },
+};
+
+const updatePresence: RouteDef = {
+  method: "POST",
+  path: "/users/me/presence",
+  auth: "required",
+  params: {
+    status: param(p.string(), { required: true }),
+    ping_only: param(p.bool(), { default: false }),
+    new_user_input: param(p.bool(), { default: false }),
+    slim_presence: param(p.bool(), { default: false }),
+    last_update_id: param(p.int()),
+    history_limit_days: param(p.int({ min: 0 })),
+  },
+  async handler(req) {
+    const args: Obj = {
+      status: req.params.status as string,
+      pingOnly: req.params.ping_only as boolean,
+      slimPresence: req.params.slim_presence as boolean,
+    };
+    if (req.params.last_update_id !== undefined) args.lastUpdateId = req.params.last_update_id as number;
+    if (req.params.history_limit_days !== undefined) {
+      args.historyLimitDays = req.params.history_limit_days as number;
+    }
+    return (await req.call(realmRef(req.realmId), "updatePresence", args)) as Obj;
+  },
+};
+
+const realmPresence: RouteDef = {
+  method: "GET",
+  path: "/realm/presence",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "realmPresence", {})) as Obj;
+  },
+};
+
+const userPresence: RouteDef = {
+  method: "GET",
+  path: "/users/:user_id/presence",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "userPresence", {
+      userIdOrEmail: req.path.user_id!,
+    })) as Obj;
+  },
+};
+
+export const memberRoutes: RouteDef[] = [
+  getMembers,
+  getMember,
+  updateMember,
+  deactivateMember,
+  deactivateSelf,
+  reactivateMember,
+  updatePresence,
+  realmPresence,
+  userPresence,
+];

@@ -1,0 +1,202 @@
+// User groups (Zulip's zerver/views/user_groups.py) and PATCH /realm's
+// group-valued settings. Parse, call the realm's group directory (or the
+// realm actor for PATCH /realm), shape the reply; rules live in the actors.
+
+import {
+  GROUP_SETTING_NAMES,
+  REALM_GROUP_SETTING_NAMES,
+  groupDirectoryRef,
+  realmRef,
+} from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+
+/** Zulip's URL patterns accept digits only here, so anything else matches no route. */
+function pathId(req: RouteRequest, name: string): number {
+  const raw = req.path[name] ?? "";
+  if (!/^\d{1,15}$/.test(raw)) throw errors.noSuchRoute();
+  return Number(raw);
+}
+
+function dir(req: RouteRequest) {
+  return groupDirectoryRef(req.realmId);
+}
+
+function settingParams(names: string[]): Record<string, ParamSpec> {
+  return Object.fromEntries(names.map((n) => [n, param(p.json())]));
+}
+
+function sentSettings(req: RouteRequest, names: string[]): Obj {
+  const out: Obj = {};
+  for (const n of names) if (req.params[n] !== undefined) out[n] = req.params[n] as Obj[string];
+  return out;
+}
+
+const listGroups: RouteDef = {
+  method: "GET",
+  path: "/user_groups",
+  auth: "required",
+  params: { include_deactivated_groups: param(p.bool(), { default: false }) },
+  async handler(req) {
+    return (await req.call(dir(req), "listGroups", {
+      includeDeactivated: req.params.include_deactivated_groups as boolean,
+    })) as Obj;
+  },
+};
+
+const createGroup: RouteDef = {
+  method: "POST",
+  path: "/user_groups/create",
+  auth: "required",
+  params: {
+    name: param(p.string(), { required: true }),
+    description: param(p.string(), { required: true }),
+    members: param(p.intList(), { required: true }),
+    subgroups: param(p.intList()),
+    ...settingParams(GROUP_SETTING_NAMES),
+  },
+  async handler(req) {
+    const args: Obj = {
+      name: req.params.name as string,
+      description: req.params.description as string,
+      members: req.params.members as number[],
+      settings: sentSettings(req, GROUP_SETTING_NAMES),
+    };
+    if (req.params.subgroups !== undefined) args.subgroups = req.params.subgroups as number[];
+    return (await req.call(dir(req), "createGroup", args)) as Obj;
+  },
+};
+
+const updateGroup: RouteDef = {
+  method: "PATCH",
+  path: "/user_groups/:user_group_id",
+  auth: "required",
+  params: {
+    name: param(p.string()),
+    description: param(p.string()),
+    deactivated: param(p.bool()),
+    ...settingParams(GROUP_SETTING_NAMES),
+  },
+  async handler(req) {
+    const args: Obj = {
+      groupId: pathId(req, "user_group_id"),
+      settings: sentSettings(req, GROUP_SETTING_NAMES),
+    };
+    for (const n of ["name", "description", "deactivated"]) {
+      if (req.params[n] !== undefined) args[n] = req.params[n] as Obj[string];
+    }
+    await req.call(dir(req), "updateGroup", args);
+    return {};
+  },
+};
+
+const updateMembers: RouteDef = {
+  method: "POST",
+  path: "/user_groups/:user_group_id/members",
+  auth: "required",
+  params: {
+    add: param(p.intList()),
+    delete: param(p.intList()),
+    add_subgroups: param(p.intList()),
+    delete_subgroups: param(p.intList()),
+  },
+  async handler(req) {
+    const args: Obj = { groupId: pathId(req, "user_group_id") };
+    for (const n of ["add", "delete", "add_subgroups", "delete_subgroups"]) {
+      if (req.params[n] !== undefined) args[n] = req.params[n] as number[];
+    }
+    await req.call(dir(req), "updateMembers", args);
+    return {};
+  },
+};
+
+const updateSubgroups: RouteDef = {
+  method: "POST",
+  path: "/user_groups/:user_group_id/subgroups",
+  auth: "required",
+  params: { add: param(p.intList()), delete: param(p.intList()) },
+  async handler(req) {
+    const args: Obj = { groupId: pathId(req, "user_group_id") };
+    for (const n of ["add", "delete"]) if (req.params[n] !== undefined) args[n] = req.params[n] as number[];
+    await req.call(dir(req), "updateSubgroups", args);
+    return {};
+  },
+};
+
+const getMembers: RouteDef = {
+  method: "GET",
+  path: "/user_groups/:user_group_id/members",
+  auth: "required",
+  params: { direct_member_only: param(p.bool(), { default: false }) },
+  async handler(req) {
+    return (await req.call(dir(req), "members", {
+      groupId: pathId(req, "user_group_id"),
+      directOnly: req.params.direct_member_only as boolean,
+    })) as Obj;
+  },
+};
+
+const getMembership: RouteDef = {
+  method: "GET",
+  path: "/user_groups/:user_group_id/members/:user_id",
+  auth: "required",
+  params: { direct_member_only: param(p.bool(), { default: false }) },
+  async handler(req) {
+    return (await req.call(dir(req), "isMember", {
+      groupId: pathId(req, "user_group_id"),
+      userId: pathId(req, "user_id"),
+      directOnly: req.params.direct_member_only as boolean,
+    })) as Obj;
+  },
+};
+
+const getSubgroups: RouteDef = {
+  method: "GET",
+  path: "/user_groups/:user_group_id/subgroups",
+  auth: "required",
+  params: { direct_subgroup_only: param(p.bool(), { default: false }) },
+  async handler(req) {
+    return (await req.call(dir(req), "subgroups", {
+      groupId: pathId(req, "user_group_id"),
+      directOnly: req.params.direct_subgroup_only as boolean,
+    })) as Obj;
+  },
+};
+
+const deactivateGroup: RouteDef = {
+  method: "POST",
+  path: "/user_groups/:user_group_id/deactivate",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    await req.call(dir(req), "deactivateGroup", { groupId: pathId(req, "user_group_id") });
+    return {};
+  },
+};
+
+/** PATCH /realm, the group-valued settings; the reply carries the changed values as Zulip's does. */
+const updateRealm: RouteDef = {
+  method: "PATCH",
+  path: "/realm",
+  auth: "required",
+  params: settingParams(REALM_GROUP_SETTING_NAMES),
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
+      updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
+    })) as Obj;
+  },
+};
+
+export const userGroupRoutes: RouteDef[] = [
+  listGroups,
+  createGroup,
+  updateGroup,
+  updateMembers,
+  updateSubgroups,
+  getMembers,
+  getMembership,
+  getSubgroups,
+  deactivateGroup,
+  updateRealm,
+];

@@ -1,0 +1,723 @@
+// Black-box HTTP tests of messages: POST /messages (channel, direct,
+// legacy forms), GET /messages (anchors, windows, narrows), GET
+// /messages/{id}, POST /messages/flags and /messages/flags/narrow, the
+// Zulip Markdown dialect, and the message / update_message_flags events.
+
+import assert from "node:assert/strict";
+import { after, before, beforeEach, describe, test } from "node:test";
+import type { Obj } from "../actors/types.ts";
+import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
+
+let chat: Chat;
+let api: Chat["api"];
+
+before(async () => {
+  chat = await startChat();
+  api = chat.api;
+});
+after(async () => {
+  await chat?.stop();
+});
+beforeEach(() => {
+  chat.events.length = 0;
+});
+
+async function channel(subscribers: number[], params: Obj = {}): Promise<{ id: number; name: string }> {
+  const name = uniq("msgs");
+  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
+  return { id: r.id as number, name };
+}
+
+async function send(params: Obj, auth: User = chat.owner): Promise<number> {
+  return ok(await api("POST", "/messages", params, auth)).id as number;
+}
+
+async function fetch(params: Obj, auth: User = chat.owner): Promise<Obj> {
+  return ok(
+    await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, ...params }, auth),
+  );
+}
+
+describe("messages - send", () => {
+  test("channel message by name and by id; event with per-user flags; ids increase", async () => {
+    const m = await chat.newUser(400, "Mia Member");
+    const ch = await channel([chat.owner.userId, m.userId]);
+    chat.events.length = 0;
+    const id1 = await send({
+      type: "stream",
+      to: ch.name,
+      topic: "greetings",
+      content: "hello @**Mia Member**",
+    });
+    const id2 = await send({
+      type: "channel",
+      to: JSON.stringify([ch.id]),
+      subject: "greetings",
+      content: "again",
+    });
+    const id3 = await send({ type: "channel", to: ch.id, topic: "greetings", content: "third" });
+    assert.ok(id1 < id2 && id2 < id3);
+    const ev = chat.events.find((e) => e.event.type === "message" && (e.event.message as Obj).id === id1)!;
+    assert.deepEqual(ev.userIds.sort(), [chat.owner.userId, m.userId].sort());
+    const flags = ev.event.user_flags as Record<string, string[]>;
+    assert.deepEqual(flags[String(chat.owner.userId)], ["read"]);
+    assert.deepEqual(flags[String(m.userId)], ["mentioned"]);
+    const msg = ev.event.message as Obj;
+    assert.equal(msg.content, "hello @**Mia Member**");
+    assert.equal(
+      msg.rendered_content,
+      `<p>hello <span class="user-mention" data-user-id="${m.userId}">@Mia Member</span></p>`,
+    );
+    assert.equal(msg.display_recipient, ch.name);
+    assert.equal(msg.stream_id, ch.id);
+    assert.equal(msg.subject, "greetings");
+    assert.equal(msg.type, "stream");
+  });
+
+  test("direct messages: ids, emails, legacy private; the conversation is shared", async () => {
+    const a = await chat.newUser();
+    const b = await chat.newUser();
+    const id1 = await send({ type: "direct", to: [a.userId], content: "hi a" });
+    const id2 = await send({ type: "private", to: a.email, content: "hi again" });
+    await send({ type: "private", to: JSON.stringify([a.email, b.email]), content: "group" });
+    const r = await fetch({ narrow: [["dm", [chat.owner.userId]]] }, a);
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      [id1, id2],
+    );
+    const first = (r.messages as Obj[])[0]!;
+    assert.equal(first.type, "private");
+    assert.equal(first.subject, "");
+    assert.deepEqual(
+      (first.display_recipient as Obj[]).map((u) => u.id).sort(),
+      [chat.owner.userId, a.userId].sort(),
+    );
+    assert.deepEqual(first.flags, []);
+    const legacy = await fetch(
+      { narrow: JSON.stringify([{ operator: "pm-with", operand: chat.owner.email }]) },
+      a,
+    );
+    assert.deepEqual(
+      (legacy.messages as Obj[]).map((x) => x.id),
+      [id1, id2],
+    );
+  });
+
+  test("errors change nothing", async () => {
+    const guest = await chat.newUser(600);
+    const ch = await channel([chat.owner.userId]);
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const member = await chat.newUser();
+    const before = await fetch({ narrow: [["channel", ch.id]] });
+    err(
+      await api("POST", "/messages", { type: "stream", to: ch.name, topic: "t" }),
+      "Missing 'content' argument",
+      "REQUEST_VARIABLE_MISSING",
+    );
+    err(
+      await api("POST", "/messages", { type: "stream", to: ch.name, topic: "t", content: "   " }),
+      "Message must not be empty",
+    );
+    err(
+      await api("POST", "/messages", { type: "bogus", to: ch.name, topic: "t", content: "x" }),
+      "Invalid type",
+    );
+    err(await api("POST", "/messages", { type: "stream", to: ch.name, content: "x" }), "Missing topic");
+    err(
+      await api("POST", "/messages", { type: "stream", to: "no such channel", topic: "t", content: "x" }),
+      "Channel 'no such channel' does not exist",
+      "STREAM_DOES_NOT_EXIST",
+    );
+    err(
+      await api("POST", "/messages", { type: "stream", to: 999999, topic: "t", content: "x" }),
+      "Channel with ID '999999' does not exist",
+      "STREAM_DOES_NOT_EXIST",
+    );
+    err(
+      await api("POST", "/messages", {
+        type: "stream",
+        to: JSON.stringify([ch.id, priv.id]),
+        topic: "t",
+        content: "x",
+      }),
+      "Must specify exactly 1 channel ID for channel messages",
+    );
+    err(
+      await api("POST", "/messages", { type: "stream", to: priv.name, topic: "t", content: "x" }, member),
+      `Not authorized to send to channel '${priv.name}'`,
+    );
+    err(
+      await api("POST", "/messages", { type: "stream", to: ch.name, topic: "t", content: "x" }, guest),
+      `Not authorized to send to channel '${ch.name}'`,
+    );
+    err(
+      await api("POST", "/messages", { type: "stream", to: ch.name, topic: "bad\u0000", content: "x" }),
+      "Invalid character in topic, at position 3!",
+    );
+    err(
+      await api("POST", "/messages", { type: "direct", to: [999999], content: "x" }),
+      "Invalid user ID: 999999",
+    );
+    err(
+      await api("POST", "/messages", { type: "direct", to: "ghost@example.com", content: "x" }),
+      "Invalid email 'ghost@example.com'",
+    );
+    assert.deepEqual(await fetch({ narrow: [["channel", ch.id]] }), before);
+    assert.equal(chat.events.filter((e) => e.event.type === "message").length, 0);
+  });
+
+  test("limits: topic truncated at 60, content at 10000; general chat reads as empty", async () => {
+    const ch = await channel([chat.owner.userId]);
+    const id = await send({ type: "stream", to: ch.name, topic: "t".repeat(70), content: "c".repeat(10050) });
+    const [m] = (await fetch({ narrow: [["channel", ch.id]], apply_markdown: false })).messages as Obj[];
+    assert.equal(m!.id, id);
+    assert.equal(m!.subject, "t".repeat(57) + "...");
+    assert.equal((m!.content as string).length, 10000);
+    assert.ok((m!.content as string).endsWith("\n[message truncated]"));
+    const id2 = await send({ type: "stream", to: ch.name, topic: "general chat", content: "x" });
+    const r = await fetch({
+      narrow: [
+        ["channel", ch.id],
+        ["topic", ""],
+      ],
+      allow_empty_topic_name: true,
+    });
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => [x.id, x.subject]),
+      [[id2, ""]],
+    );
+    const r2 = await fetch({
+      narrow: [
+        ["channel", ch.id],
+        ["topic", "general chat"],
+      ],
+    });
+    assert.deepEqual(
+      (r2.messages as Obj[]).map((x) => [x.id, x.subject]),
+      [[id2, "general chat"]],
+    );
+    await api("PATCH", `/streams/${ch.id}`, { topics_policy: "disable_empty_topic" });
+    err(
+      await api("POST", "/messages", { type: "stream", to: ch.name, topic: "", content: "x" }),
+      "Sending messages to the general chat is not allowed in this channel.",
+    );
+  });
+});
+
+describe("messages - fetch", () => {
+  test("anchors, windows and found_* flags", async () => {
+    const ch = await channel([chat.owner.userId]);
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push(await send({ type: "stream", to: ch.name, topic: "w", content: `m${i}` }));
+    const narrow = [["channel", ch.name]];
+    let r = await fetch({ narrow, anchor: "newest", num_before: 2 });
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      ids.slice(3),
+    );
+    assert.equal(r.anchor, 10000000000000000);
+    assert.deepEqual(
+      [r.found_anchor, r.found_oldest, r.found_newest, r.history_limited],
+      [false, false, true, false],
+    );
+    r = await fetch({ narrow, anchor: "oldest", num_before: 0, num_after: 2 });
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      ids.slice(0, 2),
+    );
+    assert.deepEqual([r.anchor, r.found_oldest, r.found_newest], [0, true, false]);
+    r = await fetch({ narrow, anchor: String(ids[2]), num_before: 1, num_after: 1 });
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      ids.slice(1, 4),
+    );
+    assert.equal(r.found_anchor, true);
+    r = await fetch({ narrow, anchor: String(ids[2]), num_before: 0, num_after: 10, include_anchor: false });
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      ids.slice(3),
+    );
+    assert.equal(r.found_newest, true);
+    // Everything the owner sent is read: first_unread falls back to newest.
+    r = await fetch({ narrow, anchor: "first_unread", num_before: 1, num_after: 1 });
+    assert.equal(r.anchor, 10000000000000000);
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      ids.slice(4),
+    );
+    err(await api("GET", "/messages", { num_before: 1 }), "Missing 'anchor' argument.");
+    err(await api("GET", "/messages", { anchor: "sideways" }), "Invalid anchor");
+    err(
+      await api("GET", "/messages", { anchor: "newest", num_before: 4000, num_after: 1001 }),
+      "Too many messages requested (maximum 5000).",
+    );
+    err(
+      await api("GET", "/messages", { anchor: "5", num_before: 1, num_after: 1, include_anchor: false }),
+      "The anchor can only be excluded at an end of the range",
+    );
+    err(await api("GET", "/messages", { anchor: "newest", num_before: -1 }), "num_before is too small");
+    err(
+      await api("GET", "/messages", { anchor: "newest", narrow: [["is", "bogus"]] }),
+      "Invalid narrow operator: unknown 'is' operand bogus",
+      "BAD_NARROW",
+    );
+    err(
+      await api("GET", "/messages", { anchor: "newest", narrow: [["bogus", "x"]] }),
+      "Invalid narrow operator: unknown operator bogus",
+      "BAD_NARROW",
+    );
+    err(await api("GET", "/messages", { anchor: "newest", narrow: "[[" }), "narrow is not valid JSON");
+  });
+
+  test("narrows: topic, sender, is:unread, is:starred, search; flags and first_unread", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const a = await send({ type: "stream", to: ch.name, topic: "apples", content: "red apple pie" });
+    const b = await send({ type: "stream", to: ch.name, topic: "pears", content: "green pear" }, m);
+    const c = await send({ type: "stream", to: ch.name, topic: "apples", content: "another apple" });
+    const ids = (r: Obj) => (r.messages as Obj[]).map((x) => x.id);
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["stream", ch.name],
+              ["topic", "APPLES"],
+            ],
+          },
+          m,
+        ),
+      ),
+      [a, c],
+    );
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["stream", ch.name],
+              ["sender", m.email],
+            ],
+          },
+          m,
+        ),
+      ),
+      [b],
+    );
+    assert.deepEqual(
+      ids(
+        await fetch(
+          { narrow: [["stream", ch.name], { operator: "sender", operand: m.userId, negated: true }] },
+          m,
+        ),
+      ),
+      [a, c],
+    );
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["is", "unread"],
+              ["stream", ch.id],
+            ],
+          },
+          m,
+        ),
+      ),
+      [a, c],
+    );
+    const first = await fetch(
+      { narrow: [["stream", ch.id]], anchor: "first_unread", num_before: 0, num_after: 1 },
+      m,
+    );
+    assert.equal(first.anchor, a);
+    const s = await fetch(
+      {
+        narrow: [
+          ["stream", ch.id],
+          ["search", "apple"],
+        ],
+      },
+      m,
+    );
+    assert.deepEqual(ids(s), [a, c]);
+    assert.equal(
+      (s.messages as Obj[])[0]!.match_content,
+      '<p>red <span class="highlight">apple</span> pie</p>',
+    );
+    // Cross-conversation narrows come from the user's own index.
+    assert.deepEqual(ids(await fetch({ narrow: [["search", "pear"]] }, m)).includes(b), true);
+    chat.events.length = 0;
+    const r = ok(await api("POST", "/messages/flags", { messages: [a, c], op: "add", flag: "starred" }, m));
+    assert.deepEqual(r.messages, [a, c]);
+    const ev = chat.events.find((e) => e.event.type === "update_message_flags")!;
+    assert.deepEqual(ev.userIds, [m.userId]);
+    assert.deepEqual(
+      [ev.event.op, ev.event.flag, ev.event.messages, ev.event.all],
+      ["add", "starred", [a, c], false],
+    );
+    assert.deepEqual(ids(await fetch({ narrow: [["is", "starred"]] }, m)), [a, c]);
+    const one = ok(await api("GET", `/messages/${a}`, {}, m));
+    assert.deepEqual((one.message as Obj).flags, ["starred"]);
+    assert.equal(one.raw_content, "red apple pie");
+    ok(await api("POST", "/messages/flags", { messages: [a], op: "add", flag: "read" }, m));
+    assert.deepEqual(ids(await fetch({ narrow: [["is", "unread"]] }, m)), [c]);
+    chat.events.length = 0;
+    ok(await api("POST", "/messages/flags", { messages: [a], op: "remove", flag: "read" }, m));
+    const rm = chat.events.find((e) => e.event.type === "update_message_flags")!;
+    assert.deepEqual(rm.event.message_details, {
+      [String(a)]: { type: "stream", stream_id: ch.id, topic: "apples" },
+    });
+  });
+
+  test("flag errors change nothing; other users' messages are invalid", async () => {
+    const m = await chat.newUser();
+    const other = await chat.newUser();
+    const id = await send({ type: "direct", to: [other.userId], content: "secret" });
+    err(
+      await api("POST", "/messages/flags", { messages: [id], op: "add", flag: "starred" }, m),
+      "Invalid message(s)",
+    );
+    err(await api("GET", `/messages/${id}`, {}, m), "Invalid message(s)");
+    err(
+      await api("POST", "/messages/flags", { messages: [id], op: "add", flag: "mentioned" }, other),
+      "Flag not editable: 'mentioned'",
+    );
+    err(
+      await api("POST", "/messages/flags", { messages: [id], op: "add", flag: "shiny" }, other),
+      "Invalid flag: 'shiny'",
+    );
+    err(
+      await api("POST", "/messages/flags", { messages: [id], op: "toggle", flag: "starred" }, other),
+      "Invalid message flag operation: 'toggle'",
+    );
+    err(
+      await api("POST", "/messages/flags", { messages: "x", op: "add", flag: "starred" }, other),
+      "messages is not valid JSON",
+    );
+    assert.deepEqual((ok(await api("GET", `/messages/${id}`, {}, other)).message as Obj).flags, []);
+  });
+
+  test("flags/narrow marks a window read and reports counts", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(await send({ type: "stream", to: ch.name, topic: "n", content: `x${i}` }));
+    const r = ok(
+      await api(
+        "POST",
+        "/messages/flags/narrow",
+        {
+          anchor: "oldest",
+          num_before: 0,
+          num_after: 2,
+          narrow: [["channel", ch.id]],
+          op: "add",
+          flag: "read",
+        },
+        m,
+      ),
+    );
+    assert.deepEqual(r, {
+      result: "success",
+      msg: "",
+      processed_count: 2,
+      updated_count: 2,
+      first_processed_id: ids[0],
+      last_processed_id: ids[1],
+      found_oldest: true,
+      found_newest: false,
+    });
+    const un = await fetch(
+      {
+        narrow: [
+          ["channel", ch.id],
+          ["is", "unread"],
+        ],
+      },
+      m,
+    );
+    assert.deepEqual(
+      (un.messages as Obj[]).map((x) => x.id),
+      [ids[2]],
+    );
+    const outsider = await chat.newUser();
+    const r2 = ok(
+      await api(
+        "POST",
+        "/messages/flags/narrow",
+        {
+          anchor: "newest",
+          num_before: 5,
+          num_after: 0,
+          narrow: [["channel", ch.id]],
+          op: "remove",
+          flag: "read",
+        },
+        outsider,
+      ),
+    );
+    assert.equal(r2.updated_count, 0);
+    assert.deepEqual(r2.ignored_because_not_subscribed_channels, [ch.id]);
+  });
+
+  test("private channel with protected history hides older messages from new subscribers", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId], { invite_only: true });
+    const old = await send({ type: "stream", to: ch.id, topic: "t", content: "before" });
+    ok(
+      await api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: ch.name }],
+        principals: [m.userId],
+      }),
+    );
+    const fresh = await send({ type: "stream", to: ch.id, topic: "t", content: "after" });
+    const r = await fetch(
+      { narrow: [["channel", ch.id]], anchor: "oldest", num_after: 10, num_before: 0 },
+      m,
+    );
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      [fresh],
+    );
+    assert.equal(r.history_limited, true);
+    assert.ok(old < fresh);
+    const outsider = await chat.newUser();
+    err(
+      await api("GET", "/messages", { anchor: "newest", narrow: [["channel", ch.id]] }, outsider),
+      `Invalid narrow operator: unknown channel ${ch.id}`,
+      "BAD_NARROW",
+    );
+  });
+});
+
+describe("messages - markdown", () => {
+  test("channel links, emoji, code blocks, quotes, wildcard mentions", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    chat.events.length = 0;
+    const content = `see #**${ch.name}** :+1: @**all**\n\n> quoted\n\n\`\`\`js\nlet x = 1 < 2;\n\`\`\``;
+    const id = await send({ type: "stream", to: ch.id, topic: "md", content });
+    const ev = chat.events.find((e) => e.event.type === "message")!;
+    const html = (ev.event.message as Obj).rendered_content as string;
+    assert.ok(
+      html.includes(`<a class="stream" data-stream-id="${ch.id}" href="/#narrow/channel/${ch.id}-`),
+      html,
+    );
+    assert.ok(html.includes('class="emoji emoji-1f44d"'), html);
+    assert.ok(
+      html.includes('<span class="user-mention channel-wildcard-mention" data-user-id="*">@all</span>'),
+      html,
+    );
+    assert.ok(html.includes("<blockquote>\n<p>quoted</p>\n</blockquote>"), html);
+    assert.ok(
+      html.includes(
+        '<div class="codehilite" data-code-language="js"><pre><span></span><code>let x = 1 &lt; 2;',
+      ),
+      html,
+    );
+    const flags = ev.event.user_flags as Record<string, string[]>;
+    assert.deepEqual(flags[String(m.userId)], ["stream_wildcard_mentioned"]);
+    const r = await fetch({ narrow: [["channel", ch.id]] }, m);
+    const got = (r.messages as Obj[]).find((x) => x.id === id)!;
+    assert.deepEqual(got.flags, ["stream_wildcard_mentioned", "wildcard_mentioned"]);
+  });
+});
+
+describe("messages - reactions, edits, deletion", () => {
+  test("reactions add/remove with events and exact errors", async () => {
+    const m = await chat.newUser();
+    const outsider = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const id = await send({ type: "stream", to: ch.id, topic: "r", content: "react to me" });
+    chat.events.length = 0;
+    ok(await api("POST", `/messages/${id}/reactions`, { emoji_name: "smile" }, m));
+    const ev = chat.events.find((e) => e.event.type === "reaction")!;
+    assert.equal(ev.event.op, "add");
+    assert.equal(ev.event.emoji_name, "smile");
+    assert.equal(ev.event.reaction_type, "unicode_emoji");
+    assert.equal(ev.event.user_id, m.userId);
+    assert.ok(ev.userIds.includes(chat.owner.userId));
+    err(
+      await api("POST", `/messages/${id}/reactions`, { emoji_name: "smile" }, m),
+      "Reaction already exists.",
+      "REACTION_ALREADY_EXISTS",
+    );
+    err(
+      await api("POST", `/messages/${id}/reactions`, { emoji_name: "no_such_emoji_x" }, m),
+      "Emoji 'no_such_emoji_x' does not exist",
+    );
+    err(
+      await api("POST", `/messages/${id}/reactions`, {}, m),
+      "Missing 'emoji_name' argument",
+      "REQUEST_VARIABLE_MISSING",
+    );
+    err(
+      await api("POST", `/messages/${id}/reactions`, { emoji_name: "smile" }, outsider),
+      "Invalid message(s)",
+    );
+    err(await api("POST", "/messages/99999999/reactions", { emoji_name: "smile" }, m), "Invalid message(s)");
+    const got = ok(await api("GET", `/messages/${id}`, {}, m)).message as Obj;
+    assert.equal((got.reactions as Obj[]).length, 1);
+    assert.equal((got.reactions as Obj[])[0]!.user_id, m.userId);
+    ok(await api("DELETE", `/messages/${id}/reactions`, { emoji_name: "smile" }, m));
+    err(
+      await api("DELETE", `/messages/${id}/reactions`, { emoji_name: "smile" }, m),
+      "Reaction doesn't exist.",
+      "REACTION_DOES_NOT_EXIST",
+    );
+    assert.deepEqual((ok(await api("GET", `/messages/${id}`, {}, m)).message as Obj).reactions, []);
+  });
+
+  test("edit content and move a topic; permissions; events", async () => {
+    const m = await chat.newUser();
+    const guest = await chat.newUser(600);
+    const ch = await channel([chat.owner.userId, m.userId, guest.userId]);
+    const a = await send({ type: "stream", to: ch.id, topic: "old", content: "first" });
+    const b = await send({ type: "stream", to: ch.id, topic: "old", content: "second" });
+    chat.events.length = 0;
+    ok(await api("PATCH", `/messages/${a}`, { content: "first *edited*" }));
+    const ev = chat.events.find((e) => e.event.type === "update_message")!;
+    assert.equal(ev.event.orig_content, "first");
+    assert.equal(ev.event.rendered_content, "<p>first <em>edited</em></p>");
+    const got = ok(await api("GET", `/messages/${a}`)).message as Obj;
+    assert.equal(got.content, "<p>first <em>edited</em></p>");
+    assert.equal(typeof got.last_edit_timestamp, "number");
+    assert.equal((got.edit_history as Obj[])[0]!.prev_content, "first");
+    err(
+      await api("PATCH", `/messages/${a}`, { content: "hijack" }, m),
+      "You don't have permission to edit this message",
+    );
+    err(
+      await api("PATCH", `/messages/${a}`, { topic: "x" }, guest),
+      "You don't have permission to edit this message",
+    );
+    err(await api("PATCH", `/messages/${a}`, {}), "Nothing to change");
+    err(
+      await api("PATCH", `/messages/${a}`, { topic: "x", propagate_mode: "change_some" }),
+      "Invalid propagate_mode",
+    );
+    chat.events.length = 0;
+    ok(await api("PATCH", `/messages/${a}`, { topic: "new", propagate_mode: "change_all" }, m));
+    const mv = chat.events.find((e) => e.event.type === "update_message")!;
+    assert.deepEqual([mv.event.orig_subject, mv.event.subject, mv.event.message_ids], ["old", "new", [a, b]]);
+    const r = await fetch(
+      {
+        narrow: [
+          ["channel", ch.id],
+          ["topic", "new"],
+        ],
+      },
+      m,
+    );
+    assert.deepEqual(
+      (r.messages as Obj[]).map((x) => x.id),
+      [a, b],
+    );
+    // The user's own index follows the move.
+    const idx = await fetch({ narrow: [["topic", "new"]] }, m);
+    assert.deepEqual(
+      (idx.messages as Obj[]).map((x) => x.id),
+      [a, b],
+    );
+    const topics = ok(await api("GET", `/users/me/${ch.id}/topics`, {}, m)).topics as Obj[];
+    assert.deepEqual(topics, [{ name: "new", max_id: b }]);
+  });
+
+  test("delete: sender or admin; event; gone everywhere", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const id = await send({ type: "stream", to: ch.id, topic: "d", content: "bye" });
+    err(await api("DELETE", `/messages/${id}`, {}, m), "You don't have permission to delete this message");
+    chat.events.length = 0;
+    ok(await api("DELETE", `/messages/${id}`));
+    const ev = chat.events.find((e) => e.event.type === "delete_message")!;
+    assert.deepEqual(
+      [ev.event.message_type, ev.event.message_ids, ev.event.stream_id, ev.event.topic],
+      ["stream", [id], ch.id, "d"],
+    );
+    assert.ok(ev.userIds.includes(m.userId));
+    err(await api("GET", `/messages/${id}`, {}, m), "Invalid message(s)");
+    err(await api("DELETE", `/messages/${id}`), "Invalid message(s)");
+    assert.deepEqual((await fetch({ narrow: [["channel", ch.id]] }, m)).messages, []);
+  });
+});
+
+describe("messages - register and event queues", () => {
+  test("register: subscriptions, streams, max_message_id, unread_msgs, user_topics; message reaches a queue", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const reg = ok(
+      await api(
+        "POST",
+        "/register",
+        { event_types: ["message", "subscription", "update_message_flags", "user_topic", "stream"] },
+        m,
+      ),
+    );
+    assert.ok((reg.subscriptions as Obj[]).some((s) => s.stream_id === ch.id));
+    assert.ok((reg.streams as Obj[]).some((s) => s.stream_id === ch.id));
+    assert.ok(Array.isArray(reg.unsubscribed) && Array.isArray(reg.never_subscribed));
+    const id = await send({
+      type: "stream",
+      to: ch.id,
+      topic: "reg",
+      content: "ping @**" + m.fullName + "**",
+    });
+    const dm = await send({ type: "direct", to: [m.userId], content: "hi" });
+    const ev = ok(
+      await api("GET", "/events", { queue_id: reg.queue_id, last_event_id: -1, dont_block: true }, m),
+    );
+    const msgs = (ev.events as Obj[]).filter((e) => e.type === "message");
+    assert.deepEqual(
+      msgs.map((e) => (e.message as Obj).id),
+      [id, dm],
+    );
+    assert.deepEqual(msgs[0]!.flags, ["mentioned"]);
+    // register's apply_markdown defaults to false.
+    assert.equal((msgs[0]!.message as Obj).content_type, "text/x-markdown");
+    assert.equal((msgs[0]!.message as Obj).content, "ping @**" + m.fullName + "**");
+    const reg2 = ok(
+      await api(
+        "POST",
+        "/register",
+        { fetch_event_types: ["message", "update_message_flags", "user_topic"] },
+        m,
+      ),
+    );
+    assert.equal(reg2.max_message_id, dm);
+    const unread = reg2.unread_msgs as Obj;
+    assert.equal(unread.count, 2);
+    assert.deepEqual(unread.streams, [{ stream_id: ch.id, topic: "reg", unread_message_ids: [id] }]);
+    assert.deepEqual(unread.pms, [
+      { other_user_id: chat.owner.userId, sender_id: chat.owner.userId, unread_message_ids: [dm] },
+    ]);
+    assert.deepEqual(unread.mentions, [id]);
+    assert.deepEqual(reg2.user_topics, []);
+  });
+});
+
+describe("messages - linkifiers", () => {
+  test("content and topic_links use the realm's linkifiers", async () => {
+    ok(
+      await api("POST", "/realm/filters", {
+        pattern: "#(?P<id>[0-9]+)",
+        url_template: "https://tracker.example/{id}",
+      }),
+    );
+    const ch = await channel([chat.owner.userId]);
+    const id = await send({ type: "stream", to: ch.id, topic: "bug #42", content: "see #7 and `#8`" });
+    const m = ok(await api("GET", `/messages/${id}`)).message as Obj;
+    assert.deepEqual(m.topic_links, [{ text: "#42", url: "https://tracker.example/42" }]);
+    assert.ok(
+      (m.content as string).includes(
+        '<a href="https://tracker.example/7" target="_blank" rel="noopener noreferrer" title="https://tracker.example/7">#7</a>',
+      ),
+      m.content as string,
+    );
+    assert.ok((m.content as string).includes("<code>#8</code>"), m.content as string);
+  });
+});

@@ -1,0 +1,199 @@
+// Black-box HTTP tests of topics: GET /users/me/{stream_id}/topics, POST
+// /user_topics, the legacy PATCH /users/me/subscriptions/muted_topics, and
+// their user_topic events.
+
+import assert from "node:assert/strict";
+import { after, before, beforeEach, describe, test } from "node:test";
+import type { Obj } from "../actors/types.ts";
+import { err, ok, startChat, uniq, type Chat } from "./support/chat.ts";
+
+let chat: Chat;
+let api: Chat["api"];
+
+before(async () => {
+  chat = await startChat();
+  api = chat.api;
+});
+after(async () => {
+  await chat?.stop();
+});
+beforeEach(() => {
+  chat.events.length = 0;
+});
+
+async function channel(subscribers: number[], params: Obj = {}): Promise<{ id: number; name: string }> {
+  const name = uniq("topics");
+  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
+  return { id: r.id as number, name };
+}
+
+async function send(to: number, topic: string): Promise<number> {
+  return ok(await api("POST", "/messages", { type: "stream", to, topic, content: "x" })).id as number;
+}
+
+describe("topics - list", () => {
+  test("most recent first, empty topic name, errors", async () => {
+    const ch = await channel([chat.owner.userId]);
+    const a = await send(ch.id, "alpha");
+    const b = await send(ch.id, "");
+    const c = await send(ch.id, "Alpha");
+    void a;
+    let r = ok(await api("GET", `/users/me/${ch.id}/topics`));
+    assert.deepEqual(r.topics, [
+      { name: "Alpha", max_id: c },
+      { name: "general chat", max_id: b },
+    ]);
+    r = ok(await api("GET", `/users/me/${ch.id}/topics`, { allow_empty_topic_name: true }));
+    assert.deepEqual((r.topics as Obj[])[1], { name: "", max_id: b });
+    err(await api("GET", "/users/me/999999/topics"), "Invalid channel ID");
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    await send(priv.id, "hidden");
+    const member = await chat.newUser();
+    err(await api("GET", `/users/me/${priv.id}/topics`, {}, member), "Invalid channel ID");
+    err(
+      await api("GET", `/users/me/${ch.id}/topics`, { allow_empty_topic_name: "x" }),
+      "allow_empty_topic_name is not valid JSON",
+    );
+  });
+
+  test("protected history: a new subscriber sees only later topics", async () => {
+    const m = await chat.newUser();
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    await send(priv.id, "before");
+    ok(
+      await api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: priv.name }],
+        principals: [m.userId],
+      }),
+    );
+    const later = await send(priv.id, "after");
+    assert.deepEqual(ok(await api("GET", `/users/me/${priv.id}/topics`, {}, m)).topics, [
+      { name: "after", max_id: later },
+    ]);
+  });
+});
+
+describe("topics - visibility policies", () => {
+  test("POST /user_topics: 4 policies, empty-topic name, topics without messages, event", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([m.userId]);
+    for (const policy of [1, 2, 3, 0]) {
+      chat.events.length = 0;
+      ok(
+        await api(
+          "POST",
+          "/user_topics",
+          { stream_id: ch.id, topic: "never used", visibility_policy: policy },
+          m,
+        ),
+      );
+      const ev = chat.events.find((e) => e.event.type === "user_topic")!;
+      assert.deepEqual(ev.userIds, [m.userId]);
+      assert.deepEqual(
+        [ev.event.stream_id, ev.event.topic_name, ev.event.visibility_policy],
+        [ch.id, "never used", policy],
+      );
+      assert.equal(typeof ev.event.last_updated, "number");
+    }
+    chat.events.length = 0;
+    ok(
+      await api("POST", "/user_topics", { stream_id: ch.id, topic: "general chat", visibility_policy: 1 }, m),
+    );
+    assert.equal(chat.events.find((e) => e.event.type === "user_topic")!.event.topic_name, "");
+  });
+
+  test("POST /user_topics errors change nothing", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([m.userId]);
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    err(
+      await api("POST", "/user_topics", { stream_id: ch.id, topic: "t", visibility_policy: 7 }, m),
+      "Invalid visibility_policy",
+    );
+    err(
+      await api("POST", "/user_topics", { stream_id: 999999, topic: "t", visibility_policy: 1 }, m),
+      "Invalid channel ID",
+    );
+    err(
+      await api("POST", "/user_topics", { stream_id: priv.id, topic: "t", visibility_policy: 1 }, m),
+      "Invalid channel ID",
+    );
+    err(
+      await api("POST", "/user_topics", { stream_id: ch.id, topic: "t".repeat(61), visibility_policy: 1 }, m),
+      "topic is too long (limit: 60 characters)",
+    );
+    err(
+      await api("POST", "/user_topics", { stream_id: ch.id, visibility_policy: 1 }, m),
+      "Missing 'topic' argument",
+      "REQUEST_VARIABLE_MISSING",
+    );
+    err(
+      await api("POST", "/user_topics", { stream_id: "x", topic: "t", visibility_policy: 1 }, m),
+      "stream_id is not valid JSON",
+    );
+    assert.equal(chat.events.filter((e) => e.event.type === "user_topic").length, 0);
+  });
+
+  test("legacy muted_topics add/remove", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([m.userId]);
+    ok(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream: ch.name, topic: "noise", op: "add" },
+        m,
+      ),
+    );
+    const ev = chat.events.find((e) => e.event.type === "user_topic")!;
+    assert.equal(ev.event.visibility_policy, 1);
+    err(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream_id: ch.id, topic: "noise", op: "add" },
+        m,
+      ),
+      "Topic already muted",
+    );
+    ok(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream_id: ch.id, topic: "noise", op: "remove" },
+        m,
+      ),
+    );
+    err(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream_id: ch.id, topic: "noise", op: "remove" },
+        m,
+      ),
+      "Topic is not muted",
+    );
+    err(
+      await api("PATCH", "/users/me/subscriptions/muted_topics", { topic: "noise", op: "add" }, m),
+      "Please supply 'stream'.",
+    );
+    err(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream: ch.name, stream_id: ch.id, topic: "n", op: "add" },
+        m,
+      ),
+      "Please choose one: 'stream' or 'stream_id'.",
+    );
+    err(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream_id: ch.id, topic: "n", op: "mute" },
+        m,
+      ),
+      "Invalid op",
+    );
+  });
+});
