@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertError, assertSuccess } from "./support/zulip-asserts.ts";
 
 let srv: EmbeddedHandle;
 let seq = 0;
@@ -22,19 +23,6 @@ before(async () => {
 after(async () => {
   await srv?.stop();
 });
-
-function assertSuccess(res: ApiResult): void {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.result, "success");
-  assert.equal(res.body.msg, "");
-}
-
-function assertError(res: ApiResult, msg: string, code = "BAD_REQUEST", status = 400): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.result, "error");
-  assert.equal(res.body.msg, msg);
-  assert.equal(res.body.code, code);
-}
 
 interface Member extends Creds {
   userId: number;
