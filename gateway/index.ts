@@ -2,6 +2,6 @@
 export { API_PREFIX, DEFAULT_BODY_LIMIT, buildApp, uploadedFiles } from "./app.ts";
 export type { BuildAppOptions, UploadedFile } from "./app.ts";
 export { AUTH_INVALIDATE_SUBJECT } from "./auth.ts";
-export { c, p, param } from "./params.ts";
+export { c, p, param, sentParams } from "./params.ts";
 export type { Checker } from "./params.ts";
 export type { AuthMode, ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";

@@ -9,7 +9,7 @@
 // parseJson re-checks documents that contain integral float literals.
 
 import { errors } from "../actors/errors.ts";
-import type { Value } from "../actors/types.ts";
+import type { Obj, Value } from "../actors/types.ts";
 import type { ParamSpec, Parser } from "./route-types.ts";
 
 export type { ParamSpec, Parser };
@@ -326,3 +326,10 @@ export const p = {
     };
   },
 };
+
+/** The named parameters the client actually sent, for passing on to an actor. */
+export function sentParams(params: Record<string, unknown>, names: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const n of names) if (params[n] !== undefined) out[n] = params[n] as Value;
+  return out;
+}

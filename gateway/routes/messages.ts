@@ -16,7 +16,7 @@ import {
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
 
 function meId(req: RouteRequest): number {
   return req.caller!.userId;
@@ -71,10 +71,11 @@ const sendMessage: RouteDef = {
   async handler(req) {
     const type = req.params.type as string;
     const to = req.params.to as Value;
-    const args: Obj = { content: req.params.content as string, client: "API" };
-    for (const n of ["topic", "queue_id", "local_id", "read_by_sender"]) {
-      if (req.params[n] !== undefined) args[n] = req.params[n] as Value;
-    }
+    const args: Obj = {
+      content: req.params.content as string,
+      client: "API",
+      ...sentParams(req.params, ["topic", "queue_id", "local_id", "read_by_sender"]),
+    };
     if (type === "stream" || type === "channel") {
       let target: Value = to;
       if (Array.isArray(to)) {
@@ -581,10 +582,11 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
     async handler(req) {
       const id = pathInt(req, "message_id");
       const item = await locate(req, id);
-      const args: Obj = { message_id: id, op: method === "POST" ? "add" : "remove" };
-      for (const n of ["emoji_name", "emoji_code", "reaction_type"]) {
-        if (req.params[n] !== undefined) args[n] = req.params[n] as string;
-      }
+      const args: Obj = {
+        message_id: id,
+        op: method === "POST" ? "add" : "remove",
+        ...sentParams(req.params, ["emoji_name", "emoji_code", "reaction_type"]),
+      };
       return (await req.call(convRef(req, item.conv), "react", args)) as Obj;
     },
   };
@@ -602,10 +604,7 @@ const editMessage: RouteDef = {
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
-    const args: Obj = { message_id: id };
-    for (const n of ["content", "topic", "propagate_mode"]) {
-      if (req.params[n] !== undefined) args[n] = req.params[n] as string;
-    }
+    const args: Obj = { message_id: id, ...sentParams(req.params, ["content", "topic", "propagate_mode"]) };
     return (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
   },
 };

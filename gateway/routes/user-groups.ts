@@ -10,7 +10,7 @@ import {
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { p, param, sentParams, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's URL patterns accept digits only here, so anything else matches no route. */
 function pathId(req: RouteRequest, name: string): number {
@@ -82,10 +82,8 @@ const updateGroup: RouteDef = {
     const args: Obj = {
       groupId: pathId(req, "user_group_id"),
       settings: sentSettings(req, GROUP_SETTING_NAMES),
+      ...sentParams(req.params, ["name", "description", "deactivated"]),
     };
-    for (const n of ["name", "description", "deactivated"]) {
-      if (req.params[n] !== undefined) args[n] = req.params[n] as Obj[string];
-    }
     await req.call(dir(req), "updateGroup", args);
     return {};
   },
@@ -102,10 +100,10 @@ const updateMembers: RouteDef = {
     delete_subgroups: param(p.intList()),
   },
   async handler(req) {
-    const args: Obj = { groupId: pathId(req, "user_group_id") };
-    for (const n of ["add", "delete", "add_subgroups", "delete_subgroups"]) {
-      if (req.params[n] !== undefined) args[n] = req.params[n] as number[];
-    }
+    const args: Obj = {
+      groupId: pathId(req, "user_group_id"),
+      ...sentParams(req.params, ["add", "delete", "add_subgroups", "delete_subgroups"]),
+    };
     await req.call(dir(req), "updateMembers", args);
     return {};
   },
@@ -117,8 +115,7 @@ const updateSubgroups: RouteDef = {
   auth: "required",
   params: { add: param(p.intList()), delete: param(p.intList()) },
   async handler(req) {
-    const args: Obj = { groupId: pathId(req, "user_group_id") };
-    for (const n of ["add", "delete"]) if (req.params[n] !== undefined) args[n] = req.params[n] as number[];
+    const args: Obj = { groupId: pathId(req, "user_group_id"), ...sentParams(req.params, ["add", "delete"]) };
     await req.call(dir(req), "updateSubgroups", args);
     return {};
   },
