@@ -169,6 +169,9 @@ export const errors = {
 
   // Roles
   mustBeOwner: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
+  // Admin API (README "Admin API and placement page"): not a Zulip endpoint, so 401/403 like HTTP says.
+  adminInvalidToken: () => errors.unauthorized("Invalid admin token"),
+  adminOwnerRequired: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL", 403),
   mustBeAdmin: () => new ZulipError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),
   mustBeMember: () => new ZulipError("Must be an organization member", "UNAUTHORIZED_PRINCIPAL"),
 
@@ -186,6 +189,7 @@ export const errors = {
   nameTooShort: () => new ZulipError("Name too short!"),
   noSuchUser: () => new ZulipError("No such user"),
   notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
+  notAuthorizedToChangeEmails: () => new ZulipError("User not authorized to change user emails"),
   userDeactivated: () => new ZulipError("User is deactivated"),
   cannotDeactivateOnlyOwner: () => new ZulipError("Cannot deactivate the only organization owner"),
   cannotDeactivateLastUser: (isLastOwner: boolean) => {
@@ -203,6 +207,43 @@ export const errors = {
   invalidApnsToken: () => new ZulipError("Invalid APNS token"),
   invalidAppId: () => new ZulipError("Invalid app ID"),
   tokenDoesNotExist: () => new ZulipError("Token does not exist"),
+  // E2EE push devices (zerver/views/devices.py, zerver/views/push_notifications.py
+  // register_push_device and send_e2ee_test_push_notification_api; the bouncer
+  // errors' texts are the spec's, their statuses Zulip's tests').
+  invalidDeviceId: () => new ZulipError("Invalid `device_id`"),
+  pushServiceNotConfigured: () =>
+    new ZulipError(
+      "Server is not configured to use push notification service.",
+      "PUSH_SERVICE_NOT_CONFIGURED",
+    ),
+  pushFieldsMissing: () =>
+    new ZulipError("Missing parameters: must provide either all push key fields, all token fields, or both."),
+  noRegistrationToRotateKey: () => new ZulipError("No push registration exists to rotate key for."),
+  noRegistrationToRotateToken: () => new ZulipError("No push registration exists to rotate token for."),
+  registrationInProgress: () => new ZulipError("A registration for the device already in progress."),
+  invalidPushKey: () => new ZulipError("Invalid `push_key`"),
+  tokenIdNotBase64: () => new ZulipError("`token_id` is not Base64 encoded"),
+  /** A pydantic validator's failure as Zulip's typed_endpoint words it. */
+  valueError: (name: string, detail: string) => new ZulipError(`Invalid ${name}: Value error, ${detail}`),
+  noActivePushDevice: () => new ZulipError("No active registered push device", "NO_ACTIVE_PUSH_DEVICE"),
+  pushAdminActionRequired: () =>
+    new ZulipError(
+      "Push notification configuration issue on server, contact the server administrator or retry later.",
+      "ADMIN_ACTION_REQUIRED",
+      403,
+    ),
+  failedToConnectBouncer: () =>
+    new ZulipError(
+      "Network error while connecting to the push notification service.",
+      "FAILED_TO_CONNECT_BOUNCER",
+      502,
+    ),
+  internalServerErrorOnBouncer: () =>
+    new ZulipError(
+      "Internal server error on the push notification service, retry later.",
+      "INTERNAL_SERVER_ERROR_ON_BOUNCER",
+      502,
+    ),
   // Bots (zerver/views/users.py add_bot_backend, patch_bot_backend; zerver/lib/users.py)
   noSuchBot: () => new ZulipError("No such bot"),
   usernameInUse: () => new ZulipError("Username already in use"),
@@ -281,6 +322,8 @@ export const errors = {
   anchorExcluded: () => new ZulipError("The anchor can only be excluded at an end of the range"),
   badNarrow: (desc: string) =>
     new ZulipError(`Invalid narrow operator: ${desc}`, "BAD_NARROW", 400, { desc }),
+  badNarrowCombination: (desc: string) =>
+    new ZulipError(`Invalid narrow operator combination: ${desc}`, "BAD_NARROW", 400, { desc }),
   reactionExists: () => new ZulipError("Reaction already exists.", "REACTION_ALREADY_EXISTS"),
   reactionMissing: () => new ZulipError("Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST"),
   cannotEditMessage: () => new ZulipError("You don't have permission to edit this message"),
@@ -293,11 +336,13 @@ export const errors = {
   missingAnchor: () => new ZulipError("Missing 'anchor' argument."),
   editTimeLimit: () => new ZulipError("The time limit for editing this message has passed"),
   topicEditTimeLimit: () => new ZulipError("The time limit for editing this message's topic has passed."),
-  topicAlreadyMuted: () => new ZulipError("Topic already muted"),
-  topicNotMuted: () => new ZulipError("Topic is not muted"),
   supplyStream: () => new ZulipError("Please supply 'stream'."),
   chooseStream: () => new ZulipError("Please choose one: 'stream' or 'stream_id'."),
   noPostPermission: () => new ZulipError("You do not have permission to post in this channel."),
+  cannotMoveMessage: () => new ZulipError("You don't have permission to move this message"),
+  moveChannelTimeLimit: () => new ZulipError("The time limit for editing this message's channel has passed"),
+  dmCannotMoveToChannel: () => new ZulipError("Direct messages cannot be moved to channels."),
+  contentWhileMovingChannel: () => new ZulipError("Cannot change message content while changing channel"),
 
   // User groups
   invalidUserGroupId: (id: number | string) => new ZulipError(`Invalid user group ID: ${id}`),
@@ -357,6 +402,24 @@ export const errors = {
   invalidCustomEmoji: () => new ZulipError("Invalid custom emoji."),
   invalidCustomEmojiName: () => new ZulipError("Invalid custom emoji name."),
   deactivatedCustomEmoji: () => new ZulipError("This custom emoji has been deactivated."),
+  // Custom emoji (zerver/views/realm_emoji.py, zerver/lib/emoji.py, zerver/lib/thumbnail.py)
+  emojiNameMissing: () => new ZulipError("Emoji name is missing"),
+  emojiNameBadEnd: () => new ZulipError("Emoji names must end with either a letter or digit."),
+  emojiNameBadChars: () =>
+    new ZulipError(
+      "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.",
+    ),
+  customEmojiExists: () => new ZulipError("A custom emoji with this name already exists."),
+  exactlyOneFile: () => new ZulipError("You must upload exactly one file."),
+  overrideDefaultEmoji: () => new ZulipError("Only administrators can override default emoji."),
+  emojiFileTooLarge: (mib: number) =>
+    new ZulipError(`Uploaded file is larger than the allowed limit of ${mib} MiB`),
+  invalidImageFormat: () => new ZulipError("Invalid image format", "BAD_IMAGE"),
+  undecodableImage: () =>
+    new ZulipError("Could not decode image; did you upload an image file?", "BAD_IMAGE"),
+  /** DELETE /realm/emoji/{name}: ResourceNotFoundError since feature level 190. */
+  customEmojiNotFound: (name: string) => new ZulipError(`Emoji '${name}' does not exist`, "BAD_REQUEST", 404),
+  notEmojiAuthor: () => new ZulipError("Must be an organization administrator or emoji author"),
 } as const;
 
 /** Normalise anything thrown into a ZulipError for the HTTP boundary. */

@@ -2,12 +2,15 @@
 // gateway and the CLI send to. Only cluster/, gateway/ and the CLI import
 // this; actor kinds import each other's doors.
 
+import { blobBehavior } from "./blob/index.ts";
 import { channelBehavior } from "./channel/index.ts";
+import { emojiBehavior } from "./emoji/index.ts";
 import { groupBehavior } from "./group/index.ts";
 import { queueBehavior } from "./queue/index.ts";
 import { realmBehavior } from "./realm/index.ts";
 import type { Behavior, Kind } from "./types.ts";
 import { userBehavior } from "./user/index.ts";
+import { webhookBehavior } from "./webhook/index.ts";
 
 // Behaviours are heterogeneous in their state type; the runtime treats
 // state as opaque, so `any` is the honest type here.
@@ -18,6 +21,9 @@ export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   queue: queueBehavior,
   group: groupBehavior,
   channel: channelBehavior,
+  emoji: emojiBehavior,
+  blob: blobBehavior,
+  webhook: webhookBehavior,
 };
 
 export {
@@ -34,6 +40,7 @@ export { settingTypes, userRef } from "./user/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
 export {
   DEFAULT_QUEUE_TIMEOUT_SECS,
+  EMPTY_TOPIC_DISPLAY_NAME,
   MAX_QUEUE_TIMEOUT_SECS,
   MOBILE_QUEUE_TIMEOUT_SECS,
   isSupportedNarrowTerm,
@@ -41,3 +48,5 @@ export {
   queueRef,
 } from "./queue/index.ts";
 export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";
+export { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "./emoji/index.ts";
+export { READY_NOTICE, TRIGGER_NOTICE, webhookRef } from "./webhook/index.ts";

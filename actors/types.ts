@@ -8,8 +8,17 @@
 // over the latest snapshot with the same `apply`, so `apply` must be
 // deterministic and must never throw for a fact it once accepted.
 
-export type Kind = "realm" | "user" | "channel" | "group" | "queue";
-export const KINDS: readonly Kind[] = ["realm", "user", "channel", "group", "queue"];
+export type Kind = "realm" | "user" | "channel" | "group" | "queue" | "emoji" | "blob" | "webhook";
+export const KINDS: readonly Kind[] = [
+  "realm",
+  "user",
+  "channel",
+  "group",
+  "queue",
+  "emoji",
+  "blob",
+  "webhook",
+];
 
 /** Plain data that crosses process boundaries (encoded as protobuf Value). */
 export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };

@@ -5,3 +5,4 @@ export { AUTH_INVALIDATE_SUBJECT } from "./auth.ts";
 export { c, p, param, sentParams } from "./params.ts";
 export type { Checker } from "./params.ts";
 export type { AuthMode, ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";
+export { RawReply } from "./route-types.ts";

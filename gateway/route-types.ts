@@ -58,5 +58,17 @@ export interface RouteDef {
   params: Record<string, ParamSpec>;
   /** Request deadline, when the default (10 s) is too short: GET /events parks up to ~55 s. */
   timeoutMs?: number;
-  handler(req: RouteRequest): Promise<Obj>;
+  /** Mount point of `path`; default "/api/v1". Served files (/user_avatars/...) use "". */
+  prefix?: string;
+  /** The success object (wrapped in Zulip's envelope), or a RawReply for a served file. */
+  handler(req: RouteRequest): Promise<Obj | RawReply>;
+}
+
+/** A handler's non-JSON answer: the bytes of a served file, sent as they are with status 200. */
+export class RawReply {
+  constructor(
+    readonly body: Buffer,
+    readonly contentType: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
 }

@@ -1,64 +1,55 @@
-// The emoji door: name/code lookups and Zulip's emoji checks
-// (zerver/lib/emoji.py `get_emoji_data`, `check_emoji_request`), shared by
-// user status now and reactions later.
+// The emoji door: unicode name/code lookups, Zulip's emoji checks for user
+// status and reactions, and the realm's custom emoji (the "emoji" kind's
+// directory actor). Callers that validate an emoji use the async helpers
+// below, which read the realm's custom emoji only when the answer can
+// depend on them.
 
-import { errors } from "../errors.ts";
-import { emojiTables } from "./emoji-data.ts";
+import type { ActorContext } from "../types.ts";
+import { emojiDirectoryRef } from "./directory.ts";
+import { checkEmojiRequest, emojiDataForName, type RealmEmoji, type ReactionType } from "./lookup.ts";
 
-export const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
-export type ReactionType = (typeof REACTION_TYPES)[number];
+export {
+  REACTION_TYPES,
+  checkEmojiRequest,
+  emojiDataForName,
+  unicodeCodeForName,
+  unicodeNameForCode,
+} from "./lookup.ts";
+export type { RealmEmoji, ReactionType } from "./lookup.ts";
+export {
+  MAX_EMOJI_FILE_SIZE,
+  MAX_EMOJI_FILE_SIZE_MIB,
+  emojiBehavior,
+  emojiBlobRef,
+  emojiDirectoryRef,
+  emojiSourceUrl,
+} from "./directory.ts";
+export { EMOJI_IMAGE_TYPES } from "./image.ts";
 
-/** A realm's custom emoji as the realm actor keeps them, keyed by id (string). */
-export interface RealmEmoji {
-  id: string;
-  name: string;
-  deactivated: boolean;
+/** The realm's custom emoji (deactivated ones too), by id. */
+export async function realmEmojiOf(ctx: ActorContext, realmId: number): Promise<Record<string, RealmEmoji>> {
+  const r = (await ctx.call(emojiDirectoryRef(realmId), "lookup", {})) as unknown as {
+    emoji: Record<string, RealmEmoji>;
+  };
+  return r.emoji;
 }
 
-export function unicodeCodeForName(name: string): string | undefined {
-  return emojiTables().nameToCode.get(name);
-}
-
-export function unicodeNameForCode(code: string): string | undefined {
-  return emojiTables().codeToName.get(code);
-}
-
-/**
- * Zulip's get_emoji_data: the code and type a bare name stands for. Active
- * custom emoji win over "zulip", which wins over unicode names.
- */
-export function emojiDataForName(
+/** Zulip's get_emoji_data against the realm's current custom emoji. */
+export async function resolveEmojiName(
+  ctx: ActorContext,
+  realmId: number,
   name: string,
-  realmEmoji: Record<string, RealmEmoji>,
-): { emojiCode: string; reactionType: ReactionType } {
-  for (const e of Object.values(realmEmoji)) {
-    if (e.name === name && !e.deactivated) return { emojiCode: e.id, reactionType: "realm_emoji" };
-  }
-  if (name === "zulip") return { emojiCode: "zulip", reactionType: "zulip_extra_emoji" };
-  const code = unicodeCodeForName(name);
-  if (code !== undefined) return { emojiCode: code, reactionType: "unicode_emoji" };
-  throw errors.emojiDoesNotExist(name);
+): Promise<{ emojiCode: string; reactionType: ReactionType }> {
+  return emojiDataForName(name, await realmEmojiOf(ctx, realmId));
 }
 
-/** Zulip's check_emoji_request: is (name, code, type) a valid emoji to set now? */
-export function checkEmojiRequest(
+/** Zulip's check_emoji_request; reads the custom emoji only for reaction_type realm_emoji. */
+export async function checkEmoji(
+  ctx: ActorContext,
+  realmId: number,
   name: string,
   code: string,
   type: string,
-  realmEmoji: Record<string, RealmEmoji>,
-): void {
-  if (type === "realm_emoji") {
-    const e = realmEmoji[code];
-    if (!e) throw errors.invalidCustomEmoji();
-    if (e.name !== name) throw errors.invalidCustomEmojiName();
-    if (e.deactivated) throw errors.deactivatedCustomEmoji();
-  } else if (type === "zulip_extra_emoji") {
-    if (code !== "zulip") throw errors.invalidEmojiCode();
-    if (name !== code) throw errors.invalidEmojiName();
-  } else if (type === "unicode_emoji") {
-    if (unicodeNameForCode(code) === undefined) throw errors.invalidEmojiCode();
-    if (unicodeCodeForName(name) !== code) throw errors.invalidEmojiName();
-  } else {
-    throw errors.invalidEmojiType();
-  }
+): Promise<void> {
+  checkEmojiRequest(name, code, type, type === "realm_emoji" ? await realmEmojiOf(ctx, realmId) : {});
 }

@@ -130,6 +130,22 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
       if ("topic" in e) e.topic = emptyTopic(caps, e.topic) ?? "";
       return [e];
     }
+    case "user_topic":
+      return event.topic_name === "" && !caps.empty_topic_name
+        ? [{ ...event, topic_name: EMPTY_TOPIC_DISPLAY_NAME }]
+        : [event];
+    case "update_message_flags": {
+      // message_details (op remove, flag read) names each channel message's topic.
+      const details = event.message_details;
+      if (caps.empty_topic_name || !details || typeof details !== "object" || Array.isArray(details))
+        return [event];
+      const out: Obj = {};
+      for (const [id, d] of Object.entries(details)) {
+        const o = d as Obj;
+        out[id] = o && o.topic === "" ? { ...o, topic: EMPTY_TOPIC_DISPLAY_NAME } : o;
+      }
+      return [{ ...event, message_details: out }];
+    }
     case "user_group": {
       // The group directory attaches the whole group (reactivation_group) to
       // an update that changes `deactivated`: without include_deactivated_groups
@@ -150,6 +166,16 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
         : full
           ? [{ type: "user_group", op: "add", group: full }]
           : [];
+    }
+    case "realm_emoji": {
+      // Emitted with the change (op add: `emoji`; op update_one: `emoji_id`,
+      // `data`) and the whole map (`realm_emoji`). With
+      // individual_emoji_changes the client gets the change alone; without
+      // it, Zulip's legacy op "update" carrying the whole map.
+      const { realm_emoji: all, ...change } = event;
+      if (caps.individual_emoji_changes || event.op === "update")
+        return [event.op === "update" ? event : change];
+      return [{ type: "realm_emoji", op: "update", realm_emoji: all ?? {} }];
     }
     case "realm_linkifiers":
       // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.

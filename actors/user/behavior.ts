@@ -7,7 +7,7 @@
 // authSucceeded) that never call back; and a user calls another user only
 // for the leaf `applySettings`.
 
-import { checkEmojiRequest, emojiDataForName, type RealmEmoji } from "../emoji/index.ts";
+import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type {
@@ -21,9 +21,11 @@ import type {
   OutEvent,
   Value,
 } from "../types.ts";
+import { emailSyncHandlers } from "./email-sync.ts";
 import { applyFlagFact, flagHandlers } from "./flags.ts";
 import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "./format.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
+import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
@@ -58,7 +60,6 @@ interface MemberContext {
   activeUserIds: number[];
   nameChangesDisabled: boolean;
   emailChangesDisabled: boolean;
-  realmEmoji: Record<string, RealmEmoji>;
   /** For a memberContext asked with `email`: who holds it, if anyone. */
   emailHolder: "active" | "deactivated" | null;
 }
@@ -396,11 +397,11 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
     reactionType = "unicode_emoji";
   } else if (emojiName !== undefined) {
     if (emojiCode === undefined || reactionType === undefined) {
-      const data = emojiDataForName(emojiName, realm.realmEmoji);
+      const data = await resolveEmojiName(ctx, state.realmId, emojiName);
       emojiCode ??= data.emojiCode;
       reactionType ??= data.reactionType;
     }
-    checkEmojiRequest(emojiName, emojiCode, reactionType, realm.realmEmoji);
+    await checkEmoji(ctx, state.realmId, emojiName, emojiCode, reactionType);
   } else if (emojiCode !== undefined || reactionType !== undefined) {
     throw errors.emojiNameRequired();
   }
@@ -454,5 +455,7 @@ export const userBehavior: Behavior<UserState> = {
     ...flagHandlers,
     ...savedSnippetHandlers,
     ...pushTokenHandlers,
+    ...deviceHandlers,
+    ...emailSyncHandlers,
   },
 };

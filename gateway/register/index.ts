@@ -2,6 +2,8 @@
 // line per area module.
 import { botsArea } from "./bots.ts";
 import { channelsArea } from "./channels.ts";
+import { emojiArea } from "./emoji.ts";
+import { devicesArea } from "./devices.ts";
 import { profileFieldsArea } from "./profile-fields.ts";
 import { realmArea } from "./realm.ts";
 import { savedSnippetsArea } from "./saved-snippets.ts";
@@ -25,4 +27,6 @@ export const registerAreas: RegisterArea[] = [
   botsArea,
   profileFieldsArea,
   savedSnippetsArea,
+  emojiArea,
+  devicesArea,
 ];

@@ -3,6 +3,7 @@
 import type { RouteDef } from "../index.ts";
 import { botRoutes } from "./bots.ts";
 import { channelRoutes } from "./channels.ts";
+import { emojiRoutes } from "./emoji.ts";
 import { eventRoutes } from "./events.ts";
 import { memberRoutes } from "./members.ts";
 import { messageRoutes } from "./messages.ts";
@@ -29,4 +30,5 @@ export const routes: RouteDef[] = [
   ...profileFieldRoutes,
   ...savedSnippetRoutes,
   ...pushRoutes,
+  ...emojiRoutes,
 ];

@@ -1,0 +1,62 @@
+// The blob kind: one immutable file per actor (an uploaded custom emoji
+// image today). The bytes are journaled once, as base64 text, so they live
+// in the same store as every other actor (LMDB embedded, Redis in a
+// cluster) and the actor never touches a store itself.
+//
+// Only actors write a blob (`put`, internal callers only); the gateway reads
+// it (`get`) to serve the file. A blob is placed on its owner's shard (see
+// emojiBlobRef): the owner's `put` is then a local call, never a NATS
+// message, whose default 1 MB payload limit a 5 MiB image would exceed.
+
+import { errors } from "../errors.ts";
+import type { Behavior, Caller, Handler, Obj } from "../types.ts";
+
+/** SNAPSHOT: a new field needs a default in fromSnapshot. */
+export interface BlobState {
+  /** Base64 of the bytes; "" until stored. */
+  data: string;
+  contentType: string;
+  size: number;
+}
+
+function requireInternal(caller: Caller | null): void {
+  if (caller) throw errors.accessDenied();
+}
+
+const put: Handler<BlobState> = (state, args, _ctx, caller) => {
+  requireInternal(caller);
+  const data = typeof args.data === "string" ? args.data : "";
+  const contentType = typeof args.contentType === "string" ? args.contentType : "";
+  if (data === "" || contentType === "") throw errors.internal();
+  // Immutable: a retried put of the same bytes is a no-op; other bytes are a bug.
+  if (state.data !== "") {
+    if (state.data !== data) throw errors.internal();
+    return { reply: {} };
+  }
+  const size = Buffer.byteLength(data, "base64");
+  return { facts: [{ type: "stored", data, contentType, size }], reply: {} };
+};
+
+const get: Handler<BlobState> = (state) => {
+  if (state.data === "") return { reply: null };
+  return { reply: { data: state.data, contentType: state.contentType, size: state.size } };
+};
+
+export const blobBehavior: Behavior<BlobState> = {
+  kind: "blob",
+  initial: () => ({ data: "", contentType: "", size: 0 }),
+  apply(state, fact: Obj) {
+    if (fact.type === "stored") {
+      state.data = String(fact.data);
+      state.contentType = String(fact.contentType);
+      state.size = Number(fact.size);
+    }
+    return state;
+  },
+  toSnapshot: (s) => JSON.stringify(s),
+  fromSnapshot(data) {
+    const o = JSON.parse(data) as Partial<BlobState>;
+    return { data: o.data ?? "", contentType: o.contentType ?? "", size: o.size ?? 0 };
+  },
+  handlers: { put, get },
+};

@@ -1,0 +1,3 @@
+// The blob kind's door.
+export { blobBehavior } from "./behavior.ts";
+export type { BlobState } from "./behavior.ts";
