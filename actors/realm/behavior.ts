@@ -9,6 +9,7 @@ import { realmRegisterHandlers } from "./register-handlers.ts";
 import { rosterHandlers } from "./roster-handlers.ts";
 import { realmSettingsHandlers } from "./settings-handlers.ts";
 import { linkifierHandlers } from "./linkifier-handlers.ts";
+import { webhookRealmHandlers } from "./webhook-handlers.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -37,6 +38,8 @@ for (const [name, h] of Object.entries(realmRegisterHandlers))
 for (const [name, h] of Object.entries(realmSettingsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(linkifierHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(webhookRealmHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
 
 export const realmBehavior: Behavior<RealmKindState> = {
   kind: "realm",

@@ -43,6 +43,7 @@ import {
   updateEvent,
 } from "./member-handlers.ts";
 import { formatMember } from "./members.ts";
+import { isWebhookUrl } from "../webhook/index.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
 /** Zulip's UserProfile bot types. */
@@ -148,6 +149,7 @@ const createBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   const botType = optInt(args, "botType") ?? BOT_TYPES.generic;
   const interfaceType = optInt(args, "interfaceType") ?? 1;
   const payloadUrl = optString(args, "payloadUrl") ?? "";
+  if (payloadUrl !== "" && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("payload_url");
   const serviceName = optString(args, "serviceName") || shortName;
   const fullName = checkFullName(argString(args, "fullName"));
   const email = `${shortName}-bot@${state.host}`;
@@ -283,6 +285,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (newOwner.userId !== bot.botOwnerId) changes.botOwnerId = newOwner.userId;
   }
   const payloadUrl = optString(args, "servicePayloadUrl");
+  if (payloadUrl !== undefined && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("service_payload_url");
   const serviceInterface = optInt(args, "serviceInterface") ?? 1;
   if (payloadUrl !== undefined) {
     if (!INTERFACE_TYPES.includes(serviceInterface)) throw errors.invalidInterfaceType();

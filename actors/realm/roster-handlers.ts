@@ -17,6 +17,7 @@ const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
         email: u.email,
         role: u.role,
         isBot: u.isBot,
+        botType: u.botType,
         isActive: u.isActive,
         fullName: u.fullName,
         avatarVersion: u.avatarVersion,

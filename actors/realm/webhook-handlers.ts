@@ -1,0 +1,35 @@
+// A leaf read for the outgoing-webhook worker (webhook/worker.ts): what it
+// needs to deliver for one bot. Internal only (caller null): the reply
+// carries the service token, which clients see only through the bot
+// audience's replies and events (bot-handlers.ts).
+
+import { errors } from "../errors.ts";
+import type { Handler, Obj } from "../types.ts";
+import { memberById } from "./member-handlers.ts";
+import type { RealmState } from "./state.ts";
+
+const webhookBot: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.invalidSubdomain();
+  const bot = memberById(state, Number(args.botId));
+  if (!bot || !bot.isBot) return { reply: { found: false } };
+  const owner = bot.botOwnerId === null ? undefined : memberById(state, bot.botOwnerId);
+  const reply: Obj = {
+    found: true,
+    botId: bot.userId,
+    email: bot.email,
+    fullName: bot.fullName,
+    role: bot.role,
+    isActive: bot.isActive,
+    botType: bot.botType,
+    ownerId: owner && owner.isActive ? owner.userId : null,
+    ownerEmail: owner && owner.isActive ? owner.email : null,
+    realmHost: state.host,
+    service: bot.service
+      ? { baseUrl: bot.service.baseUrl, interface: bot.service.interface, token: bot.service.token }
+      : null,
+  };
+  return { reply };
+};
+
+export const webhookRealmHandlers: Record<string, Handler<RealmState>> = { webhookBot };

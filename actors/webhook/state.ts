@@ -1,0 +1,86 @@
+// State of the webhook kind: one actor per outgoing-webhook bot (key = the
+// bot's user id) holding its durable outbox, the deliveries that messages
+// triggered and what became of their attempts.
+//
+// A delivery moves ready -> attempting -> (backoff -> attempting)* -> gone.
+// "attempting" is journaled before the node-side worker POSTs, so after a
+// crash the next activation knows an attempt may have reached the receiver
+// and never starts it again (docs/webhooks.md, "At most once").
+//
+// SNAPSHOT NOTE: a field added to WebhookState or Delivery needs a default in
+// `webhookFromSnapshot`, because snapshots written before it lack it.
+
+import type { ActorRef, Obj } from "../types.ts";
+
+export type Trigger = "mention" | "direct_message";
+
+export interface Delivery {
+  /** The triggering message's id: the idempotency key of the delivery. */
+  messageId: number;
+  trigger: Trigger;
+  /** The message in the payload's message-list format (payload.ts). */
+  message: Obj;
+  /** Failed attempts so far that Zulip retries (its `failed_tries`). */
+  failures: number;
+  status: "ready" | "attempting" | "backoff";
+  /** Attempt number of the current or last claim; a report must name it. */
+  attempt: number;
+  /** backoff: not before this time (ms). attempting: the worker's deadline (ms). */
+  until: number;
+}
+
+export interface WebhookState {
+  realmId: number;
+  botId: number;
+  /** Pending deliveries by message id. */
+  pending: Record<string, Delivery>;
+  /** Message ids finished most recently (bounded), so a repeated trigger is ignored. */
+  recent: number[];
+}
+
+/** How many finished message ids a bot remembers for de-duplication. */
+export const RECENT_LIMIT = 1000;
+
+export type WebhookFact =
+  | { type: "queued"; delivery: Delivery }
+  | { type: "claimed"; messageId: number; attempt: number; until: number }
+  | { type: "backoff"; messageId: number; failures: number; until: number }
+  | { type: "finished"; messageId: number; outcome: string };
+
+export function initialWebhook(ref: ActorRef): WebhookState {
+  return { realmId: ref.realm, botId: Number(ref.key), pending: {}, recent: [] };
+}
+
+export function applyWebhookFact(state: WebhookState, fact: Obj): WebhookState {
+  const f = fact as unknown as WebhookFact;
+  switch (f.type) {
+    case "queued":
+      state.pending[String(f.delivery.messageId)] = { ...f.delivery };
+      break;
+    case "claimed": {
+      const d = state.pending[String(f.messageId)];
+      if (d) Object.assign(d, { status: "attempting", attempt: f.attempt, until: f.until });
+      break;
+    }
+    case "backoff": {
+      const d = state.pending[String(f.messageId)];
+      if (d) Object.assign(d, { status: "backoff", failures: f.failures, until: f.until });
+      break;
+    }
+    case "finished":
+      delete state.pending[String(f.messageId)];
+      state.recent.push(f.messageId);
+      if (state.recent.length > RECENT_LIMIT) state.recent.splice(0, state.recent.length - RECENT_LIMIT);
+      break;
+  }
+  return state;
+}
+
+export function webhookToSnapshot(state: WebhookState): string {
+  return JSON.stringify(state);
+}
+
+export function webhookFromSnapshot(data: string, ref: ActorRef): WebhookState {
+  const s = JSON.parse(data) as Partial<WebhookState>;
+  return { ...initialWebhook(ref), ...s, pending: s.pending ?? {}, recent: s.recent ?? [] };
+}

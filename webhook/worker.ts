@@ -1,0 +1,389 @@
+// The node-side outgoing-webhook worker (Zulip's outgoing_webhooks queue
+// worker): one per node, started beside the NodeRuntime in embedded and in
+// cluster mode. Actors never touch the network, so the HTTP exchange happens
+// here, between two turns of the bot's webhook actor:
+//
+//   send turn ──notice webhook.trigger──▶ worker ──enqueue──▶ webhook actor
+//   webhook actor ──notice webhook.ready──▶ worker ──claim──▶ (journaled "attempting")
+//   worker: POST ... reply/failure messages as the bot ──report──▶ webhook actor
+//
+// Notices are node-local (NodeRuntime.onNotice): the node whose turn decided
+// them acts on them. Concurrency is bounded twice: the actor hands out at
+// most PER_BOT_CONCURRENCY attempts of one bot (over all nodes), and this
+// worker runs at most `concurrency` POSTs at once (over all bots).
+
+import {
+  READY_NOTICE,
+  TRIGGER_NOTICE,
+  ZULIP_VERSION,
+  channelConvRef,
+  dmConvRef,
+  realmRef,
+  webhookRef,
+} from "../actors/index.ts";
+import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import type { NodeRuntime } from "../cluster/node.ts";
+import { responseValue } from "../cluster/responses.ts";
+import { makeTraceparent, postWebhook, type PostResult } from "./http.ts";
+import {
+  GENERIC_INTERFACE,
+  ReplyFormatError,
+  SLACK_INTERFACE,
+  SLACK_NO_DM,
+  genericBody,
+  messageUrl,
+  ownerNoticeText,
+  replyContent,
+  slackBody,
+  type BotInfo,
+  type DeliveryView,
+  type OwnerNotice,
+} from "./payload.ts";
+
+/** What the worker needs of a node. */
+export interface WorkerHost {
+  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  /** A call on behalf of a user (the bot posting its reply). */
+  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  onNotice(l: (subject: string, data: Obj) => void): void;
+}
+
+/** The worker's view of a NodeRuntime. */
+export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost {
+  return {
+    call: (ref, method, args) => node.call(ref, method, args),
+    callAs: async (ref, method, args, caller) =>
+      responseValue(
+        await node.request({
+          ref,
+          shard: shardOf(ref, node.shards),
+          method,
+          args,
+          caller,
+          deadline: Date.now() + callTimeoutMs,
+        }),
+      ),
+    onNotice: (l) => node.onNotice(l),
+  };
+}
+
+/** Start the worker of a node: embedded (server.ts) and cluster (cluster/node-main.ts) alike. */
+export function startWebhookWorker(node: NodeRuntime, o: Partial<WebhookWorkerOptions> = {}): WebhookWorker {
+  const w = new WebhookWorker(nodeHost(node), { ...webhookOptionsFromEnv(), ...o });
+  w.start();
+  return w;
+}
+
+export interface WebhookWorkerOptions {
+  /** Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS = 10, for the whole exchange. */
+  timeoutMs: number;
+  /** Responses longer than this are refused (not read further). */
+  maxResponseBytes: number;
+  /** POSTs in flight at once on this node, over all bots. */
+  concurrency: number;
+  /** Backoff before retry n (1-based): base * 2^(n-1). Zulip re-queues at once (0). */
+  retryBaseMs: number;
+  /** Scheme of the realm's URL in the owner's notice (realm host from the realm actor). */
+  realmScheme: string;
+}
+
+export const DEFAULT_WEBHOOK_OPTIONS: WebhookWorkerOptions = {
+  timeoutMs: 10_000,
+  maxResponseBytes: 1 << 20,
+  concurrency: 32,
+  retryBaseMs: 1_000,
+  realmScheme: "http",
+};
+
+function envInt(name: string, dflt: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${v}`);
+  return n;
+}
+
+/** Options from the environment (README: WEBHOOK_* variables). */
+export function webhookOptionsFromEnv(): WebhookWorkerOptions {
+  const d = DEFAULT_WEBHOOK_OPTIONS;
+  return {
+    timeoutMs: envInt("WEBHOOK_TIMEOUT_MS", d.timeoutMs),
+    maxResponseBytes: envInt("WEBHOOK_MAX_RESPONSE_BYTES", d.maxResponseBytes),
+    concurrency: Math.max(1, envInt("WEBHOOK_CONCURRENCY", d.concurrency)),
+    retryBaseMs: envInt("WEBHOOK_RETRY_BASE_MS", d.retryBaseMs),
+    realmScheme: process.env.WEBHOOK_REALM_SCHEME || d.realmScheme,
+  };
+}
+
+const CLIENT = "OutgoingWebhookResponse";
+const OUTGOING_WEBHOOK_BOT = 3;
+
+/** What the bot posts and tells its owner when a delivery ends in failure. */
+interface Failure {
+  message: string;
+  owner: OwnerNotice;
+}
+
+export class WebhookWorker {
+  private readonly o: WebhookWorkerOptions;
+  /** Slots taken: POSTs running plus slots reserved by claims in flight. */
+  private active = 0;
+  private stopped = false;
+  private readonly running = new Set<Promise<void>>();
+  /** Bots with due work that found no free slot; pumped as slots free up. */
+  private readonly waiting = new Map<string, [number, number]>();
+  private readonly claiming = new Set<string>();
+  private readonly again = new Set<string>();
+  readonly stats = { posts: 0, replies: 0, failures: 0, retries: 0 };
+
+  constructor(
+    private readonly host: WorkerHost,
+    o: Partial<WebhookWorkerOptions> = {},
+  ) {
+    this.o = { ...DEFAULT_WEBHOOK_OPTIONS, ...o };
+  }
+
+  start(): void {
+    this.host.onNotice((subject, data) => {
+      if (this.stopped) return;
+      if (subject === TRIGGER_NOTICE) void this.forward(data);
+      else if (subject === READY_NOTICE) void this.pump(Number(data.realmId), Number(data.botId));
+    });
+  }
+
+  /** Stop taking work; wait for the POSTs in flight to finish and report. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** A message triggered bots: journal one delivery per bot in its webhook actor. */
+  private async forward(data: Obj): Promise<void> {
+    const realmId = Number(data.realmId);
+    const message = data.message as Obj;
+    for (const b of (data.bots ?? []) as Obj[]) {
+      try {
+        await this.host.call(webhookRef(realmId, Number(b.botId)), "enqueue", {
+          messageId: Number(message.id),
+          trigger: b.trigger as string,
+          message,
+        });
+      } catch (err) {
+        console.warn(
+          `webhook: could not queue message ${String(message.id)} for bot ${String(b.botId)}:`,
+          err,
+        );
+      }
+    }
+  }
+
+  private async pump(realmId: number, botId: number): Promise<void> {
+    const key = `${realmId}:${botId}`;
+    if (this.stopped) return;
+    if (this.claiming.has(key)) {
+      this.again.add(key);
+      return;
+    }
+    const free = this.o.concurrency - this.active;
+    if (free <= 0) {
+      this.waiting.set(key, [realmId, botId]);
+      return;
+    }
+    this.claiming.add(key);
+    this.active += free;
+    let got = 0;
+    try {
+      const r = (await this.host.call(webhookRef(realmId, botId), "claim", {
+        max: free,
+        timeoutMs: this.o.timeoutMs,
+      })) as unknown as { deliveries: DeliveryView[] };
+      got = r.deliveries.length;
+      for (const d of r.deliveries) {
+        const p = this.run(realmId, botId, d)
+          .catch((err) => console.warn(`webhook: delivery ${d.messageId} of bot ${botId} failed:`, err))
+          .finally(() => {
+            this.running.delete(p);
+            this.active--;
+            this.next();
+          });
+        this.running.add(p);
+      }
+    } catch (err) {
+      console.warn(`webhook: claim for bot ${botId} failed:`, err);
+    } finally {
+      this.active -= free - got;
+      this.claiming.delete(key);
+      if (this.again.delete(key)) void this.pump(realmId, botId);
+      else if (free - got > 0) this.next();
+    }
+  }
+
+  private next(): void {
+    if (this.stopped || this.active >= this.o.concurrency) return;
+    const first = this.waiting.entries().next();
+    if (first.done) return;
+    this.waiting.delete(first.value[0]);
+    void this.pump(...first.value[1]);
+  }
+
+  private async report(realmId: number, botId: number, d: DeliveryView, outcome: string, extra: Obj = {}) {
+    return (await this.host.call(webhookRef(realmId, botId), "report", {
+      messageId: d.messageId,
+      attempt: d.attempt,
+      outcome,
+      ...extra,
+    })) as { accepted: boolean; exhausted?: boolean };
+  }
+
+  /** One attempt of one delivery, and everything that follows from its outcome. */
+  private async run(realmId: number, botId: number, d: DeliveryView): Promise<void> {
+    const bot = (await this.host.call(realmRef(realmId), "webhookBot", { botId })) as unknown as BotInfo & {
+      found: boolean;
+    };
+    // The bot was deactivated or is no longer an outgoing webhook: nothing to send.
+    if (!bot.found || !bot.isActive || bot.botType !== OUTGOING_WEBHOOK_BOT || !bot.service) {
+      await this.report(realmId, botId, d, "dropped");
+      return;
+    }
+    const service = bot.service;
+    if (service.interface === SLACK_INTERFACE && d.message.type === "private") {
+      await this.postAsBot(realmId, bot, d.message, "Failure! " + SLACK_NO_DM);
+      await this.report(realmId, botId, d, "done");
+      return;
+    }
+    const req =
+      service.interface === SLACK_INTERFACE
+        ? slackBody(bot, service.token, realmId, d)
+        : genericBody(bot, service.token, d);
+    this.stats.posts++;
+    const res = await postWebhook({
+      url: service.baseUrl,
+      body: req.body,
+      contentType: req.contentType,
+      userAgent: `ZulipOutgoingWebhook/${ZULIP_VERSION}`,
+      timeoutMs: this.o.timeoutMs,
+      maxResponseBytes: this.o.maxResponseBytes,
+      traceparent: makeTraceparent(),
+    });
+    const retryable = this.retryable(res);
+    if (retryable) {
+      const r = await this.report(realmId, botId, d, "retry", {
+        retryAfterMs: this.o.retryBaseMs * 2 ** d.failures,
+      });
+      if (r.accepted && r.exhausted) await this.fail(realmId, bot, d, retryable);
+      else this.stats.retries++;
+      return;
+    }
+    await this.conclude(realmId, bot, d, res);
+    await this.report(realmId, botId, d, "done");
+  }
+
+  /**
+   * Zulip retries timeouts and connection errors; 5xx answers are retried
+   * too (the issue asks for it; Zulip 10 fails them at once). The failure
+   * returned is what happens once the retries are used up.
+   */
+  private retryable(res: PostResult): Failure | null {
+    if (res.kind === "timeout") {
+      const secs = this.o.timeoutMs / 1000;
+      return {
+        message: "Bot is unavailable",
+        owner: { failureMessage: `Request timed out after ${secs} seconds.` },
+      };
+    }
+    if (res.kind === "connection") {
+      return {
+        message: "Bot is unavailable",
+        owner: { failureMessage: "A connection error occurred. Is my bot server down?" },
+      };
+    }
+    if (res.kind === "response" && res.status >= 500 && res.status <= 599) {
+      return {
+        message: `Third party responded with ${res.status}`,
+        owner: { statusCode: res.status, responseContent: { text: res.text, bytes: true } },
+      };
+    }
+    return null;
+  }
+
+  /** The final outcome of an attempt that is not retried (Zulip's do_rest_call). */
+  private async conclude(realmId: number, bot: BotInfo, d: DeliveryView, res: PostResult): Promise<void> {
+    if (res.kind === "response" && res.status >= 200 && res.status <= 299) {
+      let content: string | null;
+      try {
+        content = replyContent(bot.service!.interface ?? GENERIC_INTERFACE, res.text);
+      } catch (err) {
+        if (!(err instanceof ReplyFormatError)) throw err;
+        await this.fail(realmId, bot, d, {
+          message: err.message,
+          owner: {
+            responseContent: { text: res.text, bytes: false },
+            failureMessage:
+              "The outgoing webhook server attempted to send a message in Zulip, but that request " +
+              `resulted in the following error:\n> ${err.message}`,
+          },
+        });
+        return;
+      }
+      if (content !== null) {
+        await this.postAsBot(realmId, bot, d.message, content);
+        this.stats.replies++;
+      }
+      return;
+    }
+    if (res.kind === "response") {
+      // 1xx, 3xx (redirects are not followed) and 4xx.
+      await this.fail(realmId, bot, d, {
+        message: `Third party responded with ${res.status}`,
+        owner: { statusCode: res.status, responseContent: { text: res.text, bytes: true } },
+      });
+      return;
+    }
+    const name = res.kind === "error" ? res.name : "RequestException";
+    const detail = res.kind === "error" ? res.detail : "";
+    await this.fail(realmId, bot, d, {
+      message:
+        `An exception of type *${name}* occurred for message \`${String(d.message.content ?? "")}\`! ` +
+        "See the Zulip server logs for more information.",
+      owner: { exception: { name, text: detail } },
+    });
+  }
+
+  /** Zulip's fail_with_message + notify_bot_owner. */
+  private async fail(realmId: number, bot: BotInfo, d: DeliveryView, f: Failure): Promise<void> {
+    this.stats.failures++;
+    await this.postAsBot(realmId, bot, d.message, "Failure! " + f.message);
+    if (bot.ownerId === null) return;
+    const url = messageUrl(`${this.o.realmScheme}://${bot.realmHost}`, d.message);
+    const text = ownerNoticeText(url, bot.fullName, f.owner);
+    await this.send(dmConvRef(realmId, [bot.botId, bot.ownerId]), bot, realmId, { content: text });
+  }
+
+  /** Post as the bot into the triggering message's conversation (Zulip's send_response_message). */
+  private async postAsBot(realmId: number, bot: BotInfo, m: Obj, content: string): Promise<void> {
+    if (m.type === "stream") {
+      const ref = channelConvRef(realmId, Number(m.stream_id));
+      await this.send(ref, bot, realmId, { content, topic: String(m.subject ?? "") });
+    } else {
+      const ids = ((m.display_recipient ?? []) as Obj[]).map((r) => Number(r.id));
+      if (!ids.includes(bot.botId)) ids.push(bot.botId);
+      await this.send(dmConvRef(realmId, ids), bot, realmId, { content });
+    }
+  }
+
+  private async send(ref: ActorRef, bot: BotInfo, realmId: number, args: Obj): Promise<void> {
+    const caller: Caller = { realmId, userId: bot.botId, role: bot.role, isBot: true };
+    try {
+      await this.callAs(ref, "send", { ...args, client: CLIENT }, caller);
+    } catch (err) {
+      // Like Zulip, a reply that cannot be posted (channel gone, no
+      // permission) ends the delivery all the same.
+      console.warn(`webhook: bot ${bot.botId} could not post its reply:`, (err as Error).message);
+    }
+  }
+
+  private callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value> {
+    return this.host.callAs(ref, method, args, caller);
+  }
+}
