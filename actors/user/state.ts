@@ -41,6 +41,27 @@ export interface UserState {
   savedSnippets: SavedSnippet[];
   /** Legacy (non-E2EE) push tokens, Zulip's PushDeviceToken rows. */
   pushTokens: PushToken[];
+  /** Logged-in client devices (Zulip's Device rows), oldest first; see devices.ts. */
+  devices: Device[];
+}
+
+/** A logged-in client device and its E2EE push registration. */
+export interface Device {
+  id: number;
+  /** Base64 of the client's push key (a 0x31 prefix byte, then 32 key bytes), or null. */
+  pushKey: string | null;
+  /** The client's unsigned 32-bit id for pushKey. */
+  pushKeyId: number | null;
+  /** Canonical base64 of the 8-byte token id the relay accepted: the device is active. */
+  pushTokenId: string | null;
+  /** Canonical base64 of a token id whose relay registration has not completed. */
+  pendingPushTokenId: string | null;
+  /** "fcm" or "apns". */
+  pushTokenKind: string | null;
+  /** Seconds since the epoch of the last change of pendingPushTokenId. */
+  pushTokenLastUpdated: number | null;
+  /** The relay's refusal of the last registration (e.g. "INVALID_BOUNCER_PUBLIC_KEY"). */
+  pushRegistrationErrorCode: string | null;
 }
 
 export interface PushToken {
@@ -78,13 +99,19 @@ export type UserFact =
   | { type: "settings"; values: Obj; bySelf: boolean }
   | { type: "timezone"; timezone: string }
   | { type: "fullName"; fullName: string }
+  /** The realm changed the delivery email (PATCH /users new_email). */
+  | { type: "email"; email: string }
   | { type: "password"; passwordHash: string }
   | { type: "status"; statusText?: string; emojiName?: string; emojiCode?: string; reactionType?: string }
   /** Added or edited: the whole snippet after the change. */
   | { type: "snippetSaved"; snippet: SavedSnippet }
   | { type: "snippetRemoved"; id: number }
   | { type: "pushTokenAdded"; token: PushToken }
-  | { type: "pushTokenRemoved"; kind: string; token: string };
+  | { type: "pushTokenRemoved"; kind: string; token: string }
+  | { type: "deviceAdded"; id: number }
+  | { type: "deviceRemoved"; id: number }
+  /** Only the fields that changed. */
+  | { type: "deviceUpdated"; id: number; changes: Partial<Device> };
 
 export function initialUser(ref: ActorRef): UserState {
   return {
@@ -109,6 +136,7 @@ export function initialUser(ref: ActorRef): UserState {
     status: { statusText: "", emojiName: "", emojiCode: "", reactionType: "unicode_emoji" },
     savedSnippets: [],
     pushTokens: [],
+    devices: [],
   };
 }
 
@@ -141,6 +169,9 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
     case "fullName":
       state.fullName = fact.fullName;
       break;
+    case "email":
+      state.email = fact.email;
+      break;
     case "password":
       state.passwordHash = fact.passwordHash;
       break;
@@ -165,6 +196,26 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
     case "pushTokenRemoved":
       state.pushTokens = state.pushTokens.filter((x) => !(x.kind === fact.kind && x.token === fact.token));
       break;
+    case "deviceAdded":
+      state.devices.push({
+        id: fact.id,
+        pushKey: null,
+        pushKeyId: null,
+        pushTokenId: null,
+        pendingPushTokenId: null,
+        pushTokenKind: null,
+        pushTokenLastUpdated: null,
+        pushRegistrationErrorCode: null,
+      });
+      break;
+    case "deviceRemoved":
+      state.devices = state.devices.filter((d) => d.id !== fact.id);
+      break;
+    case "deviceUpdated": {
+      const d = state.devices.find((x) => x.id === fact.id);
+      if (d) Object.assign(d, fact.changes, { id: d.id });
+      break;
+    }
     case "snippetRemoved":
       state.savedSnippets = state.savedSnippets.filter((x) => x.id !== fact.id);
       break;

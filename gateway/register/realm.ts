@@ -4,6 +4,7 @@
 
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
+import { pushRelayUrl } from "../routes/push-relay.ts";
 import type { RegisterArea } from "./types.ts";
 
 /** Constants of zerver/lib/events.py's realm section (values: zulip-facts §4, §6). */
@@ -24,7 +25,6 @@ export const REALM_CONSTANTS: Obj = {
   server_typing_started_wait_period_milliseconds: 30000,
   // No upload endpoint exists: 0 tells clients uploads are off.
   max_file_upload_size_mib: 0,
-  realm_push_notifications_enabled: false,
 };
 
 interface PublicInfo {
@@ -57,6 +57,7 @@ export const realmArea: RegisterArea = {
       realm_uri: url,
       realm_date_created: Math.floor(dateCreated / 1000),
       ...REALM_CONSTANTS,
+      realm_push_notifications_enabled: pushRelayUrl() !== null,
     };
   },
 };

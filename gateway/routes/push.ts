@@ -1,11 +1,24 @@
-// Legacy push device registration (Zulip's zerver/views/push_notifications.py):
-// POST/DELETE /users/me/apns_device_token and /users/me/android_gcm_reg_id.
-// Parse, one call to the caller's user actor, reply.
+// Push device registration (Zulip's zerver/views/push_notifications.py and
+// zerver/views/devices.py): the legacy token routes
+// (POST/DELETE /users/me/apns_device_token, /users/me/android_gcm_reg_id),
+// the logged-in device routes (POST /register_client_device,
+// POST /remove_client_device), E2EE push registration
+// (POST /mobile_push/register) and POST /mobile_push/e2ee/test_notification.
+// Rules live in the user actor (actors/user/devices.ts); the calls to the
+// push relay (push-relay.ts) happen here, after the actor has answered.
 
-import { userRef } from "../../actors/index.ts";
+import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import {
+  encryptForDevice,
+  pushRelayUrl,
+  realmUuid,
+  relayNotify,
+  relayRegister,
+  throwForNotify,
+} from "./push-relay.ts";
 
 /** Zulip's ApnsAppId: letters, digits, dots and dashes. */
 const appIdParam: Parser<string> = (raw) => {
@@ -62,4 +75,170 @@ const removeAndroid: RouteDef = {
   },
 };
 
-export const pushRoutes: RouteDef[] = [addApns, removeApns, addAndroid, removeAndroid];
+// ---- Logged-in devices (Zulip 12, feature levels 468 and 470) --------------
+
+const registerClientDevice: RouteDef = {
+  method: "POST",
+  path: "/register_client_device",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return call(req, "registerClientDevice", {});
+  },
+};
+
+const removeClientDevice: RouteDef = {
+  method: "POST",
+  path: "/remove_client_device",
+  auth: "required",
+  params: { device_id: param(p.int(), { required: true }) },
+  async handler(req) {
+    return call(req, "removeClientDevice", { deviceId: req.params.device_id as number });
+  },
+};
+
+// ---- POST /mobile_push/register ---------------------------------------------
+
+/** Zulip's check_string_in_validator(Device.PushTokenKind.values), as pydantic words it. */
+const tokenKindParam: Parser<string> = (raw, name) => {
+  if (raw !== "fcm" && raw !== "apns") throw errors.valueError(name, "Not in the list of possible values");
+  return raw;
+};
+
+/** Json[int] with Zulip's uint32_validator. */
+const uint32Param: Parser<number> = (raw, name) => {
+  const n = p.int()(raw, name);
+  if (n < 0 || n > 2 ** 32 - 1) throw errors.valueError(name, "Not a valid unsigned 32-bit integer");
+  return n;
+};
+
+/** The relay's refusal of a forwarded registration, as Zulip's worker records it. */
+function registrationErrorCode(code: string): string {
+  return code === "INVALID_BOUNCER_PUBLIC_KEY" || code === "REQUEST_EXPIRED" ? code : "BAD_REQUEST";
+}
+
+async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string }> {
+  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { name?: string; host?: string };
+  const host = info.host || process.env.EXTERNAL_HOST || req.host;
+  return { name: info.name ?? "", url: `${req.scheme}://${host}` };
+}
+
+/** Parameter name → the actor's argument name. */
+const REGISTER_ARGS: Record<string, string> = {
+  device_id: "deviceId",
+  token_kind: "tokenKind",
+  push_key: "pushKey",
+  push_key_id: "pushKeyId",
+  bouncer_public_key: "bouncerPublicKey",
+  encrypted_push_registration: "encryptedPushRegistration",
+  token_id: "tokenId",
+};
+
+const registerPushDevice: RouteDef = {
+  method: "POST",
+  path: "/mobile_push/register",
+  auth: "required",
+  params: {
+    device_id: param(p.int(), { required: true }),
+    token_kind: param(tokenKindParam),
+    push_key: param(p.string()),
+    push_key_id: param(uint32Param),
+    bouncer_public_key: param(p.string()),
+    encrypted_push_registration: param(p.string()),
+    token_id: param(p.string()),
+  },
+  async handler(req) {
+    const args: Obj = { relayConfigured: pushRelayUrl() !== null };
+    for (const [name, arg] of Object.entries(REGISTER_ARGS)) {
+      const value = req.params[name];
+      if (value !== undefined) args[arg] = value as string | number;
+    }
+    const answer = await call(req, "registerPushDevice", args);
+    const relay = answer.relay as Record<string, string | number> | null;
+    if (!relay) return {};
+    // Zulip hands this to a queue worker and answers the client at once;
+    // the outcome reaches the client as a `device` event either way.
+    const realm = await realmInfo(req);
+    const outcome = await relayRegister({
+      realm_uuid: realmUuid(realm.url),
+      token_id: String(relay.token_id),
+      encrypted_push_registration: String(relay.encrypted_push_registration),
+      bouncer_public_key: String(relay.bouncer_public_key),
+    });
+    // Network, 5xx and configuration failures leave the registration
+    // pending, as Zulip's worker does while it retries.
+    if (outcome.kind === "ok" || outcome.kind === "client") {
+      await call(req, "completePushRegistration", {
+        deviceId: relay.device_id as number,
+        tokenId: String(relay.token_id),
+        ...(outcome.kind === "client" ? { errorCode: registrationErrorCode(outcome.code) } : {}),
+      });
+    }
+    return {};
+  },
+};
+
+// ---- POST /mobile_push/e2ee/test_notification -------------------------------
+
+interface ActiveDevice {
+  device_id: number;
+  push_key: string;
+  push_key_id: number;
+  push_token_id: string;
+  push_token_kind: string;
+}
+
+const e2eeTestNotification: RouteDef = {
+  method: "POST",
+  path: "/mobile_push/e2ee/test_notification",
+  auth: "required",
+  params: { device_id: param(p.int()) },
+  async handler(req) {
+    const deviceId = req.params.device_id as number | undefined;
+    const answer = await call(req, "activePushDevices", deviceId === undefined ? {} : { deviceId });
+    const devices = answer.devices as unknown as ActiveDevice[];
+    // Devices become active only through a relay; one configured earlier
+    // and removed since leaves nothing to send them through.
+    if (!pushRelayUrl()) throw errors.pushServiceNotConfigured();
+    const realm = await realmInfo(req);
+    const data = JSON.stringify({
+      realm_name: realm.name,
+      realm_url: realm.url,
+      time: Math.floor(Date.now() / 1000),
+      type: "test",
+      user_id: req.caller!.userId,
+    });
+    const pushRequests = devices.map((d) => {
+      const encrypted = encryptForDevice(d.push_key, data);
+      if (d.push_token_kind === "apns") {
+        return {
+          token_id: d.push_token_id,
+          http_headers: { apns_priority: 10, apns_push_type: "alert" },
+          payload: {
+            push_key_id: d.push_key_id,
+            encrypted_data: encrypted,
+            aps: { "mutable-content": 1, alert: { title: "New notification" } },
+          },
+        };
+      }
+      return {
+        token_id: d.push_token_id,
+        fcm_priority: "high",
+        payload: { push_key_id: d.push_key_id, encrypted_data: encrypted },
+      };
+    });
+    throwForNotify(await relayNotify({ realm_uuid: realmUuid(realm.url), push_requests: pushRequests }));
+    return {};
+  },
+};
+
+export const pushRoutes: RouteDef[] = [
+  addApns,
+  removeApns,
+  addAndroid,
+  removeAndroid,
+  registerClientDevice,
+  removeClientDevice,
+  registerPushDevice,
+  e2eeTestNotification,
+];

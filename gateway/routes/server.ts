@@ -4,6 +4,7 @@
 import { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION, realmRef, userRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef } from "../index.ts";
+import { pushRelayUrl } from "./push-relay.ts";
 
 /**
  * Zulip's get_auth_backends_data keys: "password", then one per backend in
@@ -50,7 +51,7 @@ const serverSettings: RouteDef = {
       service_version: ZULIP_VERSION,
       service_merge_base: MERGE_BASE,
       service_feature_level: FEATURE_LEVEL,
-      push_notifications_enabled: false,
+      push_notifications_enabled: pushRelayUrl() !== null,
       is_incompatible: false,
       email_auth_enabled: true,
       require_email_format_usernames: true,
