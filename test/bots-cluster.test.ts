@@ -84,4 +84,22 @@ describe("bots - cluster", { skip }, () => {
     assert.equal(refused.body.msg, "Account is deactivated");
     assert.equal((await c.api("GET", "/users/me", {}, member)).status, 401);
   });
+
+  test("new_email: the cached old address stops at the gateway at once; the user actor follows", async () => {
+    const email = "mover-cluster@example.com";
+    const password = "mover-pw-123";
+    const created = await ok(c.api("POST", "/users", { email, password, full_name: "Cluster Mover" }));
+    const userId = created.body.user_id;
+    const key = await ok(c.api("POST", "/fetch_api_key", { username: email, password }, null));
+    const old: Creds = { email, apiKey: key.body.api_key };
+    // Warm the gateway's credential cache under the old address.
+    await ok(c.api("GET", "/users/me", {}, old));
+    const newEmail = "moved-cluster@example.org";
+    await ok(c.api("PATCH", `/users/${userId}`, { new_email: newEmail }));
+    assert.equal((await c.api("GET", "/users/me", {}, old)).status, 401);
+    const me = await ok(c.api("GET", "/users/me", {}, { email: newEmail, apiKey: old.apiKey }));
+    assert.equal(me.body.delivery_email, newEmail);
+    const login = await ok(c.api("POST", "/fetch_api_key", { username: newEmail, password }, null));
+    assert.equal(login.body.email, newEmail);
+  });
 });

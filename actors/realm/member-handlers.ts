@@ -14,14 +14,16 @@ import {
   ROLE_OWNER,
   checkFullName,
   emailKey,
+  gravatarUrl,
   isAdminRole,
+  isValidEmail,
   optBool,
   optInt,
   optIntList,
   optString,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
-import { apiEmail, formatMember, type FormatOptions } from "./members.ts";
+import { apiEmail, canSeeDeliveryEmail, formatMember, type FormatOptions } from "./members.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
@@ -167,7 +169,57 @@ export function groupView(u: DirEntry): { userId: number; role: number; isActive
   return { userId: u.userId, role: u.role, isActive: u.isActive, isBot: u.isBot };
 }
 
-/** PATCH /users/{user_id} and /users/{email}: full_name and role. */
+/**
+ * new_email: only an owner holding Zulip's can_change_user_emails special
+ * permission; the address is checked like a self-service change
+ * (validate_email_is_valid, validate_email_not_already_in_realm).
+ * Returns the new address, or undefined when nothing changes.
+ */
+function checkNewEmail(state: RealmState, me: DirEntry, target: DirEntry, raw: string | undefined) {
+  if (raw === undefined) return undefined;
+  if (me.role !== ROLE_OWNER || me.canChangeUserEmails !== true) throw errors.notAuthorizedToChangeEmails();
+  if (raw === target.email) return undefined;
+  if (!isValidEmail(raw)) throw errors.invalidAddress();
+  const holder = state.users[emailKey(raw)];
+  if (holder && holder.userId !== target.userId) {
+    throw holder.isActive ? errors.alreadyHasAccount() : errors.accountDeactivatedEmail();
+  }
+  return raw;
+}
+
+/**
+ * The events of an email change (Zulip's do_change_user_delivery_email):
+ * delivery_email to those allowed to see it, new_email to everyone when the
+ * API email is the real one, and the avatar, since a gravatar follows the
+ * address.
+ */
+function emailChangeEvents(state: RealmState, target: DirEntry, email: string): OutEvent[] {
+  const moved: DirEntry = { ...target, email };
+  const active = Object.values(state.users).filter((u) => u.isActive);
+  const events: OutEvent[] = [
+    {
+      event: updateEvent(target.userId, { delivery_email: email }),
+      userIds: active.filter((v) => canSeeDeliveryEmail(v, moved)).map((v) => v.userId),
+    },
+  ];
+  const everyone = active.map((u) => u.userId);
+  if (apiEmail(state, moved) === email) {
+    events.push({ event: updateEvent(target.userId, { new_email: email }), userIds: everyone });
+  }
+  const avatar = gravatarUrl(email, target.avatarVersion);
+  events.push({
+    event: updateEvent(target.userId, {
+      avatar_source: "G",
+      avatar_url: avatar,
+      avatar_url_medium: `${avatar}&s=500`,
+      avatar_version: target.avatarVersion,
+    }),
+    userIds: everyone,
+  });
+  return events;
+}
+
+/** PATCH /users/{user_id} and /users/{email}: full_name, role, profile_data and new_email. */
 const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
@@ -190,26 +242,33 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     const name = checkFullName(fullNameRaw);
     if (name !== target.fullName) changes.fullName = name;
   }
+  // Every check runs before any change: a refused part changes nothing.
+  const newEmail = checkNewEmail(state, me, target, optString(args, "newEmail"));
   // profile_data: an administrator may set any field; empty values remove.
   const profile =
     args.profileData === undefined
       ? { facts: [], events: [] }
       : profileDataDecision(state, target, me, args.profileData, true);
-  if (Object.keys(changes).length === 0) return { facts: profile.facts, events: profile.events, reply: {} };
 
   const recipients = activeIds(state);
+  const facts: Obj[] = [];
   const events: OutEvent[] = [...profile.events];
+  const notices: { subject: string; data: Obj }[] = [];
+  const reply: Obj = {};
+  if (Object.keys(changes).length)
+    facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
+  facts.push(...profile.facts);
   if (changes.role !== undefined) {
     events.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    // System-group membership follows the role (realm -> group, one-way).
+    await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
+    // The gateway caches each caller's role; a role change must reach it now.
+    notices.push(invalidate(state, target));
   }
   if (changes.fullName !== undefined) {
     events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
   }
-  if (changes.role !== undefined) {
-    // System-group membership follows the role (realm -> group, one-way).
-    await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
-  }
-  if (target.isBot) {
+  if (target.isBot && (changes.fullName !== undefined || changes.role !== undefined)) {
     const botEvent: Obj = { user_id: target.userId };
     if (changes.fullName !== undefined) botEvent.full_name = changes.fullName;
     if (changes.role !== undefined) botEvent.role = changes.role;
@@ -218,13 +277,17 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
       userIds: botAudience(state, target),
     });
   }
-  return {
-    facts: [fact({ type: "memberUpdated", userId: target.userId, changes }), ...profile.facts],
-    events,
-    // The gateway caches each caller's role; a role change must reach it now.
-    notices: changes.role !== undefined ? [invalidate(state, target)] : [],
-    reply: {},
-  };
+  if (newEmail !== undefined) {
+    facts.push(fact({ type: "memberEmailChanged", userId: target.userId, email: newEmail }));
+    events.push(...emailChangeEvents(state, target, newEmail));
+    // Credentials cached under the old address die on every gateway now.
+    if (!notices.length) notices.push(invalidate(state, target));
+    notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
+    // The user actor keeps a copy of the address; the gateway asks it to
+    // resync (it reads ours), since we may not call a user actor here.
+    reply.syncEmailOf = target.userId;
+  }
+  return { facts, events, notices, reply };
 };
 
 /** Who hears about a bot: its owner and the administrators (Zulip's bot_owner_user_ids). */
@@ -342,7 +405,17 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], reply };
 };
 
+/** Leaf for the user actor's syncEmail: the authoritative delivery email of a user. */
+const memberEmail: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  requireCreated(state);
+  const target = memberById(state, optInt(args, "userId") ?? 0);
+  if (!target) throw errors.noSuchUser();
+  return { reply: { email: target.email } };
+};
+
 export const memberHandlers: Record<string, Handler<RealmState>> = {
+  memberEmail,
   getMembers,
   getMember,
   updateMember,

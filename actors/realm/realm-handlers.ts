@@ -119,6 +119,8 @@ async function addUser(
     botType: null,
     isActive: true,
     canCreateUsers: u.canCreateUsers,
+    // Zulip grants both special permissions only by server command.
+    canChangeUserEmails: u.canCreateUsers,
     fullName: u.fullName,
     dateJoined,
     timezone: "",

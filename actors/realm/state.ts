@@ -33,6 +33,8 @@ export interface DirEntry {
   isActive: boolean;
   /** Zulip's can_create_users: POST /users needs it besides an admin role. */
   canCreateUsers: boolean;
+  /** Zulip's can_change_user_emails special permission (absent: false). */
+  canChangeUserEmails?: boolean;
   // The user-object summary below lets the realm answer GET /users in one
   // turn. The realm is the authority for these fields (role, activation,
   // name...); the user actor reports its own name, timezone and
@@ -171,6 +173,8 @@ export type RealmFact =
     }
   | { type: "userAdded"; entry: DirEntry }
   | { type: "memberUpdated"; userId: number; changes: MemberChanges }
+  /** PATCH /users new_email: the entry moves to its new index key. */
+  | { type: "memberEmailChanged"; userId: number; email: string }
   /** The whole field list after a create, edit or reorder. */
   | { type: "profileFieldsSet"; fields: ProfileField[] }
   /** A field and every user's value of it are gone. */
@@ -235,6 +239,17 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       const key = state.emailById[String(fact.userId)];
       const entry = key === undefined ? undefined : state.users[key];
       if (entry) Object.assign(entry, fact.changes);
+      break;
+    }
+    case "memberEmailChanged": {
+      const oldKey = state.emailById[String(fact.userId)];
+      const entry = oldKey === undefined ? undefined : state.users[oldKey];
+      if (!entry) break;
+      const key = fact.email.toLowerCase();
+      delete state.users[oldKey!];
+      entry.email = fact.email;
+      state.users[key] = entry;
+      state.emailById[String(fact.userId)] = key;
       break;
     }
     case "profileFieldsSet":

@@ -1,7 +1,7 @@
 // User administration and presence (Zulip's zerver/views/users.py and
 // zerver/views/presence.py): parse, one realm-actor call, reply.
 
-import { realmRef } from "../../actors/index.ts";
+import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
@@ -60,21 +60,37 @@ const updateMember: RouteDef = {
   method: "PATCH",
   path: "/users/:user_id",
   auth: "required",
-  params: { full_name: param(p.string()), role: param(p.int()), profile_data: param(p.json()) },
+  params: {
+    full_name: param(p.string()),
+    role: param(p.int()),
+    profile_data: param(p.json()),
+    new_email: param(p.string()),
+  },
   async handler(req) {
     const args: Obj = target(req, true);
     if (req.params.profile_data !== undefined) args.profileData = req.params.profile_data as Obj[string];
     if (req.params.full_name !== undefined) args.fullName = req.params.full_name as string;
     if (req.params.role !== undefined) args.role = req.params.role as number;
-    return (await req.call(realmRef(req.realmId), "updateMember", args)) as Obj;
+    if (req.params.new_email !== undefined) args.newEmail = req.params.new_email as string;
+    const { syncEmailOf, ...reply } = (await req.call(realmRef(req.realmId), "updateMember", args)) as Obj;
+    // The user actor's copy of the address follows the realm's (see
+    // actors/user/email-sync.ts): the realm may not call it in its turn.
+    if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
+    return reply;
   },
 };
+
+/** Zulip's limit on deactivate_user_backend's deactivation_notification_comment. */
+const NOTIFICATION_COMMENT_MAX = 2000;
 
 const deactivateMember: RouteDef = {
   method: "DELETE",
   path: "/users/:user_id",
   auth: "required",
-  params: {},
+  // A non-null comment asks Zulip to mail the user about the deactivation.
+  // This server has no mail transport: the comment is validated like
+  // Zulip's and accepted, and no mail is sent (see README, users).
+  params: { deactivation_notification_comment: param(p.string({ maxLength: NOTIFICATION_COMMENT_MAX })) },
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "deactivateMember", target(req, false))) as Obj;
   },

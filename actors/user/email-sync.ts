@@ -1,0 +1,23 @@
+// The user actor's copy of its delivery email follows the realm directory,
+// which is the authority (PATCH /users new_email changes it there). The
+// realm may not call a user actor inside its turn (users call the realm:
+// a cycle would deadlock), so the gateway asks the user actor to resync
+// once the realm has answered; the handler trusts nobody's argument and
+// reads the address from the realm (a leaf call, the allowed direction).
+
+import { errors } from "../errors.ts";
+import { realmRef } from "../realm/index.ts";
+import type { Handler, Obj } from "../types.ts";
+import type { UserState } from "./state.ts";
+
+const syncEmail: Handler<UserState> = async (state, _args, ctx, caller) => {
+  if (!state.created) throw errors.noSuchUser();
+  if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
+  const r = (await ctx.call(realmRef(state.realmId), "memberEmail", { userId: state.userId })) as {
+    email: string;
+  };
+  if (r.email === state.email) return { reply: {} };
+  return { facts: [{ type: "email", email: r.email } as Obj], reply: {} };
+};
+
+export const emailSyncHandlers: Record<string, Handler<UserState>> = { syncEmail };
