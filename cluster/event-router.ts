@@ -14,8 +14,15 @@
 //
 // At-least-once with de-duplication: every batch carries a key that the
 // queue actor remembers (QueueSetState.recentKeys), so a retried delivery is
-// applied once. Known gap: events of an emitter whose node dies after its
-// journal append but before this router ran are lost (no outbox).
+// applied once.
+//
+// Outbox: the runtime journals a turn's events in the same append as its
+// facts (catalog.ts) and hands them here with a key derived from that journal
+// entry ("<actor id>#<seq>"). The promise `route` returns resolves true once
+// every recipient's queue actor has the events; only then is the outbox entry
+// marked sent. An activation that finds unacknowledged entries (its previous
+// node died between the append and the fan-out) routes them again under the
+// same key, and the queue actors drop what they already applied.
 
 import { queueRef } from "../actors/index.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
@@ -42,6 +49,8 @@ export interface RouterHost {
 
 /** One emitting turn's events for the users of one realm on one shard. */
 interface Batch {
+  /** Resolved with whether the shard acknowledged the batch (not sent over the wire). */
+  done?: (ok: boolean) => void;
   realm: number;
   key: string;
   /** user id -> events in order. */
@@ -55,14 +64,26 @@ export function isRouterRef(ref: ActorRef): boolean {
 export class EventRouter {
   private seq = 0;
   private readonly boot = Date.now().toString(36);
-  private readonly outbox = new Map<number, Batch[]>();
+  private readonly pending = new Map<number, Batch[]>();
   private readonly inflight = new Set<number>();
-  readonly stats = { local: 0, remoteRequests: 0, failures: 0 };
+  /**
+   * Users known to have no queue, per shard this node serves ("realm:user").
+   * Queue actors report after every durable change (NodeRuntime's `settled`
+   * hook), so a delivery to such a user is skipped without activating its
+   * queue actor. Memory only: a shard's entries go when the node stops
+   * serving it, and the next owner learns them again (unknown = deliver).
+   */
+  private readonly noQueues = new Map<number, Set<string>>();
+  readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0 };
 
   constructor(private readonly host: RouterHost) {}
 
-  /** NodeRuntime.onEvents listener. */
-  route = (ref: ActorRef, events: OutEvent[]): void => {
+  /**
+   * Route one emitting turn's (or one outbox entry's) events. `key` names
+   * them for de-duplication (null: a fresh key). Resolves true when every
+   * recipient's queue actor acknowledged them.
+   */
+  route = (ref: ActorRef, events: OutEvent[], key: string | null = null): Promise<boolean> => {
     const byShard = new Map<number, Record<string, Obj[]>>();
     for (const { event, userIds } of events) {
       for (const userId of new Set(userIds)) {
@@ -72,37 +93,63 @@ export class EventRouter {
         (users[String(userId)] ??= []).push(event);
       }
     }
+    const batchKey = key ?? `${this.host.nodeId}.${this.boot}.${++this.seq}`;
+    const acks: Promise<boolean>[] = [];
     for (const [shard, users] of byShard) {
-      const batch: Batch = { realm: ref.realm, key: `${this.host.nodeId}.${this.boot}.${++this.seq}`, users };
+      const batch: Batch = { realm: ref.realm, key: batchKey, users };
       // A shard this node has just taken over may still have remote batches
       // in flight: queue behind them to keep the order.
-      if (this.host.serves(shard) && !this.inflight.has(shard)) void this.deliverLocal(batch);
-      else this.enqueueRemote(shard, batch);
+      if (this.host.serves(shard) && !this.inflight.has(shard)) acks.push(this.deliverLocal(batch));
+      else acks.push(new Promise((res) => this.enqueueRemote(shard, { ...batch, done: res })));
     }
+    return Promise.all(acks).then((oks) => oks.every(Boolean));
   };
+
+  /** A queue actor of `shard` (served here) has, or has no, queues. */
+  noteQueues(ref: ActorRef, shard: number, has: boolean): void {
+    const key = `${ref.realm}:${ref.key}`;
+    let set = this.noQueues.get(shard);
+    if (has) {
+      set?.delete(key);
+      return;
+    }
+    if (!set) this.noQueues.set(shard, (set = new Set()));
+    set.add(key);
+  }
+
+  /** This node stops serving `shard`: what it knew of its queue actors is void. */
+  forgetShard(shard: number): void {
+    this.noQueues.delete(shard);
+  }
 
   /** Answer a router request from another node: deliver to the local queue actors. */
   async receive(args: Obj): Promise<Value> {
     const batches = (Array.isArray(args.batches) ? args.batches : []) as unknown as Batch[];
-    await Promise.all(batches.map((b) => this.deliverLocal(b)));
-    return { ok: true };
+    const oks = await Promise.all(batches.map((b) => this.deliverLocal(b)));
+    return { ok: oks.every(Boolean) };
   }
 
   /**
    * One `deliver` per user. The request reaches the mailbox synchronously
    * when this node serves the shard, so batches keep their order.
    */
-  private deliverLocal(batch: Batch): Promise<void> {
-    const jobs: Promise<void>[] = [];
+  private deliverLocal(batch: Batch): Promise<boolean> {
+    const jobs: Promise<boolean>[] = [];
     for (const [userId, events] of Object.entries(batch.users)) {
       const ref = queueRef(batch.realm, Number(userId));
+      const shard = shardOf(ref, this.host.shards);
+      if (this.host.serves(shard) && this.noQueues.get(shard)?.has(`${batch.realm}:${userId}`)) {
+        this.stats.skipped++;
+        continue;
+      }
       this.stats.local++;
       jobs.push(this.deliverUser(ref, batch.key, events));
     }
-    return Promise.all(jobs).then(() => undefined);
+    return Promise.all(jobs).then((oks) => oks.every(Boolean));
   }
 
-  private async deliverUser(ref: ActorRef, key: string, events: Obj[]): Promise<void> {
+  /** True once the queue actor applied (or refused for good) the events. */
+  private async deliverUser(ref: ActorRef, key: string, events: Obj[]): Promise<boolean> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const res = await this.host.request({
         ref,
@@ -112,16 +159,17 @@ export class EventRouter {
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
       });
-      if (res.ok) return;
-      if (res.kind === "zulip") break;
+      if (res.ok) return true;
+      if (res.kind === "zulip") return true; // refused for good: sending again would not help
     }
     this.stats.failures++;
-    console.warn(`event delivery to ${ref.realm}/${ref.key} failed; events dropped`);
+    console.warn(`event delivery to ${ref.realm}/${ref.key} failed; left in the emitter's outbox`);
+    return false;
   }
 
   private enqueueRemote(shard: number, batch: Batch): void {
-    let q = this.outbox.get(shard);
-    if (!q) this.outbox.set(shard, (q = []));
+    let q = this.pending.get(shard);
+    if (!q) this.pending.set(shard, (q = []));
     q.push(batch);
     if (!this.inflight.has(shard)) void this.flush(shard);
   }
@@ -130,17 +178,18 @@ export class EventRouter {
     this.inflight.add(shard);
     try {
       for (;;) {
-        const batches = this.outbox.get(shard);
+        const batches = this.pending.get(shard);
         if (!batches || batches.length === 0) break;
-        this.outbox.delete(shard);
-        await this.sendRemote(shard, batches);
+        this.pending.delete(shard);
+        const ok = await this.sendRemote(shard, batches);
+        for (const b of batches) b.done?.(ok);
       }
     } finally {
       this.inflight.delete(shard);
     }
   }
 
-  private async sendRemote(shard: number, batches: Batch[]): Promise<void> {
+  private async sendRemote(shard: number, batches: Batch[]): Promise<boolean> {
     const ref: ActorRef = { kind: "queue", realm: 0, key: `${ROUTER_PREFIX}${shard}` };
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       this.stats.remoteRequests++;
@@ -148,14 +197,15 @@ export class EventRouter {
         ref,
         shard,
         method: ROUTER_METHOD,
-        args: { batches: batches as unknown as Value[] },
+        args: { batches: batches.map(({ realm, key, users }) => ({ realm, key, users })) },
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
       });
-      if (res.ok) return;
-      if (res.kind === "zulip") break;
+      if (res.ok) return (res.value as Obj | null)?.ok !== false;
+      if (res.kind === "zulip") return true;
     }
     this.stats.failures++;
-    console.warn(`event fan-out to shard ${shard} failed; ${batches.length} batches dropped`);
+    console.warn(`event fan-out to shard ${shard} failed; ${batches.length} batches left in outboxes`);
+    return false;
   }
 }

@@ -167,3 +167,81 @@ test("queue shape - typing, linkifiers, presence, realm_user capabilities", () =
   );
   assert.deepEqual(shapeForQueue(add, reg(), 1, "q"), [add]);
 });
+
+test("empty_topic_name: user_topic events name the empty topic by the display name without the capability", () => {
+  const ev: Obj = { type: "user_topic", stream_id: 3, topic_name: "", last_updated: 1, visibility_policy: 1 };
+  assert.deepEqual(shapeForQueue(ev, reg(), 5, "q"), [{ ...ev, topic_name: "general chat" }]);
+  assert.deepEqual(shapeForQueue(ev, reg({ capabilities: { empty_topic_name: true } }), 5, "q"), [ev]);
+  const named: Obj = { ...ev, topic_name: "lunch" };
+  assert.deepEqual(shapeForQueue(named, reg(), 5, "q"), [named]);
+});
+
+test("empty_topic_name: update_message_flags message_details topics", () => {
+  const ev: Obj = {
+    type: "update_message_flags",
+    op: "remove",
+    flag: "read",
+    messages: [1, 2],
+    all: false,
+    message_details: {
+      "1": { type: "stream", stream_id: 3, topic: "" },
+      "2": { type: "private", user_ids: [7] },
+    },
+  };
+  const [without] = shapeForQueue(ev, reg(), 5, "q");
+  assert.deepEqual((without!.message_details as Obj)["1"], {
+    type: "stream",
+    stream_id: 3,
+    topic: "general chat",
+  });
+  assert.deepEqual((without!.message_details as Obj)["2"], { type: "private", user_ids: [7] });
+  assert.deepEqual(shapeForQueue(ev, reg({ capabilities: { empty_topic_name: true } }), 5, "q"), [ev]);
+});
+
+test("empty_topic_name, stream_typing_notifications, bulk_message_deletion: both ways", () => {
+  const typing: Obj = { type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "" };
+  assert.deepEqual(shapeForQueue(typing, reg(), 5, "q"), []);
+  assert.deepEqual(
+    shapeForQueue(typing, reg({ capabilities: { stream_typing_notifications: true } }), 5, "q"),
+    [{ ...typing, topic: "general chat" }],
+  );
+  assert.deepEqual(
+    shapeForQueue(
+      typing,
+      reg({ capabilities: { stream_typing_notifications: true, empty_topic_name: true } }),
+      5,
+      "q",
+    ),
+    [typing],
+  );
+  const update: Obj = { type: "update_message", message_id: 1, topic: "", orig_subject: "x", subject: "" };
+  assert.deepEqual(shapeForQueue(update, reg(), 5, "q"), [
+    { ...update, topic: "general chat", subject: "general chat" },
+  ]);
+  assert.deepEqual(shapeForQueue(update, reg({ capabilities: { empty_topic_name: true } }), 5, "q"), [
+    update,
+  ]);
+  const del: Obj = {
+    type: "delete_message",
+    message_type: "stream",
+    stream_id: 3,
+    topic: "",
+    message_ids: [1, 2],
+  };
+  assert.deepEqual(
+    shapeForQueue(
+      del,
+      reg({ capabilities: { bulk_message_deletion: true, empty_topic_name: true } }),
+      5,
+      "q",
+    ),
+    [del],
+  );
+  assert.deepEqual(
+    shapeForQueue(del, reg(), 5, "q").map((e) => [e.message_id, e.topic, "message_ids" in e]),
+    [
+      [1, "general chat", false],
+      [2, "general chat", false],
+    ],
+  );
+});

@@ -295,6 +295,16 @@ const remove: Handler<QueueSetState> = (state, args, ctx, caller) => {
   };
 };
 
+/**
+ * POST /register's cut: the id of the newest event in a queue (-1 when none
+ * arrived yet), so the register route can tell whether events landed while
+ * it fetched the initial state (gateway/routes/events.ts).
+ */
+const newest: Handler<QueueSetState> = (state, args, ctx, caller) => {
+  const q = ownQueue(state, String(args.queueId), caller, ctx);
+  return { reply: { last_event_id: q.nextId - 1 } };
+};
+
 /** Internal: the user's queues, for inspection and tests. */
 const list: Handler<QueueSetState> = (state, _args, _ctx, caller) => {
   requireInternal(caller);
@@ -315,5 +325,5 @@ export const queueBehavior: Behavior<QueueSetState> = {
   apply: applyQueueFact,
   toSnapshot: queueToSnapshot,
   fromSnapshot: queueFromSnapshot,
-  handlers: { register, poll, heartbeat, expire, deliver, delete: remove, list },
+  handlers: { register, poll, heartbeat, expire, deliver, delete: remove, newest, list },
 };

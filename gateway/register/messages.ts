@@ -2,7 +2,7 @@
 // "update_message_flags") and user_topics ("user_topic"), from the
 // caller's user actor (its message flag index and topic policies).
 
-import { userRef } from "../../actors/index.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME, userRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -64,10 +64,16 @@ export const messagesArea: RegisterArea = {
     const max = (await ctx.call(ref, "maxMessageId", {})) as Obj;
     const unread = (await ctx.call(ref, "unreads", {})) as unknown as { items: Unread[] };
     const topics = (await ctx.call(ref, "userTopics", {})) as Obj;
+    // Without empty_topic_name, the empty topic reads as realm_empty_topic_display_name.
+    const emptyName = ctx.params.client_capabilities.empty_topic_name ? "" : EMPTY_TOPIC_DISPLAY_NAME;
+    const items = unread.items.map((u) => (u.topic === "" ? { ...u, topic: emptyName } : u));
+    const userTopics = (topics.user_topics as Obj[]).map((t) =>
+      t.topic_name === "" ? { ...t, topic_name: emptyName } : t,
+    );
     return {
       max_message_id: max.max_message_id!,
-      unread_msgs: formatUnreads(unread.items, me),
-      user_topics: topics.user_topics!,
+      unread_msgs: formatUnreads(items, me),
+      user_topics: userTopics,
     };
   },
 };

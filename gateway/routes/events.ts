@@ -30,6 +30,15 @@ import type { RegisterContext, RegisterParams } from "../register/types.ts";
 export const EVENTS_TIMEOUT_MS = 100_000;
 
 const ROLE_GUEST = 600;
+/** Most state fetches of one POST /register while events keep landing in its new queue. */
+const MAX_REGISTER_FETCHES = 4;
+
+/**
+ * Test-only seam (inert unless a test sets it): runs after POST /register
+ * created the queue and before it fetches the initial state, so a test can
+ * make an event land in between.
+ */
+export const registerTestHooks: { afterQueue?: (caller: Caller, queueId: string) => Promise<void> } = {};
 
 const CAPABILITIES = [
   "notification_settings_null",
@@ -183,9 +192,24 @@ const register: RouteDef = {
       allPublicStreams: params.all_public_streams,
       timeoutSecs: timeoutSecs(req.params),
     })) as { queue_id: string; last_event_id: number; idle_queue_timeout_secs: number };
+    // The register race: an event that lands in the new queue while the
+    // state is fetched may or may not be in the state. Zulip applies such
+    // events to the state and returns the later last_event_id; we fetch the
+    // state again instead. An event in the queue before a fetch starts was
+    // emitted after its facts were applied, so that fetch reflects it:
+    // returning last_event_id = the newest id seen before the last fetch
+    // hides exactly the events the state already holds.
     let state: Obj;
+    let cut = q.last_event_id;
     try {
+      await registerTestHooks.afterQueue?.(caller, q.queue_id);
       state = await fetchAreas(req, caller, params);
+      for (let fetches = 1; fetches < MAX_REGISTER_FETCHES; fetches++) {
+        const seen = (await req.call(ref, "newest", { queueId: q.queue_id })) as { last_event_id: number };
+        if (seen.last_event_id === cut) break;
+        cut = seen.last_event_id;
+        state = await fetchAreas(req, caller, params);
+      }
     } catch (err) {
       // Do not leave a queue behind that its client never learns about.
       await req.call(ref, "delete", { queueId: q.queue_id }).catch(() => undefined);
@@ -194,7 +218,7 @@ const register: RouteDef = {
     return {
       ...state,
       queue_id: q.queue_id,
-      last_event_id: q.last_event_id,
+      last_event_id: cut,
       ...base,
       idle_queue_timeout_secs: q.idle_queue_timeout_secs,
     };

@@ -7,7 +7,7 @@ import { makeApi, type Api, type Creds } from "./embedded.ts";
 export interface TestCluster {
   nats: Service;
   redis: Service;
-  nodes: Map<string, Proc & { grpcPort: number }>;
+  nodes: Map<string, Proc & { grpcPort: number; adminPort?: number }>;
   gateway: Proc;
   baseUrl: string;
   owner: Creds & { password: string };
@@ -19,7 +19,18 @@ export interface TestCluster {
 
 export const OWNER = { email: "owner@example.com", password: "owner-password-1" };
 
-export async function startCluster(opts: { nodes?: string[]; shards?: number } = {}): Promise<TestCluster> {
+export async function startCluster(
+  opts: {
+    nodes?: string[];
+    shards?: number;
+    /** Extra environment for every node and the gateway (e.g. ADMIN_TOKEN). */
+    env?: Record<string, string>;
+    /** Give each node an ADMIN_PORT (its /metrics and admin view). */
+    adminPorts?: boolean;
+    /** Extra environment per node id (e.g. a test-only crash point on one node). */
+    nodeEnv?: Record<string, Record<string, string>>;
+  } = {},
+): Promise<TestCluster> {
   const shards = opts.shards ?? 32;
   const nats = await startNats();
   const redis = await startRedis();
@@ -31,17 +42,25 @@ export async function startCluster(opts: { nodes?: string[]; shards?: number } =
     OWNER_PASSWORD: OWNER.password,
     OWNER_NAME: "Olivia Owner",
     REALM_NAME: "Cluster Org",
+    ...opts.env,
   };
-  const nodes = new Map<string, Proc & { grpcPort: number }>();
+  const nodes = new Map<string, Proc & { grpcPort: number; adminPort?: number }>();
   const startNode = async (id: string) => {
     const grpcPort = nodes.get(id)?.grpcPort ?? (await freePort());
+    const adminPort = opts.adminPorts ? (nodes.get(id)?.adminPort ?? (await freePort())) : undefined;
     const p = await startProc(
       id,
       "cluster/node-main.ts",
-      { ...common, NODE_ID: id, GRPC_PORT: String(grpcPort) },
+      {
+        ...common,
+        ...opts.nodeEnv?.[id],
+        NODE_ID: id,
+        GRPC_PORT: String(grpcPort),
+        ...(adminPort !== undefined ? { ADMIN_PORT: String(adminPort) } : {}),
+      },
       /node \S+ ready/,
     );
-    nodes.set(id, { ...p, grpcPort });
+    nodes.set(id, adminPort !== undefined ? { ...p, grpcPort, adminPort } : { ...p, grpcPort });
   };
   // Start nodes one after the other so exactly one bootstraps the store.
   for (const id of opts.nodes ?? ["n1", "n2"]) await startNode(id);
