@@ -25,6 +25,10 @@ export default tseslint.config(
             { group: ["@grpc/*"], message: "actors never import gRPC" },
             { group: ["redis", "redis-om", "lmdb"], message: "actors never import store clients" },
             {
+              group: ["@opentelemetry/*"],
+              message: "actors never import OpenTelemetry (the runtime traces turns)",
+            },
+            {
               group: ["**/cluster/**", "**/gateway/**"],
               message: "actors depend on nothing outside actors/",
             },

@@ -8,6 +8,7 @@ import { decodeResponseBatch, encodeRequestBatch, fromPbResponse, toPbRequest } 
 import type { ActorRequest, ActorResponse } from "./contract.ts";
 import { GRPC_OPTIONS, MAX_BATCH, STREAM_PATH } from "./grpc-server.ts";
 import { CONNECTION_LOST, unavailable } from "./retry.ts";
+import { actorAttributes, continueSpan, endWithResponse, SpanKind, traceparentOf } from "../tracing.ts";
 
 export interface GrpcNodeClientOptions {
   /** Long-lived streams to open to the node (default 2). */
@@ -32,6 +33,14 @@ interface ClientStream {
 }
 
 const identity = (b: Buffer): Buffer => b;
+
+/** Per-request spans of the gRPC hop (the stream carries many requests; see cluster/tracing.ts). */
+export const RPC_SPAN = STREAM_PATH.slice(1);
+export const RPC_ATTRIBUTES = {
+  "rpc.system": "grpc",
+  "rpc.service": "zulipactors.Actors",
+  "rpc.method": "Stream",
+};
 
 export class GrpcNodeClient {
   private readonly client: grpc.Client;
@@ -70,6 +79,24 @@ export class GrpcNodeClient {
    * or the node could not be reached, which the caller may retry. Never rejects.
    */
   request(req: ActorRequest): Promise<ActorResponse> {
+    if (req.traceparent !== undefined) {
+      // A sampled request gets its own client span; the batch is invisible to the trace.
+      const span = continueSpan(RPC_SPAN, SpanKind.CLIENT, req.traceparent, {
+        ...RPC_ATTRIBUTES,
+        "server.address": this.address,
+        ...actorAttributes(req.ref, req.method),
+      });
+      if (span !== null) {
+        return this.send({ ...req, traceparent: traceparentOf(span) }).then((res) => {
+          endWithResponse(span, res);
+          return res;
+        });
+      }
+    }
+    return this.send(req);
+  }
+
+  private send(req: ActorRequest): Promise<ActorResponse> {
     if (this.closed) return Promise.resolve(CONNECTION_LOST);
     if (Date.now() >= req.deadline) return Promise.resolve(unavailable());
     return new Promise<ActorResponse>((resolve) => {

@@ -6,6 +6,14 @@ import * as grpc from "@grpc/grpc-js";
 import { decodeRequestBatch, encodeResponseBatch, fromPbRequest, toPbResponse } from "../../proto/codec.ts";
 import type { ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
 import { internalError, MOVED_CLOSING, unavailable } from "./retry.ts";
+import {
+  actorAttributes,
+  continueSpan,
+  endWithResponse,
+  SpanKind,
+  traceparentOf,
+  type Span,
+} from "../tracing.ts";
 
 const identity = (b: Buffer): Buffer => b;
 
@@ -160,12 +168,24 @@ class StreamState {
 }
 
 async function run(s: StreamState, corr: number, req: ActorRequest): Promise<void> {
+  let span: Span | null = null;
+  if (req.traceparent !== undefined) {
+    span = continueSpan(STREAM_PATH.slice(1), SpanKind.SERVER, req.traceparent, {
+      "rpc.system": "grpc",
+      "rpc.service": "zulipactors.Actors",
+      "rpc.method": "Stream",
+      ...actorAttributes(req.ref, req.method),
+    });
+    // The node's spans (the actor turn) become children of this one.
+    if (span !== null) req.traceparent = traceparentOf(span);
+  }
   let res: ActorResponse;
   try {
     res = await s.srv.handler(req);
   } catch {
     res = internalError();
   }
+  if (span !== null) endWithResponse(span, res);
   s.reply(corr, res, true);
 }
 

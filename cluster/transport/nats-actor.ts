@@ -7,11 +7,29 @@
 // deadlines with one shared sweep, instead of the NATS client's per-request
 // timer. "No responders" (nobody serves the shard right now) and "moved" are
 // retried with backoff until the deadline.
-import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import {
+  createInbox,
+  headers as natsHeaders,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Subscription,
+} from "@nats-io/transport-node";
 import { fromPbRequest, fromPbResponse, pb, toPbRequest, toPbResponse } from "../../proto/codec.ts";
 import { actorSubject, shardSubject } from "../addressing.ts";
 import type { ActorClient, ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
 import { BACKOFF_MIN_MS, CONNECTION_LOST, delay, internalError, nextBackoff, unavailable } from "./retry.ts";
+import {
+  actorAttributes,
+  continueSpan,
+  endWithResponse,
+  SpanKind,
+  traceparentOf,
+  type Span,
+} from "../tracing.ts";
+
+/** NATS header carrying the W3C trace context of a sampled request. */
+export const TRACEPARENT_HEADER = "traceparent";
 
 export interface NatsActorClientOptions {
   /**
@@ -54,6 +72,28 @@ export class NatsActorClient implements ActorClient {
 
   async request(req: ActorRequest): Promise<ActorResponse> {
     const subject = actorSubject(req.ref, req.shard);
+    // A sampled request: a client span, whose context travels in a NATS header.
+    let span: Span | null = null;
+    let hdrs: MsgHdrs | undefined;
+    if (req.traceparent !== undefined) {
+      span = continueSpan(`${req.ref.kind}.${req.method} send`, SpanKind.CLIENT, req.traceparent, {
+        "messaging.system": "nats",
+        "messaging.operation.type": "send",
+        "messaging.destination.name": subject,
+        ...actorAttributes(req.ref, req.method),
+      });
+      if (span !== null) {
+        hdrs = natsHeaders();
+        hdrs.set(TRACEPARENT_HEADER, traceparentOf(span));
+        req = { ...req, traceparent: undefined };
+      }
+    }
+    const res = await this.send(subject, req, hdrs);
+    if (span !== null) endWithResponse(span, res);
+    return res;
+  }
+
+  private async send(subject: string, req: ActorRequest, hdrs: MsgHdrs | undefined): Promise<ActorResponse> {
     let payload: Uint8Array;
     try {
       payload = pb.ActorRequest.encode(toPbRequest(0, req)).finish();
@@ -64,7 +104,7 @@ export class NatsActorClient implements ActorClient {
     for (;;) {
       if (this.closed || this.nc.isClosed()) return unavailable();
       if (Date.now() >= req.deadline) return unavailable();
-      const res = await this.once(subject, payload, req.deadline);
+      const res = await this.once(subject, payload, req.deadline, hdrs);
       if (res !== CONNECTION_LOST && (res.ok || res.kind !== "moved")) return res;
       const left = req.deadline - Date.now();
       if (left <= 0) return unavailable();
@@ -93,7 +133,12 @@ export class NatsActorClient implements ActorClient {
     this.sub = null;
   }
 
-  private once(subject: string, payload: Uint8Array, deadline: number): Promise<ActorResponse> {
+  private once(
+    subject: string,
+    payload: Uint8Array,
+    deadline: number,
+    hdrs: MsgHdrs | undefined,
+  ): Promise<ActorResponse> {
     if (this.sub === null) {
       this.prefix = `${createInbox()}.`;
       this.sub = this.nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => this.onReply(err, msg) });
@@ -109,7 +154,11 @@ export class NatsActorClient implements ActorClient {
     const final = attemptEnd >= deadline;
     return new Promise<ActorResponse>((resolve) => {
       try {
-        this.nc.publish(subject, payload, { reply: this.prefix + corr });
+        this.nc.publish(
+          subject,
+          payload,
+          hdrs === undefined ? { reply: this.prefix + corr } : { reply: this.prefix + corr, headers: hdrs },
+        );
       } catch {
         resolve(CONNECTION_LOST);
         return;
@@ -210,12 +259,24 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
 async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
   if (!msg.reply) return;
   let res: ActorResponse;
+  let span: Span | null = null;
   try {
     const { req } = fromPbRequest(pb.ActorRequest.decode(msg.data) as unknown as PbRequest);
+    const tp = msg.headers?.get(TRACEPARENT_HEADER);
+    if (tp) {
+      span = continueSpan(`${req.ref.kind}.${req.method} process`, SpanKind.SERVER, tp, {
+        "messaging.system": "nats",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": msg.subject,
+        ...actorAttributes(req.ref, req.method),
+      });
+      req.traceparent = span === null ? tp : traceparentOf(span);
+    }
     res = Date.now() >= req.deadline ? unavailable() : await handler(req);
   } catch {
     res = internalError();
   }
+  if (span !== null) endWithResponse(span, res);
   try {
     msg.respond(pb.ActorResponse.encode(toPbResponse(0, res)).finish());
   } catch {
