@@ -6,11 +6,15 @@ import { resolve } from "node:path";
 import { behaviors } from "./actors/index.ts";
 import { bootstrap, type BootstrapResult } from "./cluster/bootstrap.ts";
 import { bootstrapConfig, env, type BootstrapConfig } from "./cluster/config.ts";
+import { singleNodeView, serveNodeAdmin } from "./cluster/admin.ts";
 import { NodeRuntime } from "./cluster/node.ts";
+import { MemoryGuard, overloadConfig } from "./cluster/overload.ts";
 import { createLmdbStore } from "./cluster/storage/index.ts";
+import { shutdownTracing, startTracing, tracedStore } from "./cluster/tracing.ts";
 import { createInProcessTransport } from "./cluster/transport/index.ts";
 import { buildApp } from "./gateway/index.ts";
 import { routes } from "./gateway/routes/index.ts";
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "./webhook/worker.ts";
 
 export interface EmbeddedOptions {
   port: number;
@@ -19,21 +23,29 @@ export interface EmbeddedOptions {
   shards: number;
   bootstrap: BootstrapConfig;
   logger?: boolean;
+  /** Outgoing-webhook worker settings over the WEBHOOK_* environment (tests). */
+  webhooks?: Partial<WebhookWorkerOptions>;
 }
 
 export interface EmbeddedServer {
   url: string;
   port: number;
   node: NodeRuntime;
+  /** The node's memory budget (README "Overload"). */
+  guard: MemoryGuard;
+  /** The outgoing-webhook worker (docs/webhooks.md). */
+  webhooks: WebhookWorker;
   bootstrapped: BootstrapResult | null;
   close(): Promise<void>;
 }
 
 export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer> {
   mkdirSync(o.dataDir, { recursive: true });
-  const store = await createLmdbStore(resolve(o.dataDir));
+  const store = tracedStore(await createLmdbStore(resolve(o.dataDir)), "lmdb");
   const transport = createInProcessTransport();
+  const overload = overloadConfig();
   const node = new NodeRuntime({
+    mailboxLimit: overload.mailboxLimit,
     nodeId: "embedded",
     shards: o.shards,
     store,
@@ -41,8 +53,12 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     outbound: transport.client,
     bus: transport.bus,
   });
-  transport.serve((req) => node.handle(req));
+  const guard = new MemoryGuard("embedded", overload.memoryBudgetMb);
+  transport.serve(guard.admit((req) => node.handle(req)));
   node.start();
+  guard.start();
+  const webhooks = startWebhookWorker(node, o.webhooks);
+  const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(Array.from({ length: o.shards }, (_, i) => i));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
   const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap);
@@ -53,6 +69,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     shards: o.shards,
     routes,
     logger: o.logger ?? false,
+    view: singleNodeView("embedded"),
   });
   await app.listen({ port: o.port, host: o.host });
   // The management CLI refuses to open the store while this process runs.
@@ -64,9 +81,14 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     url: `http://127.0.0.1:${port}`,
     port,
     node,
+    guard,
+    webhooks,
     bootstrapped,
     async close() {
       await app.close();
+      adminSub.unsubscribe();
+      guard.stop();
+      await webhooks.stop();
       await node.stop(true);
       await store.close();
       rmSync(pidFile, { force: true });
@@ -76,6 +98,8 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
 
 const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname);
 if (isMain) {
+  // Tracing first (README "Tracing"); tests start their own SDK.
+  startTracing({ service: "zulip-embedded" });
   const srv = await startEmbedded({
     port: env.port(),
     host: env.host(),
@@ -92,6 +116,7 @@ if (isMain) {
   console.log(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
   const shutdown = async () => {
     await srv.close();
+    await shutdownTracing();
     process.exit(0);
   };
   process.on("SIGTERM", shutdown);

@@ -21,6 +21,8 @@ import { decodeFact, encodeFact } from "../proto/codec.ts";
 import type { Store } from "./storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
+import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
+import { metrics } from "./metrics.ts";
 
 export interface Turn {
   method: string;
@@ -29,6 +31,10 @@ export interface Turn {
   deadline: number;
   resolve(v: Value): void;
   reject(e: unknown): void;
+  /** The caller's W3C traceparent when the request is sampled (cluster/tracing.ts). */
+  trace?: string;
+  /** The turn's span once it started (sampled requests only). */
+  span?: Span | null;
 }
 
 export interface Activation {
@@ -51,15 +57,49 @@ export interface Activation {
   parked: Map<string, Turn>;
   /** Pending ctx.schedule timers by key. */
   timers: Map<string, TimerHandle>;
+  /** The activation's span while it loads, when a sampled message activated it (cluster/tracing.ts). */
+  loadSpan?: Span;
+  /**
+   * Outbox: events journaled with the facts that produced them (by the seq
+   * of their `~outbox` journal entry) and not yet acknowledged by the router.
+   */
+  outbox: Map<number, OutEvent[]>;
+  /** Outbox seqs acknowledged since the last append (journaled as `~sent` with the next one). */
+  sent: number[];
 }
 
+/** Journal entries the runtime writes beside an actor's facts (never shown to `apply`). */
+const OUTBOX = "~outbox";
+const SENT = "~sent";
+/** Snapshot envelope marker: the behaviour's snapshot plus the pending outbox. */
+const ENVELOPE = "\u0001";
+
+/**
+ * Test-only crash point (inert unless the variable is set): a node whose
+ * environment has ZULIP_TEST_CRASH_AFTER_APPEND kills itself with SIGKILL
+ * right after a journal append whose turn arguments contain that text,
+ * before the turn's events reach the router.
+ */
+const CRASH_AFTER_APPEND = process.env.ZULIP_TEST_CRASH_AFTER_APPEND || null;
+
 export interface CatalogHooks {
-  /** Called with events once the facts that produced them are durable. */
-  emit(ref: ActorRef, events: OutEvent[]): void;
+  /**
+   * Called with events once the facts that produced them are durable.
+   * `key` (set when the events are in the actor's outbox) identifies them
+   * for de-duplication; the promise says whether every recipient's queue
+   * actor acknowledged them (then the outbox entry is done).
+   */
+  emit(ref: ActorRef, events: OutEvent[], key: string | null): Promise<boolean>;
   /** Cluster-wide notices (e.g. auth cache invalidation). */
   notice(subject: string, data: Obj): void;
   /** The shard's lease was found stale by a write: stop serving it. */
   fenced(shard: number): void;
+  /**
+   * The activation's state is loaded, or a batch's facts are durable (in
+   * turn order, before the batch's replies and events): e.g. the event
+   * router learns whether a queue actor has queues.
+   */
+  settled?(act: Activation): void;
   /** Build the context an actor's handler sees. */
   context(act: Activation, turn: Turn): ActorContext;
 }
@@ -118,6 +158,11 @@ export class Catalog {
     return this.acts.has(actorId(ref));
   }
 
+  /** Every activation in memory (metrics and the admin API read them; never mutate). */
+  activations(): IterableIterator<Activation> {
+    return this.acts.values();
+  }
+
   /** Queue a message for an actor of a shard this node holds at `epoch`. */
   send(
     ref: ActorRef,
@@ -127,6 +172,7 @@ export class Catalog {
     args: Obj,
     caller: Caller | null,
     deadline: number,
+    traceparent?: string,
   ): Promise<Value> {
     const id = actorId(ref);
     let act = this.acts.get(id);
@@ -137,17 +183,26 @@ export class Catalog {
       this.releaseParked(act);
       act = undefined;
     }
-    if (!act) act = this.activate(ref, id, shard, epoch);
+    if (!act) act = this.activate(ref, id, shard, epoch, traceparent);
     if (act.mailbox.length >= this.mailboxLimit) {
+      metrics.rejected("mailbox");
       return Promise.reject(new UnavailableError(`mailbox of ${id} is full`, 1));
     }
     return new Promise<Value>((resolve, reject) => {
-      act!.mailbox.push({ method, args, caller, deadline, resolve, reject });
+      const turn: Turn = { method, args, caller, deadline, resolve, reject };
+      if (traceparent !== undefined) turn.trace = traceparent;
+      act!.mailbox.push(turn);
       if (act!.ready && !act!.running) void this.drain(act!);
     });
   }
 
-  private activate(ref: ActorRef, id: string, shard: number, epoch: number): Activation {
+  private activate(
+    ref: ActorRef,
+    id: string,
+    shard: number,
+    epoch: number,
+    traceparent?: string,
+  ): Activation {
     const act: Activation = {
       ref,
       id,
@@ -163,10 +218,20 @@ export class Catalog {
       dead: false,
       parked: new Map(),
       timers: new Map(),
+      outbox: new Map(),
+      sent: [],
     };
     this.acts.set(id, act);
     this.stats.activations++;
-    void this.load(act);
+    metrics.activated(ref.kind);
+    // A sampled first message traces the activation (snapshot + journal reads).
+    const span =
+      traceparent === undefined ? null : continueSpan(`${ref.kind} activate`, SpanKind.INTERNAL, traceparent);
+    if (span === null) void this.load(act);
+    else {
+      act.loadSpan = span;
+      void this.load(act).finally(() => span.end());
+    }
     return act;
   }
 
@@ -174,19 +239,33 @@ export class Catalog {
     const behavior = this.o.behaviors[act.ref.kind];
     try {
       if (!behavior) throw new Error(`no behavior for kind ${act.ref.kind}`);
-      const snap = await this.o.store.loadSnapshot(act.shard, act.id);
-      let state = snap ? behavior.fromSnapshot(snap.data, act.ref) : behavior.initial(act.ref);
+      const snap = await inSpan(act.loadSpan, () => this.o.store.loadSnapshot(act.shard, act.id));
+      let data = snap ? snap.data : null;
+      if (data !== null && data.startsWith(ENVELOPE)) {
+        const env = JSON.parse(data.slice(ENVELOPE.length)) as { s: string; o: [number, OutEvent[]][] };
+        data = env.s;
+        for (const [seq, events] of env.o) act.outbox.set(seq, events);
+      }
+      let state = data !== null ? behavior.fromSnapshot(data, act.ref) : behavior.initial(act.ref);
       let seq = snap ? snap.seq : 0;
-      const entries = await this.o.store.readJournal(act.shard, act.id, seq);
+      const entries = await inSpan(act.loadSpan, () => this.o.store.readJournal(act.shard, act.id, seq));
       for (const e of entries) {
-        state = behavior.apply(state, decodeFact(e.data), act.ref);
+        const f = decodeFact(e.data);
+        if (OUTBOX in f) act.outbox.set(e.seq, f[OUTBOX] as unknown as OutEvent[]);
+        else if (SENT in f) for (const s of f[SENT] as number[]) act.outbox.delete(s);
+        else state = behavior.apply(state, f, act.ref);
         seq = e.seq;
       }
       act.state = state;
       act.seq = seq;
       act.snapshotSeq = snap ? snap.seq : 0;
       act.ready = true;
+      this.o.hooks.settled?.(act);
       this.scheduleIdleCheck(act);
+      // Events whose facts are durable but whose delivery was never
+      // acknowledged (the previous owner died in between): send them again,
+      // under their original keys, before any new turn emits.
+      for (const s of [...act.outbox.keys()].sort((a, b) => a - b)) this.release(act, s, act.outbox.get(s)!);
       void this.drain(act);
     } catch (err) {
       // Activation failed (store unreachable...): fail the waiting turns and
@@ -244,9 +323,35 @@ export class Catalog {
           }
           done.push({ turn, decision });
         }
-        if (facts.length && !(await this.persist(act, facts, [...done, ...woken]))) return;
+        // Outbox: the events of the batch are journaled in the same append as
+        // its facts, so a crash after the append cannot lose them.
+        const events: OutEvent[] = [];
+        for (const { decision } of done) if (decision.events) events.push(...decision.events);
+        let outboxSeq: number | null = null;
+        if (facts.length) {
+          const journal = facts;
+          if (act.sent.length) journal.unshift({ [SENT]: act.sent.splice(0) });
+          if (events.length) {
+            journal.push({ [OUTBOX]: events as unknown as Value[] });
+            outboxSeq = act.seq + journal.length;
+            // Before the append: a snapshot it triggers must carry the entry.
+            act.outbox.set(outboxSeq, events);
+          }
+          if (!(await this.persist(act, journal, [...done, ...woken]))) return;
+          this.o.hooks.settled?.(act);
+          if (
+            CRASH_AFTER_APPEND &&
+            done.some((d) => JSON.stringify(d.turn.args).includes(CRASH_AFTER_APPEND))
+          )
+            process.kill(process.pid, "SIGKILL");
+        }
+        if (outboxSeq !== null) {
+          this.release(act, outboxSeq, events);
+        } else if (events.length) {
+          // No facts, nothing durable: ephemeral events (typing...) go out as they are.
+          void this.o.hooks.emit(act.ref, events, null);
+        }
         for (const { turn, decision } of done) {
-          if (decision.events && decision.events.length) this.o.hooks.emit(act.ref, decision.events);
           if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
           if (decision.park === undefined) turn.resolve(decision.reply ?? null);
         }
@@ -257,6 +362,18 @@ export class Catalog {
       act.running = false;
       act.lastUsed = this.now();
     }
+  }
+
+  /** Hand an outbox entry to the router; once acknowledged, journal it as sent with the next append. */
+  private release(act: Activation, seq: number, events: OutEvent[]): void {
+    void this.o.hooks.emit(act.ref, events, `${act.id}#${seq}`).then(
+      (ok) => {
+        if (!ok || act.outbox.get(seq) !== events) return;
+        act.outbox.delete(seq);
+        act.sent.push(seq);
+      },
+      () => undefined,
+    );
   }
 
   /** One turn's decision, or null when the turn was answered with an error. */
@@ -271,18 +388,28 @@ export class Catalog {
       turn.reject(new Error(`${act.ref.kind} has no method ${turn.method}`));
       return null;
     }
+    const started = performance.now();
     try {
+      if (turn.trace !== undefined) turn.span = startTurnSpan(act.ref, turn.method, turn.trace, turn);
       return await handler(act.state, turn.args, this.o.hooks.context(act, turn), turn.caller);
     } catch (err) {
       turn.reject(err);
       return null;
+    } finally {
+      metrics.turn(act.ref.kind, performance.now() - started);
     }
   }
 
   /** Append a batch's facts; on failure fail the batch and discard the activation. */
   private async persist(act: Activation, facts: Obj[], done: { turn: Turn }[]): Promise<boolean> {
+    const started = performance.now();
     try {
-      await this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, facts.map(encodeFact));
+      const append = () =>
+        this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, facts.map(encodeFact));
+      // Group commit: the append runs under the first sampled turn of the batch.
+      const traced = done.find((d) => d.turn.span)?.turn.span;
+      await (traced ? withSpan(traced, append) : append());
+      metrics.appended(facts.length, performance.now() - started);
     } catch (err) {
       const fenced = err instanceof FencedError;
       if (fenced) {
@@ -308,11 +435,11 @@ export class Catalog {
     if (act.seq === act.snapshotSeq || act.dead) return;
     const behavior = this.o.behaviors[act.ref.kind]!;
     const seq = act.seq;
+    let data = behavior.toSnapshot(act.state);
+    // The snapshot drops the journal it covers: unacknowledged outbox entries ride along.
+    if (act.outbox.size) data = ENVELOPE + JSON.stringify({ s: data, o: [...act.outbox.entries()] });
     try {
-      await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, {
-        seq,
-        data: behavior.toSnapshot(act.state),
-      });
+      await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, { seq, data });
       act.snapshotSeq = Math.max(act.snapshotSeq, seq);
       this.stats.snapshots++;
     } catch (err) {
@@ -349,6 +476,7 @@ export class Catalog {
     if (this.acts.get(act.id) === act) this.acts.delete(act.id);
     act.dead = true;
     this.stats.passivations++;
+    metrics.passivated(act.ref.kind);
   }
 
   /**

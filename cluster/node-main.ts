@@ -1,25 +1,34 @@
 // Cluster mode node: `npm run start:node`. Hosts the actors of the shards it
 // holds leases for; gateways reach it over gRPC, other nodes over NATS.
 import { behaviors } from "../actors/index.ts";
+import { startNodeAdminServer } from "../gateway/admin/node-server.ts";
+import { serveNodeAdmin } from "./admin.ts";
 import { bootstrap } from "./bootstrap.ts";
 import { bootstrapConfig, env } from "./config.ts";
 import { Membership } from "./membership.ts";
 import { NodeRuntime } from "./node.ts";
+import { MemoryGuard, overloadConfig } from "./overload.ts";
 import { shardsOwnedBy } from "./placement/rendezvous.ts";
 import { createRedisStore } from "./storage/index.ts";
+import { shutdownTracing, startTracing, tracedStore } from "./tracing.ts";
 import { NatsActorClient, NatsBus, serveShardSubjects, startGrpcServer } from "./transport/index.ts";
+import { startWebhookWorker } from "../webhook/worker.ts";
 
 const nodeId = env.nodeId();
+// Tracing first (README "Tracing").
+startTracing({ service: "zulip-node", instance: nodeId });
 const shards = env.shards();
 const grpcHost = env.str("GRPC_HOST", "127.0.0.1");
 
 const bus = await NatsBus.connect(env.natsUrl(), `node:${nodeId}`);
-const store = await createRedisStore(env.redisUrl());
+const store = tracedStore(await createRedisStore(env.redisUrl()), "redis");
 const outbound = new NatsActorClient(bus.nc);
 
 // eslint-disable-next-line prefer-const
 let subjects: ReturnType<typeof serveShardSubjects>;
+const overload = overloadConfig();
 const node = new NodeRuntime({
+  mailboxLimit: overload.mailboxLimit,
   nodeId,
   shards,
   store,
@@ -28,14 +37,31 @@ const node = new NodeRuntime({
   bus,
   onShardChange: (shard, serving) => (serving ? subjects.add(shard) : subjects.remove(shard)),
 });
-subjects = serveShardSubjects(bus.nc, (req) => node.handle(req));
-const grpc = await startGrpcServer((req) => node.handle(req), env.grpcPort(), "0.0.0.0");
+// Requests from gateways and other nodes pass the memory budget (README "Overload").
+const guard = new MemoryGuard(nodeId, overload.memoryBudgetMb);
+const admitted = guard.admit((req) => node.handle(req));
+subjects = serveShardSubjects(bus.nc, admitted);
+const grpc = await startGrpcServer(admitted, env.grpcPort(), "0.0.0.0");
+guard.start();
+// Admin: answers gateways over the bus; /metrics and this node's view on ADMIN_PORT when set.
+const adminSub = serveNodeAdmin(bus, node, guard);
+const adminPort = env.int("ADMIN_PORT", 0);
+const adminHttp = adminPort
+  ? await startNodeAdminServer({
+      node,
+      guard,
+      client: { request: (r) => node.request(r) },
+      bus,
+      port: adminPort,
+    })
+  : null;
 
 const membership = new Membership(bus, { self: { id: nodeId, grpc: `${grpcHost}:${grpc.port}` } });
 const place = () => node.setDesired(shardsOwnedBy(nodeId, membership.owners(), shards));
 membership.onChange(place);
 membership.start();
 node.start();
+const webhooks = startWebhookWorker(node);
 // Listen for a heartbeat round before taking shards, so a node joining a
 // running cluster does not grab shards that belong to others.
 await new Promise((r) => setTimeout(r, 1200));
@@ -48,7 +74,10 @@ try {
 } catch (err) {
   console.error("bootstrap failed (another node may be doing it):", (err as Error).message);
 }
-console.log(`node ${nodeId} ready (gRPC ${grpcHost}:${grpc.port}, ${node.servingShards().length} shards)`);
+console.log(
+  `node ${nodeId} ready (gRPC ${grpcHost}:${grpc.port}, ${node.servingShards().length} shards` +
+    (adminHttp ? `, admin port ${adminHttp.port})` : ")"),
+);
 
 let leaving = false;
 async function leave(): Promise<void> {
@@ -56,12 +85,17 @@ async function leave(): Promise<void> {
   leaving = true;
   // Drain: announce, stop taking turns, flush, release leases, go.
   membership.setDraining(true);
+  await webhooks.stop();
   await node.stop(true);
+  adminSub.unsubscribe();
+  guard.stop();
+  await adminHttp?.app.close();
   await membership.leave();
   subjects.close();
   await grpc.close();
   await bus.close();
   await store.close();
+  await shutdownTracing();
   process.exit(0);
 }
 process.on("SIGTERM", () => void leave());

@@ -13,9 +13,11 @@ import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { Catalog, type Activation, type Turn } from "./catalog.ts";
 import { EventRouter, isRouterRef } from "./event-router.ts";
+import { metrics } from "./metrics.ts";
 import { errorToResponse, responseValue } from "./responses.ts";
 import type { Store } from "./storage/contract.ts";
 import { TimerWheel } from "./timer-wheel.ts";
+import { inSpan, traceparentOf } from "./tracing.ts";
 import type { ActorClient, ActorRequest, ActorResponse, Bus } from "./transport/contract.ts";
 
 export interface NodeOptions {
@@ -66,6 +68,7 @@ export class NodeRuntime {
   private readonly state = new Map<number, ShardState>();
   private desired = new Set<number>();
   private readonly listeners: EventListener[] = [];
+  private readonly noticeListeners: ((subject: string, data: Obj) => void)[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private acquireTimer: NodeJS.Timeout | null = null;
   private acquiring = false;
@@ -89,13 +92,23 @@ export class NodeRuntime {
       snapshotEvery: o.snapshotEvery,
       mailboxLimit: o.mailboxLimit,
       hooks: {
-        emit: (ref, events) => {
+        emit: (ref, events, key) => {
           for (const l of this.listeners) l(ref, events);
+          return this.router.route(ref, events, key);
         },
-        notice: (subject, data) => this.o.bus.publish(`notice.${subject}`, encodeNotice(data)),
+        notice: (subject, data) => {
+          for (const l of this.noticeListeners) l(subject, data);
+          this.o.bus.publish(`notice.${subject}`, encodeNotice(data));
+        },
         fenced: (shard) => {
           console.warn(`node ${this.nodeId}: write fenced (stale epoch) on shard ${shard}`);
           void this.loseShard(shard);
+        },
+        settled: (act) => {
+          // Only the current activation of a shard served at its epoch speaks for the shard.
+          if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
+          const queues = (act.state as { queues?: Record<string, unknown> } | undefined)?.queues;
+          this.router.noteQueues(act.ref, act.shard, !!queues && Object.keys(queues).length > 0);
         },
         context: (act, turn) => this.context(act, turn),
       },
@@ -106,18 +119,27 @@ export class NodeRuntime {
       serves: (shard) => this.state.get(shard)?.status === "active",
       request: (req) => this.request(req),
     });
-    this.onEvents(this.router.route);
   }
 
   start(): void {
     this.wheel.start();
+    metrics.attach(this);
     this.renewTimer = setInterval(() => void this.renewAll(), this.renewMs);
     this.acquireTimer = setInterval(() => void this.acquireWanted(), this.acquireRetryMs);
   }
 
-  /** Subscribe to the events actors emit (the event queues consume these). */
+  /** Observe the events actors emit (tests, metrics); the event router gets them anyway. */
   onEvents(l: EventListener): void {
     this.listeners.push(l);
+  }
+
+  /**
+   * Observe the notices of turns run on this node, before they go on the bus
+   * (the outgoing-webhook worker takes its triggers here: the node that
+   * decided them acts on them, with no subscription race).
+   */
+  onNotice(l: (subject: string, data: Obj) => void): void {
+    this.noticeListeners.push(l);
   }
 
   /** Resolves once every wanted shard is served (or the timeout passes). */
@@ -178,6 +200,7 @@ export class NodeRuntime {
         req.args,
         req.caller,
         req.deadline,
+        req.traceparent,
       );
       return { ok: true, value };
     } catch (err) {
@@ -213,17 +236,20 @@ export class NodeRuntime {
       self: act.ref,
       now: () => Date.now(),
       call: async (ref, method, args, caller) => {
-        const res = await this.request({
+        const req: ActorRequest = {
           ref,
           shard: shardOf(ref, this.shards),
           method,
           args,
           caller: caller ?? null,
           deadline: Math.min(turn.deadline, Date.now() + this.callTimeoutMs),
-        });
+        };
+        // The call continues the turn's trace (the actor never sees it).
+        if (turn.span) req.traceparent = traceparentOf(turn.span);
+        const res = await this.request(req);
         return responseValue(res);
       },
-      nextId: (counter) => this.o.store.nextId(counter),
+      nextId: (counter) => inSpan(turn.span, () => this.o.store.nextId(counter)),
       // Actor timers ride the node's one wheel. When one fires, the runtime
       // sends the method to the actor like any message (handle() checks the
       // lease, and re-activates a passivated actor); a shard that moved
@@ -269,8 +295,10 @@ export class NodeRuntime {
             if (epoch !== null) await this.o.store.releaseLease(shard, this.nodeId, epoch).catch(() => {});
             return;
           }
+          this.router.forgetShard(shard);
           this.state.set(shard, { status: "active", epoch, renewedAt: now });
           this.stats.shardAcquisitions++;
+          metrics.shardMove("acquired");
           this.o.onShardChange?.(shard, true);
         }),
       );
@@ -288,6 +316,7 @@ export class NodeRuntime {
         try {
           ok = await this.o.store.renewLease(shard, this.nodeId, st.epoch, this.leaseTtlMs);
         } catch {
+          metrics.leaseRenewal("failed");
           return; // store unreachable: keep trying; handle() self-fences after the TTL
         }
         if (this.state.get(shard) !== st) return;
@@ -296,8 +325,10 @@ export class NodeRuntime {
           st.renewedAt = startedAt;
           st.selfFenced = false;
           this.stats.leaseRenewals++;
+          metrics.leaseRenewal("ok");
         } else {
           console.warn(`node ${this.nodeId}: lost lease of shard ${shard} (epoch ${st.epoch})`);
+          metrics.leaseRenewal("lost");
           await this.loseShard(shard);
         }
       }),
@@ -309,7 +340,9 @@ export class NodeRuntime {
     const st = this.state.get(shard);
     if (!st || st.status !== "active") return;
     this.state.delete(shard);
+    this.router.forgetShard(shard);
     this.stats.leaseLosses++;
+    metrics.shardMove("lost");
     this.o.onShardChange?.(shard, false);
     await this.catalog.dropShard(shard, false);
   }
@@ -319,11 +352,13 @@ export class NodeRuntime {
     const st = this.state.get(shard);
     if (!st || st.status !== "active") return;
     st.status = "releasing";
+    this.router.forgetShard(shard);
     this.o.onShardChange?.(shard, false);
     await this.catalog.dropShard(shard, true);
     await this.o.store.releaseLease(shard, this.nodeId, st.epoch).catch(() => {});
     if (this.state.get(shard) === st) this.state.delete(shard);
     this.stats.shardReleases++;
+    metrics.shardMove("released");
   }
 
   /** Leave: release every shard (graceful) or just stop (for tests of crashes). */
@@ -333,6 +368,7 @@ export class NodeRuntime {
       await Promise.all([...this.state.keys()].map((s) => this.releaseShard(s)));
     }
     this.stopped = true;
+    metrics.detach(this);
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.acquireTimer) clearInterval(this.acquireTimer);
     this.wheel.stop();

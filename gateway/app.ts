@@ -14,12 +14,15 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
+import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive } from "../cluster/tracing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient, ActorRequest, Bus } from "../cluster/transport/contract.ts";
+import type { ClusterView } from "../cluster/admin.ts";
+import { installOps } from "./admin/index.ts";
 import { Authenticator } from "./auth.ts";
 import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
 import { RealmResolver } from "./realm-resolver.ts";
-import type { ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";
+import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
 
 export const API_PREFIX = "/api/v1";
 /** zulip-facts §2: DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */
@@ -38,6 +41,8 @@ export interface BuildAppOptions {
   bodyLimit?: number;
   /** Authenticated requests per user per minute, cluster-wide; 0 disables. Default: env RATE_LIMIT_PER_MINUTE or 200. */
   rateLimitPerMinute?: number;
+  /** Nodes the admin API expects answers from (Membership; embedded: its one node). README "Admin API". */
+  view?: ClusterView;
 }
 
 /** A file part of a multipart body, kept for routes that take uploads. */
@@ -73,6 +78,8 @@ interface CompiledRoute {
   readsBody: boolean;
   /** Names of the path's parameters: find-my-way lets the last one match "". */
   pathParams: string[];
+  /** The URL template (the HTTP span's name and http.route). */
+  route: string;
 }
 
 function compileRoute(def: RouteDef): CompiledRoute {
@@ -98,7 +105,8 @@ function compileRoute(def: RouteDef): CompiledRoute {
     .split("/")
     .filter((s) => s.startsWith(":"))
     .map((s) => s.slice(1));
-  return { def, params, accepted, readsBody: def.method !== "GET", pathParams };
+  const route = (def.prefix ?? API_PREFIX) + def.path;
+  return { def, params, accepted, readsBody: def.method !== "GET", pathParams, route };
 }
 
 function lastValue(v: string | string[]): string {
@@ -283,11 +291,33 @@ export function uploadedFiles(req: RouteRequest): UploadedFile[] {
   return (req as GatewayRequest).files ?? [];
 }
 
+/**
+ * The request's HTTP span (route template as its name) when tracing is on
+ * and the request is sampled; the span's traceparent travels to the nodes.
+ * With tracing off an incoming traceparent is passed through unchanged.
+ */
+function serveTraced(
+  gw: Gateway,
+  cr: CompiledRoute,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const tp = req.headers.traceparent;
+  const incoming = typeof tp === "string" ? tp : undefined;
+  if (!tracingActive()) return serve(gw, cr, req, reply, incoming);
+  const span = startHttpSpan(req.method, cr.route, incoming);
+  if (span === null) return serve(gw, cr, req, reply, undefined);
+  return serve(gw, cr, req, reply, traceparentOf(span)).finally(() =>
+    endHttpSpan(span, reply.statusCode, req.url.split("?", 1)[0]!),
+  );
+}
+
 async function serve(
   gw: Gateway,
   cr: CompiledRoute,
   req: FastifyRequest,
   reply: FastifyReply,
+  traceparent: string | undefined,
 ): Promise<void> {
   try {
     const path = req.params as Record<string, string>;
@@ -333,7 +363,6 @@ async function serve(
 
     const xfp = headers["x-forwarded-proto"];
     const scheme = xfp === "https" || xfp === "http" ? xfp : req.protocol;
-    const tp = headers.traceparent;
     const r = new GatewayRequest(
       gw,
       params,
@@ -343,10 +372,14 @@ async function serve(
       realm.host,
       scheme,
       deadline,
-      typeof tp === "string" ? tp : undefined,
+      traceparent,
     );
     if (files !== undefined) r.files = files;
     const payload = await cr.def.handler(r);
+    if (payload instanceof RawReply) {
+      reply.code(200).headers(payload.headers).header("content-type", payload.contentType).send(payload.body);
+      return;
+    }
     sendSuccess(reply, payload, ignoredParams(cr, query, body));
   } catch (err) {
     sendError(reply, toHttpError(err, req, gw.logged));
@@ -437,6 +470,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     gw.auth.close();
     gw.limiter?.close();
   });
+  // /metrics, /api/v1/admin/*, /admin/placement and the HTTP metrics hook (gateway/admin/).
+  await installOps(app, {
+    bus: opts.bus,
+    shards: opts.shards,
+    realms: gw.realms,
+    auth: gw.auth,
+    view: opts.view,
+  });
 
   // Bodies: urlencoded and multipart become parameters, for every method;
   // anything else (JSON included, zulip-facts §2) is read within the limit
@@ -455,11 +496,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const index = new MethodIndex();
   for (const def of opts.routes) {
     const cr = compileRoute(def);
-    index.add(def.path, def.method);
+    if (def.prefix === undefined) index.add(def.path, def.method);
     app.route({
       method: def.method,
-      url: API_PREFIX + def.path,
-      handler: (req, reply) => serve(gw, cr, req, reply),
+      url: (def.prefix ?? API_PREFIX) + def.path,
+      handler: (req, reply) => serveTraced(gw, cr, req, reply),
     });
   }
 

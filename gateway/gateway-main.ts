@@ -2,17 +2,27 @@
 // through NATS heartbeats and sends each request to the node that owns the
 // actor's shard.
 import { env } from "../cluster/config.ts";
+import { shutdownTracing, startTracing } from "../cluster/tracing.ts";
 import { Membership } from "../cluster/membership.ts";
 import { ClusterClient, NatsBus } from "../cluster/transport/index.ts";
 import { buildApp } from "./index.ts";
 import { routes } from "./routes/index.ts";
 
+// Tracing first (README "Tracing").
+startTracing({ service: "zulip-gateway", instance: `gateway:${process.pid}` });
 const shards = env.shards();
 const bus = await NatsBus.connect(env.natsUrl(), `gateway:${process.pid}`);
 const membership = new Membership(bus, {});
 membership.start();
 const client = new ClusterClient(membership, shards);
-const app = await buildApp({ client, bus, shards, routes, logger: process.env.LOG_REQUESTS === "1" });
+const app = await buildApp({
+  client,
+  bus,
+  shards,
+  routes,
+  logger: process.env.LOG_REQUESTS === "1",
+  view: membership,
+});
 await app.listen({ port: env.port(), host: env.host() });
 const addr = app.server.address();
 console.log(`gateway listening on port ${typeof addr === "object" && addr ? addr.port : env.port()}`);
@@ -25,6 +35,7 @@ async function close(): Promise<void> {
   membership.stop();
   client.close?.();
   await bus.close();
+  await shutdownTracing();
   process.exit(0);
 }
 process.on("SIGTERM", () => void close());
