@@ -23,8 +23,10 @@ export async function startProc(
   env: Record<string, string>,
   ready: RegExp,
   timeoutMs = 30_000,
+  /** Extra node flags, e.g. ["--cpu-prof"] or ["--expose-gc"]. */
+  nodeArgs: string[] = [],
 ): Promise<Proc & { match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,174 +1,103 @@
-// `npm run bench`: every figure as a ratio to a bare Fastify form-POST
-// handler measured in the same run (this machine is shared and noisy, so
-// absolute numbers drift; ratios hold).
+// `npm run bench [-- section ...]`: runs the selected sections (all when
+// none is named) and prints one table. Every throughput and latency figure
+// is a ratio to a bare Fastify server measured in the same run (this
+// machine is shared and noisy, so absolute numbers drift; ratios hold).
 //
-// Scenarios: PATCH /settings in embedded mode and in cluster mode (two
-// nodes, one gateway, real nats-server and redis-server).
-import autocannon from "autocannon";
-import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
-import { startNats, startRedis, freePort, type Service } from "../test/support/services.ts";
-import { startProc, type Proc } from "./procs.ts";
+// A section is a module bench/<name>.ts exporting
+// `run(ctx: BenchContext): Promise<BenchRow[]>` (see table.ts); add it to
+// SECTIONS below.
+import { cpus, loadavg, totalmem } from "node:os";
+import { load } from "./load.ts";
+import { startProc } from "./procs.ts";
+import { formatTable, type BenchContext, type BenchRow, type LoadFigure, type Section } from "./table.ts";
+
+const SECTIONS: Record<string, () => Promise<{ run: Section }>> = {
+  write: () => import("./write.ts"),
+  messages: () => import("./messages.ts"),
+  events: () => import("./events.ts"),
+  tracing: () => import("./tracing.ts"),
+};
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const OWNER = { email: "bench-owner@example.com", password: "bench-password" };
 
-interface Figure {
-  name: string;
-  rps: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  total: number;
-}
-
-async function load(
-  name: string,
-  url: string,
-  auth: string | null,
-  path = "/api/v1/settings",
-): Promise<Figure> {
-  // Alternate two values so every request is a real change (PATCH /settings
-  // saves and events only values that differ).
-  let flip = false;
-  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
-  if (auth) headers.authorization = auth;
-  const run = (duration: number) =>
-    autocannon({
-      url: url + path,
-      method: "PATCH",
-      connections: CONNECTIONS,
-      duration,
-      headers,
-      requests: [
-        {
-          setupRequest: (req) => {
-            flip = !flip;
-            return { ...req, body: `enter_sends=${flip}&web_font_size_px=${flip ? 15 : 16}` };
-          },
-        },
-      ],
-    });
-  await run(2); // warm-up: JIT, activations, connections
-  const r = await run(DURATION);
-  return {
-    name,
-    rps: r.requests.average,
-    p99: r.latency.p99,
-    errors: r.errors,
-    non2xx: r.non2xx,
-    total: r.requests.total,
-  };
-}
-
-async function fetchKey(url: string): Promise<string> {
-  for (let i = 0; i < 50; i++) {
-    const res = await fetch(`${url}/api/v1/fetch_api_key`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ username: OWNER.email, password: OWNER.password }).toString(),
-    });
-    if (res.ok) {
-      const body = (await res.json()) as { api_key: string };
-      return "Basic " + Buffer.from(`${OWNER.email}:${body.api_key}`).toString("base64");
-    }
-    await new Promise((r) => setTimeout(r, 200));
+const wanted = process.argv.slice(2);
+for (const w of wanted) {
+  if (!SECTIONS[w]) {
+    console.error(`unknown section ${w}; sections: ${Object.keys(SECTIONS).join(", ")}`);
+    process.exit(2);
   }
-  throw new Error("could not fetch an API key");
 }
+const selected = wanted.length ? wanted : Object.keys(SECTIONS);
 
-const bootstrapEnv = { OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password, REALM_NAME: "Bench" };
+const baselines = new Map<"post" | "get", Promise<LoadFigure>>();
+const baseRows: BenchRow[] = [];
 
-async function baseline(): Promise<Figure> {
+/** Bare Fastify, measured once per kind on first use (alone on the machine: no other server of ours runs then). */
+async function measureBaseline(kind: "post" | "get"): Promise<LoadFigure> {
   const p = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
   try {
-    return await load("bare Fastify form-POST (baseline)", `http://127.0.0.1:${p.match[1]}`, null);
-  } finally {
-    await p.stop();
-  }
-}
-
-async function embedded(): Promise<Figure> {
-  const dir = mkdtempSync(join(tmpdir(), "bench-embedded-"));
-  const port = await freePort();
-  const p = await startProc(
-    "embedded",
-    "server.ts",
-    // The benchmark measures throughput, not Zulip's per-user rate limit.
-    { PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, RATE_LIMIT_PER_MINUTE: "0", ...bootstrapEnv },
-    /listening on port (\d+)/,
-  );
-  try {
-    const url = `http://127.0.0.1:${port}`;
-    return await load("PATCH /settings, embedded", url, await fetchKey(url));
-  } finally {
-    await p.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function cluster(): Promise<Figure> {
-  const services: Service[] = [];
-  const procs: Proc[] = [];
-  try {
-    const nats = await startNats();
-    services.push(nats);
-    const redis = await startRedis();
-    services.push(redis);
-    const common = { NATS_URL: nats.url, REDIS_URL: redis.url, ...bootstrapEnv };
-    for (const id of ["n1", "n2"]) {
-      const grpc = await freePort();
-      procs.push(
-        await startProc(
-          id,
-          "cluster/node-main.ts",
-          { ...common, NODE_ID: id, GRPC_PORT: String(grpc) },
-          /node \S+ ready/,
-        ),
-      );
-    }
-    const port = await freePort();
-    procs.push(
-      await startProc(
-        "gateway",
-        "gateway/gateway-main.ts",
-        { ...common, PORT: String(port), RATE_LIMIT_PER_MINUTE: "0" },
-        /listening on port/,
-      ),
+    const url = `http://127.0.0.1:${p.match[1]}`;
+    const f = await load(
+      kind === "post"
+        ? {
+            url: `${url}/api/v1/settings`,
+            method: "POST",
+            connections: CONNECTIONS,
+            duration: DURATION,
+            body: "enter_sends=true&web_font_size_px=15",
+          }
+        : { url: `${url}/api/v1/ping`, method: "GET", connections: CONNECTIONS, duration: DURATION },
     );
-    const url = `http://127.0.0.1:${port}`;
-    return await load("PATCH /settings, cluster (2 nodes, 1 gateway)", url, await fetchKey(url));
+    const what = kind === "post" ? "bare Fastify form-POST" : "bare Fastify GET";
+    baseRows.push(
+      { section: "baseline", name: `${what}: req/s`, value: f.rps, unit: "req/s", ratio: 1 },
+      { section: "baseline", name: `${what}: p99`, value: f.p99, unit: "ms", ratio: 1 },
+    );
+    return f;
   } finally {
-    for (const p of procs.reverse()) await p.stop();
-    for (const s of services.reverse()) await s.stop();
+    await p.stop();
   }
 }
 
-function row(f: Figure, base: Figure): string {
-  const ratio = (f.rps / base.rps).toFixed(3);
-  const p99ratio = (f.p99 / Math.max(base.p99, 0.001)).toFixed(2);
-  return `| ${f.name} | ${f.rps.toFixed(0)} | ${ratio}x | ${f.p99} ms | ${p99ratio}x | ${f.total} | ${f.errors + f.non2xx} |`;
+const ctx: BenchContext = {
+  duration: DURATION,
+  connections: CONNECTIONS,
+  baseline(kind) {
+    let f = baselines.get(kind);
+    if (!f) {
+      f = measureBaseline(kind);
+      baselines.set(kind, f);
+    }
+    return f;
+  },
+  log: (msg) => console.error(`[bench] ${msg}`),
+};
+
+const rows: BenchRow[] = [];
+let crashed = false;
+for (const name of selected) {
+  const started = Date.now();
+  ctx.log(`section ${name}...`);
+  try {
+    const mod = await SECTIONS[name]!();
+    rows.push(...(await mod.run(ctx)));
+  } catch (err) {
+    crashed = true;
+    console.error(`section ${name} failed:`, err);
+    rows.push({ section: name, name: "section failed (see stderr)", value: NaN, unit: "", pass: false });
+  }
+  ctx.log(`section ${name} took ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-const base = await baseline();
-const figures = [await embedded(), await cluster()];
-const targets: Record<string, number> = { embedded: 0.35, cluster: 0.15 };
 console.log(
-  `\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+  `\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+    `Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)}`,
 );
-console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per scenario after a 2 s warm-up\n`);
-console.log("| scenario | req/s | ratio to baseline | p99 | p99 ratio | requests | failed |");
-console.log("|---|---|---|---|---|---|---|");
-console.log(row(base, base));
-for (const f of figures) console.log(row(f, base));
-let failed = false;
-for (const f of figures) {
-  const key = f.name.includes("cluster") ? "cluster" : "embedded";
-  const ratio = f.rps / base.rps;
-  const ok = ratio >= targets[key]!;
-  if (!ok) failed = true;
-  console.log(`${key}: ${ratio.toFixed(3)}x (target >= ${targets[key]}x) ${ok ? "met" : "NOT met"}`);
-}
+console.log(
+  `autocannon: ${CONNECTIONS} connections, ${DURATION} s per load figure after a 2 s warm-up; ` +
+    `command: npm run bench${wanted.length ? " -- " + wanted.join(" ") : ""}\n`,
+);
+console.log(formatTable([...baseRows, ...rows]));
+const failed = crashed || rows.some((r) => r.pass === false);
 process.exitCode = failed ? 1 : 0;

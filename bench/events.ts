@@ -1,0 +1,341 @@
+// Issue 7's figures:
+//  (a) 1,000 parked long-polls (one registered queue per user, each with a
+//      GET /events parked) receiving one channel message: delivery latency
+//      from the send's response to each poll's response, and deliveries/s;
+//  (b) heap bytes per registered idle queue on a node (child process
+//      bench/idle-queues.ts, through the runtime, no HTTP);
+//  (c) parked GET /events per gateway process and the gateway's RSS per
+//      parked poll (cluster mode; the client sockets live in child processes
+//      bench/parked-client.ts, since one process may hold 20,000 files).
+import { spawn } from "node:child_process";
+import { writeFileSync, mkdtempSync, rmSync, readFileSync, readdirSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { api, channelWith, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
+import { ROOT } from "./procs.ts";
+import { startServers } from "./servers.ts";
+import { atLeast, atMost, percentile, type BenchContext, type BenchRow } from "./table.ts";
+
+const FANOUT_USERS = Number(process.env.BENCH_FANOUT_USERS ?? 1000);
+const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 3);
+const PARKED = Number(process.env.BENCH_PARKED ?? 19_500);
+/** Queues per user for (c): the queue actor allows 100 per user. */
+const QUEUES_PER_USER = 95;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- (a) fan-out to parked long-polls ----------------------------------------
+
+interface Poll {
+  user: BenchUser;
+  queueId: string;
+  lastEventId: number;
+}
+
+/** GET /events on its own socket; resolves with the arrival time and body. */
+function longPoll(agent: Agent, base: URL, p: Poll): Promise<{ at: number; status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method: "GET",
+        path: `/api/v1/events?queue_id=${encodeURIComponent(p.queueId)}&last_event_id=${p.lastEventId}`,
+        headers: { authorization: p.user.auth },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (body += d));
+        res.on("end", () => resolve({ at: performance.now(), status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<BenchRow[]> {
+  const srv = await startServers(mode);
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  try {
+    const { url } = srv;
+    const owner = await ownerAuth(url);
+    const bots = await createBots(url, owner.auth, FANOUT_USERS - 1, "ev");
+    const users: BenchUser[] = [{ userId: owner.userId, email: "", auth: owner.auth }, ...bots];
+    const channelId = await channelWith(
+      url,
+      owner.auth,
+      "bench events",
+      users.map((u) => u.userId),
+    );
+    const polls: Poll[] = await pool(users, 16, async (user) => {
+      const r = await api(url, user.auth, "POST", "/register", { event_types: ["message"] });
+      return { user, queueId: r.queue_id as string, lastEventId: r.last_event_id as number };
+    });
+    ctx.log(`${mode}: ${polls.length} queues registered`);
+    const base = new URL(url);
+    const fromResponse: number[] = [];
+    const fromRequest: number[] = [];
+    const rates: number[] = [];
+    const sendMs: number[] = [];
+    let missing = 0;
+    for (let round = 0; round < FANOUT_ROUNDS; round++) {
+      const pending = polls.map((p) => longPoll(agent, base, p));
+      let early = 0;
+      pending.forEach(
+        (pr) =>
+          void pr.then(
+            () => early++,
+            () => early++,
+          ),
+      );
+      // Let every poll reach its queue and park.
+      await sleep(2000 + FANOUT_USERS);
+      if (early) ctx.log(`${mode}: ${early} polls answered before the send`);
+      const sendStart = performance.now();
+      await api(url, owner.auth, "POST", "/messages", {
+        type: "stream",
+        to: String(channelId),
+        topic: "fan-out",
+        content: `round ${round}`,
+      });
+      const sendEnd = performance.now();
+      sendMs.push(sendEnd - sendStart);
+      const results = await Promise.race([Promise.all(pending), sleep(30_000).then(() => null)]);
+      if (!results) throw new Error("deliveries did not all arrive within 30 s");
+      let last = sendStart;
+      results.forEach((r, i) => {
+        const body = JSON.parse(r.body) as { events?: { id: number; type: string }[] };
+        const msgs = (body.events ?? []).filter((e) => e.type === "message");
+        const p = polls[i]!;
+        for (const e of body.events ?? []) p.lastEventId = Math.max(p.lastEventId, e.id);
+        if (r.status !== 200 || msgs.length === 0) {
+          missing++;
+          return;
+        }
+        fromResponse.push(Math.max(0, r.at - sendEnd));
+        fromRequest.push(r.at - sendStart);
+        last = Math.max(last, r.at);
+      });
+      rates.push((results.length / (last - sendStart)) * 1000);
+    }
+    const p99 = percentile(fromResponse, 99);
+    const tag = `${FANOUT_USERS} parked polls, ${mode}`;
+    return [
+      {
+        section: "events",
+        name: `one message to ${tag}: p99 delivery after the send's response`,
+        value: p99,
+        unit: "ms",
+        ...atMost(p99, 50, (n) => `${n} ms`),
+        note: `${fromResponse.length} deliveries over ${FANOUT_ROUNDS} rounds${missing ? `, ${missing} polls got no message` : ""}; p50 ${percentile(fromResponse, 50).toFixed(1)} ms; from the send's request: p50 ${percentile(fromRequest, 50).toFixed(0)} ms, p99 ${percentile(fromRequest, 99).toFixed(0)} ms; the send itself took ${sendMs.map((x) => x.toFixed(0)).join(", ")} ms`,
+      },
+      {
+        section: "events",
+        name: `one message to ${tag}: deliveries/s (send's request to last poll answered)`,
+        value: Math.min(...rates),
+        unit: "deliveries/s",
+      },
+    ];
+  } finally {
+    agent.destroy();
+    await srv.stop();
+  }
+}
+
+// ---- (b) idle queues per node -------------------------------------------------------
+
+function runChild(args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("exit", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${args.join(" ")}: ${code}\n${err}`)),
+    );
+  });
+}
+
+async function idleRun(target: number, seconds: number, passivate: boolean): Promise<Record<string, number>> {
+  const out = await runChild(["--expose-gc", "--import", "tsx", "bench/idle-queues.ts"], {
+    IDLE_QUEUES: String(target),
+    IDLE_SECONDS: String(seconds),
+    IDLE_PASSIVATE: passivate ? "1" : "0",
+  });
+  return JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
+}
+
+async function idleQueues(ctx: BenchContext): Promise<BenchRow[]> {
+  const target = Number(process.env.IDLE_QUEUES ?? 1_000_000);
+  const seconds = Number(process.env.IDLE_SECONDS ?? 60);
+  // Live: activations kept (the default 5-minute passivation does not fire).
+  const r = await idleRun(target, seconds, false);
+  ctx.log(`idle queues, live: ${JSON.stringify(r)}`);
+  // Passivated: a shorter run with activations passivated after 2 s idle.
+  const q = await idleRun(target, Math.min(seconds, 20), true);
+  ctx.log(`idle queues, passivated: ${JSON.stringify(q)}`);
+  const n = (x: number) => x.toLocaleString("en-US");
+  const note = (x: Record<string, number>) =>
+    `N = ${n(x.queues!)} registered in ${(x.registerMs! / 1000).toFixed(0)} s` +
+    (x.queues! < target
+      ? ` (time box; 1M would take ${(((target / x.queues!) * x.registerMs!) / 1000).toFixed(0)} s here)`
+      : "") +
+    `, ${((x.queues! / x.registerMs!) * 1000).toFixed(0)} registrations/s, RSS ${x.rssPerQueue!.toFixed(0)} B per queue`;
+  return [
+    {
+      section: "events",
+      name: "idle queue: heap per registered queue, activation live",
+      value: r.bytesPerQueue!,
+      unit: "B",
+      ...atMost(r.bytesPerQueue!, 400, (v) => `${v} B`),
+      note: note(r),
+    },
+    {
+      section: "events",
+      name: "idle queue: heap per registered queue, after passivation",
+      value: q.bytesPerQueuePassivated!,
+      unit: "B",
+      ...atMost(q.bytesPerQueuePassivated!, 400, (v) => `${v} B`),
+      note:
+        note(q) + `; ${q.activationsAfterPassivation} activations left, ${n(q.wheelTimers!)} wheel timers`,
+    },
+  ];
+}
+
+// ---- (c) parked polls per gateway process ---------------------------------------------
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function fdsOf(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+async function parkedPerGateway(ctx: BenchContext): Promise<BenchRow[]> {
+  // Heartbeats would answer the polls after ~45 s; push them past the measurement.
+  const srv = await startServers("cluster", { nodeEnv: { EVENT_QUEUE_HEARTBEAT_MS: "600000" } });
+  const dir = mkdtempSync(join(tmpdir(), "bench-parked-"));
+  const clients: ReturnType<typeof spawn>[] = [];
+  try {
+    const { url } = srv;
+    const owner = await ownerAuth(url);
+    const nUsers = Math.ceil(PARKED / QUEUES_PER_USER);
+    const bots = await createBots(url, owner.auth, nUsers, "park");
+    let t = Date.now();
+    const jobs = Array.from({ length: PARKED }, (_, i) => bots[i % nUsers]!);
+    const queues = await pool(jobs, 32, async (u) => {
+      // Register-through-GET: a queue without /register's initial state.
+      const r = await api(url, u.auth, "GET", "/events", { dont_block: "true", event_types: ["message"] });
+      return { auth: u.auth, queueId: r.queue_id as string };
+    });
+    ctx.log(`parked: ${queues.length} queues registered in ${Date.now() - t} ms`);
+    const gw = srv.http.child.pid!;
+    await sleep(1000);
+    const rssBefore = rssOf(gw);
+    const fdsBefore = fdsOf(gw);
+    // Two client processes, each under the 20,000-file limit.
+    const halves = [queues.slice(0, PARKED / 2), queues.slice(PARKED / 2)];
+    t = Date.now();
+    const opened = await Promise.all(
+      halves.map(
+        (part, i) =>
+          new Promise<number>((resolve, reject) => {
+            const file = join(dir, `queues-${i}.json`);
+            writeFileSync(file, JSON.stringify(part));
+            const child = spawn(process.execPath, ["--import", "tsx", "bench/parked-client.ts", url, file], {
+              cwd: ROOT,
+              stdio: ["ignore", "pipe", "inherit"],
+            });
+            clients.push(child);
+            let out = "";
+            child.stdout!.on("data", (d: Buffer) => {
+              out += d.toString();
+              const m = /OPEN (\d+)/.exec(out);
+              if (m) resolve(Number(m[1]));
+            });
+            child.on("exit", (code) => reject(new Error(`parked client exited ${code}: ${out}`)));
+          }),
+      ),
+    );
+    // Wait until the gateway holds every socket (or stops gaining).
+    const want = fdsBefore + PARKED;
+    let fds = fdsOf(gw);
+    for (let stable = 0, prev = -1; fds < want && stable < 10;) {
+      await sleep(500);
+      fds = fdsOf(gw);
+      stable = fds === prev ? stable + 1 : 0;
+      prev = fds;
+    }
+    await sleep(2000);
+    const rssAfter = rssOf(gw);
+    fds = fdsOf(gw);
+    const parked = fds - fdsBefore;
+    ctx.log(
+      `parked: clients opened ${opened.join("+")} in ${Date.now() - t} ms; gateway fds ${fdsBefore} -> ${fds}; RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rssAfter / 2 ** 20).toFixed(0)} MiB`,
+    );
+    // Ask the clients whether any poll was answered (it would no longer be parked).
+    const answered = await Promise.all(
+      clients.map(
+        (c) =>
+          new Promise<number>((resolve) => {
+            let out = "";
+            c.stdout!.on("data", (d: Buffer) => {
+              out += d.toString();
+              const m = /ANSWERED (\d+)/.exec(out);
+              if (m) resolve(Number(m[1]));
+            });
+            c.kill("SIGUSR2");
+          }),
+      ),
+    );
+    const early = answered.reduce((a, b) => a + b, 0);
+    const held = parked - early;
+    const perPoll = (rssAfter - rssBefore) / Math.max(held, 1);
+    return [
+      {
+        section: "events",
+        name: "parked GET /events held by one gateway process",
+        value: held,
+        unit: "polls",
+        ...atLeast(held, 19_000, (n) => n.toLocaleString("en-US")),
+        note: `${PARKED} polls opened from 2 client processes; gateway fds ${fdsBefore} → ${fds}; ${early} polls answered before the measurement`,
+      },
+      {
+        section: "events",
+        name: "gateway RSS per parked GET /events",
+        value: perPoll / 1024,
+        unit: "KiB",
+        ...atMost(perPoll / 1024, 8, (n) => `${n} KiB`),
+        note: `gateway RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB`,
+      },
+    ];
+  } finally {
+    for (const c of clients) if (c.exitCode === null) c.kill("SIGTERM");
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const PARTS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
+  fanout: (ctx) => fanout(ctx, "embedded"),
+  "fanout-cluster": (ctx) => fanout(ctx, "cluster"),
+  idle: idleQueues,
+  parked: parkedPerGateway,
+};
+
+export async function run(ctx: BenchContext): Promise<BenchRow[]> {
+  const parts = (process.env.BENCH_EVENTS ?? "fanout,idle,parked").split(",");
+  const rows: BenchRow[] = [];
+  for (const p of parts) {
+    const fn = PARTS[p];
+    if (!fn) throw new Error(`unknown events part ${p}; parts: ${Object.keys(PARTS).join(", ")}`);
+    rows.push(...(await fn(ctx)));
+  }
+  return rows;
+}

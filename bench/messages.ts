@@ -1,0 +1,175 @@
+// Issue 5's figures: POST /messages to a channel with 1,000 subscribers and
+// GET /messages (channel narrow, anchor newest, 100 before) in a channel
+// holding 100,000 messages, in embedded and cluster mode, each as a ratio
+// to bare Fastify in the same run.
+import { api, channelWith, createBots, ownerAuth, pool } from "./client.ts";
+import { load } from "./load.ts";
+import { startServers } from "./servers.ts";
+import type { BenchContext, BenchRow } from "./table.ts";
+
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 100_000);
+const SENDERS = Number(process.env.BENCH_SENDERS ?? 4);
+const SEED_SECONDS = Number(process.env.BENCH_SEED_SECONDS ?? 60);
+const MODES = (process.env.BENCH_MESSAGE_MODES ?? "embedded,cluster").split(",") as (
+  "embedded" | "cluster"
+)[];
+
+/**
+ * Send up to `n` messages, 16 in flight, for at most SEED_SECONDS. Every
+ * send to a channel costs time linear in the messages it already holds (see
+ * the README), so 100,000 does not fit a benchmark run on a small machine;
+ * the figure names the count reached.
+ */
+async function seedMessages(
+  url: string,
+  auth: string,
+  channelId: number,
+  n: number,
+): Promise<{ sent: number; failed: number }> {
+  const until = Date.now() + SEED_SECONDS * 1000;
+  let next = 0;
+  let sent = 0;
+  let failed = 0;
+  await pool(Array.from({ length: 16 }), 16, async () => {
+    while (next < n && Date.now() < until) {
+      const i = next++;
+      try {
+        await api(url, auth, "POST", "/messages", {
+          type: "stream",
+          to: String(channelId),
+          topic: `history ${i % 50}`,
+          content: `seed message ${i}`,
+        });
+        sent++;
+      } catch {
+        // 503 (overload, deadline): counted, not fatal.
+        failed++;
+      }
+    }
+  });
+  return { sent, failed };
+}
+
+async function mode(ctx: BenchContext, m: "embedded" | "cluster"): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const srv = await startServers(m);
+  try {
+    const { url } = srv;
+    const owner = await ownerAuth(url);
+    let t = Date.now();
+    const bots = await createBots(url, owner.auth, SUBSCRIBERS - 1, "msg");
+    ctx.log(`${m}: ${bots.length} bots in ${Date.now() - t} ms`);
+    t = Date.now();
+    const fanout = {
+      id: await channelWith(url, owner.auth, "bench fan-out", [owner.userId, ...bots.map((b) => b.userId)]),
+    };
+    ctx.log(`${m}: channel with ${SUBSCRIBERS} subscribers in ${Date.now() - t} ms`);
+    let n = 0;
+    // Few senders: every send to this channel waits for the ones before it
+    // (one channel actor, one turn at a time), so 50 connections only queue.
+    const send = await load({
+      url: `${url}/api/v1/messages`,
+      method: "POST",
+      connections: SENDERS,
+      timeout: 30,
+      duration: ctx.duration,
+      headers: { authorization: owner.auth },
+      body: () => `type=stream&to=${fanout.id}&topic=load&content=fan-out%20${n++}`,
+    });
+    const base = await ctx.baseline("post");
+    const tag = m === "embedded" ? "embedded" : "cluster (2 nodes, 1 gateway)";
+    rows.push(
+      {
+        section: "messages",
+        name: `POST /messages, ${SUBSCRIBERS} subscribers, ${SENDERS} senders, ${tag}: req/s`,
+        value: send.rps,
+        unit: "req/s",
+        ratio: send.rps / base.rps,
+        note: send.failed ? `${send.failed} of ${send.total} requests failed` : undefined,
+      },
+      {
+        section: "messages",
+        name: `POST /messages, ${SUBSCRIBERS} subscribers, ${SENDERS} senders, ${tag}: p99`,
+        value: send.p99,
+        unit: "ms",
+        ratio: send.p99 / Math.max(base.p99, 1),
+      },
+    );
+
+    const history = (await api(url, owner.auth, "POST", "/channels/create", {
+      name: "bench history",
+      subscribers: [owner.userId],
+    })) as { id: number };
+    // Wait out the load's backlog (sends still queued at the channel) before seeding.
+    await api(url, owner.auth, "POST", "/messages", {
+      type: "stream",
+      to: String(fanout.id),
+      topic: "load",
+      content: "drain",
+    });
+    t = Date.now();
+    const { sent: seeded, failed: seedFailed } = await seedMessages(url, owner.auth, history.id, HISTORY);
+    const seedMs = Date.now() - t;
+    ctx.log(`${m}: ${seeded} messages seeded in ${seedMs} ms (${seedFailed} failed)`);
+    rows.push({
+      section: "messages",
+      name: `seed sends to a 1-subscriber channel (16 in flight) up to ${seeded} messages, ${tag}`,
+      value: (seeded / seedMs) * 1000,
+      unit: "msg/s",
+      note:
+        (seeded < HISTORY
+          ? `seeding stopped at ${seeded} of ${HISTORY} messages after ${SEED_SECONDS} s (time box)`
+          : `${seeded} messages`) + (seedFailed ? `; ${seedFailed} sends failed (503)` : ""),
+    });
+    const narrow = encodeURIComponent(JSON.stringify([{ operator: "channel", operand: history.id }]));
+    const read = await load({
+      url: `${url}/api/v1/messages?narrow=${narrow}&anchor=newest&num_before=100&num_after=0`,
+      method: "GET",
+      connections: ctx.connections,
+      duration: ctx.duration,
+      headers: { authorization: owner.auth },
+    });
+    const getBase = await ctx.baseline("get");
+    rows.push(
+      {
+        section: "messages",
+        name: `GET /messages, newest 100 of ${seeded}, ${tag}: req/s`,
+        value: read.rps,
+        unit: "req/s",
+        ratio: read.rps / getBase.rps,
+        note: read.failed ? `${read.failed} of ${read.total} requests failed` : undefined,
+      },
+      {
+        section: "messages",
+        name: `GET /messages, newest 100 of ${seeded}, ${tag}: p99`,
+        value: read.p99,
+        unit: "ms",
+        ratio: read.p99 / Math.max(getBase.p99, 1),
+      },
+    );
+  } finally {
+    await srv.stop();
+  }
+  return rows;
+}
+
+export async function run(ctx: BenchContext): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const m of MODES) {
+    try {
+      rows.push(...(await mode(ctx, m)));
+    } catch (err) {
+      // Keep the other mode's figures.
+      ctx.log(`messages, ${m}: ${(err as Error).stack ?? String(err)}`);
+      rows.push({
+        section: "messages",
+        name: `${m} mode failed (see stderr)`,
+        value: NaN,
+        unit: "",
+        pass: false,
+      });
+    }
+  }
+  return rows;
+}
