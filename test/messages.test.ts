@@ -555,10 +555,16 @@ describe("messages - reactions, edits, deletion", () => {
       "Missing 'emoji_name' argument",
       "REQUEST_VARIABLE_MISSING",
     );
+    // A private channel's message is invalid for a non-subscriber; a public
+    // one's is not (Zulip's access_message: public history).
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const privId = await send({ type: "stream", to: priv.id, topic: "r", content: "secret" });
     err(
-      await api("POST", `/messages/${id}/reactions`, { emoji_name: "smile" }, outsider),
+      await api("POST", `/messages/${privId}/reactions`, { emoji_name: "smile" }, outsider),
       "Invalid message(s)",
     );
+    ok(await api("POST", `/messages/${id}/reactions`, { emoji_name: "tada" }, outsider));
+    ok(await api("DELETE", `/messages/${id}/reactions`, { emoji_name: "tada" }, outsider));
     err(await api("POST", "/messages/99999999/reactions", { emoji_name: "smile" }, m), "Invalid message(s)");
     const got = ok(await api("GET", `/messages/${id}`, {}, m)).message as Obj;
     assert.equal((got.reactions as Obj[]).length, 1);
@@ -719,5 +725,569 @@ describe("messages - linkifiers", () => {
       m.content as string,
     );
     assert.ok((m.content as string).includes("<code>#8</code>"), m.content as string);
+  });
+});
+
+describe("messages - more narrows", () => {
+  const ids = (r: Obj) => (r.messages as Obj[]).map((x) => x.id as number);
+  const narrowErr = async (narrow: unknown, msg: string, code = "BAD_NARROW", auth?: User) =>
+    err(await api("GET", "/messages", { anchor: "newest", num_before: 10, narrow }, auth), msg, code);
+
+  test("has: link, image, attachment, reaction, negated; bad operand", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const link = await send({ type: "stream", to: ch.id, topic: "h", content: "see https://example.com/x" });
+    const plain = await send({ type: "stream", to: ch.id, topic: "h", content: "nothing here" });
+    const img = await send({
+      type: "stream",
+      to: ch.id,
+      topic: "h",
+      content: "[pic.png](/user_uploads/2/ab/pic.png)",
+    });
+    ok(await api("POST", `/messages/${plain}/reactions`, { emoji_name: "smile" }, m));
+    const inCh = (has: string, negated = false) => [
+      ["channel", ch.id],
+      { operator: "has", operand: has, negated },
+    ];
+    assert.deepEqual(ids(await fetch({ narrow: inCh("link") }, m)), [link, img]);
+    assert.deepEqual(ids(await fetch({ narrow: inCh("image") }, m)), [img]);
+    assert.deepEqual(ids(await fetch({ narrow: inCh("attachment") }, m)), [img]);
+    assert.deepEqual(ids(await fetch({ narrow: inCh("reaction") }, m)), [plain]);
+    assert.deepEqual(ids(await fetch({ narrow: inCh("link", true) }, m)), [plain]);
+    // Without a channel term the user's own index is read, the content judged by the channel.
+    const all = ids(await fetch({ narrow: [["has", "reaction"]] }, m));
+    assert.ok(all.includes(plain) && !all.includes(link));
+    await narrowErr([["has", "bogus"]], "Invalid narrow operator: unknown 'has' operand bogus");
+  });
+
+  test("dm-including, group-pm-with, negated dm and is:dm, both-kinds error", async () => {
+    const m = await chat.newUser();
+    const u2 = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const cm = await send({ type: "stream", to: ch.id, topic: "t", content: "channel msg" });
+    const d1 = await send({ type: "direct", to: [m.userId], content: "one to one" });
+    const g = await send({ type: "direct", to: [m.userId, u2.userId], content: "group" });
+    const d2 = await send({ type: "direct", to: [chat.owner.userId], content: "u2 to owner" }, u2);
+    assert.deepEqual(ids(await fetch({ narrow: [["dm-including", u2.userId]] }, m)), [g]);
+    assert.deepEqual(ids(await fetch({ narrow: [["dm-including", m.email]] }, m)), [d1, g]);
+    assert.deepEqual(ids(await fetch({ narrow: [["group-pm-with", u2.email]] }, m)), [g]);
+    assert.deepEqual(ids(await fetch({ narrow: [["group-pm-with", chat.owner.userId]] }, u2)), [g]);
+    const notD1 = ids(
+      await fetch({ narrow: [{ operator: "dm", operand: [chat.owner.userId], negated: true }] }, m),
+    );
+    assert.ok(!notD1.includes(d1) && notD1.includes(g) && notD1.includes(cm));
+    const notDm = ids(await fetch({ narrow: [{ operator: "is", operand: "dm", negated: true }] }, m));
+    assert.ok(notDm.includes(cm) && !notDm.includes(d1) && !notDm.includes(g));
+    const allDm = ids(await fetch({ narrow: [["is", "dm"]] }, chat.owner));
+    assert.ok(allDm.includes(d1) && allDm.includes(g) && allDm.includes(d2) && !allDm.includes(cm));
+    await narrowErr([["dm-including", 99999]], "Invalid narrow operator: unknown user 99999");
+    await narrowErr([["group-pm-with", "nobody@x.y"]], "Invalid narrow operator: unknown user nobody@x.y");
+    await narrowErr([["dm", "nobody@x.y"]], "Invalid narrow operator: unknown user in nobody@x.y");
+    await narrowErr(
+      [
+        ["channel", ch.id],
+        ["dm", [m.userId]],
+      ],
+      "Invalid narrow operator: No message can be both a channel message and direct message",
+    );
+    await narrowErr(
+      [
+        ["topic", "x"],
+        ["is", "dm"],
+      ],
+      "Invalid narrow operator: No message can be both a channel message and direct message",
+    );
+  });
+
+  test("negated channel, topic and sender across conversations; id; near", async () => {
+    const m = await chat.newUser();
+    const a = await channel([chat.owner.userId, m.userId]);
+    const b = await channel([chat.owner.userId, m.userId]);
+    const a1 = await send({ type: "stream", to: a.id, topic: "x", content: "a1" });
+    const b1 = await send({ type: "stream", to: b.id, topic: "y", content: "b1" }, m);
+    const b2 = await send({ type: "stream", to: b.id, topic: "x", content: "b2" });
+    const mine = (r: Obj) => ids(r).filter((id) => [a1, b1, b2].includes(id));
+    const neg = (operator: string, operand: string | number): Obj => ({ operator, operand, negated: true });
+    assert.deepEqual(mine(await fetch({ narrow: [neg("channel", a.id)] }, m)), [b1, b2]);
+    assert.deepEqual(mine(await fetch({ narrow: [neg("topic", "x")] }, m)), [b1]);
+    assert.deepEqual(mine(await fetch({ narrow: [neg("sender", m.email)] }, m)), [a1, b2]);
+    assert.deepEqual(ids(await fetch({ narrow: [["id", String(b1)]] }, m)), [b1]);
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["channel", b.id],
+              ["id", b2],
+            ],
+          },
+          m,
+        ),
+      ),
+      [b2],
+    );
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["channel", b.id],
+              ["near", String(b1)],
+            ],
+          },
+          m,
+        ),
+      ),
+      [b1, b2],
+    );
+    await narrowErr([["id", "abc"]], "Invalid narrow operator: Invalid message ID");
+    await narrowErr([["id", "99999999999"]], "Invalid narrow operator: Invalid message ID");
+    await narrowErr([["sender", "nobody@x.y"]], "Invalid narrow operator: unknown user nobody@x.y");
+    // Operand types (Zulip's NarrowParameter validators).
+    await narrowErr(
+      [{ operator: "sender", operand: [1] }],
+      "operand is not a string or integer",
+      "BAD_REQUEST",
+    );
+    await narrowErr(
+      [{ operator: "dm", operand: {} }],
+      "operand is not a string or an integer list",
+      "BAD_REQUEST",
+    );
+    await narrowErr([{ operator: "dm", operand: ["a"] }], "operand[0] is not an integer", "BAD_REQUEST");
+    await narrowErr([{ operator: "topic", operand: 5 }], "operand is not a string", "BAD_REQUEST");
+    await narrowErr([["search", "   "]], "operand cannot be blank.", "BAD_REQUEST");
+  });
+
+  test("with: the message's conversation; public history; bad and duplicate operators", async () => {
+    const m = await chat.newUser();
+    const outsider = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const t1 = await send({ type: "stream", to: ch.id, topic: "one", content: "first" });
+    await send({ type: "stream", to: ch.id, topic: "two", content: "other topic" });
+    const t1b = await send({ type: "stream", to: ch.id, topic: "one", content: "second" }, m);
+    // A stale channel/topic is replaced by the message's conversation.
+    const r = await fetch(
+      {
+        narrow: [
+          ["channel", ch.id],
+          ["topic", "two"],
+          ["with", t1],
+        ],
+      },
+      m,
+    );
+    assert.deepEqual(ids(r), [t1, t1b]);
+    // Someone who never received it reads it through public history.
+    const h = await fetch({ narrow: [["with", String(t1b)]] }, outsider);
+    assert.deepEqual(ids(h), [t1, t1b]);
+    assert.deepEqual((h.messages as Obj[])[0]!.flags, ["read", "historical"]);
+    const dm = await send({ type: "direct", to: [m.userId], content: "dm" });
+    assert.deepEqual(ids(await fetch({ narrow: [["with", dm]] }, m)), [dm]);
+    // An inaccessible message: ignored when the rest names a conversation, else an error.
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const secret = await send({ type: "stream", to: priv.id, topic: "s", content: "secret" });
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["dm", [chat.owner.userId]],
+              ["with", secret],
+            ],
+          },
+          m,
+        ),
+      ),
+      [dm],
+    );
+    await narrowErr([["with", secret]], "Invalid narrow operator: Invalid 'with' operator", "BAD_NARROW", m);
+    await narrowErr([["with", "abc"]], "Invalid narrow operator: Invalid 'with' operator");
+    await narrowErr(
+      [
+        ["with", t1],
+        ["with", t1b],
+      ],
+      "Invalid narrow operator combination: Duplicate 'with' operators.",
+    );
+  });
+
+  test("channels:public includes unreceived public history; web-public; bad operand", async () => {
+    const m = await chat.newUser();
+    const guest = await chat.newUser(600);
+    const pub = await channel([chat.owner.userId]);
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const p1 = await send({ type: "stream", to: pub.id, topic: "t", content: "public one" });
+    const x1 = await send({ type: "stream", to: priv.id, topic: "t", content: "private one" });
+    const d1 = await send({ type: "direct", to: [m.userId], content: "dm" });
+    const r = await fetch({ narrow: [["channels", "public"]] }, m);
+    const got = ids(r);
+    assert.ok(got.includes(p1) && !got.includes(x1) && !got.includes(d1));
+    assert.deepEqual((r.messages as Obj[]).find((x) => x.id === p1)!.flags, ["read", "historical"]);
+    // An is: term limits the read to the user's own messages (Zulip's ok_to_include_history).
+    assert.ok(
+      !ids(
+        await fetch(
+          {
+            narrow: [
+              ["channels", "public"],
+              ["is", "unread"],
+            ],
+          },
+          m,
+        ),
+      ).includes(p1),
+    );
+    // Guests get no public history.
+    assert.ok(!ids(await fetch({ narrow: [["channels", "public"]] }, guest)).includes(p1));
+    // Windows over the merge are exact.
+    const w = await fetch(
+      { narrow: [["channels", "public"]], anchor: String(p1), num_before: 0, num_after: 0 },
+      m,
+    );
+    assert.deepEqual([ids(w), w.found_anchor], [[p1], true]);
+    const notPub = ids(
+      await fetch({ narrow: [{ operator: "channels", operand: "public", negated: true }] }, chat.owner),
+    );
+    assert.ok(notPub.includes(x1) && notPub.includes(d1) && !notPub.includes(p1));
+    assert.deepEqual(ids(await fetch({ narrow: [["channels", "web-public"]] }, m)), []);
+    await narrowErr([["channels", "bogus"]], "Invalid narrow operator: unknown channels operand bogus");
+  });
+
+  test("in:home leaves out muted channels and topics; in:all keeps them; is:followed", async () => {
+    const m = await chat.newUser();
+    const a = await channel([chat.owner.userId, m.userId]);
+    const quiet = await channel([chat.owner.userId, m.userId]);
+    ok(await api("POST", "/user_topics", { stream_id: a.id, topic: "noise", visibility_policy: 1 }, m));
+    ok(await api("PATCH", `/users/me/subscriptions/${quiet.id}`, { property: "is_muted", value: true }, m));
+    ok(await api("POST", "/user_topics", { stream_id: quiet.id, topic: "keep", visibility_policy: 2 }, m));
+    ok(await api("POST", "/user_topics", { stream_id: a.id, topic: "fav", visibility_policy: 3 }, m));
+    const normal = await send({ type: "stream", to: a.id, topic: "fine", content: "x" });
+    const noisy = await send({ type: "stream", to: a.id, topic: "noise", content: "x" });
+    const hushed = await send({ type: "stream", to: quiet.id, topic: "hush", content: "x" });
+    const kept = await send({ type: "stream", to: quiet.id, topic: "keep", content: "x" });
+    const fav = await send({ type: "stream", to: a.id, topic: "fav", content: "x" });
+    const dm = await send({ type: "direct", to: [m.userId], content: "x" });
+    const mine = (r: Obj) => ids(r).filter((id) => [normal, noisy, hushed, kept, fav, dm].includes(id));
+    assert.deepEqual(mine(await fetch({ narrow: [["in", "home"]] }, m)), [normal, kept, fav, dm]);
+    assert.deepEqual(mine(await fetch({ narrow: [["in", "all"]] }, m)), [
+      normal,
+      noisy,
+      hushed,
+      kept,
+      fav,
+      dm,
+    ]);
+    assert.deepEqual(mine(await fetch({ narrow: [{ operator: "in", operand: "home", negated: true }] }, m)), [
+      noisy,
+      hushed,
+    ]);
+    assert.deepEqual(mine(await fetch({ narrow: [["is", "muted"]] }, m)), [noisy, hushed]);
+    // Inside one channel only its muted topics count; the channel's own mute does not.
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["channel", quiet.id],
+              ["in", "home"],
+            ],
+          },
+          m,
+        ),
+      ),
+      [hushed, kept],
+    );
+    assert.deepEqual(
+      ids(
+        await fetch(
+          {
+            narrow: [
+              ["channel", a.id],
+              ["in", "home"],
+            ],
+          },
+          m,
+        ),
+      ),
+      [normal, fav],
+    );
+    assert.deepEqual(mine(await fetch({ narrow: [["is", "followed"]] }, m)), [fav]);
+    await narrowErr([["in", "bogus"]], "Invalid narrow operator: unknown 'in' operand bogus");
+  });
+
+  test("flags/narrow uses the same narrow (has:link)", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([chat.owner.userId, m.userId]);
+    const link = await send({ type: "stream", to: ch.id, topic: "h", content: "https://example.com" });
+    const plain = await send({ type: "stream", to: ch.id, topic: "h", content: "plain" });
+    const r = ok(
+      await api(
+        "POST",
+        "/messages/flags/narrow",
+        {
+          anchor: "oldest",
+          num_before: 0,
+          num_after: 100,
+          narrow: [
+            ["channel", ch.id],
+            ["has", "link"],
+          ],
+          op: "add",
+          flag: "read",
+        },
+        m,
+      ),
+    );
+    assert.deepEqual([r.processed_count, r.updated_count, r.first_processed_id], [1, 1, link]);
+    const unread = ids(
+      await fetch(
+        {
+          narrow: [
+            ["channel", ch.id],
+            ["is", "unread"],
+          ],
+        },
+        m,
+      ),
+    );
+    assert.deepEqual(unread, [plain]);
+  });
+});
+
+describe("messages - historical flags and max_message_id", () => {
+  test("starring an unreceived public message creates a historical row", async () => {
+    const m = await chat.newUser();
+    const guest = await chat.newUser(600);
+    const pub = await channel([chat.owner.userId]);
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const p1 = await send({ type: "stream", to: pub.id, topic: "t", content: "public" });
+    const x1 = await send({ type: "stream", to: priv.id, topic: "t", content: "private" });
+    const before = ok(await api("GET", "/users/me", {}, m)).max_message_id as number;
+    // Errors change nothing.
+    err(
+      await api("POST", "/messages/flags", { messages: [p1, x1], op: "add", flag: "starred" }, m),
+      "Invalid message(s)",
+    );
+    err(
+      await api("POST", "/messages/flags", { messages: [p1], op: "add", flag: "starred" }, guest),
+      "Invalid message(s)",
+    );
+    err(
+      await api("POST", "/messages/flags", { messages: [p1], op: "add", flag: "mentioned" }, m),
+      "Flag not editable: 'mentioned'",
+    );
+    assert.deepEqual((ok(await api("GET", `/messages/${p1}`, {}, m)).message as Obj).flags, [
+      "read",
+      "historical",
+    ]);
+    chat.events.length = 0;
+    const r = ok(await api("POST", "/messages/flags", { messages: [p1], op: "add", flag: "starred" }, m));
+    assert.deepEqual(r.messages, [p1]);
+    const ev = chat.events.find((e) => e.event.type === "update_message_flags")!;
+    assert.deepEqual(
+      [ev.event.op, ev.event.flag, ev.event.messages, ev.userIds],
+      ["add", "starred", [p1], [m.userId]],
+    );
+    const got = ok(await api("GET", `/messages/${p1}`, {}, m)).message as Obj;
+    assert.deepEqual(got.flags, ["read", "starred", "historical"]);
+    const starred = await fetch({ narrow: [["is", "starred"]] }, m);
+    assert.deepEqual(
+      (starred.messages as Obj[]).map((x) => [x.id, x.flags]),
+      [[p1, ["read", "starred", "historical"]]],
+    );
+    // The row stays when the flag goes; marking it unread is ignored (not subscribed).
+    ok(await api("POST", "/messages/flags", { messages: [p1], op: "remove", flag: "starred" }, m));
+    const un = ok(await api("POST", "/messages/flags", { messages: [p1], op: "remove", flag: "read" }, m));
+    assert.deepEqual(un.messages, []);
+    assert.deepEqual((ok(await api("GET", `/messages/${p1}`, {}, m)).message as Obj).flags, [
+      "read",
+      "historical",
+    ]);
+    // The historical row counts as a message the user has.
+    assert.equal(ok(await api("GET", "/users/me", {}, m)).max_message_id, Math.max(before, p1));
+  });
+
+  test("flags/narrow on a public channel stars unreceived messages too", async () => {
+    const m = await chat.newUser();
+    const pub = await channel([chat.owner.userId]);
+    const p1 = await send({ type: "stream", to: pub.id, topic: "", content: "one" });
+    const r = ok(
+      await api(
+        "POST",
+        "/messages/flags/narrow",
+        {
+          anchor: "oldest",
+          num_before: 0,
+          num_after: 10,
+          narrow: [["channel", pub.id]],
+          op: "add",
+          flag: "starred",
+        },
+        m,
+      ),
+    );
+    assert.deepEqual([r.processed_count, r.updated_count], [1, 1]);
+    const got = ok(await api("GET", `/messages/${p1}`, { allow_empty_topic_name: true }, m)).message as Obj;
+    assert.deepEqual([got.flags, got.subject], [["read", "starred", "historical"], ""]);
+  });
+
+  test("GET /users/me max_message_id: -1 without messages, then the newest received", async () => {
+    const m = await chat.newUser();
+    assert.equal(ok(await api("GET", "/users/me", {}, m)).max_message_id, -1);
+    const id = await send({ type: "direct", to: [m.userId], content: "hi" });
+    assert.equal(ok(await api("GET", "/users/me", {}, m)).max_message_id, id);
+    const ch = await channel([chat.owner.userId]);
+    await send({ type: "stream", to: ch.id, topic: "t", content: "not for m" });
+    assert.equal(ok(await api("GET", "/users/me", {}, m)).max_message_id, id);
+  });
+});
+
+describe("messages - moves between channels", () => {
+  const ids = (r: Obj) => (r.messages as Obj[]).map((x) => x.id as number);
+
+  test("change_later to another channel: events, flags stay, guests lose access, errors change nothing", async () => {
+    const m = await chat.newUser();
+    const n = await chat.newUser();
+    const g = await chat.newUser(600);
+    const from = await channel([chat.owner.userId, m.userId, g.userId]);
+    const to = await channel([chat.owner.userId, m.userId, n.userId]);
+    const priv = await channel([chat.owner.userId], { invite_only: true });
+    const a1 = await send({ type: "stream", to: from.id, topic: "mv", content: "one" });
+    const a2 = await send({ type: "stream", to: from.id, topic: "mv", content: "two" }, m);
+    const a3 = await send({ type: "stream", to: from.id, topic: "mv", content: "three" });
+    ok(await api("POST", "/messages/flags", { messages: [a3], op: "add", flag: "starred" }, m));
+    const dm = await send({ type: "direct", to: [m.userId], content: "dm" });
+    const before = await fetch({ narrow: [["channel", from.id]] }, m);
+    // A guest who may see both channels still may not move (can_move_messages_between_channels_group).
+    const g2 = await chat.newUser(600);
+    const both = await channel([chat.owner.userId, g2.userId]);
+    const b1 = await send({ type: "stream", to: both.id, topic: "x", content: "x" });
+    err(
+      await api("PATCH", `/messages/${b1}`, { stream_id: both.id, topic: "y" }, g2),
+      "You don't have permission to edit this message",
+    );
+    const other = await channel([chat.owner.userId, g2.userId]);
+    err(
+      await api("PATCH", `/messages/${b1}`, { stream_id: other.id }, g2),
+      "You don't have permission to move this message",
+    );
+    err(await api("PATCH", `/messages/${a1}`, { stream_id: to.id }, g), "Invalid channel ID");
+    err(
+      await api("PATCH", `/messages/${dm}`, { stream_id: to.id }, m),
+      "Direct messages cannot be moved to channels.",
+    );
+    err(
+      await api("PATCH", `/messages/${a2}`, { stream_id: to.id, content: "x" }, m),
+      "Cannot change message content while changing channel",
+    );
+    err(await api("PATCH", `/messages/${a1}`, { stream_id: 999999 }, m), "Invalid channel ID");
+    err(await api("PATCH", `/messages/${a1}`, { stream_id: priv.id }, m), "Invalid channel ID");
+    err(
+      await api("PATCH", `/messages/${a1}`, { stream_id: to.id, propagate_mode: "bogus" }, m),
+      "Invalid propagate_mode",
+    );
+    err(await api("PATCH", `/messages/${a1}`, { stream_id: "x" }, m), "stream_id is not valid JSON");
+    assert.deepEqual(await fetch({ narrow: [["channel", from.id]] }, m), before);
+
+    chat.events.length = 0;
+    ok(
+      await api(
+        "PATCH",
+        `/messages/${a2}`,
+        {
+          stream_id: to.id,
+          topic: "moved",
+          propagate_mode: "change_later",
+          send_notification_to_old_thread: false,
+        },
+        m,
+      ),
+    );
+    const ev = chat.events.find((e) => e.event.type === "update_message")!;
+    assert.deepEqual(
+      [
+        ev.event.stream_id,
+        ev.event.new_stream_id,
+        ev.event.orig_subject,
+        ev.event.subject,
+        ev.event.propagate_mode,
+      ],
+      [from.id, to.id, "mv", "moved", "change_later"],
+    );
+    assert.deepEqual([ev.event.message_id, ev.event.message_ids, ev.event.user_id], [a2, [a2, a3], m.userId]);
+    assert.deepEqual(ev.userIds.sort(), [chat.owner.userId, m.userId, n.userId].sort());
+    const del = chat.events.find((e) => e.event.type === "delete_message")!;
+    assert.deepEqual(del.userIds, [g.userId]);
+    assert.deepEqual(del.event, {
+      type: "delete_message",
+      message_ids: [a2, a3],
+      message_type: "stream",
+      stream_id: from.id,
+      topic: "mv",
+    });
+
+    assert.deepEqual(ids(await fetch({ narrow: [["channel", from.id]] }, m)), [a1]);
+    const moved = await fetch(
+      {
+        narrow: [
+          ["channel", to.id],
+          ["topic", "moved"],
+        ],
+      },
+      m,
+    );
+    assert.deepEqual(
+      (moved.messages as Obj[]).map((x) => [x.id, x.flags, x.display_recipient, x.stream_id]),
+      [
+        [a2, ["read"], to.name, to.id],
+        [a3, ["starred"], to.name, to.id],
+      ],
+    );
+    const hist = (moved.messages as Obj[])[1]!.edit_history as Obj[];
+    assert.deepEqual(
+      [hist[0]!.prev_stream, hist[0]!.stream, hist[0]!.prev_topic, hist[0]!.topic],
+      [from.id, to.id, "mv", "moved"],
+    );
+    // m's own index follows (is:starred across channels).
+    const starred = await fetch({ narrow: [["is", "starred"]] }, m);
+    assert.deepEqual(
+      (starred.messages as Obj[]).map((x) => [x.id, x.stream_id]),
+      [[a3, to.id]],
+    );
+    // n reads the public target's history; the guest lost the messages.
+    const forN = await fetch({ narrow: [["channel", to.id]] }, n);
+    assert.deepEqual(ids(forN), [a2, a3]);
+    err(await api("GET", `/messages/${a2}`, {}, g), "Invalid message(s)");
+    assert.deepEqual(ids(await fetch({ narrow: [["channel", from.id]] }, g)), [a1]);
+    const topicsTo = ok(await api("GET", `/users/me/${to.id}/topics`, {}, m)).topics as Obj[];
+    assert.deepEqual(topicsTo, [{ name: "moved", max_id: a3 }]);
+  });
+
+  test("into a private channel with protected history: subscribers gain read rows, others lose access", async () => {
+    const m = await chat.newUser();
+    const q = await chat.newUser();
+    const outsider = await chat.newUser();
+    const from = await channel([chat.owner.userId, m.userId, outsider.userId]);
+    const priv = await channel([chat.owner.userId, m.userId, q.userId], {
+      invite_only: true,
+      history_public_to_subscribers: false,
+    });
+    const a1 = await send({ type: "stream", to: from.id, topic: "t", content: "secret soon" });
+    chat.events.length = 0;
+    ok(await api("PATCH", `/messages/${a1}`, { stream_id: priv.id }, chat.owner));
+    const ev = chat.events.find((e) => e.event.type === "update_message")!;
+    assert.equal(ev.event.subject, undefined);
+    assert.equal(ev.event.orig_subject, "t");
+    assert.ok(!ev.userIds.includes(outsider.userId));
+    const del = chat.events.find((e) => e.event.type === "delete_message")!;
+    assert.deepEqual(del.userIds, [outsider.userId]);
+    const forQ = await fetch({ narrow: [["channel", priv.id]] }, q);
+    assert.deepEqual(
+      (forQ.messages as Obj[]).map((x) => [x.id, x.flags]),
+      [[a1, ["read"]]],
+    );
+    err(await api("GET", `/messages/${a1}`, {}, outsider), "Invalid message(s)");
+    assert.deepEqual(ids(await fetch({ narrow: [["channel", from.id]] }, chat.owner)), []);
   });
 });

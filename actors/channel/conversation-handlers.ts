@@ -8,16 +8,17 @@
 // calls a conversation from inside a turn.
 
 import { errors } from "../errors.ts";
-import { isUserInGroupSetting } from "../permissions/index.ts";
+import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
-import { checkEmojiRequest, emojiDataForName } from "../emoji/index.ts";
+import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import type { RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { applyConvFact, isDmKey, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
 import { firstUnreadAnchor, highlight, matchesSearch, windowIds } from "./window.ts";
+import { outgoingWebhookNotices } from "../webhook/index.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -305,16 +306,30 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     event.sender_queue_id = args.queue_id;
     event.local_id = args.local_id;
   }
-  return { facts: [f], events: [{ event, userIds: recipients }], reply: { id } };
+  // Outgoing webhooks (actors/webhook): a notice, so they start only once the message is durable.
+  const notices = outgoingWebhookNotices(state.realmId, event.message as Obj, users, env.mentionedUserIds);
+  return { facts: [f], events: [{ event, userIds: recipients }], notices, reply: { id } };
 };
 
 // ---- fetch -------------------------------------------------------------------------
 
-interface Filters {
-  topic?: { value: string; negated: boolean };
-  sender?: { value: number; negated: boolean };
+/**
+ * A narrow's message-level terms, evaluated where the message lives (the
+ * gateway's narrow planner builds them; see gateway/routes/messages.ts).
+ */
+export interface Filters {
+  topics?: { value: string; negated: boolean }[];
+  senders?: { value: number; negated: boolean }[];
   search?: string;
   is?: { flag: string; negated: boolean }[];
+  /** has: link | image | attachment | reaction. */
+  has?: { operand: string; negated: boolean }[];
+  /** id terms. */
+  ids?: { value: number; negated: boolean }[];
+  /** in:home inside one channel: the user's muted topics there (lowercased). */
+  home?: { negated: boolean; mutedTopics: string[] };
+  /** Zulip's ok_to_include_history is false (an is: term): only the user's own messages. */
+  noHistory?: boolean;
 }
 
 function flagFilter(flags: string[], is: Filters["is"]): boolean {
@@ -325,9 +340,32 @@ function flagFilter(flags: string[], is: Filters["is"]): boolean {
   return true;
 }
 
-function contentFilter(m: Msg, f: Filters): boolean {
-  if (f.topic && (m.topic.toLowerCase() === f.topic.value.toLowerCase()) === f.topic.negated) return false;
-  if (f.sender && (m.senderId === f.sender.value) === f.sender.negated) return false;
+const UPLOAD_PATH = /[/-]user[-_]uploads[/.-]/;
+const UPLOAD_IMAGE = /[/-]user[-_]uploads[/.-]\S+\.(bmp|gif|jpe?g|png|webp|tiff?)/i;
+
+/** Zulip's has_link / has_image / has_attachment / reactions, decided from the message. */
+export function messageHas(m: Msg, operand: string): boolean {
+  switch (operand) {
+    case "link":
+      return /<a [^>]*href=/.test(m.rendered) || UPLOAD_PATH.test(m.content);
+    case "image":
+      return UPLOAD_IMAGE.test(m.content) || m.rendered.includes('class="message_inline_image"');
+    case "attachment":
+      return UPLOAD_PATH.test(m.content);
+    case "reaction":
+      return m.reactions.length > 0;
+    default:
+      return false;
+  }
+}
+
+export function contentFilter(m: Msg, f: Filters): boolean {
+  for (const t of f.topics ?? [])
+    if ((m.topic.toLowerCase() === t.value.toLowerCase()) === t.negated) return false;
+  for (const t of f.senders ?? []) if ((m.senderId === t.value) === t.negated) return false;
+  for (const t of f.ids ?? []) if ((m.id === t.value) === t.negated) return false;
+  for (const t of f.has ?? []) if (messageHas(m, t.operand) === t.negated) return false;
+  if (f.home && f.home.mutedTopics.includes(m.topic.toLowerCase()) !== f.home.negated) return false;
   if (f.search !== undefined && !matchesSearch(f.search, m.content, m.topic)) return false;
   return true;
 }
@@ -378,6 +416,7 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
         hidden = true;
         continue;
       }
+      if (filters.noHistory) continue;
       flags = ["read", "historical"];
     }
     if (!contentFilter(m, filters) || !flagFilter(flags, filters.is)) continue;
@@ -427,9 +466,8 @@ const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
   const search = typeof args.search === "string" ? args.search : undefined;
   if (args.matchOnly === true) {
-    const matching = ids.filter((id) =>
-      contentFilter(state.msgs[String(id)]!, search === undefined ? {} : { search }),
-    );
+    const f = (args.filters ?? (search === undefined ? {} : { search })) as unknown as Filters;
+    const matching = ids.filter((id) => contentFilter(state.msgs[String(id)]!, f));
     return { reply: { matching } as Obj };
   }
   const name = isDmKey(state.key) ? null : (await channelInfo(ctx, state)).name;
@@ -442,6 +480,32 @@ const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
     messages[String(id)] = out;
   }
   return { reply: { messages } as Obj };
+};
+
+/**
+ * Which of `ids` are messages of this channel whose history the caller may
+ * read without having received them (public history): the lookup behind
+ * historical UserMessage rows and `with` for unreceived messages.
+ * [[id, topic, sender id]].
+ */
+const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  if (isDmKey(state.key)) return { reply: { items: [] } };
+  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
+  if (!ids.length) return { reply: { items: [] } };
+  let ch: ChannelInfo;
+  try {
+    ch = await channelInfo(ctx, state);
+  } catch {
+    return { reply: { items: [] } };
+  }
+  if (!canRead(ch, c) || (ch.invite_only && !ch.history_public_to_subscribers))
+    return { reply: { items: [] } };
+  const items = ids.map((id) => {
+    const m = state.msgs[String(id)]!;
+    return [id, m.topic, m.senderId];
+  });
+  return { reply: { items } };
 };
 
 // ---- topics ------------------------------------------------------------------------
@@ -516,19 +580,19 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (add) {
     if (name === undefined) throw errors.missingArgument("emoji_name");
     if (code === undefined) {
-      const d = emojiDataForName(name, {});
+      const d = await resolveEmojiName(ctx, state.realmId, name);
       code = d.emojiCode;
       type ??= d.reactionType;
     }
     type ??= "unicode_emoji";
-    checkEmojiRequest(name, code, type, {});
+    await checkEmoji(ctx, state.realmId, name, code, type);
   } else {
     if (code === undefined) {
       if (name === undefined)
         throw errors.badRequest(
           "At least one of the following arguments must be present: emoji_name, emoji_code",
         );
-      code = emojiDataForName(name, {}).emojiCode;
+      code = (await resolveEmojiName(ctx, state.realmId, name)).emojiCode;
     }
     type ??= "unicode_emoji";
   }
@@ -671,6 +735,194 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { facts, events: [{ event, userIds }], reply: {} };
 };
 
+// ---- moves between channels ------------------------------------------------------
+//
+// Conversations never call each other, so the gateway runs a move in three
+// steps: `prepareMove` on the source (checks, the moved messages as they
+// will read), `moveIn` on the target (adds them; idempotent), then
+// `completeMove` on the source (drops them, re-points the users' flag
+// entries, emits the events). A crash between the last two leaves the
+// messages in both channels until the move is retried.
+
+/** Zulip's default move_messages_between_streams_limit_seconds (a week), plus its 20 s buffer. */
+const MOVE_CHANNEL_LIMIT_SECONDS = 604800 + 20;
+
+async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number): Promise<ChannelInfo> {
+  try {
+    return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+      stream_id: streamId,
+    })) as unknown as ChannelInfo;
+  } catch {
+    throw errors.invalidChannelId();
+  }
+}
+
+function movedIds(state: ConvState, m: Msg, mode: string): number[] {
+  const same = (x: Msg) => x.topic.toLowerCase() === m.topic.toLowerCase();
+  return state.ids
+    .map((i) => state.msgs[String(i)]!)
+    .filter(
+      (x) =>
+        x.id === m.id ||
+        (mode === "change_all" && same(x)) ||
+        (mode === "change_later" && same(x) && x.id >= m.id),
+    )
+    .map((x) => x.id);
+}
+
+/** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
+const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const m = msgOf(state, args.message_id);
+  if (isDmKey(state.key)) throw errors.dmCannotMoveToChannel();
+  const ch = await channelInfo(ctx, state);
+  if (!canRead(ch, c)) throw errors.invalidMessages();
+  if (typeof args.content === "string") throw errors.contentWhileMovingChannel();
+  const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
+  if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
+  const target = await targetInfo(ctx, state, Number(args.stream_id));
+  if (
+    target.is_archived ||
+    !canRead(target, c) ||
+    (target.invite_only && !target.subscribers.includes(c.userId))
+  )
+    throw errors.invalidChannelId();
+  if (!isAdmin(c.role)) {
+    const realmValue = await realmGroupSetting(
+      ctx,
+      state.realmId,
+      "can_move_messages_between_channels_group",
+    );
+    const allowed =
+      (await isUserInGroupSetting(ctx, state.realmId, realmValue, c.userId)) ||
+      (await isUserInGroupSetting(
+        ctx,
+        state.realmId,
+        ch.groups.can_move_messages_out_of_channel_group!,
+        c.userId,
+      ));
+    if (!allowed) throw errors.cannotMoveMessage();
+  }
+  const canSend = target.groups.can_send_message_group!;
+  if (canSend !== EVERYONE_GROUP && !(await isUserInGroupSetting(ctx, state.realmId, canSend, c.userId)))
+    throw errors.noPostPermission();
+  const now = Math.floor(ctx.now() / 1000);
+  if (c.role > 300 && now - m.timestamp > MOVE_CHANNEL_LIMIT_SECONDS) throw errors.moveChannelTimeLimit();
+  const topic = typeof args.topic === "string" ? normalizeTopic(args.topic) : m.topic;
+  checkTopicPolicy(target.topics_policy, topic);
+  const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
+  const topicChanged = topic !== m.topic;
+  const msgs = movedIds(state, m, mode).map((id) => {
+    const x = structuredClone(state.msgs[String(id)]!);
+    const history: Obj = {
+      user_id: c.userId,
+      timestamp: now,
+      prev_stream: ch.stream_id,
+      stream: target.stream_id,
+    };
+    if (topicChanged) Object.assign(history, { prev_topic: x.topic, topic });
+    x.editHistory = [history, ...x.editHistory];
+    x.topic = topic;
+    x.topicLinks = links.map((l) => ({ ...l }));
+    x.lastMovedTimestamp = now;
+    return x;
+  });
+  return {
+    reply: {
+      msgs: msgs as unknown as Value,
+      orig_topic: m.topic,
+      topic,
+      topic_changed: topicChanged,
+      propagate_mode: mode,
+      timestamp: now,
+    },
+  };
+};
+
+/** Step 2 (target): take the moved messages in. Idempotent. */
+const moveIn: Handler<ConvState> = (state, args, _ctx, caller) => {
+  me(caller);
+  if (isDmKey(state.key)) throw errors.internal();
+  const msgs = ((args.msgs as unknown as Msg[] | undefined) ?? []).filter((m) => !state.msgs[String(m.id)]);
+  return { facts: msgs.map((msg) => fact({ type: "msgAdded", msg })), reply: {} };
+};
+
+/**
+ * Step 3 (source): drop the moved messages; users subscribed to both
+ * channels keep their flags (entries re-pointed), others lose their rows,
+ * and those who lose access get delete_message; subscribers of a target
+ * with protected history gain read rows. Zulip's do_update_message.
+ */
+const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
+  if (!ids.length) return { reply: {} };
+  const ch = await channelInfo(ctx, state);
+  const target = await targetInfo(ctx, state, Number(args.stream_id));
+  const users = await roster(ctx, state.realmId);
+  const topic = String(args.topic);
+  const origTopic = String(args.orig_topic);
+  const targetKey = String(target.stream_id);
+  const oldSubs = new Set(ch.subscribers);
+  const newSubs = new Set(target.subscribers);
+  // Everyone subscribed to the target keeps their rows (historical ones too), re-pointed.
+  const staying = [...newSubs];
+  const losingRows = [...oldSubs].filter((u) => !newSubs.has(u));
+  const guest = (u: number) => isGuest(users.get(u)?.role ?? 600);
+  const losingAccess = target.invite_only ? losingRows : losingRows.filter(guest);
+  const protectedTarget = target.invite_only && !target.history_public_to_subscribers;
+  const gaining = protectedTarget ? [...newSubs].filter((u) => !oldSubs.has(u)) : [];
+  await Promise.all([
+    ...staying.map((uid) =>
+      ctx.call(userRef(state.realmId, uid), "messagesMoved", { ids, conv: targetKey, topic }),
+    ),
+    ...losingRows.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })),
+    ...gaining.map((uid) =>
+      ctx.call(userRef(state.realmId, uid), "receiveMessages", {
+        items: ids.map((id) => [id, targetKey, ["read"], topic, state.msgs[String(id)]!.senderId]),
+      }),
+    ),
+  ]);
+  const lost = new Set(losingAccess);
+  // Guests who see the target but never saw the source hear nothing (Zulip does the same).
+  const audienceIds = new Set([...oldSubs, ...newSubs, c.userId]);
+  const recipients = [...audienceIds].filter(
+    (u) => !lost.has(u) && !(guest(u) && newSubs.has(u) && !oldSubs.has(u)),
+  );
+  const event: Obj = {
+    type: "update_message",
+    user_id: c.userId,
+    edit_timestamp: Number(args.timestamp),
+    message_id: Number(args.message_id),
+    message_ids: ids,
+    rendering_only: false,
+    flags: [],
+    stream_id: ch.stream_id,
+    stream_name: ch.name,
+    new_stream_id: target.stream_id,
+    propagate_mode: String(args.propagate_mode),
+    orig_subject: origTopic,
+  };
+  if (args.topic_changed === true) {
+    event.subject = topic;
+    event.topic_links = topicLinks(topic, users.linkifiers ?? []) as unknown as Value;
+  }
+  const events = [{ event, userIds: recipients }];
+  if (losingAccess.length) {
+    events.push({
+      event: {
+        type: "delete_message",
+        message_ids: ids,
+        message_type: "stream",
+        stream_id: ch.stream_id,
+        topic: origTopic,
+      },
+      userIds: losingAccess,
+    });
+  }
+  return { facts: ids.map((id) => fact({ type: "msgRemoved", id })), events, reply: {} };
+};
+
 /** DELETE /messages/{id}: administrators, or the sender. */
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
@@ -694,8 +946,12 @@ export const conversationHandlers: Record<string, Handler<ConvState>> = {
   send,
   fetch,
   getByIds,
+  locateIds,
   topics,
   react,
   edit,
   remove,
+  prepareMove,
+  moveIn,
+  completeMove,
 };

@@ -862,3 +862,31 @@ const contentAccess: Handler<DirState> = (state, args) => {
   return { reply: { ok: canAccessContent(state, ch, u), name: ch.name } };
 };
 directoryHandlers.contentAccess = contentAccess;
+
+/**
+ * A leaf read for the gateway's narrow planner, about the caller: channels
+ * they muted (in:home), the public and web-public channels (channels:),
+ * the channels whose history they may read without having received the
+ * messages (historical rows, `with`): content access and public history;
+ * and their subscriptions (marking unread is limited to those).
+ */
+const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
+  if (!caller) throw errors.accessDenied();
+  const u = { userId: caller.userId, role: caller.role } as RosterEntry;
+  const muted: number[] = [];
+  const publicIds: number[] = [];
+  const webPublic: number[] = [];
+  const readable: number[] = [];
+  const subscribed: number[] = [];
+  for (const ch of Object.values(state.channels)) {
+    const sub = state.subs[String(ch.id)]?.[String(caller.userId)];
+    if (sub?.active) subscribed.push(ch.id);
+    if (sub?.active && sub.isMuted) muted.push(ch.id);
+    if (ch.isArchived) continue;
+    if (!ch.inviteOnly) publicIds.push(ch.id);
+    if (ch.isWebPublic) webPublic.push(ch.id);
+    if (canAccessContent(state, ch, u) && (!ch.inviteOnly || ch.historyPublic)) readable.push(ch.id);
+  }
+  return { reply: { muted, public: publicIds, webPublic, readable, subscribed } };
+};
+directoryHandlers.narrowContext = narrowContext;

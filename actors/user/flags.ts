@@ -184,7 +184,9 @@ const selectMessages: Handler<UserState> = (state, args, _ctx, caller) => {
   const dmOnly = args.dmOnly === true;
   const only = Array.isArray(args.ids) ? new Set(args.ids as number[]) : null;
   const out: [number, string, string[], string, number][] = [];
-  for (const id of m.ids) {
+  // A lookup by ids walks only those ids, not the whole index.
+  const walk = only ? [...only].filter((id) => m.entries[String(id)]).sort((a, b) => a - b) : m.ids;
+  for (const id of walk) {
     const [conv, bits, topic, sender] = m.entries[String(id)]!;
     if ((bits & need) !== need || (bits & without) !== 0) continue;
     if (convSet && !convSet.has(conv)) continue;
@@ -208,26 +210,54 @@ const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
   if (!Object.hasOwn(FLAG_BITS, flag)) throw errors.invalidFlag(flag);
   if (!EDITABLE_FLAGS.includes(flag)) throw errors.flagNotEditable(flag);
   const m = msgsOf(state);
-  for (const id of ids) if (!m.entries[String(id)]) throw errors.invalidMessages();
+  // Messages the user never received but may read (public history, located
+  // by the gateway): Zulip creates "historical" rows, read, for them.
+  const historical = new Map<number, [string, string, number]>();
+  for (const [id, conv, topic, sender] of (args.historical as [number, string, string, number][]) ?? [])
+    if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender]);
+  for (const id of ids) if (!m.entries[String(id)] && !historical.has(id)) throw errors.invalidMessages();
   const bit = FLAG_BITS[flag]!;
   const on = op === "add";
-  const changed = [...new Set(ids)].filter((id) => {
-    const has = (m.entries[String(id)]![1] & bit) !== 0;
-    return has !== on;
+  const base = FLAG_BITS.historical! | FLAG_BITS.read!;
+  const wanted = [...new Set(ids)];
+  const changed = wanted.filter((id) => {
+    const bits = m.entries[String(id)]?.[1] ?? base;
+    return ((bits & bit) !== 0) !== on;
   });
   changed.sort((a, b) => a - b);
-  return flagDecision(state, changed, flag, op, { messages: changed });
+  const fresh = wanted
+    .filter((id) => !m.entries[String(id)] && historical.has(id))
+    .sort((a, b) => a - b)
+    .map((id) => {
+      const [conv, topic, sender] = historical.get(id)!;
+      return [id, conv, base, topic, sender] as [number, string, number, string, number];
+    });
+  const d = flagDecision(state, changed, flag, op, { messages: changed }, fresh);
+  if (fresh.length && !changed.length)
+    return { ...d, facts: [{ type: "msgsReceived", items: fresh } as unknown as Obj] };
+  return d;
 };
 
 /** Shared by updateFlags and the narrow variant: the fact, the event, the reply. */
-export function flagDecision(state: UserState, changed: number[], flag: string, op: string, reply: Obj) {
+export function flagDecision(
+  state: UserState,
+  changed: number[],
+  flag: string,
+  op: string,
+  reply: Obj,
+  fresh: [number, string, number, string, number][] = [],
+): { reply: Obj; facts?: Obj[]; events?: OutEvent[] } {
   if (!changed.length) return { reply };
   const m = msgsOf(state);
+  const overlay = new Map<string, Entry>(
+    fresh.map(([id, conv, bits, topic, sender]) => [String(id), [conv, bits, topic, sender]]),
+  );
+  const entry = (id: number): Entry => overlay.get(String(id)) ?? m.entries[String(id)]!;
   const event: Obj = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: false };
   if (flag === "read" && op === "remove") {
     const details: Obj = {};
     for (const id of changed) {
-      const [conv, bits] = m.entries[String(id)]!;
+      const [conv, bits, topic] = entry(id);
       const d: Obj = conv.startsWith("dm:")
         ? {
             type: "private",
@@ -237,7 +267,7 @@ export function flagDecision(state: UserState, changed: number[], flag: string, 
               .map(Number)
               .filter((u) => u !== state.userId),
           }
-        : { type: "stream", stream_id: Number(conv), topic: m.entries[String(id)]![2] };
+        : { type: "stream", stream_id: Number(conv), topic };
       if (bits & FLAG_BITS.mentioned!) d.mentioned = true;
       details[String(id)] = d;
     }
@@ -245,7 +275,8 @@ export function flagDecision(state: UserState, changed: number[], flag: string, 
   }
   const events: OutEvent[] = [{ event, userIds: [state.userId] }];
   const fact = { type: "flagsSet", ids: changed, bit: FLAG_BITS[flag]!, on: op === "add" } as unknown as Obj;
-  return { facts: [fact], events, reply };
+  const facts = fresh.length ? [{ type: "msgsReceived", items: fresh } as unknown as Obj, fact] : [fact];
+  return { facts, events, reply };
 }
 
 /** Messages moved to another channel or topic: re-point the entries the user has. */

@@ -105,6 +105,14 @@ const sendMessage: RouteDef = {
 };
 
 // ---- narrows ---------------------------------------------------------------------
+//
+// Zulip's zerver/lib/narrow.py, split by where the data lives: terms about
+// the conversation (channel, channels, dm, dm-including, group-pm-with,
+// is:dm) and the user's own flags and topic policies are checked here on
+// the caller's flag index; terms about the message itself (topic, sender,
+// id, is:*, has, search, in:home inside one channel) travel as `Filters`
+// to the conversation actors. One plan serves GET /messages and POST
+// /messages/flags/narrow.
 
 interface Term {
   operator: string;
@@ -125,111 +133,56 @@ const narrowChecker = c.list((v: unknown, name: string): Term => {
   throw errors.invalid(name);
 });
 
+/** Zulip's NarrowParameter operand validators (messages from zerver/lib/validator.py). */
+const ID_OPERATORS = new Set([
+  "channel",
+  "stream",
+  "id",
+  "sender",
+  "group-pm-with",
+  "group_pm_with",
+  "dm-including",
+  "with",
+]);
+const IDS_OPERATORS = new Set(["dm", "pm-with", "pm_with"]);
+
+function checkOperand(t: Term): void {
+  const v = t.operand;
+  if (ID_OPERATORS.has(t.operator)) {
+    if (typeof v !== "string" && !(typeof v === "number" && Number.isInteger(v)))
+      throw errors.badRequest("operand is not a string or integer");
+  } else if (IDS_OPERATORS.has(t.operator)) {
+    if (typeof v === "string") return;
+    if (!Array.isArray(v)) throw errors.badRequest("operand is not a string or an integer list");
+    v.forEach((x, i) => {
+      if (typeof x !== "number" || !Number.isInteger(x))
+        throw errors.badRequest(`operand[${i}] is not an integer`);
+    });
+  } else if (typeof v !== "string") {
+    throw errors.badRequest("operand is not a string");
+  } else if (t.operator === "search" && v.trim() === "") {
+    throw errors.badRequest("operand cannot be blank.");
+  }
+}
+
 const IS_FLAGS: Record<string, string> = {
   unread: "unread",
   starred: "starred",
-  mentioned: "mentioned",
   alerted: "has_alert_word",
 };
-
-interface Plan {
-  channelId: number | null;
-  channelOperand?: string;
-  channelNegated: number[];
-  dmKeyIds: number[] | null;
-  dmOnly: boolean;
-  topic?: { value: string; negated: boolean };
-  sender?: { value: number; negated: boolean };
-  search?: string;
-  is: { flag: string; negated: boolean }[];
-  messageId?: number;
-}
-
-async function planNarrow(req: RouteRequest, terms: Term[]): Promise<Plan> {
-  const plan: Plan = { channelId: null, channelNegated: [], dmKeyIds: null, dmOnly: false, is: [] };
-  for (const t of terms) {
-    const op = t.operator === "stream" ? "channel" : t.operator === "subject" ? "topic" : t.operator;
-    switch (op) {
-      case "channel": {
-        if (typeof t.operand !== "string" && typeof t.operand !== "number")
-          throw errors.badNarrow("invalid channel");
-        const id = await channelIdOf(req, t.operand);
-        if (id === null) throw errors.badNarrow(`unknown channel ${String(t.operand)}`);
-        if (t.negated) plan.channelNegated.push(id);
-        else {
-          plan.channelId = id;
-          plan.channelOperand = String(t.operand);
-        }
-        break;
-      }
-      case "topic": {
-        let value = String(t.operand).trim();
-        if (value === EMPTY_TOPIC_NAME) value = "";
-        plan.topic = { value, negated: t.negated };
-        break;
-      }
-      case "sender": {
-        const v = t.operand;
-        const id = typeof v === "number" ? v : (await emailsToIds(req, [String(v)]).catch(() => [-1]))[0]!;
-        plan.sender = { value: id, negated: t.negated };
-        break;
-      }
-      case "dm":
-      case "pm-with":
-      case "pm_with": {
-        if (t.negated) throw errors.badNarrow("negated dm is not supported");
-        const v = t.operand;
-        let ids: number[];
-        if (Array.isArray(v)) ids = v.filter((x): x is number => typeof x === "number");
-        else if (typeof v === "number") ids = [v];
-        else
-          ids = await emailsToIds(
-            req,
-            String(v)
-              .split(",")
-              .map((s) => s.trim())
-              .filter(Boolean),
-          ).catch(() => {
-            throw errors.badNarrow(`unknown user in ${String(v)}`);
-          });
-        plan.dmKeyIds = [...ids, meId(req)];
-        break;
-      }
-      case "is": {
-        const v = String(t.operand);
-        if (v === "dm" || v === "private") {
-          if (t.negated) throw errors.badNarrow("negated is:dm is not supported");
-          plan.dmOnly = true;
-        } else if (IS_FLAGS[v]) plan.is.push({ flag: IS_FLAGS[v]!, negated: t.negated });
-        else throw errors.badNarrow(`unknown 'is' operand ${v}`);
-        break;
-      }
-      case "search": {
-        const v = String(t.operand).trim();
-        if (v === "") throw errors.badNarrow("empty search");
-        plan.search = v;
-        break;
-      }
-      case "in": {
-        // "all" and "home" both mean every message the user has; muting does not filter yet.
-        if (t.operand !== "all" && t.operand !== "home")
-          throw errors.badNarrow(`unknown 'in' operand ${String(t.operand)}`);
-        break;
-      }
-      case "id": {
-        const id = Number(t.operand);
-        if (!Number.isInteger(id)) throw errors.badNarrow(`invalid id ${String(t.operand)}`);
-        plan.messageId = id;
-        break;
-      }
-      case "near":
-        break;
-      default:
-        throw errors.badNarrow(`unknown operator ${t.operator}`);
-    }
-  }
-  return plan;
-}
+const MENTION_FLAGS = [
+  "mentioned",
+  "stream_wildcard_mentioned",
+  "topic_wildcard_mentioned",
+  "group_mentioned",
+];
+const HAS_OPERANDS = ["attachment", "image", "link", "reaction"];
+const CHANNEL_OPS = new Set(["channel", "stream"]);
+const MAX_POSSIBLE_MESSAGE_ID = 2147483647;
+const MUTED = 1;
+const UNMUTED = 2;
+const FOLLOWED = 3;
+const RESOLVED_PREFIX = "\u2714 ";
 
 interface Item {
   id: number;
@@ -237,30 +190,383 @@ interface Item {
   flags: string[];
   topic: string;
   sender: number;
+  /** Found in a channel's public history, not in the caller's index. */
+  located?: boolean;
 }
 
-/** Candidates from the caller's flag index, filtered by everything but search. */
-async function indexCandidates(req: RouteRequest, plan: Plan): Promise<Item[]> {
+/** The caller's muting state (in:home, is:followed, is:muted), fetched once per request. */
+interface Muting {
+  channels: Set<string>;
+  /** "<channel id>:<lowercased topic>" -> visibility policy. */
+  policies: Map<string, number>;
+}
+
+interface Plan {
+  /** The one positive channel term, if any: the read goes to that channel. */
+  channel: { id: number; operand: string } | null;
+  /** Conversation-level predicates (conversation key -> keep?). */
+  convPreds: ((conv: string) => boolean)[];
+  /** Message-level terms. */
+  filters: Filters;
+  /** in:home / is:muted / is:followed, evaluated with `muting`. */
+  home: { negated: boolean }[];
+  followed: boolean[];
+  resolved: boolean[];
+  /** The channel whose topics alone count for in:home (Zulip's channel from the narrow). */
+  homeChannel: number | null;
+  /** channels:public positive and history allowed: unreceived public messages count. */
+  publicHistory: boolean;
+  includeHistory: boolean;
+  muting: Muting | null;
+  narrowCtx: NarrowContext | null;
+}
+
+interface NarrowContext {
+  muted: number[];
+  public: number[];
+  webPublic: number[];
+  readable: number[];
+  subscribed: number[];
+}
+
+interface Filters {
+  topics: { value: string; negated: boolean }[];
+  senders: { value: number; negated: boolean }[];
+  ids: { value: number; negated: boolean }[];
+  is: { flag: string; negated: boolean }[];
+  has: { operand: string; negated: boolean }[];
+  search?: string;
+  home?: { negated: boolean; mutedTopics: string[] };
+  noHistory?: boolean;
+}
+
+async function narrowContext(req: RouteRequest): Promise<NarrowContext> {
+  return (await req.call(channelDirectoryRef(req.realmId), "narrowContext", {})) as unknown as NarrowContext;
+}
+
+async function muting(req: RouteRequest, ctx: NarrowContext): Promise<Muting> {
+  const r = (await req.call(userRef(req.realmId, meId(req)), "userTopics", {})) as {
+    user_topics: { stream_id: number; topic_name: string; visibility_policy: number }[];
+  };
+  const policies = new Map<string, number>();
+  for (const t of r.user_topics)
+    policies.set(`${t.stream_id}:${t.topic_name.toLowerCase()}`, t.visibility_policy);
+  return { channels: new Set(ctx.muted.map(String)), policies };
+}
+
+/** A user of the realm by id or email, deactivated ones included (as Zulip's narrows allow). */
+async function userIdOf(req: RouteRequest, v: string | number): Promise<number | null> {
+  try {
+    const r = (await req.call(
+      realmRef(req.realmId),
+      "getMember",
+      typeof v === "number" ? { userId: v } : { email: v.trim() },
+    )) as { user: { user_id: number } };
+    return r.user.user_id;
+  } catch {
+    return null;
+  }
+}
+
+function dmParticipants(conv: string): number[] {
+  return conv.slice(3).split(",").map(Number);
+}
+
+/**
+ * `with`: replace the conversation terms by the conversation of the given
+ * message (Zulip's update_narrow_terms_containing_with_operator).
+ */
+async function resolveWith(req: RouteRequest, terms: Term[]): Promise<Term[]> {
+  const withTerms = terms.filter((t) => t.operator === "with");
+  if (withTerms.length > 1) throw errors.badNarrowCombination("Duplicate 'with' operators.");
+  if (!withTerms.length) return terms;
+  const rest = terms.filter((t) => t.operator !== "with");
+  const raw = String(withTerms[0]!.operand).trim();
+  if (!/^[+-]?\d+$/.test(raw)) throw errors.badNarrow("Invalid 'with' operator");
+  const found = await findMessages(req, [Number(raw)]);
+  const target = found[0];
+  if (!target) {
+    const ops = rest.map((t) => t.operator);
+    const defines =
+      ops.some((o) => o === "dm" || o === "pm-with") ||
+      (ops.some((o) => CHANNEL_OPS.has(o)) && ops.includes("topic"));
+    if (defines) return rest;
+    throw errors.badNarrow("Invalid 'with' operator");
+  }
+  const kept = rest.filter((t) => !["stream", "channel", "topic", "dm", "pm-with"].includes(t.operator));
+  const conv: Term[] = target.conv.startsWith("dm:")
+    ? [{ operator: "dm", operand: dmParticipants(target.conv), negated: false }]
+    : [
+        { operator: "channel", operand: Number(target.conv), negated: false },
+        { operator: "topic", operand: target.topic, negated: false },
+      ];
+  return [...conv, ...kept];
+}
+
+async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
+  for (const t of rawTerms) checkOperand(t);
+  const terms = await resolveWith(req, rawTerms);
+  const plan: Plan = {
+    channel: null,
+    convPreds: [],
+    filters: { topics: [], senders: [], ids: [], is: [], has: [] },
+    home: [],
+    followed: [],
+    resolved: [],
+    homeChannel: null,
+    publicHistory: false,
+    includeHistory: false,
+    muting: null,
+    narrowCtx: null,
+  };
+  let isChannelNarrow = false;
+  let isDmNarrow = false;
+  const mark = (negated: boolean, kind: "channel" | "dm") => {
+    if (negated) return;
+    if (kind === "channel") isChannelNarrow = true;
+    else isDmNarrow = true;
+    if (isChannelNarrow && isDmNarrow)
+      throw errors.badNarrow("No message can be both a channel message and direct message");
+  };
+  const userOf = (v: string | number) => userIdOf(req, v);
+  const ctxOf = async () => (plan.narrowCtx ??= await narrowContext(req));
+  const me = meId(req);
+  let searches: string[] = [];
+  for (const t of terms) {
+    const neg = t.negated;
+    const keep = (cond: (conv: string) => boolean) => plan.convPreds.push(neg ? (conv) => !cond(conv) : cond);
+    switch (t.operator) {
+      case "channel":
+      case "stream": {
+        mark(neg, "channel");
+        const id = await channelIdOf(req, t.operand as string | number);
+        if (id === null) throw errors.badNarrow(`unknown channel ${String(t.operand)}`);
+        plan.homeChannel ??= id;
+        if (!neg && plan.channel === null) plan.channel = { id, operand: String(t.operand) };
+        else keep((conv) => conv === String(id));
+        break;
+      }
+      case "channels":
+      case "streams": {
+        mark(neg, "channel");
+        const ctx = await ctxOf();
+        let set: Set<string>;
+        if (t.operand === "public") set = new Set(ctx.public.map(String));
+        else if (t.operand === "web-public") set = new Set(ctx.webPublic.map(String));
+        else throw errors.badNarrow(`unknown channels operand ${String(t.operand)}`);
+        if (t.operand === "public" && !neg && req.caller!.role < 600) plan.publicHistory = true;
+        keep((conv) => set.has(conv));
+        break;
+      }
+      case "topic": {
+        mark(neg, "channel");
+        let value = String(t.operand).trim();
+        if (value === EMPTY_TOPIC_NAME) value = "";
+        plan.filters.topics.push({ value, negated: neg });
+        break;
+      }
+      case "sender": {
+        const id = await userOf(t.operand as string | number);
+        if (id === null) throw errors.badNarrow(`unknown user ${String(t.operand)}`);
+        plan.filters.senders.push({ value: id, negated: neg });
+        break;
+      }
+      case "dm":
+      case "pm-with":
+      case "pm_with": {
+        mark(neg, "dm");
+        const v = t.operand;
+        const ids: number[] = [];
+        const parts = typeof v === "string" ? v.split(",").map((s) => s.trim()) : (v as number[]);
+        for (const part of parts) {
+          const id = await userOf(part);
+          if (id === null) throw errors.badNarrow(`unknown user in ${String(v)}`);
+          ids.push(id);
+        }
+        if (!ids.length) {
+          keep(() => false);
+          break;
+        }
+        const key = "dm:" + [...new Set([...ids, me])].sort((a, b) => a - b).join(",");
+        keep((conv) => conv === key);
+        break;
+      }
+      case "dm-including": {
+        mark(neg, "dm");
+        const id = await userOf(t.operand as string | number);
+        if (id === null) throw errors.badNarrow(`unknown user ${String(t.operand)}`);
+        keep((conv) => conv.startsWith("dm:") && dmParticipants(conv).includes(id));
+        break;
+      }
+      case "group-pm-with":
+      case "group_pm_with": {
+        mark(neg, "dm");
+        const id = await userOf(t.operand as string | number);
+        if (id === null) throw errors.badNarrow(`unknown user ${String(t.operand)}`);
+        keep((conv) => {
+          if (!conv.startsWith("dm:")) return false;
+          const ids = dmParticipants(conv);
+          return ids.length > 2 && ids.includes(id);
+        });
+        break;
+      }
+      case "is": {
+        const v = String(t.operand);
+        if (v === "dm" || v === "private") {
+          mark(false, neg ? "channel" : "dm");
+          keep((conv) => conv.startsWith("dm:"));
+        } else if (IS_FLAGS[v]) plan.filters.is.push({ flag: IS_FLAGS[v]!, negated: neg });
+        else if (v === "mentioned") plan.filters.is.push({ flag: "mentioned*", negated: neg });
+        else if (v === "followed") plan.followed.push(neg);
+        else if (v === "resolved") plan.resolved.push(neg);
+        else if (v === "muted") plan.home.push({ negated: !neg });
+        else throw errors.badNarrow(`unknown 'is' operand ${v}`);
+        break;
+      }
+      case "has": {
+        const v = String(t.operand);
+        if (!HAS_OPERANDS.includes(v)) throw errors.badNarrow(`unknown 'has' operand ${v}`);
+        plan.filters.has.push({ operand: v, negated: neg });
+        break;
+      }
+      case "in": {
+        if (t.operand === "home") plan.home.push({ negated: neg });
+        else if (t.operand !== "all") throw errors.badNarrow(`unknown 'in' operand ${String(t.operand)}`);
+        break;
+      }
+      case "id": {
+        const raw = String(t.operand);
+        if (!/^\d+$/.test(raw) || Number(raw) > MAX_POSSIBLE_MESSAGE_ID)
+          throw errors.badNarrow("Invalid message ID");
+        plan.filters.ids.push({ value: Number(raw), negated: neg });
+        break;
+      }
+      case "near":
+        break;
+      case "search":
+        searches = [...searches, String(t.operand)];
+        break;
+      default:
+        throw errors.badNarrow(`unknown operator ${t.operator}`);
+    }
+  }
+  if (searches.length) plan.filters.search = searches.join(" ").trim();
+  // Zulip's ok_to_include_history: a positive channel term (access is
+  // checked by the channel) or channels:public; never with an is: term.
+  const hasIs = terms.some((t) => t.operator === "is" && t.operand !== "resolved");
+  plan.includeHistory = (plan.channel !== null || plan.publicHistory) && !hasIs;
+  if (!plan.includeHistory) plan.publicHistory = false;
+  if (plan.home.length || plan.followed.length) plan.muting = await muting(req, await ctxOf());
+  return plan;
+}
+
+/** Whether an item of the caller's index passes the narrow (all but has/search). */
+function itemMatches(plan: Plan, i: Item): boolean {
+  if (plan.channel && i.conv !== String(plan.channel.id)) return false;
+  if (!plan.convPreds.every((p) => p(i.conv))) return false;
+  const f = plan.filters;
+  for (const t of f.topics) {
+    if (i.conv.startsWith("dm:")) {
+      if (!t.negated) return false;
+      continue;
+    }
+    if ((i.topic.toLowerCase() === t.value.toLowerCase()) === t.negated) return false;
+  }
+  for (const t of f.senders) if ((i.sender === t.value) === t.negated) return false;
+  for (const t of f.ids) if ((i.id === t.value) === t.negated) return false;
+  for (const t of f.is) {
+    const has =
+      t.flag === "unread"
+        ? !i.flags.includes("read")
+        : t.flag === "mentioned*"
+          ? MENTION_FLAGS.some((x) => i.flags.includes(x))
+          : i.flags.includes(t.flag);
+    if (has === t.negated) return false;
+  }
+  const isDm = i.conv.startsWith("dm:");
+  for (const neg of plan.resolved) if ((!isDm && i.topic.startsWith(RESOLVED_PREFIX)) === neg) return false;
+  if (plan.muting) {
+    const policy = isDm ? 0 : (plan.muting.policies.get(`${i.conv}:${i.topic.toLowerCase()}`) ?? 0);
+    for (const neg of plan.followed) if ((policy === FOLLOWED) === neg) return false;
+    for (const h of plan.home) if (isMuted(plan, i.conv, policy) !== h.negated) return false;
+  }
+  return true;
+}
+
+/** Zulip's exclude_stream_and_topic_mutes for one message. */
+function isMuted(plan: Plan, conv: string, policy: number): boolean {
+  if (conv.startsWith("dm:")) return false;
+  if (plan.homeChannel !== null) return policy === MUTED && conv === String(plan.homeChannel);
+  if (policy === MUTED) return true;
+  return plan.muting!.channels.has(conv) && policy !== UNMUTED && policy !== FOLLOWED;
+}
+
+/** The message-level filters a conversation actor evaluates for a channel-bound read. */
+function channelFilters(plan: Plan, channelId: number): Filters {
+  const f: Filters = { ...plan.filters, is: [...plan.filters.is] };
+  f.is = f.is.map((t) => (t.flag === "mentioned*" ? { ...t, flag: "mentioned" } : t));
+  if (plan.home.length && plan.muting) {
+    const prefix = `${channelId}:`;
+    const mutedTopics = [...plan.muting.policies]
+      .filter(([k, v]) => k.startsWith(prefix) && v === MUTED)
+      .map(([k]) => k.slice(prefix.length));
+    // Several in: terms are rare; the last one decides, as they all test the same thing.
+    f.home = { negated: plan.home[plan.home.length - 1]!.negated, mutedTopics };
+  }
+  if (!plan.includeHistory) f.noHistory = true;
+  return f;
+}
+
+/** Whether a channel-bound read can be answered by the channel alone. */
+function channelBound(plan: Plan): boolean {
+  if (!plan.channel) return false;
+  const conv = String(plan.channel.id);
+  if (!plan.convPreds.every((p) => p(conv))) return false;
+  return (
+    !plan.followed.length &&
+    !plan.resolved.length &&
+    !plan.filters.is.some((t) => t.flag === "mentioned*") &&
+    plan.home.length <= 1
+  );
+}
+
+/** Candidates from the caller's flag index, filtered by everything but has/search. */
+async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
   const args: Obj = {};
-  if (plan.dmKeyIds) args.convs = ["dm:" + [...new Set(plan.dmKeyIds)].sort((a, b) => a - b).join(",")];
-  if (plan.dmOnly) args.dmOnly = true;
-  if (plan.messageId !== undefined) args.ids = [plan.messageId];
+  if (ids) args.ids = ids;
   const r = (await req.call(userRef(req.realmId, meId(req)), "selectMessages", args)) as {
     items: [number, string, string[], string, number][];
   };
-  const negated = new Set(plan.channelNegated.map(String));
-  return r.items
-    .map(([id, conv, flags, topic, sender]) => ({ id, conv, flags, topic, sender }))
-    .filter((i) => !negated.has(i.conv))
-    .filter(
-      (i) => !plan.topic || (i.topic.toLowerCase() === plan.topic.value.toLowerCase()) !== plan.topic.negated,
-    )
-    .filter((i) => !plan.sender || (i.sender === plan.sender.value) !== plan.sender.negated)
-    .filter((i) =>
-      plan.is.every(
-        (t) => (t.flag === "unread" ? !i.flags.includes("read") : i.flags.includes(t.flag)) !== t.negated,
-      ),
-    );
+  const items = r.items.map(([id, conv, flags, topic, sender]) => ({ id, conv, flags, topic, sender }));
+  return plan ? items.filter((i) => itemMatches(plan, i)) : items;
+}
+
+/**
+ * Messages by id the caller may see: their own (flag index), then those in
+ * channels whose history they may read (Zulip's access_message), the latter
+ * with the flags of a historical row.
+ */
+async function findMessages(req: RouteRequest, ids: number[]): Promise<Item[]> {
+  const own = await indexCandidates(req, null, ids);
+  const missing = ids.filter((id) => !own.some((i) => i.id === id));
+  if (!missing.length) return own;
+  const ctx = await narrowContext(req);
+  const found = await Promise.all(
+    ctx.readable.map(async (channelId) => {
+      const r = (await req.call(channelConvRef(req.realmId, channelId), "locateIds", { ids: missing })) as {
+        items: [number, string, number][];
+      };
+      return r.items.map(([id, topic, sender]) => ({
+        id,
+        conv: String(channelId),
+        flags: ["read", "historical"],
+        topic,
+        sender,
+        located: true,
+      }));
+    }),
+  );
+  return [...own, ...found.flat()].sort((a, b) => a.id - b.id);
 }
 
 function byConv(items: Item[]): Map<string, number[]> {
@@ -271,33 +577,40 @@ function byConv(items: Item[]): Map<string, number[]> {
 
 function convRef(req: RouteRequest, conv: string) {
   return conv.startsWith("dm:")
-    ? dmConvRef(req.realmId, conv.slice(3).split(",").map(Number))
+    ? dmConvRef(req.realmId, dmParticipants(conv))
     : channelConvRef(req.realmId, Number(conv));
 }
 
-async function searchFilter(req: RouteRequest, items: Item[], search: string): Promise<Item[]> {
+/** has / search: decided by the conversations holding the messages. */
+async function contentFilter(req: RouteRequest, items: Item[], plan: Plan): Promise<Item[]> {
+  const f = plan.filters;
+  if (!f.has.length && f.search === undefined) return items;
+  const filters: Obj = { has: f.has as unknown as Value };
+  if (f.search !== undefined) filters.search = f.search;
   const keep = new Set<number>();
-  for (const [conv, ids] of byConv(items)) {
-    const r = (await req.call(convRef(req, conv), "getByIds", { ids, search, matchOnly: true })) as {
-      matching: number[];
-    };
-    for (const id of r.matching) keep.add(id);
-  }
+  await Promise.all(
+    [...byConv(items)].map(async ([conv, ids]) => {
+      const r = (await req.call(convRef(req, conv), "getByIds", { ids, filters, matchOnly: true })) as {
+        matching: number[];
+      };
+      for (const id of r.matching) keep.add(id);
+    }),
+  );
   return items.filter((i) => keep.has(i.id));
 }
 
 async function loadMessages(req: RouteRequest, items: Item[], opts: Obj, search?: string): Promise<Obj[]> {
   const found = new Map<number, Obj>();
-  for (const [conv, ids] of byConv(items)) {
-    const r = (await req.call(convRef(req, conv), "getByIds", {
-      ids,
-      ...opts,
-      ...(search ? { search } : {}),
-    })) as {
-      messages: Record<string, Obj>;
-    };
-    for (const [id, m] of Object.entries(r.messages)) found.set(Number(id), m);
-  }
+  await Promise.all(
+    [...byConv(items)].map(async ([conv, ids]) => {
+      const r = (await req.call(convRef(req, conv), "getByIds", {
+        ids,
+        ...opts,
+        ...(search ? { search } : {}),
+      })) as { messages: Record<string, Obj> };
+      for (const [id, m] of Object.entries(r.messages)) found.set(Number(id), m);
+    }),
+  );
   const out: Obj[] = [];
   for (const i of items) {
     const m = found.get(i.id);
@@ -314,7 +627,7 @@ function parseAnchor(raw: string | undefined, useFirstUnread: boolean): number |
   if (raw === "oldest") return 0;
   if (raw === "first_unread") return "first_unread";
   if (!/^-?\d+$/.test(raw)) throw errors.invalidAnchor();
-  return Math.max(0, Number(raw));
+  return Math.min(Math.max(0, Number(raw)), LARGER_THAN_MAX_MESSAGE_ID);
 }
 
 interface Selection {
@@ -326,53 +639,95 @@ interface Selection {
   messages: Obj[];
 }
 
-async function select(
+interface Window {
+  anchor: number | "first_unread";
+  numBefore: number;
+  numAfter: number;
+  includeAnchor: boolean;
+}
+
+async function channelFetch(
   req: RouteRequest,
-  terms: Term[],
-  w: { anchor: number | "first_unread"; numBefore: number; numAfter: number; includeAnchor: boolean },
+  plan: Plan,
+  channelId: number,
+  operand: string,
+  w: Window,
   opts: Obj,
 ): Promise<Selection> {
+  return (await req.call(channelConvRef(req.realmId, channelId), "fetch", {
+    anchor: w.anchor,
+    num_before: w.numBefore,
+    num_after: w.numAfter,
+    include_anchor: w.includeAnchor,
+    filters: channelFilters(plan, channelId) as unknown as Value,
+    operand,
+    ...opts,
+  })) as unknown as Selection;
+}
+
+/** The messages of a narrow around an anchor (Zulip's fetch_messages). */
+async function select(req: RouteRequest, terms: Term[], w: Window, opts: Obj): Promise<Selection> {
   const plan = await planNarrow(req, terms);
-  if (plan.channelId !== null && plan.dmKeyIds === null && !plan.dmOnly && plan.messageId === undefined) {
-    const filters: Obj = { is: plan.is as unknown as Value };
-    if (plan.topic) filters.topic = plan.topic as unknown as Value;
-    if (plan.sender) filters.sender = plan.sender as unknown as Value;
-    if (plan.search) filters.search = plan.search;
-    return (await req.call(channelConvRef(req.realmId, plan.channelId), "fetch", {
-      anchor: w.anchor,
-      num_before: w.numBefore,
-      num_after: w.numAfter,
-      include_anchor: w.includeAnchor,
-      filters,
-      operand: plan.channelOperand ?? String(plan.channelId),
-      ...opts,
-    })) as unknown as Selection;
-  }
-  let items = await indexCandidates(req, plan);
-  if (plan.channelId !== null) items = items.filter((i) => i.conv === String(plan.channelId));
-  if (plan.search) items = await searchFilter(req, items, plan.search);
+  if (channelBound(plan)) return channelFetch(req, plan, plan.channel!.id, plan.channel!.operand, w, opts);
+  let items = await contentFilter(req, await indexCandidates(req, plan), plan);
   const anchor =
     w.anchor === "first_unread"
       ? (items.find((i) => !i.flags.includes("read"))?.id ?? LARGER_THAN_MAX_MESSAGE_ID)
       : w.anchor;
-  const win = windowIds(
+  const win = { anchor, numBefore: w.numBefore, numAfter: w.numAfter, includeAnchor: w.includeAnchor };
+  if (plan.publicHistory) return publicHistorySelect(req, plan, win, opts);
+  const chosen = windowIds(
     items.map((i) => i.id),
-    { anchor, numBefore: w.numBefore, numAfter: w.numAfter, includeAnchor: w.includeAnchor },
+    win,
   );
-  const chosen = new Set(win.ids);
-  const messages = await loadMessages(
-    req,
-    items.filter((i) => chosen.has(i.id)),
-    opts,
-    plan.search,
-  );
+  const pick = new Set(chosen.ids);
+  items = items.filter((i) => pick.has(i.id));
   return {
     anchor,
+    found_anchor: chosen.found_anchor,
+    found_oldest: chosen.found_oldest,
+    found_newest: chosen.found_newest,
+    history_limited: false,
+    messages: await loadMessages(req, items, opts, plan.filters.search),
+  };
+}
+
+/**
+ * channels:public with history: every public channel's window (each
+ * channel answers with the caller's flags, historical for unreceived
+ * messages), merged and cut again. Each channel returns up to numBefore /
+ * numAfter around the anchor, so the merged window is exact, and its
+ * found_oldest / found_newest are those of the merged list.
+ */
+async function publicHistorySelect(
+  req: RouteRequest,
+  plan: Plan,
+  w: { anchor: number; numBefore: number; numAfter: number; includeAnchor: boolean },
+  opts: Obj,
+): Promise<Selection> {
+  const channels = plan.narrowCtx!.public.filter((id) => plan.convPreds.every((p) => p(String(id))));
+  const parts = await Promise.all(
+    channels.map((id) =>
+      channelFetch(req, plan, id, String(id), w, opts).catch((e: unknown) => {
+        // A public channel the caller cannot read adds nothing.
+        if ((e as { code?: string }).code === "BAD_NARROW") return null;
+        throw e;
+      }),
+    ),
+  );
+  const byId = new Map<number, Obj>();
+  for (const part of parts) for (const m of part?.messages ?? []) byId.set(m.id as number, m);
+  const win = windowIds(
+    [...byId.keys()].sort((a, b) => a - b),
+    w,
+  );
+  return {
+    anchor: w.anchor,
     found_anchor: win.found_anchor,
     found_oldest: win.found_oldest,
     found_newest: win.found_newest,
     history_limited: false,
-    messages,
+    messages: win.ids.map((id) => byId.get(id)!),
   };
 }
 
@@ -426,14 +781,7 @@ const getMessage: RouteDef = {
   },
   async handler(req) {
     const id = pathInt(req, "message_id");
-    const items = await indexCandidates(req, {
-      channelId: null,
-      channelNegated: [],
-      dmKeyIds: null,
-      dmOnly: false,
-      is: [],
-      messageId: id,
-    });
+    const items = await findMessages(req, [id]);
     if (!items.length) throw errors.invalidMessages();
     const opts = {
       apply_markdown: req.params.apply_markdown as boolean,
@@ -459,13 +807,46 @@ const updateFlags: RouteDef = {
     flag: param(p.string(), { required: true }),
   },
   async handler(req) {
-    return (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
+    const args: Obj = {
       messages: req.params.messages as number[],
       op: req.params.op as string,
       flag: req.params.flag as string,
-    })) as Obj;
+    };
+    const user = userRef(req.realmId, meId(req));
+    if (args.flag === "read" && args.op === "remove") return markUnread(req, args);
+    try {
+      return (await req.call(user, "updateFlags", args)) as Obj;
+    } catch (e) {
+      if ((e as { message?: string }).message !== errors.invalidMessages().message) throw e;
+    }
+    // Some ids are not the caller's: messages of channels whose history
+    // they may read get historical rows (Zulip's create_historical_user_messages);
+    // marking such messages unread is ignored, as Zulip keeps unreads to
+    // subscribed channels.
+    const ids = [...new Set(args.messages as number[])];
+    const found = await findMessages(req, ids);
+    if (found.length !== ids.length) throw errors.invalidMessages();
+    args.historical = found.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]);
+    return (await req.call(user, "updateFlags", args)) as Obj;
   },
 };
+
+/**
+ * Marking unread keeps Zulip's invariant that unread channel messages are
+ * in subscribed channels: messages of other channels are ignored.
+ */
+async function markUnread(req: RouteRequest, args: Obj): Promise<Obj> {
+  const ids = [...new Set(args.messages as number[])];
+  const found = await findMessages(req, ids);
+  if (found.length !== ids.length) throw errors.invalidMessages();
+  const subscribed = new Set((await narrowContext(req)).subscribed.map(String));
+  const keep = found.filter((i) => i.conv.startsWith("dm:") || subscribed.has(i.conv));
+  return (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
+    ...args,
+    messages: keep.map((i) => i.id),
+    historical: keep.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]),
+  })) as Obj;
+}
 
 const updateFlagsNarrow: RouteDef = {
   method: "POST",
@@ -494,18 +875,30 @@ const updateFlagsNarrow: RouteDef = {
       {
         apply_markdown: false,
         client_gravatar: true,
+        allow_empty_topic_name: true,
       },
     );
     const op = req.params.op as string;
     const flag = req.params.flag as string;
     const processed = s.messages.map((m) => m.id as number);
-    const own = s.messages
-      .filter((m) => !(m.flags as string[]).includes("historical"))
-      .map((m) => m.id as number);
+    const readRemove = flag === "read" && op === "remove";
+    // Unreceived messages of readable channels get historical rows (Zulip's
+    // do_update_message_flags); marking unread skips unsubscribed channels.
+    const subscribed = readRemove ? new Set((await narrowContext(req)).subscribed) : null;
+    const ignored = new Set<number>();
+    const targets = s.messages.filter((m) => {
+      if (!subscribed || typeof m.stream_id !== "number" || subscribed.has(m.stream_id)) return true;
+      ignored.add(m.stream_id);
+      return false;
+    });
+    const historical = targets
+      .filter((m) => (m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
+      .map((m) => [m.id as number, String(m.stream_id), m.subject as string, m.sender_id as number]);
     const r = (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
-      messages: own,
+      messages: targets.map((m) => m.id as number),
       op,
       flag,
+      historical,
     })) as {
       messages: number[];
     };
@@ -517,14 +910,7 @@ const updateFlagsNarrow: RouteDef = {
       found_oldest: s.found_oldest,
       found_newest: s.found_newest,
     };
-    if (flag === "read" && op === "remove") {
-      const notSubscribed = new Set<number>();
-      for (const m of s.messages) {
-        if ((m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
-          notSubscribed.add(m.stream_id);
-      }
-      out.ignored_because_not_subscribed_channels = [...notSubscribed].sort((a, b) => a - b);
-    }
+    if (readRemove) out.ignored_because_not_subscribed_channels = [...ignored].sort((a, b) => a - b);
     return out;
   },
 };
@@ -554,17 +940,10 @@ export const messageRoutes: RouteDef[] = [
   getTopics,
 ];
 
-// ---- reactions, edit, delete: find the message's conversation in the caller's index ----
+// ---- reactions, edit, delete: find the message's conversation (index, then public history) ----
 
 async function locate(req: RouteRequest, id: number): Promise<Item> {
-  const items = await indexCandidates(req, {
-    channelId: null,
-    channelNegated: [],
-    dmKeyIds: null,
-    dmOnly: false,
-    is: [],
-    messageId: id,
-  });
+  const items = await findMessages(req, [id]);
   if (!items.length) throw errors.invalidMessages();
   return items[0]!;
 }
@@ -600,14 +979,42 @@ const editMessage: RouteDef = {
     content: param(p.string()),
     topic: param(p.string(), { aliases: ["subject"] }),
     propagate_mode: param(p.string()),
+    stream_id: param(p.int()),
+    send_notification_to_old_thread: param(p.bool()),
+    send_notification_to_new_thread: param(p.bool()),
   },
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
     const args: Obj = { message_id: id, ...sentParams(req.params, ["content", "topic", "propagate_mode"]) };
-    return (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
+    const streamId = req.params.stream_id as number | undefined;
+    if (streamId === undefined || String(streamId) === item.conv)
+      return (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
+    return moveToChannel(req, item, { ...args, stream_id: streamId });
   },
 };
+
+/**
+ * PATCH /messages/{id} with another stream_id: the three steps of a move
+ * (see actors/channel/conversation-handlers.ts): check and shape on the
+ * source, add on the target, drop and notify on the source.
+ */
+async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<Obj> {
+  const source = convRef(req, item.conv);
+  const prepared = (await req.call(source, "prepareMove", args)) as Obj & { msgs: Obj[] };
+  await req.call(channelConvRef(req.realmId, args.stream_id as number), "moveIn", { msgs: prepared.msgs });
+  await req.call(source, "completeMove", {
+    ids: prepared.msgs.map((m) => m.id as number),
+    message_id: args.message_id as number,
+    stream_id: args.stream_id as number,
+    topic: prepared.topic as string,
+    orig_topic: prepared.orig_topic as string,
+    topic_changed: prepared.topic_changed as boolean,
+    propagate_mode: prepared.propagate_mode as string,
+    timestamp: prepared.timestamp as number,
+  });
+  return {};
+}
 
 const deleteMessage: RouteDef = {
   method: "DELETE",

@@ -50,8 +50,10 @@ const getOwnUser: RouteDef = {
       // Zulip's /users/me always carries profile_data.
       includeCustomProfileFields: true,
     })) as { user: Obj };
-    // No messages exist yet; the message store will answer this.
-    return { ...user, max_message_id: -1 };
+    // The newest message the user received (their flag index), -1 when none.
+    const own = userRef(caller.realmId, caller.userId);
+    const max = (await req.call(own, "maxMessageId", {})) as { max_message_id: number };
+    return { ...user, max_message_id: max.max_message_id };
   },
 };
 
