@@ -108,8 +108,9 @@ const muteTopicLegacy: Handler<UserState> = async (state, args, ctx, caller) => 
   await checkChannel(ctx, state, c, streamId);
   const existing = topicsOf(state)[keyOf(streamId, topic)];
   const muted = existing?.visibility_policy === MUTED;
-  if (args.op === "add" && muted) throw errors.topicAlreadyMuted();
-  if (args.op === "remove" && !muted) throw errors.topicNotMuted();
+  // Since Zulip 7.0 (feature level 169) muting a muted topic, or unmuting one
+  // that is not muted, succeeds and changes nothing.
+  if ((args.op === "add") === muted) return { reply: {} };
   return setDecision(state, {
     stream_id: streamId,
     topic_name: existing?.topic_name ?? topic,
