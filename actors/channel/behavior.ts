@@ -13,19 +13,20 @@ import {
   type ConvState,
 } from "./conversation-state.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
+import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
 const isDir = (ref: ActorRef) => ref.key === "directory";
 
 const handlers: Record<string, Handler<ChannelKindState>> = {};
-for (const [name, h] of Object.entries(directoryHandlers)) {
+for (const [name, h] of Object.entries({ ...directoryHandlers, ...bulkDeleteDirectoryHandlers })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
     return h(state as DirState, args, ctx, caller);
   };
 }
-for (const [name, h] of Object.entries(conversationHandlers)) {
+for (const [name, h] of Object.entries({ ...conversationHandlers, ...bulkDeleteConversationHandlers })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
     return h(state as ConvState, args, ctx, caller);

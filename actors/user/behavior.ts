@@ -28,6 +28,7 @@ import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
+import { sentMessageHandlers } from "./sent-messages.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -457,5 +458,6 @@ export const userBehavior: Behavior<UserState> = {
     ...pushTokenHandlers,
     ...deviceHandlers,
     ...emailSyncHandlers,
+    ...sentMessageHandlers,
   },
 };

@@ -1,10 +1,11 @@
 // User administration and presence (Zulip's zerver/views/users.py and
-// zerver/views/presence.py): parse, one realm-actor call, reply.
+// zerver/views/presence.py): parse, one realm-actor call, reply; except
+// DELETE /users/{id} with `actions`, which coordinates several actors.
 
-import { realmRef, userRef } from "../../actors/index.ts";
+import { channelConvRef, channelDirectoryRef, dmConvRef, realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 const READ_PARAMS = {
   client_gravatar: param(p.bool(), { default: true }),
@@ -83,16 +84,110 @@ const updateMember: RouteDef = {
 /** Zulip's limit on deactivate_user_backend's deactivation_notification_comment. */
 const NOTIFICATION_COMMENT_MAX = 2000;
 
+/** What delete_profile renames a user to (Zulip's API documentation of `actions`). */
+const DELETED_USER_NAME = "Deleted user";
+
+type DeactivateActions = {
+  delete_profile?: boolean;
+  delete_public_channel_messages?: boolean;
+  delete_private_channel_messages?: boolean;
+  delete_direct_messages?: boolean;
+};
+
+// Zulip's DeactivateUserActions: a pydantic model without extra="forbid",
+// validated strictly, so every value must be a JSON boolean and other keys
+// are dropped unreported.
+const actionsChecker = c.dict<DeactivateActions>(
+  {
+    delete_profile: { check: c.bool() },
+    delete_public_channel_messages: { check: c.bool() },
+    delete_private_channel_messages: { check: c.bool() },
+    delete_direct_messages: { check: c.bool() },
+  },
+  { allowExtra: true },
+);
+
+/** The conversation actor of a conversation key (a channel id, or "dm:<ids>"). */
+function convRef(realmId: number, conv: string) {
+  return conv.startsWith("dm:")
+    ? dmConvRef(realmId, conv.slice(3).split(",").map(Number))
+    : channelConvRef(realmId, Number(conv));
+}
+
+/**
+ * Zulip's delete_deactivated_user_messages for one user: the messages they
+ * sent in the chosen scopes, deleted conversation by conversation.
+ */
+async function deleteSentMessages(
+  req: RouteRequest,
+  userId: number,
+  a: DeactivateActions,
+  publicIds: () => Promise<Set<number>>,
+): Promise<void> {
+  const { items } = (await req.call(userRef(req.realmId, userId), "sentMessages", {})) as {
+    items: [number, string][];
+  };
+  const byConv = new Map<string, number[]>();
+  for (const [id, conv] of items) {
+    const dm = conv.startsWith("dm:");
+    let wanted: boolean;
+    if (dm) wanted = a.delete_direct_messages === true;
+    else if ((await publicIds()).has(Number(conv))) wanted = a.delete_public_channel_messages === true;
+    else wanted = a.delete_private_channel_messages === true;
+    if (!wanted) continue;
+    const list = byConv.get(conv) ?? [];
+    list.push(id);
+    byConv.set(conv, list);
+  }
+  for (const [conv, ids] of byConv) await req.call(convRef(req.realmId, conv), "removeMany", { ids });
+}
+
 const deactivateMember: RouteDef = {
   method: "DELETE",
   path: "/users/:user_id",
   auth: "required",
   // A non-null comment asks Zulip to mail the user about the deactivation.
   // This server has no mail transport: the comment is validated like
-  // Zulip's and accepted, and no mail is sent (see README, users).
-  params: { deactivation_notification_comment: param(p.string({ maxLength: NOTIFICATION_COMMENT_MAX })) },
+  // Zulip's and accepted, and no mail is sent (see README, Deactivating users).
+  params: {
+    deactivation_notification_comment: param(p.string({ maxLength: NOTIFICATION_COMMENT_MAX })),
+    actions: param(p.json(actionsChecker)),
+  },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "deactivateMember", target(req, false))) as Obj;
+    const who = target(req, false);
+    const a = (req.params.actions as DeactivateActions | undefined) ?? {};
+    const deleting =
+      a.delete_public_channel_messages === true ||
+      a.delete_private_channel_messages === true ||
+      a.delete_direct_messages === true;
+    if (deleting || a.delete_profile === true) {
+      // The actions span actors, so this route coordinates them. The
+      // realm's checks come first (a refused request changes nothing); then,
+      // for the user's bots and then the user, the messages and the
+      // profile; the deactivation itself is the last step. Every step
+      // before it is idempotent, so a request that fails midway leaves
+      // the user active and a retry completes it.
+      const { victims } = (await req.call(realmRef(req.realmId), "planDeactivation", who)) as {
+        victims: number[];
+      };
+      let publicSet: Set<number> | null = null;
+      const publicIds = async () => {
+        if (publicSet === null) {
+          const r = (await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {})) as {
+            public: number[];
+          };
+          publicSet = new Set(r.public);
+        }
+        return publicSet;
+      };
+      for (const userId of victims) {
+        if (deleting) await deleteSentMessages(req, userId, a, publicIds);
+        if (a.delete_profile === true) {
+          await req.call(realmRef(req.realmId), "updateMember", { userId, fullName: DELETED_USER_NAME });
+        }
+      }
+    }
+    return (await req.call(realmRef(req.realmId), "deactivateMember", who)) as Obj;
   },
 };
 

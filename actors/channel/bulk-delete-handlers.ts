@@ -1,0 +1,89 @@
+// Deleting many messages of one conversation at once, for DELETE
+// /users/{id} with `actions` (Zulip's delete_deactivated_user_messages).
+// The gateway coordinates: it finds what the user sent (the user actor's
+// `sentMessages`), sorts it by scope with the directory's
+// `publicChannelIds`, and calls `removeMany` on each conversation. Both are
+// leaves or call only leaves (the directory's sendContext, user actors'
+// messagesDeleted), like the single-message `remove`.
+
+import { errors } from "../errors.ts";
+import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import { userRef } from "../user/index.ts";
+import { isDmKey, type ConvFact, type ConvState } from "./conversation-state.ts";
+import { channelDirectoryRef } from "./refs.ts";
+import type { DirState } from "./state.ts";
+
+/** Internal callers, or an administrator of this realm acting through the gateway. */
+function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
+  if (caller && (caller.realmId !== realmId || caller.role > 200)) throw errors.accessDenied();
+}
+
+/**
+ * {ids} -> {deleted}: drop those of `ids` that are messages of this
+ * conversation (others are skipped, so a retry is harmless), remove them
+ * from the recipients' flag indexes, and send delete_message: one event per
+ * topic in a channel (the event names one topic), one for a DM conversation.
+ */
+const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
+  requireAdminOrInternal(state.realmId, caller);
+  const wanted = Array.isArray(args.ids) ? args.ids.filter((id): id is number => typeof id === "number") : [];
+  const ids = [...new Set(wanted)].filter((id) => state.msgs[String(id)]).sort((a, b) => a - b);
+  if (!ids.length) return { reply: { deleted: [] } };
+  const senders = ids.map((id) => state.msgs[String(id)]!.senderId);
+  let audience: number[];
+  let streamId: number | null = null;
+  if (isDmKey(state.key)) {
+    audience = state.key.slice(3).split(",").map(Number);
+  } else {
+    const ch = (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+      stream_id: Number(state.key),
+    })) as { stream_id: number; subscribers: number[] };
+    streamId = ch.stream_id;
+    audience = ch.subscribers;
+  }
+  // The senders keep their rows even after unsubscribing; those go too.
+  const userIds = [...new Set([...audience, ...senders])];
+  await Promise.all(userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })));
+  const events: OutEvent[] = [];
+  if (streamId === null) {
+    events.push({ event: { type: "delete_message", message_type: "private", message_ids: ids }, userIds });
+  } else {
+    const byTopic = new Map<string, number[]>();
+    for (const id of ids) {
+      const topic = state.msgs[String(id)]!.topic;
+      const list = byTopic.get(topic) ?? [];
+      list.push(id);
+      byTopic.set(topic, list);
+    }
+    for (const [topic, list] of byTopic) {
+      const event: Obj = {
+        type: "delete_message",
+        message_type: "stream",
+        message_ids: list,
+        stream_id: streamId,
+        topic,
+      };
+      events.push({ event, userIds });
+    }
+  }
+  const facts = ids.map((id) => ({ type: "msgRemoved", id }) satisfies ConvFact as unknown as Obj);
+  return { facts, events, reply: { deleted: ids } };
+};
+
+/**
+ * {} -> {public: [ids]}: the channels whose messages count as public
+ * channel messages for deletion, as Zulip's get_public_streams_queryset
+ * decides (not invite-only and with public history; archived ones too).
+ * Every other channel is private.
+ */
+const publicChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
+  requireAdminOrInternal(state.realmId, caller);
+  const ids = Object.values(state.channels)
+    .filter((ch) => !ch.inviteOnly && ch.historyPublic)
+    .map((ch) => ch.id)
+    .sort((a, b) => a - b);
+  return { reply: { public: ids } };
+};
+
+export const bulkDeleteConversationHandlers: Record<string, Handler<ConvState>> = { removeMany };
+export const bulkDeleteDirectoryHandlers: Record<string, Handler<DirState>> = { publicChannelIds };
