@@ -285,7 +285,8 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
     added.push({ channelId: ch.id, userId: u.userId });
   }
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
-  return { facts, events: subscriptionEvents(t, s, [ch], added), reply: { id: ch.id } };
+  // `name` is for the gateway's announcement (stripped from the HTTP reply).
+  return { facts, events: subscriptionEvents(t, s, [ch], added), reply: { id: ch.id, name: ch.name } };
 };
 
 // ---- legacy subscribe (POST /users/me/subscriptions) ------------------------
@@ -378,6 +379,8 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   for (const ch of created) await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
   const reply: Obj = { subscribed, already_subscribed: already };
   if (!fatal) reply.unauthorized = unauthorized;
+  // For the gateway's announcement (stripped from the HTTP reply).
+  reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
   return { facts, events: subscriptionEvents(t, s, created, added), reply };
 };
 

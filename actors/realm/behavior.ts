@@ -10,6 +10,7 @@ import { rosterHandlers } from "./roster-handlers.ts";
 import { realmSettingsHandlers } from "./settings-handlers.ts";
 import { linkifierHandlers } from "./linkifier-handlers.ts";
 import { webhookRealmHandlers } from "./webhook-handlers.ts";
+import { deactivationPlanHandlers } from "./deactivation-plan.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -39,6 +40,8 @@ for (const [name, h] of Object.entries(realmSettingsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(linkifierHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(webhookRealmHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 export const realmBehavior: Behavior<RealmKindState> = {

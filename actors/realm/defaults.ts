@@ -20,7 +20,19 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   presence_disabled: false,
   default_language: "en",
   waiting_period_threshold: 0,
+  // Channel-valued settings (Zulip's Realm.*_stream foreign keys; -1 = none).
+  // No channel exists when a realm is created here, so all start disabled.
+  new_stream_announcements_stream_id: -1,
+  signup_announcements_stream_id: -1,
+  zulip_update_announcements_stream_id: -1,
 };
+
+/** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
+export const ANNOUNCEMENT_STREAM_SETTINGS = [
+  "new_stream_announcements_stream_id",
+  "signup_announcements_stream_id",
+  "zulip_update_announcements_stream_id",
+] as const;
 
 export function realmSetting(state: RealmState, name: string): Value {
   return Object.hasOwn(state.settings, name) ? state.settings[name]! : (REALM_SETTING_DEFAULTS[name] ?? null);

@@ -7,3 +7,10 @@ export { applyLinkifiers } from "./linkifiers.ts";
 export { FIELD_TYPES } from "./profile-fields.ts";
 export { directoryRef, realmRef } from "./refs.ts";
 export type { DirEntry, DirectoryState, RealmKindState, RealmState } from "./state.ts";
+export {
+  NOTIFICATION_BOT_EMAIL,
+  NOTIFICATION_BOT_ENTRY,
+  NOTIFICATION_BOT_ID,
+  NOTIFICATION_BOT_NAME,
+} from "./system-bot.ts";
+export { ANNOUNCEMENT_STREAM_SETTINGS } from "./defaults.ts";

@@ -25,6 +25,7 @@ import {
 import { realmSetting } from "./defaults.ts";
 import { apiEmail, canSeeDeliveryEmail, formatMember, type FormatOptions } from "./members.ts";
 import { profileDataDecision } from "./profile-fields.ts";
+import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
 function fact(f: RealmFact): Obj {
@@ -88,7 +89,7 @@ interface Access {
 }
 
 /** Zulip's access_user_by_id / access_user_by_email, in its order of checks. */
-function accessUser(state: RealmState, args: Obj, me: DirEntry | null, a: Access): DirEntry {
+export function accessUser(state: RealmState, args: Obj, me: DirEntry | null, a: Access): DirEntry {
   const userId = optInt(args, "userId");
   const email = optString(args, "email");
   let target: DirEntry | undefined;
@@ -150,6 +151,13 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
 const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const viewer = viewerForRead(state, caller);
+  // Zulip's access_user_by_id_including_cross_realm: the system bot answers too.
+  const email = optString(args, "email");
+  if (
+    optInt(args, "userId") === NOTIFICATION_BOT_ID ||
+    (email !== undefined && isNotificationBotEmail(email))
+  )
+    return { reply: { user: formatNotificationBot(state, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
   return { reply: { user: formatMember(state, target, viewer, formatOptions(args)) } };
 };

@@ -9,7 +9,9 @@ import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
 import type { Handler, Obj } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
+import { ANNOUNCEMENT_STREAM_SETTINGS, realmSetting } from "./defaults.ts";
 import type { RealmState } from "./state.ts";
+import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
 const ROLE_OWNER = 100;
 
@@ -31,4 +33,67 @@ const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, c
   return { reply: r.data };
 };
 
-export const realmSettingsHandlers: Record<string, Handler<RealmState>> = { updateRealmGroupSettings };
+/**
+ * PATCH /realm's channel-valued settings (Zulip's update_realm blocks for
+ * new_stream_announcements_stream_id and its two siblings): {updates:
+ * {setting: channel id}}. The gateway has already checked that each id >= 0
+ * names a live channel (this actor never calls the channel directory, which
+ * calls it). As in Zulip, a setting is (re)applied when it is unset or
+ * differs, a negative id disables it, and each applied one emits realm
+ * update {property, value} to every active user and is echoed in the reply.
+ */
+const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  if (!caller) throw errors.accessDenied();
+  const key = state.emailById[String(caller.userId)];
+  const me = key === undefined ? undefined : state.users[key];
+  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+  const updates = (args.updates ?? {}) as Obj;
+  const data: Obj = {};
+  const values: Obj = {};
+  for (const name of ANNOUNCEMENT_STREAM_SETTINGS) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v)) throw errors.notInteger(name);
+    const current = realmSetting(state, name) as number;
+    if (current >= 0 && current === v) continue;
+    values[name] = v < 0 ? -1 : v;
+    data[name] = v;
+  }
+  if (!Object.keys(data).length) return { reply: {} };
+  const active = Object.values(state.users)
+    .filter((u) => u.isActive)
+    .map((u) => u.userId);
+  return {
+    facts: [{ type: "settingsChanged", values }],
+    events: Object.entries(data).map(([property, value]) => ({
+      event: { type: "realm", op: "update", property, value },
+      userIds: active,
+    })),
+    reply: data,
+  };
+};
+
+/** What the gateway needs to post an automated message: the bot and the announcements channel. */
+const notificationContext: Handler<RealmState> = (state) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  return {
+    reply: {
+      botId: NOTIFICATION_BOT_ID,
+      newStreamAnnouncementsStreamId: realmSetting(state, "new_stream_announcements_stream_id"),
+    },
+  };
+};
+
+/** POST /register's cross_realm_bots: the realm's system bot (system-bot.ts). */
+const crossRealmBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  return { reply: { bots: [formatNotificationBot(state, caller === null)] } };
+};
+
+export const realmSettingsHandlers: Record<string, Handler<RealmState>> = {
+  updateRealmGroupSettings,
+  updateAnnouncementStreams,
+  notificationContext,
+  crossRealmBots,
+};

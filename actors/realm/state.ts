@@ -180,7 +180,9 @@ export type RealmFact =
   /** A field and every user's value of it are gone. */
   | { type: "profileFieldDeleted"; fieldId: number }
   /** One user's values: a null value removes it. */
-  | { type: "profileDataSet"; userId: number; values: Record<string, ProfileValue | null> };
+  | { type: "profileDataSet"; userId: number; values: Record<string, ProfileValue | null> }
+  /** Realm settings changed (PATCH /realm): name -> new value. */
+  | { type: "settingsChanged"; values: Obj };
 
 export function isDirectoryRef(ref: ActorRef): boolean {
   return ref.key === "directory";
@@ -273,6 +275,9 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       entry.profileData = data;
       break;
     }
+    case "settingsChanged":
+      state.settings = { ...state.settings, ...fact.values };
+      break;
     default:
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw

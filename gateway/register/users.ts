@@ -14,10 +14,14 @@ export const usersArea: RegisterArea = {
   fetchTypes: ["realm_user"],
   async fetch(ctx): Promise<Obj> {
     // Zulip's register includes profile_data for humans (authenticated callers).
-    const { members } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {
-      clientGravatar: ctx.params.client_gravatar,
-      includeCustomProfileFields: ctx.caller !== null,
-    })) as { members: Obj[] };
+    const [{ members }, { bots }] = (await Promise.all([
+      ctx.call(realmRef(ctx.realmId), "getMembers", {
+        clientGravatar: ctx.params.client_gravatar,
+        includeCustomProfileFields: ctx.caller !== null,
+      }),
+      // The realm's Notification Bot (actors/realm/system-bot.ts).
+      ctx.call(realmRef(ctx.realmId), "crossRealmBots", {}),
+    ])) as [{ members: Obj[] }, { bots: Obj[] }];
     const active: Obj[] = [];
     const inactive: Obj[] = [];
     for (const m of members) {
@@ -25,7 +29,7 @@ export const usersArea: RegisterArea = {
       const { is_active, ...rest } = m;
       (is_active === false ? inactive : active).push(rest);
     }
-    const out: Obj = { realm_users: active, realm_non_active_users: inactive, cross_realm_bots: [] };
+    const out: Obj = { realm_users: active, realm_non_active_users: inactive, cross_realm_bots: bots };
     if (!ctx.caller) return out;
     // The caller's own fields use the real avatar URL whatever client_gravatar says.
     const { members: mine } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {

@@ -5,6 +5,7 @@ import { channelDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type Checker, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { announceNewChannels } from "./notification-bot.ts";
 
 const GROUP_SETTING_PARAMS = [
   "can_add_subscribers_group",
@@ -92,15 +93,20 @@ const createChannel: RouteDef = {
     name: param(p.string(), { required: true }),
     subscribers: param(p.intList(), { required: true }),
     description: param(p.string()),
+    announce: param(p.bool()),
     ...creationParams,
   },
   async handler(req) {
-    return (await req.call(dir(req), "createChannel", {
+    const { name, ...reply } = (await req.call(dir(req), "createChannel", {
       name: req.params.name as string,
       subscribers: req.params.subscribers as number[],
       ...sent(req, CREATE_FLAGS),
       groups: groupsSent(req),
     })) as Obj;
+    if (req.params.announce === true) {
+      await announceNewChannels(req, [{ id: reply.id as number, name: name as string }]);
+    }
+    return reply;
   },
 };
 
@@ -121,14 +127,19 @@ const subscribe: RouteDef = {
     subscriptions: param(p.json(c.list(subscriptionItem)), { required: true }),
     principals: param(p.json(c.list(principalItem))),
     authorization_errors_fatal: param(p.bool()),
+    announce: param(p.bool()),
     ...creationParams,
   },
   async handler(req) {
-    return (await req.call(dir(req), "subscribe", {
+    const { created, ...reply } = (await req.call(dir(req), "subscribe", {
       subscriptions: req.params.subscriptions as Value,
       ...sent(req, ["principals", "authorization_errors_fatal", ...CREATE_FLAGS]),
       groups: groupsSent(req),
     })) as Obj;
+    if (req.params.announce === true) {
+      await announceNewChannels(req, (created ?? []) as { id: number; name: string }[]);
+    }
+    return reply;
   },
 };
 

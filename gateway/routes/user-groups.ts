@@ -11,6 +11,7 @@ import {
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, sentParams, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { announcementSettingParams, checkAnnouncementSettings } from "./notification-bot.ts";
 
 /** Zulip's URL patterns accept digits only here, so anything else matches no route. */
 function pathId(req: RouteRequest, name: string): number {
@@ -177,11 +178,14 @@ const updateRealm: RouteDef = {
   method: "PATCH",
   path: "/realm",
   auth: "required",
-  params: settingParams(REALM_GROUP_SETTING_NAMES),
+  params: { ...settingParams(REALM_GROUP_SETTING_NAMES), ...announcementSettingParams },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
+    // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
+    const applyAnnouncements = await checkAnnouncementSettings(req);
+    const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
     })) as Obj;
+    return { ...data, ...(await applyAnnouncements()) };
   },
 };
 

@@ -1,0 +1,194 @@
+// The automated messages Zulip's Notification Bot posts on behalf of a
+// request (zerver/views/streams.py send_messages_for_new_subscribers,
+// zerver/actions/message_edit.py send_message_moved_breadcrumbs), and
+// PATCH /realm's channel-valued settings. Route modules call these after
+// their own actor call succeeded; the message goes through the target
+// conversation's ordinary `send` with `notification_bot: true`
+// (actors/realm/system-bot.ts).
+
+import { channelConvRef, channelDirectoryRef, realmRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import { ANNOUNCEMENT_STREAM_SETTINGS } from "../../actors/realm/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, type ParamSpec, type RouteRequest } from "../index.ts";
+
+/** Zulip's Realm.*_TOPIC names of the automated messages used here. */
+export const NEW_CHANNELS_TOPIC = "new channels";
+
+/** Zulip's silent_mention_syntax_for_user. */
+export function silentMention(fullName: string, userId: number): string {
+  return `@_**${fullName}|${userId}**`;
+}
+
+/** Zulip's hash_util_encode: percent-encode all but [A-Za-z0-9_.~-], then "." -> "%2E", "%" -> ".". */
+function hashEncode(s: string): string {
+  let out = "";
+  for (const b of Buffer.from(s, "utf8")) {
+    const ch = String.fromCharCode(b);
+    out += /[A-Za-z0-9_~-]/.test(ch) ? ch : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out.replace(/%/g, ".");
+}
+
+/** Zulip's near_stream_message_url (under the realm's URL, as /register's realm_url). */
+async function nearMessageUrl(
+  req: RouteRequest,
+  streamId: number,
+  name: string,
+  topic: string,
+  id: number,
+): Promise<string> {
+  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { host?: string };
+  const base = `${req.scheme}://${info.host || process.env.EXTERNAL_HOST || req.host}`;
+  const channel = `${streamId}-${hashEncode(name.replace(/ /g, "-"))}`;
+  return `${base}/#narrow/channel/${channel}/topic/${hashEncode(topic)}/near/${id}`;
+}
+
+async function actingName(req: RouteRequest): Promise<string> {
+  const r = (await req.call(realmRef(req.realmId), "getMember", { userId: req.caller!.userId })) as {
+    user: Obj;
+  };
+  return String(r.user.full_name);
+}
+
+/** Post `content` to a channel topic as the Notification Bot; `readByActor` marks it read for the caller. */
+async function botSend(
+  req: RouteRequest,
+  streamId: number,
+  topic: string,
+  content: string,
+  readByActor: boolean,
+): Promise<void> {
+  await req.call(channelConvRef(req.realmId, streamId), "send", {
+    content,
+    topic,
+    client: "Internal",
+    notification_bot: true,
+    read_by_sender: readByActor,
+  });
+}
+
+/**
+ * `announce` on channel creation: one message in the realm's
+ * new-channel announcements channel (topic "new channels"), unless that
+ * setting is disabled or its channel is gone. Like Zulip's server, every
+ * channel the request created is listed, private ones included (Zulip's
+ * clients offer `announce` only for public channels). Marked read for the
+ * creator (Zulip's mark_as_read=[acting user]).
+ */
+export async function announceNewChannels(
+  req: RouteRequest,
+  created: { id: number; name: string }[],
+): Promise<void> {
+  if (!created.length) return;
+  const ctx = (await req.call(realmRef(req.realmId), "notificationContext", {})) as {
+    newStreamAnnouncementsStreamId: number;
+  };
+  const target = ctx.newStreamAnnouncementsStreamId;
+  if (typeof target !== "number" || target < 0) return;
+  const info = (await req
+    .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: target })
+    .catch(() => null)) as { is_archived?: boolean } | null;
+  if (!info || info.is_archived) return;
+  const user = silentMention(await actingName(req), req.caller!.userId);
+  const links = created.map((ch) => `#**${ch.name}**`).join(", ");
+  const content =
+    created.length > 1
+      ? `${user} created the following channels: ${links}.`
+      : `${user} created a new channel ${links}.`;
+  await botSend(req, target, NEW_CHANNELS_TOPIC, content, true);
+}
+
+/** What a move did, for its breadcrumbs (Zulip's do_update_message). */
+export interface MoveReport {
+  oldStreamId: number;
+  oldStreamName: string;
+  oldTopic: string;
+  newStreamId: number;
+  newStreamName: string;
+  newTopic: string;
+  /** Zulip's changed_messages_count. */
+  count: number;
+  /** The original topic has no messages left (Zulip's moved_all_visible_messages). */
+  all: boolean;
+  /** The new topic already held other messages. */
+  preexisting: boolean;
+  /** The message the request named (the "[A message](link)" target). */
+  messageId: number;
+}
+
+/** Zulip's RESOLVED_TOPIC_PREFIX. */
+const RESOLVED_PREFIX = "✔ ";
+
+/**
+ * send_notification_to_new_thread / _old_thread breadcrumbs, with Zulip's
+ * texts: to the new location first, then the old one. A topic edit that only
+ * resolves or unresolves the topic gets no new-thread notice (Zulip sends a
+ * resolve notice there instead, which this server does not send).
+ */
+export async function sendMoveBreadcrumbs(
+  req: RouteRequest,
+  r: MoveReport,
+  toOld: boolean,
+  toNew: boolean,
+): Promise<void> {
+  if (r.count === 0) return;
+  const user = silentMention(await actingName(req), req.caller!.userId);
+  const oldLink = `#**${r.oldStreamName}>${r.oldTopic}**`;
+  const newLink = `#**${r.newStreamName}>${r.newTopic}**`;
+  const streamChanged = r.oldStreamId !== r.newStreamId;
+  const strip = (t: string) => (t.startsWith(RESOLVED_PREFIX) ? t.slice(RESOLVED_PREFIX.length) : t);
+  const resolveOnly =
+    !streamChanged &&
+    strip(r.oldTopic) === strip(r.newTopic) &&
+    r.oldTopic.startsWith(RESOLVED_PREFIX) !== r.newTopic.startsWith(RESOLVED_PREFIX);
+  if (toNew && !resolveOnly) {
+    let content: string;
+    if (!r.preexisting && r.all) content = `This topic was moved here from ${oldLink} by ${user}.`;
+    else if (r.count === 1) {
+      const link = await nearMessageUrl(req, r.newStreamId, r.newStreamName, r.newTopic, r.messageId);
+      content = `[A message](${link}) was moved here from ${oldLink} by ${user}.`;
+    } else content = `${r.count} messages were moved here from ${oldLink} by ${user}.`;
+    await botSend(req, r.newStreamId, r.newTopic, content, false);
+  }
+  if (toOld) {
+    let content: string;
+    if (r.all) content = `This topic was moved to ${newLink} by ${user}.`;
+    else if (r.count === 1) content = `A message was moved from this topic to ${newLink} by ${user}.`;
+    else content = `${r.count} messages were moved from this topic to ${newLink} by ${user}.`;
+    await botSend(req, r.oldStreamId, r.oldTopic, content, false);
+  }
+}
+
+// ---- PATCH /realm: the channel-valued settings --------------------------------------------
+
+/** PATCH /realm parameters (Json[int] in Zulip). */
+export const announcementSettingParams: Record<string, ParamSpec> = Object.fromEntries(
+  ANNOUNCEMENT_STREAM_SETTINGS.map((n) => [n, param(p.int())]),
+);
+
+const ROLE_ADMINISTRATOR = 200;
+
+/**
+ * Check the channel-valued settings PATCH /realm sent (administrators only;
+ * an id >= 0 must name a live channel: Zulip's access_stream_by_id, "Invalid
+ * channel ID") and return a function applying them, so that PATCH /realm
+ * changes nothing when any part of the request is invalid.
+ */
+export async function checkAnnouncementSettings(req: RouteRequest): Promise<() => Promise<Obj>> {
+  const updates: Obj = {};
+  for (const n of ANNOUNCEMENT_STREAM_SETTINGS) {
+    const v = req.params[n];
+    if (v !== undefined) updates[n] = v as number;
+  }
+  if (!Object.keys(updates).length) return async () => ({});
+  if (!req.caller || req.caller.role > ROLE_ADMINISTRATOR) throw errors.mustBeAdmin();
+  for (const v of Object.values(updates) as number[]) {
+    if (v < 0) continue;
+    const info = (await req
+      .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: v })
+      .catch(() => null)) as { is_archived?: boolean } | null;
+    if (!info || info.is_archived) throw errors.invalidChannelId();
+  }
+  return async () => (await req.call(realmRef(req.realmId), "updateAnnouncementStreams", { updates })) as Obj;
+}
