@@ -37,3 +37,19 @@ export const ANNOUNCEMENT_STREAM_SETTINGS = [
 export function realmSetting(state: RealmState, name: string): Value {
   return Object.hasOwn(state.settings, name) ? state.settings[name]! : (REALM_SETTING_DEFAULTS[name] ?? null);
 }
+
+/**
+ * The boolean realm settings PATCH /realm sets (Zulip's update_realm
+ * Json[bool] parameters that something here reads).
+ */
+export const REALM_BOOL_PROPERTIES = [
+  "name_changes_disabled",
+  "email_changes_disabled",
+  "avatar_changes_disabled",
+  "enable_spectator_access",
+  "emails_restricted_to_domains",
+  "disallow_disposable_email_addresses",
+  "invite_required",
+  "require_unique_names",
+  "presence_disabled",
+] as const;

@@ -13,4 +13,4 @@ export {
   NOTIFICATION_BOT_ID,
   NOTIFICATION_BOT_NAME,
 } from "./system-bot.ts";
-export { ANNOUNCEMENT_STREAM_SETTINGS } from "./defaults.ts";
+export { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES } from "./defaults.ts";

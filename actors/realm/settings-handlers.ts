@@ -9,7 +9,7 @@ import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
 import type { Handler, Obj } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
-import { ANNOUNCEMENT_STREAM_SETTINGS, realmSetting } from "./defaults.ts";
+import { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES, realmSetting } from "./defaults.ts";
 import type { RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
@@ -74,6 +74,40 @@ const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, calle
   };
 };
 
+/**
+ * PATCH /realm's boolean settings: {updates: {setting: bool}}, administrators
+ * only. As Zulip's do_set_realm_property, a setting whose value does not
+ * change is left out; each changed one emits realm update {property, value}
+ * to every active user and is echoed in the reply.
+ */
+const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  if (!caller) throw errors.accessDenied();
+  const key = state.emailById[String(caller.userId)];
+  const me = key === undefined ? undefined : state.users[key];
+  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+  const updates = (args.updates ?? {}) as Obj;
+  const values: Obj = {};
+  for (const name of REALM_BOOL_PROPERTIES) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    if (typeof v !== "boolean") throw errors.notBoolean(name);
+    if (realmSetting(state, name) !== v) values[name] = v;
+  }
+  if (!Object.keys(values).length) return { reply: {} };
+  const active = Object.values(state.users)
+    .filter((u) => u.isActive)
+    .map((u) => u.userId);
+  return {
+    facts: [{ type: "settingsChanged", values }],
+    events: Object.entries(values).map(([property, value]) => ({
+      event: { type: "realm", op: "update", property, value },
+      userIds: active,
+    })),
+    reply: values,
+  };
+};
+
 /** What the gateway needs to post an automated message: the bot and the announcements channel. */
 const notificationContext: Handler<RealmState> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
@@ -93,6 +127,7 @@ const crossRealmBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
 
 export const realmSettingsHandlers: Record<string, Handler<RealmState>> = {
   updateRealmGroupSettings,
+  updateRealmProperties,
   updateAnnouncementStreams,
   notificationContext,
   crossRealmBots,

@@ -4,6 +4,7 @@
 
 import {
   GROUP_SETTING_NAMES,
+  REALM_BOOL_PROPERTIES,
   REALM_GROUP_SETTING_NAMES,
   groupDirectoryRef,
   realmRef,
@@ -178,14 +179,22 @@ const updateRealm: RouteDef = {
   method: "PATCH",
   path: "/realm",
   auth: "required",
-  params: { ...settingParams(REALM_GROUP_SETTING_NAMES), ...announcementSettingParams },
+  params: {
+    ...settingParams(REALM_GROUP_SETTING_NAMES),
+    ...announcementSettingParams,
+    ...Object.fromEntries(REALM_BOOL_PROPERTIES.map((n) => [n, param(p.bool())])),
+  },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
     const applyAnnouncements = await checkAnnouncementSettings(req);
     const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
     })) as Obj;
-    return { ...data, ...(await applyAnnouncements()) };
+    const props = sentSettings(req, [...REALM_BOOL_PROPERTIES]);
+    const changed = Object.keys(props).length
+      ? ((await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })) as Obj)
+      : {};
+    return { ...data, ...changed, ...(await applyAnnouncements()) };
   },
 };
 
