@@ -47,6 +47,11 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const node = new NodeRuntime({
     mailboxLimit: overload.mailboxLimit,
     nodeId: "embedded",
+    // One process owns DATA_DIR (server.pid guards it), so no other node can
+    // take a shard: a long lease only spares a busy machine needless
+    // self-fencing (a late renewal dropped every actor and re-activated it).
+    leaseTtlMs: 30_000,
+    renewMs: 5_000,
     shards: o.shards,
     store,
     behaviors,
