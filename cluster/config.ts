@@ -42,6 +42,12 @@ export const env = {
   shards: () => int("SHARDS", DEFAULT_SHARDS),
   natsUrl: () => str("NATS_URL", "nats://127.0.0.1:4222"),
   redisUrl: () => str("REDIS_URL", "redis://127.0.0.1:6379"),
+  /** Seed nodes of a Redis Cluster, comma-separated; when set, used instead of REDIS_URL. */
+  redisClusterUrls: () =>
+    str("REDIS_CLUSTER_URLS")
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean),
   grpcPort: () => int("GRPC_PORT", 50051),
   nodeId: () => str("NODE_ID", `node-${process.pid}`),
 };

@@ -12,12 +12,19 @@ import { Repository } from "redis-om";
 import { FencedError } from "../actors/errors.ts";
 import {
   createLmdbStore,
+  createRedisClusterStore,
   createRedisStore,
   snapshotEntityId,
   snapshotSchema,
   type Store,
 } from "../cluster/storage/index.ts";
-import { requireBinaries, startRedis, type Service } from "./support/services.ts";
+import {
+  requireBinaries,
+  startRedis,
+  startRedisCluster,
+  type RedisClusterService,
+  type Service,
+} from "./support/services.ts";
 
 interface Backend {
   /** Start the service / make the data dir. */
@@ -352,6 +359,27 @@ conformance(
     },
   },
   redisSkip,
+);
+
+// ---------------------------------------------------------------- Redis Cluster
+// Three masters, no replicas (startRedisCluster): the shards' keys spread
+// over all of them, so every script runs on whichever node holds its slot.
+
+let redisCluster: RedisClusterService | undefined;
+conformance(
+  "redis cluster",
+  {
+    async setup() {
+      redisCluster = await startRedisCluster(3);
+    },
+    async open() {
+      return createRedisClusterStore(redisCluster!.urls, { prefix: PREFIX });
+    },
+    async teardown() {
+      await redisCluster?.stop();
+    },
+  },
+  requireBinaries("redis-server", "redis-cli"),
 );
 
 describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () => {

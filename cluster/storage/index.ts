@@ -1,4 +1,10 @@
 // The storage module's door: the contract and its two implementations.
 export type { JournalEntry, Snapshot, Store } from "./contract.ts";
 export { createLmdbStore } from "./lmdb-store.ts";
-export { createRedisStore, snapshotEntityId, snapshotSchema, type RedisStoreOptions } from "./redis-store.ts";
+export {
+  createRedisClusterStore,
+  createRedisStore,
+  snapshotEntityId,
+  snapshotSchema,
+  type RedisStoreOptions,
+} from "./redis-store.ts";

@@ -1,14 +1,17 @@
 // Redis implementation of the storage contract (cluster mode). Key layout and
 // reasons: docs/storage.md. Every key of a shard carries the hash tag
 // `{s<shard>}`, so each fenced write (one Lua script) touches one slot and the
-// store runs unchanged on Redis Cluster.
+// store runs unchanged on Redis Cluster: `createRedisStore(url)` talks to one
+// Redis, `createRedisClusterStore(seeds)` to a Redis Cluster (node-redis
+// `createCluster`, which routes every command by its first key's slot and
+// follows MOVED/ASK). Every command and script here names keys of one slot.
 //
 // Performance: no per-command timeouts, no MULTI; commands issued in the same
 // tick are written to the socket together (node-redis auto-pipelining), and
 // scripts go by EVALSHA with an EVAL fallback on NOSCRIPT (the script cache is
 // not persisted across a Redis restart).
 import { createHash } from "node:crypto";
-import { createClient } from "redis";
+import { createClient, createCluster } from "redis";
 import { Repository, Schema } from "redis-om";
 import { FencedError } from "../../actors/errors.ts";
 import type { JournalEntry, Snapshot, Store } from "./contract.ts";
@@ -19,6 +22,66 @@ export interface RedisStoreOptions {
 }
 
 type Client = ReturnType<typeof createClient>;
+type Cluster = ReturnType<typeof createCluster>;
+
+/**
+ * What the store needs of a connection, for one Redis and for a cluster
+ * alike. `send` names the command's first key so a cluster routes it to the
+ * key's slot (every command and script of this store touches one slot).
+ */
+interface Conn {
+  send<T>(
+    firstKey: string,
+    readonly: boolean,
+    args: Array<string | Buffer>,
+    returnBuffers?: boolean,
+  ): Promise<T>;
+  get(key: string): Promise<string | null>;
+  incr(key: string): Promise<number>;
+  /** Handed to redis-om, which calls hGetAll (fetch) on it. */
+  om: Client | Cluster;
+  close(): Promise<void>;
+}
+
+const reconnectStrategy = (attempts: number) => Math.min(attempts * 50, 500);
+
+async function singleConn(url: string): Promise<Conn> {
+  const client: Client = createClient({ url, disableOfflineQueue: false, socket: { reconnectStrategy } });
+  // Connection errors are retried by the reconnect strategy; commands wait in
+  // the offline queue. Without a listener an 'error' event would crash the process.
+  client.on("error", () => {});
+  await client.connect();
+  return {
+    send: (_key, _ro, args, returnBuffers) =>
+      client.sendCommand(args, returnBuffers ? { returnBuffers: true } : undefined),
+    get: (key) => client.get(key),
+    incr: (key) => client.incr(key),
+    om: client,
+    async close() {
+      if (client.isOpen) await client.quit();
+    },
+  };
+}
+
+async function clusterConn(seeds: string[]): Promise<Conn> {
+  if (seeds.length === 0) throw new Error("redis cluster store: no seed URLs");
+  const cluster: Cluster = createCluster({
+    rootNodes: seeds.map((url) => ({ url })),
+    defaults: { disableOfflineQueue: false, socket: { reconnectStrategy } },
+  });
+  cluster.on("error", () => {});
+  await cluster.connect();
+  return {
+    send: (key, ro, args, returnBuffers) =>
+      cluster.sendCommand(key, ro, args, returnBuffers ? { returnBuffers: true } : undefined),
+    get: (key) => cluster.get(key),
+    incr: (key) => cluster.incr(key),
+    om: cluster,
+    async close() {
+      if (cluster.isOpen) await cluster.quit();
+    },
+  };
+}
 
 /** Entity name of snapshots; redis-om keys them `<prefix>Snapshot:<id>`. */
 const SNAPSHOT_ENTITY = "Snapshot";
@@ -114,21 +177,26 @@ export function snapshotEntityId(shard: number, actor: string): string {
   return `{s${shard}}:${actor}`;
 }
 
+/** A store on one Redis (`redis://host:port`). */
 export async function createRedisStore(url: string, opts: RedisStoreOptions = {}): Promise<Store> {
-  const prefix = opts.prefix ?? "";
+  checkPrefix(opts.prefix ?? "");
+  return storeOn(await singleConn(url), opts);
+}
+
+/** A store on a Redis Cluster, found through any of its nodes (`redis://host:port` each). */
+export async function createRedisClusterStore(seeds: string[], opts: RedisStoreOptions = {}): Promise<Store> {
+  checkPrefix(opts.prefix ?? "");
+  return storeOn(await clusterConn(seeds), opts);
+}
+
+function checkPrefix(prefix: string): void {
   if (/[{}]/.test(prefix)) throw new Error(`redis store prefix must not contain braces: ${prefix}`);
+}
 
-  const client: Client = createClient({
-    url,
-    disableOfflineQueue: false,
-    socket: { reconnectStrategy: (attempts: number) => Math.min(attempts * 50, 500) },
-  });
-  // Connection errors are retried by the reconnect strategy; commands wait in
-  // the offline queue. Without a listener an 'error' event would crash the process.
-  client.on("error", () => {});
-  await client.connect();
-
-  const repo = new Repository(snapshotSchema(prefix), client);
+function storeOn(client: Conn, opts: RedisStoreOptions): Store {
+  const prefix = opts.prefix ?? "";
+  // redis-om only reads here (fetch = HGETALL of one key); both connection kinds have it.
+  const repo = new Repository(snapshotSchema(prefix), client.om as Client);
 
   const tag = (shard: number) => `${prefix}{s${shard}}`;
   const leaseKey = (shard: number) => `${tag(shard)}:lease`;
@@ -141,11 +209,12 @@ export async function createRedisStore(url: string, opts: RedisStoreOptions = {}
 
   async function run<T>(script: Script, keys: string[], args: Array<string | Buffer>): Promise<T> {
     const tail = [String(keys.length), ...keys, ...args];
+    // On a cluster the script runs on the node of keys[0]'s slot; all its keys share that slot.
     try {
-      return await client.sendCommand<T>(["EVALSHA", script.sha, ...tail]);
+      return await client.send<T>(keys[0]!, false, ["EVALSHA", script.sha, ...tail]);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
-      return client.sendCommand<T>(["EVAL", script.source, ...tail]);
+      return client.send<T>(keys[0]!, false, ["EVAL", script.source, ...tail]);
     }
   }
 
@@ -192,9 +261,12 @@ export async function createRedisStore(url: string, opts: RedisStoreOptions = {}
     },
 
     async readJournal(shard, actor, afterSeq): Promise<JournalEntry[]> {
-      const reply = await client.sendCommand<Array<[Buffer, Buffer[]]>>(
-        ["XRANGE", journalKey(shard, actor), `0-${afterSeq + 1}`, "+"],
-        { returnBuffers: true },
+      const key = journalKey(shard, actor);
+      const reply = await client.send<Array<[Buffer, Buffer[]]>>(
+        key,
+        true,
+        ["XRANGE", key, `0-${afterSeq + 1}`, "+"],
+        true,
       );
       return reply.map(([id, fields]) => {
         const s = id.toString("latin1");
@@ -226,7 +298,7 @@ export async function createRedisStore(url: string, opts: RedisStoreOptions = {}
     },
 
     async close() {
-      if (client.isOpen) await client.quit();
+      await client.close();
     },
   };
 }

@@ -145,3 +145,98 @@ export function startRedis(): Promise<Service> {
     "redis",
   );
 }
+
+export interface RedisClusterService {
+  /** One `redis://127.0.0.1:<port>` per master (seed URLs for REDIS_CLUSTER_URLS). */
+  urls: string[];
+  procs: ChildProcess[];
+  dirs: string[];
+  /** Stop every redis-server by pid and remove the data dirs. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A real Redis Cluster of `masters` redis-server processes (no replicas),
+ * each on a free port with its own temp dir and cluster bus port, joined with
+ * `redis-cli --cluster create`; resolves once every node says cluster_state:ok.
+ * AOF on, as deployed.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisClusterService> {
+  const procs: ChildProcess[] = [];
+  const dirs: string[] = [];
+  const ports: number[] = [];
+  const svc: RedisClusterService = {
+    urls: [],
+    procs,
+    dirs,
+    async stop() {
+      await Promise.all(procs.map((p) => stopProc(p)));
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    },
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freePort();
+      // The bus port is set explicitly: port + 10000 may not exist or be free.
+      const busPort = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
+      dirs.push(dir);
+      const p = spawn(
+        "redis-server",
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--dir",
+          dir,
+          "--cluster-enabled",
+          "yes",
+          "--cluster-config-file",
+          join(dir, "nodes.conf"),
+          "--cluster-port",
+          String(busPort),
+          "--appendonly",
+          "yes",
+          "--appendfsync",
+          "everysec",
+          "--save",
+          "",
+          "--protected-mode",
+          "no",
+        ],
+        { stdio: "ignore" },
+      );
+      p.on("error", () => {});
+      procs.push(p);
+      ports.push(port);
+    }
+    for (const port of ports) await waitForPort(port);
+    execFileSync(
+      "redis-cli",
+      [
+        "--cluster",
+        "create",
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        "--cluster-replicas",
+        "0",
+        "--cluster-yes",
+      ],
+      { stdio: "ignore", timeout: 30_000 },
+    );
+    const until = Date.now() + 30_000;
+    for (const port of ports) {
+      for (;;) {
+        const info = execFileSync("redis-cli", ["-p", String(port), "cluster", "info"]).toString();
+        if (/cluster_state:ok/.test(info)) break;
+        if (Date.now() > until) throw new Error(`redis cluster node ${port} never reached cluster_state:ok`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    svc.urls = ports.map((p) => `redis://127.0.0.1:${p}`);
+    return svc;
+  } catch (err) {
+    await svc.stop();
+    throw err;
+  }
+}
