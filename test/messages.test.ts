@@ -607,7 +607,14 @@ describe("messages - reactions, edits, deletion", () => {
       "Invalid propagate_mode",
     );
     chat.events.length = 0;
-    ok(await api("PATCH", `/messages/${a}`, { topic: "new", propagate_mode: "change_all" }, m));
+    ok(
+      await api(
+        "PATCH",
+        `/messages/${a}`,
+        { topic: "new", propagate_mode: "change_all", send_notification_to_new_thread: false },
+        m,
+      ),
+    );
     const mv = chat.events.find((e) => e.event.type === "update_message")!;
     assert.deepEqual([mv.event.orig_subject, mv.event.subject, mv.event.message_ids], ["old", "new", [a, b]]);
     const r = await fetch(
@@ -1200,6 +1207,8 @@ describe("messages - moves between channels", () => {
           topic: "moved",
           propagate_mode: "change_later",
           send_notification_to_old_thread: false,
+          // Move notifications: test/announce.test.ts.
+          send_notification_to_new_thread: false,
         },
         m,
       ),
@@ -1275,7 +1284,14 @@ describe("messages - moves between channels", () => {
     });
     const a1 = await send({ type: "stream", to: from.id, topic: "t", content: "secret soon" });
     chat.events.length = 0;
-    ok(await api("PATCH", `/messages/${a1}`, { stream_id: priv.id }, chat.owner));
+    ok(
+      await api(
+        "PATCH",
+        `/messages/${a1}`,
+        { stream_id: priv.id, send_notification_to_new_thread: false },
+        chat.owner,
+      ),
+    );
     const ev = chat.events.find((e) => e.event.type === "update_message")!;
     assert.equal(ev.event.subject, undefined);
     assert.equal(ev.event.orig_subject, "t");

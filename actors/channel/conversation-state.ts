@@ -1,7 +1,9 @@
 // State of a conversation actor (channel kind, key = channel id, or
 // "dm:<sorted user ids>" for a direct-message conversation): its messages,
-// in id order, with their reactions and edit history. The topic index is
-// derived from the messages on demand (topics are few per channel).
+// in id order, with their reactions and edit history, and a per-topic index
+// (message ids and senders of each topic) that `applyConvFact` keeps up to
+// date, so sends, moves and topic lists never scan the whole channel. The
+// index is derived: snapshots leave it out and `convFromSnapshot` rebuilds it.
 //
 // SNAPSHOT NOTE: a field added to ConvState or Msg needs a default in
 // `convFromSnapshot`, because snapshots written before it lack it.
@@ -49,6 +51,14 @@ export interface ConvState {
   msgs: Record<string, Msg>;
   /** Direct messages: the participants as display_recipient shows them. */
   dmRecipients: Obj[] | null;
+  /** Derived (not in snapshots): lowercased topic -> its messages. */
+  topicIndex: Map<string, TopicEntry>;
+}
+
+/** One topic's messages: ids ascending, and how many of them each sender wrote. */
+export interface TopicEntry {
+  ids: number[];
+  senders: Map<number, number>;
 }
 
 export type ConvFact =
@@ -65,7 +75,58 @@ export function dmKey(userIds: number[]): string {
 }
 
 export function initialConv(ref: ActorRef): ConvState {
-  return { key: ref.key, realmId: ref.realm, ids: [], msgs: {}, dmRecipients: null };
+  return { key: ref.key, realmId: ref.realm, ids: [], msgs: {}, dmRecipients: null, topicIndex: new Map() };
+}
+
+/** First index of `ids` (ascending) whose id is >= `id`. */
+export function lowerBound(ids: readonly number[], id: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertId(ids: number[], id: number): void {
+  // Ids come from a realm-wide counter; concurrent sends may commit out of
+  // order, but almost always a new id is the largest.
+  if (!ids.length || ids[ids.length - 1]! < id) ids.push(id);
+  else {
+    const i = lowerBound(ids, id);
+    if (ids[i] !== id) ids.splice(i, 0, id);
+  }
+}
+
+function removeId(ids: number[], id: number): void {
+  const i = lowerBound(ids, id);
+  if (ids[i] === id) ids.splice(i, 1);
+}
+
+function indexAdd(index: Map<string, TopicEntry>, m: Msg): void {
+  const key = m.topic.toLowerCase();
+  let t = index.get(key);
+  if (!t) index.set(key, (t = { ids: [], senders: new Map() }));
+  insertId(t.ids, m.id);
+  t.senders.set(m.senderId, (t.senders.get(m.senderId) ?? 0) + 1);
+}
+
+function indexRemove(index: Map<string, TopicEntry>, m: Msg): void {
+  const key = m.topic.toLowerCase();
+  const t = index.get(key);
+  if (!t) return;
+  removeId(t.ids, m.id);
+  const n = (t.senders.get(m.senderId) ?? 0) - 1;
+  if (n > 0) t.senders.set(m.senderId, n);
+  else t.senders.delete(m.senderId);
+  if (!t.ids.length) index.delete(key);
+}
+
+/** The index entry of a topic (any spelling), if it has messages. */
+export function topicEntry(state: ConvState, topic: string): TopicEntry | undefined {
+  return state.topicIndex.get(topic.toLowerCase());
 }
 
 export function applyConvFact(state: ConvState, raw: Obj): ConvState {
@@ -73,27 +134,32 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
   switch (fact.type) {
     case "msgAdded": {
       const m = structuredClone(fact.msg);
-      if (!state.msgs[String(m.id)]) {
-        // Ids come from a realm-wide counter; concurrent sends may commit out of order.
-        let i = state.ids.length;
-        while (i > 0 && state.ids[i - 1]! > m.id) i--;
-        state.ids.splice(i, 0, m.id);
-      }
+      const old = state.msgs[String(m.id)];
+      if (old) indexRemove(state.topicIndex, old);
+      else insertId(state.ids, m.id);
       state.msgs[String(m.id)] = m;
+      indexAdd(state.topicIndex, m);
       if (fact.dmRecipients) state.dmRecipients = structuredClone(fact.dmRecipients);
       break;
     }
     case "msgChanged": {
       const m = state.msgs[String(fact.id)];
-      if (m) Object.assign(m, structuredClone(fact.changes));
+      if (!m) break;
+      const reindex = "topic" in fact.changes || "senderId" in fact.changes;
+      if (reindex) indexRemove(state.topicIndex, m);
+      Object.assign(m, structuredClone(fact.changes));
+      if (reindex) indexAdd(state.topicIndex, m);
       break;
     }
-    case "msgRemoved":
-      if (state.msgs[String(fact.id)]) {
+    case "msgRemoved": {
+      const m = state.msgs[String(fact.id)];
+      if (m) {
+        indexRemove(state.topicIndex, m);
         delete state.msgs[String(fact.id)];
-        state.ids = state.ids.filter((id) => id !== fact.id);
+        removeId(state.ids, fact.id);
       }
       break;
+    }
     default:
       break;
   }
@@ -101,9 +167,20 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
 }
 
 export function convToSnapshot(state: ConvState): string {
-  return JSON.stringify(state);
+  const { topicIndex: _derived, ...stored } = state;
+  return JSON.stringify(stored);
+}
+
+/** The derived indexes, built from the messages (snapshots do not carry them). */
+export function rebuildIndexes(state: ConvState): ConvState {
+  state.ids = [...state.ids].sort((a, b) => a - b);
+  state.topicIndex = new Map();
+  for (const id of state.ids) indexAdd(state.topicIndex, state.msgs[String(id)]!);
+  return state;
 }
 
 export function convFromSnapshot(data: string, ref: ActorRef): ConvState {
-  return { ...initialConv(ref), ...(JSON.parse(data) as Partial<ConvState>) };
+  const stored = JSON.parse(data) as Partial<ConvState>;
+  delete stored.topicIndex;
+  return rebuildIndexes({ ...initialConv(ref), ...stored });
 }

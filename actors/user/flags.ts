@@ -76,6 +76,17 @@ function insertSorted(ids: number[], id: number): void {
   if (ids[lo] !== id) ids.splice(lo, 0, id);
 }
 
+function removeSorted(ids: number[], id: number): void {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (ids[lo] === id) ids.splice(lo, 1);
+}
+
 export type FlagFact =
   | { type: "msgsReceived"; items: [number, string, number, string, number][] }
   | { type: "msgsMoved"; ids: number[]; conv: string; topic: string }
@@ -121,9 +132,14 @@ export function applyFlagFact(state: UserState, raw: Obj): UserState {
     case "msgsForgotten": {
       const m = holder.msgs;
       if (!m) break;
-      const gone = new Set(fact.ids);
       for (const id of fact.ids) delete m.entries[String(id)];
-      m.ids = m.ids.filter((id) => !gone.has(id));
+      if (fact.ids.length <= 16) {
+        // A single deletion: binary search, not a pass over every message the user has.
+        for (const id of fact.ids) removeSorted(m.ids, id);
+      } else {
+        const gone = new Set(fact.ids);
+        m.ids = m.ids.filter((id) => !gone.has(id));
+      }
       break;
     }
     default:
@@ -154,16 +170,21 @@ const receiveMessages: Handler<UserState> = (state, args, _ctx, caller) => {
   return { facts: [{ type: "msgsReceived", items: fresh } as unknown as Obj], reply: {} };
 };
 
-/** Flags of messages: by ids, or every message of one conversation. {id: names}. */
+/**
+ * Flags of messages: by ids (only those walk), or every message of one
+ * conversation; `unread: true` keeps the unread ones. {id: names}.
+ */
 const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
   const out: Obj = {};
   const conv = typeof args.conv === "string" ? args.conv : undefined;
+  const unreadOnly = args.unread === true;
   const ids = (args.ids as number[] | undefined) ?? m.ids;
   for (const id of ids) {
     const e = m.entries[String(id)];
     if (!e || (conv !== undefined && e[0] !== conv)) continue;
+    if (unreadOnly && e[1] & FLAG_BITS.read!) continue;
     out[String(id)] = flagNames(e[1]);
   }
   return { reply: out };

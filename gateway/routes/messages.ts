@@ -17,6 +17,7 @@ import {
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
+import { sendMoveBreadcrumbs } from "./notification-bot.ts";
 
 function meId(req: RouteRequest): number {
   return req.caller!.userId;
@@ -988,8 +989,37 @@ const editMessage: RouteDef = {
     const item = await locate(req, id);
     const args: Obj = { message_id: id, ...sentParams(req.params, ["content", "topic", "propagate_mode"]) };
     const streamId = req.params.stream_id as number | undefined;
-    if (streamId === undefined || String(streamId) === item.conv)
-      return (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
+    if (streamId === undefined || String(streamId) === item.conv) {
+      const { moved, ...reply } = (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
+      if (moved) {
+        // Breadcrumbs of a topic move within the channel (notification-bot.ts).
+        const m = moved as {
+          count: number;
+          all: boolean;
+          preexisting: boolean;
+          orig_topic: string;
+          topic: string;
+        };
+        const ch = Number(item.conv);
+        const name = await channelName(req, ch);
+        await sendMoveBreadcrumbs(
+          req,
+          {
+            ...m,
+            oldStreamId: ch,
+            oldStreamName: name,
+            oldTopic: m.orig_topic,
+            newStreamId: ch,
+            newStreamName: name,
+            newTopic: m.topic,
+            messageId: id,
+          },
+          req.params.send_notification_to_old_thread === true,
+          req.params.send_notification_to_new_thread !== false,
+        );
+      }
+      return reply;
+    }
     return moveToChannel(req, item, { ...args, stream_id: streamId });
   },
 };
@@ -1002,7 +1032,9 @@ const editMessage: RouteDef = {
 async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<Obj> {
   const source = convRef(req, item.conv);
   const prepared = (await req.call(source, "prepareMove", args)) as Obj & { msgs: Obj[] };
-  await req.call(channelConvRef(req.realmId, args.stream_id as number), "moveIn", { msgs: prepared.msgs });
+  const into = (await req.call(channelConvRef(req.realmId, args.stream_id as number), "moveIn", {
+    msgs: prepared.msgs,
+  })) as { preexisting?: boolean };
   await req.call(source, "completeMove", {
     ids: prepared.msgs.map((m) => m.id as number),
     message_id: args.message_id as number,
@@ -1013,7 +1045,35 @@ async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<
     propagate_mode: prepared.propagate_mode as string,
     timestamp: prepared.timestamp as number,
   });
+  // Breadcrumbs (notification-bot.ts), once the move is complete.
+  const oldId = Number(item.conv);
+  const newId = args.stream_id as number;
+  await sendMoveBreadcrumbs(
+    req,
+    {
+      oldStreamId: oldId,
+      oldStreamName: await channelName(req, oldId),
+      oldTopic: prepared.orig_topic as string,
+      newStreamId: newId,
+      newStreamName: await channelName(req, newId),
+      newTopic: prepared.topic as string,
+      count: prepared.msgs.length,
+      all: prepared.msgs.length === (prepared.topic_total as number),
+      preexisting: into.preexisting === true,
+      messageId: args.message_id as number,
+    },
+    req.params.send_notification_to_old_thread === true,
+    req.params.send_notification_to_new_thread !== false,
+  );
   return {};
+}
+
+/** A channel's name, for breadcrumb links. */
+async function channelName(req: RouteRequest, streamId: number): Promise<string> {
+  const info = (await req.call(channelDirectoryRef(req.realmId), "sendContext", {
+    stream_id: streamId,
+  })) as Obj;
+  return String(info.name);
 }
 
 const deleteMessage: RouteDef = {

@@ -1,0 +1,244 @@
+// The windowed channel fetch (actors/channel: channelWindow, walkWindow) and
+// the conversation's topic index, checked against the naive algorithms they
+// replace: filter every message, then cut the window (windowIds); scan every
+// message for a topic's ids and senders.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+// The behaviour registry first: the handler modules are part of an import cycle through it.
+import "../actors/index.ts";
+import {
+  channelWindow,
+  contentFilter,
+  type Filters,
+  type FlagSource,
+} from "../actors/channel/conversation-handlers.ts";
+import {
+  applyConvFact,
+  convFromSnapshot,
+  convToSnapshot,
+  initialConv,
+  type ConvState,
+  type Msg,
+} from "../actors/channel/conversation-state.ts";
+import { LARGER_THAN_MAX_MESSAGE_ID, firstUnreadAnchor, windowIds } from "../actors/channel/window.ts";
+import type { ActorRef, Obj } from "../actors/types.ts";
+
+const REF: ActorRef = { kind: "channel", realm: 1, key: "7" } as ActorRef;
+const TOPICS = ["alpha", "Alpha", "beta", "", "gamma"];
+const WORDS = ["hello", "world", "link", "image"];
+
+function msg(id: number, topic: string, senderId: number, content: string): Msg {
+  return {
+    id,
+    senderId,
+    senderEmail: `u${senderId}@example.com`,
+    senderName: `U${senderId}`,
+    senderAvatarVersion: 1,
+    client: "test",
+    content,
+    rendered: `<p>${content}</p>`,
+    topic,
+    timestamp: 1,
+    reactions: [],
+    lastEditTimestamp: null,
+    lastMovedTimestamp: null,
+    editHistory: [],
+    mentioned: [],
+    isMe: false,
+  };
+}
+
+const arbMsg = fc.record({
+  gap: fc.integer({ min: 1, max: 3 }),
+  topic: fc.constantFrom(...TOPICS),
+  sender: fc.integer({ min: 1, max: 3 }),
+  word: fc.constantFrom(...WORDS),
+  own: fc.option(fc.subarray(["read", "starred", "mentioned"]), { nil: undefined }),
+});
+
+/** Later facts on the built conversation: topic changes and removals, by position. */
+const arbChange = fc.record({
+  at: fc.nat(),
+  op: fc.constantFrom("topic", "remove"),
+  topic: fc.constantFrom(...TOPICS),
+});
+
+function build(
+  specs: { gap: number; topic: string; sender: number; word: string; own: string[] | undefined }[],
+  changes: { at: number; op: string; topic: string }[],
+): { state: ConvState; own: Record<string, string[]> } {
+  const state = initialConv(REF);
+  const own: Record<string, string[]> = {};
+  let id = 0;
+  const facts: Obj[] = [];
+  for (const s of specs) {
+    id += s.gap;
+    facts.push({ type: "msgAdded", msg: msg(id, s.topic, s.sender, s.word) } as unknown as Obj);
+    if (s.own) own[String(id)] = s.own;
+  }
+  // Out-of-order commits: apply the adds in a shuffled but deterministic order.
+  facts.sort((a, b) => (((a.msg as Obj).id as number) % 3) - (((b.msg as Obj).id as number) % 3));
+  for (const f of facts) applyConvFact(state, f);
+  for (const c of changes) {
+    if (!state.ids.length) break;
+    const target = state.ids[c.at % state.ids.length]!;
+    applyConvFact(
+      state,
+      (c.op === "topic"
+        ? { type: "msgChanged", id: target, changes: { topic: c.topic } }
+        : { type: "msgRemoved", id: target }) as unknown as Obj,
+    );
+  }
+  // A stale flag entry (message gone from the conversation) must change nothing.
+  own[String(id + 100)] = ["starred"];
+  return { state, own };
+}
+
+/** The fetch as it was: every message through the filters, then windowIds. */
+function naive(
+  state: ConvState,
+  own: Record<string, string[]>,
+  a: {
+    anchor: number | "first_unread";
+    numBefore: number;
+    numAfter: number;
+    includeAnchor: boolean;
+    filters: Filters;
+    protectedHistory: boolean;
+  },
+) {
+  let hidden = false;
+  const cands: { id: number; flags: string[] }[] = [];
+  for (const id of state.ids) {
+    const m = state.msgs[String(id)]!;
+    let flags = own[String(id)];
+    if (!flags) {
+      if (a.protectedHistory) {
+        hidden = true;
+        continue;
+      }
+      if (a.filters.noHistory) continue;
+      flags = ["read", "historical"];
+    }
+    const flagOk = (a.filters.is ?? []).every((t) => {
+      const has = t.flag === "unread" ? !flags.includes("read") : flags.includes(t.flag);
+      return has !== t.negated;
+    });
+    if (!contentFilter(m, a.filters) || !flagOk) continue;
+    cands.push({ id, flags });
+  }
+  const anchor =
+    a.anchor === "first_unread"
+      ? firstUnreadAnchor(cands.map((x) => ({ id: x.id, unread: !x.flags.includes("read") })))
+      : a.anchor;
+  const w = windowIds(
+    cands.map((x) => x.id),
+    { anchor, numBefore: a.numBefore, numAfter: a.numAfter, includeAnchor: a.includeAnchor },
+  );
+  const byId = new Map(cands.map((x) => [x.id, x.flags]));
+  return {
+    anchor,
+    items: w.ids.map((id) => ({ id, flags: byId.get(id)! })),
+    found_anchor: w.found_anchor,
+    found_oldest: w.found_oldest,
+    found_newest: w.found_newest,
+    history_limited: hidden && w.found_oldest,
+  };
+}
+
+function fakeFlags(own: Record<string, string[]>, log: number[][]): FlagSource {
+  return async (q) => {
+    const out: Record<string, string[]> = {};
+    if ("ids" in q) {
+      log.push(q.ids);
+      for (const id of q.ids) if (own[String(id)]) out[String(id)] = own[String(id)]!;
+    } else {
+      for (const [id, f] of Object.entries(own)) if (!("unread" in q) || !f.includes("read")) out[id] = f;
+    }
+    return out;
+  };
+}
+
+const arbTerm = <T>(value: fc.Arbitrary<T>) => fc.record({ value, negated: fc.boolean() });
+
+const arbFilters: fc.Arbitrary<Filters> = fc.record(
+  {
+    topics: fc.array(arbTerm(fc.constantFrom(...TOPICS, "ALPHA", "nope")), { maxLength: 2 }),
+    senders: fc.array(arbTerm(fc.integer({ min: 1, max: 4 })), { maxLength: 2 }),
+    search: fc.constantFrom("hello", "wor", "alpha"),
+    is: fc.array(
+      fc.record({ flag: fc.constantFrom("read", "unread", "starred", "mentioned"), negated: fc.boolean() }),
+      { maxLength: 2 },
+    ),
+    noHistory: fc.boolean(),
+  },
+  { requiredKeys: [] },
+);
+
+test("channelWindow equals the naive full scan for random messages, anchors, windows and narrows", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(arbMsg, { maxLength: 60 }),
+      fc.array(arbChange, { maxLength: 6 }),
+      fc.oneof(
+        fc.constant<"first_unread">("first_unread"),
+        fc.constant(0),
+        fc.constant(LARGER_THAN_MAX_MESSAGE_ID),
+        fc.integer({ min: 0, max: 200 }),
+      ),
+      fc.integer({ min: 0, max: 12 }),
+      fc.integer({ min: 0, max: 12 }),
+      fc.boolean(),
+      arbFilters,
+      fc.boolean(),
+      async (specs, changes, anchor, numBefore, numAfter, includeAnchor, filters, protectedHistory) => {
+        const { state, own } = build(specs, changes);
+        const args = { anchor, numBefore, numAfter, includeAnchor, filters, protectedHistory };
+        const log: number[][] = [];
+        const got = await channelWindow(state, args, fakeFlags(own, log));
+        assert.deepEqual(got, naive(state, own, args));
+        // Flags are asked for only near the anchor: never more than the
+        // messages that exist, and for an unfiltered narrow no more than the window.
+        const asked = log.flat();
+        assert.equal(new Set(asked).size, asked.length);
+        const unfiltered = !protectedHistory && !Object.keys(filters).length && anchor !== "first_unread";
+        if (unfiltered) assert.ok(asked.length <= numBefore + numAfter + 1);
+      },
+    ),
+    { numRuns: 600 },
+  );
+});
+
+test("the topic index stays equal to a full scan through adds, topic changes, removals and snapshots", () => {
+  fc.assert(
+    fc.property(
+      fc.array(arbMsg, { maxLength: 40 }),
+      fc.array(arbChange, { maxLength: 10 }),
+      (specs, changes) => {
+        const { state } = build(specs, changes);
+        const scan = new Map<string, { ids: number[]; senders: Map<number, number> }>();
+        for (const id of state.ids) {
+          const m = state.msgs[String(id)]!;
+          const key = m.topic.toLowerCase();
+          const t = scan.get(key) ?? scan.set(key, { ids: [], senders: new Map() }).get(key)!;
+          t.ids.push(id);
+          t.senders.set(m.senderId, (t.senders.get(m.senderId) ?? 0) + 1);
+        }
+        assert.deepEqual(
+          state.ids,
+          [...state.ids].sort((a, b) => a - b),
+        );
+        assert.deepEqual(state.topicIndex, scan);
+        // Snapshots leave the index out; loading one rebuilds it.
+        const snap = convToSnapshot(state);
+        assert.ok(!snap.includes("topicIndex"));
+        const back = convFromSnapshot(snap, REF);
+        assert.deepEqual(back.topicIndex, scan);
+        assert.deepEqual(back.ids, state.ids);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
