@@ -49,4 +49,4 @@ export {
 } from "./queue/index.ts";
 export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";
 export { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "./emoji/index.ts";
-export { READY_NOTICE, TRIGGER_NOTICE, webhookRef } from "./webhook/index.ts";
+export { IDLE_NOTICE, READY_NOTICE, TRIGGER_NOTICE, webhookIndexRef, webhookRef } from "./webhook/index.ts";

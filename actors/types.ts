@@ -66,6 +66,15 @@ export interface Decision<R extends Value = Value> {
    */
   notices?: { subject: string; data: Obj }[];
   /**
+   * Durable hand-offs to a node-side worker (e.g. outgoing-webhook
+   * triggers): journaled in the same append as the turn's facts (the
+   * outbox, docs/events.md), given to the node's handler for the subject
+   * once durable, and given again at the next activation until the handler
+   * acknowledges them. Handlers must be idempotent. Without facts in the
+   * batch they are given once, unjournaled.
+   */
+  handoffs?: { subject: string; data: Obj }[];
+  /**
    * Deferred reply (long-polls): the turn's reply is withheld under this
    * key until a later decision names the key in `wake`. Not durable: the
    * runtime answers "moved" to parked turns when the activation ends, and the
@@ -87,8 +96,12 @@ export interface ActorContext {
   /**
    * Timer on the node's timer wheel: after delayMs the runtime sends
    * `method(args)` to this actor (caller null). At most one pending timer
-   * per key and activation: scheduling a key that is pending is a no-op.
-   * Timers are not durable; an actor re-arms them when it next runs.
+   * per key and activation: scheduling a key that is pending is a no-op,
+   * unless the new time is earlier (then the timer moves to it). Timers are
+   * not durable, and a timer armed by an activation may still fire after
+   * that activation passivated (it re-activates the actor): handlers must
+   * tolerate early, late and repeated calls; an actor re-arms its timers
+   * when it next runs.
    */
   schedule(key: string, delayMs: number, method: string, args: Obj): void;
   /** Keys of this activation's parked turns (see Decision.park). */

@@ -53,24 +53,44 @@ export interface Activation {
   lastUsed: number;
   /** Set when the shard was lost: every later turn answers "moved". */
   dead: boolean;
-  /** Turns whose reply a later turn gives (Decision.park / wake), by key. */
-  parked: Map<string, Turn>;
-  /** Pending ctx.schedule timers by key. */
-  timers: Map<string, TimerHandle>;
+  /**
+   * Turns whose reply a later turn gives (Decision.park / wake), by key.
+   * The Maps below are null while empty: an idle activation (a million
+   * idle queue actors) should not carry three empty hash tables.
+   */
+  parked: Map<string, Turn> | null;
+  /**
+   * ctx.schedule timers as [key, handle, key, handle, ...] (a flat array is
+   * 64 B for the usual one timer, a Map ~200 B); null while none was armed.
+   * Fired or cancelled handles stay until their pair is reused.
+   */
+  timers: (string | TimerHandle)[] | null;
   /** The activation's span while it loads, when a sampled message activated it (cluster/tracing.ts). */
   loadSpan?: Span;
   /**
    * Outbox: events journaled with the facts that produced them (by the seq
    * of their `~outbox` journal entry) and not yet acknowledged by the router.
    */
-  outbox: Map<number, OutEvent[]>;
-  /** Outbox seqs acknowledged since the last append (journaled as `~sent` with the next one). */
-  sent: number[];
+  outbox: Map<number, OutEvent[]> | null;
+  /** Outbox seqs acknowledged since the last append (journaled as `~sent` with the next one); null when none. */
+  sent: number[] | null;
+  /**
+   * Durable hand-offs (Decision.handoffs) journaled as `~handoff` entries and
+   * not yet acknowledged by the node's handler, by seq; absent while none.
+   */
+  handoffs?: Map<number, Handoff[]>;
+}
+
+/** A Decision.handoffs entry. */
+export interface Handoff {
+  subject: string;
+  data: Obj;
 }
 
 /** Journal entries the runtime writes beside an actor's facts (never shown to `apply`). */
 const OUTBOX = "~outbox";
 const SENT = "~sent";
+const HANDOFF = "~handoff";
 /** Snapshot envelope marker: the behaviour's snapshot plus the pending outbox. */
 const ENVELOPE = "\u0001";
 
@@ -90,6 +110,11 @@ export interface CatalogHooks {
    * actor acknowledged them (then the outbox entry is done).
    */
   emit(ref: ActorRef, events: OutEvent[], key: string | null): Promise<boolean>;
+  /**
+   * Called with a batch's hand-offs once its facts are durable (`key` as for
+   * `emit`, null when not journaled); true acknowledges them.
+   */
+  handoff?(ref: ActorRef, handoffs: Handoff[], key: string | null): Promise<boolean>;
   /** Cluster-wide notices (e.g. auth cache invalidation). */
   notice(subject: string, data: Obj): void;
   /** The shard's lease was found stale by a write: stop serving it. */
@@ -216,10 +241,10 @@ export class Catalog {
       ready: false,
       lastUsed: this.now(),
       dead: false,
-      parked: new Map(),
-      timers: new Map(),
-      outbox: new Map(),
-      sent: [],
+      parked: null,
+      timers: null,
+      outbox: null,
+      sent: null,
     };
     this.acts.set(id, act);
     this.stats.activations++;
@@ -242,17 +267,27 @@ export class Catalog {
       const snap = await inSpan(act.loadSpan, () => this.o.store.loadSnapshot(act.shard, act.id));
       let data = snap ? snap.data : null;
       if (data !== null && data.startsWith(ENVELOPE)) {
-        const env = JSON.parse(data.slice(ENVELOPE.length)) as { s: string; o: [number, OutEvent[]][] };
+        const env = JSON.parse(data.slice(ENVELOPE.length)) as {
+          s: string;
+          o: [number, OutEvent[]][];
+          h?: [number, Handoff[]][];
+        };
         data = env.s;
-        for (const [seq, events] of env.o) act.outbox.set(seq, events);
+        for (const [seq, events] of env.o) (act.outbox ??= new Map()).set(seq, events);
+        for (const [seq, h] of env.h ?? []) (act.handoffs ??= new Map()).set(seq, h);
       }
       let state = data !== null ? behavior.fromSnapshot(data, act.ref) : behavior.initial(act.ref);
       let seq = snap ? snap.seq : 0;
       const entries = await inSpan(act.loadSpan, () => this.o.store.readJournal(act.shard, act.id, seq));
       for (const e of entries) {
         const f = decodeFact(e.data);
-        if (OUTBOX in f) act.outbox.set(e.seq, f[OUTBOX] as unknown as OutEvent[]);
-        else if (SENT in f) for (const s of f[SENT] as number[]) act.outbox.delete(s);
+        if (OUTBOX in f) (act.outbox ??= new Map()).set(e.seq, f[OUTBOX] as unknown as OutEvent[]);
+        else if (HANDOFF in f) (act.handoffs ??= new Map()).set(e.seq, f[HANDOFF] as unknown as Handoff[]);
+        else if (SENT in f)
+          for (const s of f[SENT] as number[]) {
+            act.outbox?.delete(s);
+            act.handoffs?.delete(s);
+          }
         else state = behavior.apply(state, f, act.ref);
         seq = e.seq;
       }
@@ -265,7 +300,15 @@ export class Catalog {
       // Events whose facts are durable but whose delivery was never
       // acknowledged (the previous owner died in between): send them again,
       // under their original keys, before any new turn emits.
-      for (const s of [...act.outbox.keys()].sort((a, b) => a - b)) this.release(act, s, act.outbox.get(s)!);
+      if (act.outbox !== null && act.outbox.size === 0) act.outbox = null;
+      if (act.outbox !== null) {
+        const outbox = act.outbox;
+        for (const s of [...outbox.keys()].sort((a, b) => a - b)) this.release(act, s, outbox.get(s)!);
+      }
+      // Hand-offs likewise (outgoing-webhook triggers; the handlers are idempotent).
+      if (act.handoffs !== undefined && act.handoffs.size === 0) delete act.handoffs;
+      if (act.handoffs !== undefined)
+        for (const [s, h] of [...act.handoffs].sort((a, b) => a[0] - b[0])) this.handOff(act, s, h);
       void this.drain(act);
     } catch (err) {
       // Activation failed (store unreachable...): fail the waiting turns and
@@ -310,16 +353,17 @@ export class Catalog {
           // batch sees them; the replies still wait for the append below.
           if (decision.wake) {
             for (const w of decision.wake) {
-              const t = act.parked.get(w.key);
+              const t = act.parked?.get(w.key);
               if (t === undefined) continue;
-              act.parked.delete(w.key);
+              act.parked!.delete(w.key);
               woken.push({ turn: t, reply: w.reply });
             }
           }
           if (decision.park !== undefined) {
-            const old = act.parked.get(decision.park);
+            const parked = (act.parked ??= new Map());
+            const old = parked.get(decision.park);
             if (old !== undefined) woken.push({ turn: old, reply: null });
-            act.parked.set(decision.park, turn);
+            parked.set(decision.park, turn);
           }
           done.push({ turn, decision });
         }
@@ -328,14 +372,25 @@ export class Catalog {
         const events: OutEvent[] = [];
         for (const { decision } of done) if (decision.events) events.push(...decision.events);
         let outboxSeq: number | null = null;
+        const handoffs: Handoff[] = [];
+        for (const { decision } of done) if (decision.handoffs) handoffs.push(...decision.handoffs);
+        let handoffSeq: number | null = null;
         if (facts.length) {
           const journal = facts;
-          if (act.sent.length) journal.unshift({ [SENT]: act.sent.splice(0) });
+          if (act.sent !== null) {
+            journal.unshift({ [SENT]: act.sent });
+            act.sent = null;
+          }
           if (events.length) {
             journal.push({ [OUTBOX]: events as unknown as Value[] });
             outboxSeq = act.seq + journal.length;
             // Before the append: a snapshot it triggers must carry the entry.
-            act.outbox.set(outboxSeq, events);
+            (act.outbox ??= new Map()).set(outboxSeq, events);
+          }
+          if (handoffs.length) {
+            journal.push({ [HANDOFF]: handoffs as unknown as Value[] });
+            handoffSeq = act.seq + journal.length;
+            (act.handoffs ??= new Map()).set(handoffSeq, handoffs);
           }
           if (!(await this.persist(act, journal, [...done, ...woken]))) return;
           this.o.hooks.settled?.(act);
@@ -351,6 +406,8 @@ export class Catalog {
           // No facts, nothing durable: ephemeral events (typing...) go out as they are.
           void this.o.hooks.emit(act.ref, events, null);
         }
+        if (handoffSeq !== null) this.handOff(act, handoffSeq, handoffs);
+        else if (handoffs.length) void this.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false);
         for (const { turn, decision } of done) {
           if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
           if (decision.park === undefined) turn.resolve(decision.reply ?? null);
@@ -361,6 +418,10 @@ export class Catalog {
     } finally {
       act.running = false;
       act.lastUsed = this.now();
+      // An idle activation keeps no grown buffers: drop the mailbox's backing
+      // store and the emptied parked-turn table.
+      if (act.mailbox.length === 0) act.mailbox = [];
+      if (act.parked !== null && act.parked.size === 0) act.parked = null;
     }
   }
 
@@ -368,9 +429,25 @@ export class Catalog {
   private release(act: Activation, seq: number, events: OutEvent[]): void {
     void this.o.hooks.emit(act.ref, events, `${act.id}#${seq}`).then(
       (ok) => {
-        if (!ok || act.outbox.get(seq) !== events) return;
+        if (!ok || act.outbox?.get(seq) !== events) return;
         act.outbox.delete(seq);
-        act.sent.push(seq);
+        if (act.outbox.size === 0) act.outbox = null;
+        (act.sent ??= []).push(seq);
+      },
+      () => undefined,
+    );
+  }
+
+  /** Give a journaled hand-off entry to the node; once acknowledged, journal it as sent with the next append. */
+  private handOff(act: Activation, seq: number, handoffs: Handoff[]): void {
+    const hook = this.o.hooks.handoff;
+    if (!hook) return;
+    void hook(act.ref, handoffs, `${act.id}#${seq}`).then(
+      (ok) => {
+        if (!ok || act.handoffs?.get(seq) !== handoffs) return;
+        act.handoffs.delete(seq);
+        if (act.handoffs.size === 0) delete act.handoffs;
+        (act.sent ??= []).push(seq);
       },
       () => undefined,
     );
@@ -437,7 +514,14 @@ export class Catalog {
     const seq = act.seq;
     let data = behavior.toSnapshot(act.state);
     // The snapshot drops the journal it covers: unacknowledged outbox entries ride along.
-    if (act.outbox.size) data = ENVELOPE + JSON.stringify({ s: data, o: [...act.outbox.entries()] });
+    if ((act.outbox !== null && act.outbox.size) || act.handoffs?.size) {
+      const env: { s: string; o: [number, OutEvent[]][]; h?: [number, Handoff[]][] } = {
+        s: data,
+        o: act.outbox === null ? [] : [...act.outbox.entries()],
+      };
+      if (act.handoffs?.size) env.h = [...act.handoffs.entries()];
+      data = ENVELOPE + JSON.stringify(env);
+    }
     try {
       await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, { seq, data });
       act.snapshotSeq = Math.max(act.snapshotSeq, seq);
@@ -450,26 +534,31 @@ export class Catalog {
 
   /** The activation ends: parked turns go to the next one ("moved": the caller retries). */
   private releaseParked(act: Activation): void {
-    for (const t of act.parked.values()) t.reject(new MovedError(act.shard));
-    act.parked.clear();
+    const parked = act.parked;
+    if (parked === null) return;
+    act.parked = null;
+    for (const t of parked.values()) t.reject(new MovedError(act.shard));
   }
 
   private scheduleIdleCheck(act: Activation): void {
-    this.o.wheel.schedule(this.idleMs, () => {
-      if (act.dead || this.acts.get(act.id) !== act) return;
-      const idleFor = this.now() - act.lastUsed;
-      if (act.running || act.mailbox.length || act.parked.size || idleFor < this.idleMs) {
-        this.scheduleIdleCheck(act);
-        return;
-      }
-      void this.passivate(act);
-    });
+    // A shared callback with the activation as its argument: no closure per check.
+    this.o.wheel.schedule(this.idleMs, this.idleCheck, act);
   }
+
+  private readonly idleCheck = (act: Activation): void => {
+    if (act.dead || this.acts.get(act.id) !== act) return;
+    const idleFor = this.now() - act.lastUsed;
+    if (act.running || act.mailbox.length || act.parked?.size || idleFor < this.idleMs) {
+      this.scheduleIdleCheck(act);
+      return;
+    }
+    void this.passivate(act);
+  };
 
   private async passivate(act: Activation): Promise<void> {
     await this.snapshot(act);
     // A message may have arrived while the snapshot was written.
-    if (act.running || act.mailbox.length || act.parked.size) {
+    if (act.running || act.mailbox.length || act.parked?.size) {
       this.scheduleIdleCheck(act);
       return;
     }
@@ -485,23 +574,35 @@ export class Catalog {
    * once; their waiting turns answer "moved".
    */
   async dropShard(shard: number, graceful: boolean): Promise<void> {
-    const victims = [...this.acts.values()].filter((a) => a.shard === shard);
-    for (const a of victims) this.acts.delete(a.id);
     if (graceful) {
-      await Promise.all(
-        victims.map(async (a) => {
-          while (a.running || (a.mailbox.length && !a.dead)) await new Promise((r) => setTimeout(r, 5));
-          await this.snapshot(a);
-          a.dead = true;
-          this.releaseParked(a);
-        }),
-      );
-    } else {
-      for (const a of victims) {
-        a.dead = true;
-        for (const t of a.mailbox.splice(0)) t.reject(new MovedError(shard));
-        this.releaseParked(a);
+      // The shard's activations stay reachable until all of them are idle at
+      // once: a draining turn may call an actor of its own shard (the node
+      // serves such calls here, see NodeRuntime.context), and removing the
+      // callee first would make it wait for the shard's next owner, which
+      // waits for this drain. Once all are idle no turn of the shard runs, so
+      // nothing new starts on it; the loop only catches activations such calls
+      // created meanwhile.
+      for (;;) {
+        const victims = [...this.acts.values()].filter((a) => a.shard === shard);
+        if (victims.length === 0) return;
+        while (victims.some((a) => !a.dead && (a.running || !a.ready || a.mailbox.length > 0)))
+          await new Promise((r) => setTimeout(r, 5));
+        for (const a of victims) if (this.acts.get(a.id) === a) this.acts.delete(a.id);
+        await Promise.all(
+          victims.map(async (a) => {
+            await this.snapshot(a);
+            a.dead = true;
+            this.releaseParked(a);
+          }),
+        );
       }
+    }
+    const victims = [...this.acts.values()].filter((a) => a.shard === shard);
+    for (const a of victims) {
+      this.acts.delete(a.id);
+      a.dead = true;
+      for (const t of a.mailbox.splice(0)) t.reject(new MovedError(shard));
+      this.releaseParked(a);
     }
   }
 }

@@ -9,7 +9,7 @@ import { Membership } from "./membership.ts";
 import { NodeRuntime } from "./node.ts";
 import { MemoryGuard, overloadConfig } from "./overload.ts";
 import { shardsOwnedBy } from "./placement/rendezvous.ts";
-import { createRedisStore } from "./storage/index.ts";
+import { createRedisClusterStore, createRedisStore } from "./storage/index.ts";
 import { shutdownTracing, startTracing, tracedStore } from "./tracing.ts";
 import { NatsActorClient, NatsBus, serveShardSubjects, startGrpcServer } from "./transport/index.ts";
 import { startWebhookWorker } from "../webhook/worker.ts";
@@ -21,7 +21,12 @@ const shards = env.shards();
 const grpcHost = env.str("GRPC_HOST", "127.0.0.1");
 
 const bus = await NatsBus.connect(env.natsUrl(), `node:${nodeId}`);
-const store = tracedStore(await createRedisStore(env.redisUrl()), "redis");
+// REDIS_CLUSTER_URLS (seed nodes of a Redis Cluster) wins over REDIS_URL.
+const redisCluster = env.redisClusterUrls();
+const store = tracedStore(
+  redisCluster.length ? await createRedisClusterStore(redisCluster) : await createRedisStore(env.redisUrl()),
+  "redis",
+);
 const outbound = new NatsActorClient(bus.nc);
 
 // eslint-disable-next-line prefer-const
@@ -57,7 +62,15 @@ const adminHttp = adminPort
   : null;
 
 const membership = new Membership(bus, { self: { id: nodeId, grpc: `${grpcHost}:${grpc.port}` } });
-const place = () => node.setDesired(shardsOwnedBy(nodeId, membership.owners(), shards));
+// A joining node first announces itself as draining (it owns nothing yet, so
+// gateways and the other nodes leave its future shards where they are) and
+// listens for a heartbeat round; then it turns owner: the others hand its
+// rendezvous share over (stop taking turns, flush, release) and it acquires.
+let joined = false;
+const place = () => {
+  if (joined) node.setDesired(shardsOwnedBy(nodeId, membership.owners(), shards));
+};
+membership.setDraining(true);
 membership.onChange(place);
 membership.start();
 node.start();
@@ -65,6 +78,8 @@ const webhooks = startWebhookWorker(node);
 // Listen for a heartbeat round before taking shards, so a node joining a
 // running cluster does not grab shards that belong to others.
 await new Promise((r) => setTimeout(r, 1200));
+joined = true;
+membership.setDraining(false);
 place();
 await node.ready(15_000);
 

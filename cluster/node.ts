@@ -16,7 +16,7 @@ import { EventRouter, isRouterRef } from "./event-router.ts";
 import { metrics } from "./metrics.ts";
 import { errorToResponse, responseValue } from "./responses.ts";
 import type { Store } from "./storage/contract.ts";
-import { TimerWheel } from "./timer-wheel.ts";
+import { TimerWheel, type TimerHandle } from "./timer-wheel.ts";
 import { inSpan, traceparentOf } from "./tracing.ts";
 import type { ActorClient, ActorRequest, ActorResponse, Bus } from "./transport/contract.ts";
 
@@ -52,6 +52,8 @@ interface ShardState {
 }
 
 export type EventListener = (ref: ActorRef, events: OutEvent[]) => void;
+/** A Decision.handoffs handler: `key` names the outbox entry (null when not journaled). */
+export type HandoffHandler = (data: Obj, key: string | null) => Promise<boolean>;
 
 export class NodeRuntime {
   readonly nodeId: string;
@@ -69,6 +71,8 @@ export class NodeRuntime {
   private desired = new Set<number>();
   private readonly listeners: EventListener[] = [];
   private readonly noticeListeners: ((subject: string, data: Obj) => void)[] = [];
+  private readonly handoffHandlers = new Map<string, HandoffHandler>();
+  private readonly acquiredListeners: ((shard: number) => void)[] = [];
   private renewTimer: NodeJS.Timeout | null = null;
   private acquireTimer: NodeJS.Timeout | null = null;
   private acquiring = false;
@@ -95,6 +99,18 @@ export class NodeRuntime {
         emit: (ref, events, key) => {
           for (const l of this.listeners) l(ref, events);
           return this.router.route(ref, events, key);
+        },
+        handoff: async (_ref, handoffs, key) => {
+          // Acknowledged once every hand-off's handler acknowledged it; a
+          // subject nobody handles stays in the outbox (given again at the
+          // emitter's next activation).
+          const oks = await Promise.all(
+            handoffs.map((h) => {
+              const handler = this.handoffHandlers.get(h.subject);
+              return handler ? handler(h.data, key).catch(() => false) : false;
+            }),
+          );
+          return oks.every(Boolean);
         },
         notice: (subject, data) => {
           for (const l of this.noticeListeners) l(subject, data);
@@ -140,6 +156,21 @@ export class NodeRuntime {
    */
   onNotice(l: (subject: string, data: Obj) => void): void {
     this.noticeListeners.push(l);
+  }
+
+  /**
+   * Handle the durable hand-offs (Decision.handoffs) of `subject` that turns
+   * run on this node decide; resolving true acknowledges them. Until then
+   * the emitter's outbox keeps them and gives them again at its next
+   * activation, so the handler must be idempotent.
+   */
+  onHandoff(subject: string, handler: HandoffHandler): void {
+    this.handoffHandlers.set(subject, handler);
+  }
+
+  /** Told each time this node starts serving a shard (after the lease is taken). */
+  onShardAcquired(l: (shard: number) => void): void {
+    this.acquiredListeners.push(l);
   }
 
   /** Resolves once every wanted shard is served (or the timeout passes). */
@@ -246,6 +277,27 @@ export class NodeRuntime {
         };
         // The call continues the turn's trace (the actor never sees it).
         if (turn.span) req.traceparent = traceparentOf(turn.span);
+        // A turn of a shard being handed off that calls an actor of the same
+        // shard is served here: the lease is still ours and the hand-off waits
+        // for this very turn (catalog.dropShard), so the transport would wait
+        // for the next owner until the deadline.
+        const st = this.state.get(req.shard);
+        if (st?.status === "releasing" && req.shard === act.shard && st.epoch === act.epoch) {
+          try {
+            return await this.catalog.send(
+              ref,
+              req.shard,
+              st.epoch,
+              method,
+              args,
+              req.caller,
+              req.deadline,
+              req.traceparent,
+            );
+          } catch (err) {
+            return responseValue(errorToResponse(err));
+          }
+        }
         const res = await this.request(req);
         return responseValue(res);
       },
@@ -254,26 +306,50 @@ export class NodeRuntime {
       // sends the method to the actor like any message (handle() checks the
       // lease, and re-activates a passivated actor); a shard that moved
       // meanwhile answers "moved" and the timer is dropped: the new owner's
-      // activation re-arms its own timers when it runs.
+      // activation re-arms its own timers when it runs. The wheel entry holds
+      // the ref, method and args only, never the activation: a passivated
+      // actor is garbage as soon as it is dropped.
       schedule: (key, delayMs, method, args) => {
-        if (act.timers.has(key) || act.dead) return;
-        const h = this.wheel.schedule(delayMs, () => {
-          if (act.timers.get(key) === h) act.timers.delete(key);
-          if (this.stopped) return;
-          void this.handle({
-            ref: act.ref,
-            shard: act.shard,
-            method,
-            args,
-            caller: null,
-            deadline: Date.now() + this.callTimeoutMs,
-          });
-        });
-        act.timers.set(key, h);
+        if (act.dead) return;
+        const timers = act.timers;
+        // At most one pending timer per key: the earliest. A done pair is reused.
+        let free = -1;
+        if (timers !== null) {
+          for (let i = 0; i < timers.length; i += 2) {
+            const h = timers[i + 1] as TimerHandle;
+            if (h.done) {
+              if (free < 0) free = i;
+            } else if (timers[i] === key) {
+              if (this.wheel.dueIn(h) <= delayMs) return;
+              this.wheel.cancel(h);
+              free = i;
+              break;
+            }
+          }
+        }
+        const h = this.wheel.schedule(delayMs, this.fireTimer, act.ref, method, args);
+        if (timers === null) act.timers = [key, h];
+        else if (free >= 0) {
+          timers[free] = key;
+          timers[free + 1] = h;
+        } else timers.push(key, h);
       },
-      parked: () => [...act.parked.keys()],
+      parked: () => (act.parked === null ? [] : [...act.parked.keys()]),
     };
   }
+
+  /** A ctx.schedule timer is due: send its method to the actor (shared by every entry, no closure). */
+  private readonly fireTimer = (ref: ActorRef, method: string, args: Obj): void => {
+    if (this.stopped) return;
+    void this.handle({
+      ref,
+      shard: shardOf(ref, this.shards),
+      method,
+      args,
+      caller: null,
+      deadline: Date.now() + this.callTimeoutMs,
+    });
+  };
 
   private async acquireWanted(): Promise<void> {
     if (this.acquiring || this.stopped) return;
@@ -300,6 +376,7 @@ export class NodeRuntime {
           this.stats.shardAcquisitions++;
           metrics.shardMove("acquired");
           this.o.onShardChange?.(shard, true);
+          for (const l of this.acquiredListeners) l(shard);
         }),
       );
     } finally {

@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ZULIP_VERSION, realmRef, webhookRef } from "../actors/index.ts";
-import type { ActorContext, Obj, OutEvent } from "../actors/types.ts";
+import { ZULIP_VERSION, realmRef, webhookIndexRef, webhookRef } from "../actors/index.ts";
+import type { ActorContext, ActorRef, Obj, OutEvent } from "../actors/types.ts";
 import { webhookBehavior } from "../actors/webhook/index.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { makeApi, type Api, type Creds } from "./support/embedded.ts";
@@ -621,13 +621,21 @@ describe("outgoing webhooks - bots' settings", () => {
 describe("outgoing webhooks - the outbox", () => {
   // The behaviour alone, with a clock the test controls: what a node that
   // died mid-request leaves behind, and what the next activation does.
-  function fakeCtx(now: { t: number }): ActorContext {
+  interface Recorded {
+    calls: { ref: string; method: string; args: Obj }[];
+    timers: { key: string; delayMs: number; method: string }[];
+  }
+  function fakeCtx(now: { t: number }, rec: Recorded = { calls: [], timers: [] }, botId = 9): ActorContext {
     return {
-      self: webhookRef(1, 9),
+      self: webhookRef(1, botId),
       now: () => now.t,
-      call: () => Promise.reject(new Error("no calls")),
+      // The only call a bot makes: marking itself in the realm's index.
+      call: (ref, method, args) => {
+        rec.calls.push({ ref: `${ref.kind}.${ref.realm}.${ref.key}`, method, args });
+        return Promise.resolve({ marked: true });
+      },
       nextId: () => Promise.reject(new Error("no ids")),
-      schedule: () => undefined,
+      schedule: (key, delayMs, method) => void rec.timers.push({ key, delayMs, method }),
       parked: () => [],
     };
   }
@@ -699,5 +707,105 @@ describe("outgoing webhooks - the outbox", () => {
         );
       }
     }
+  });
+});
+
+describe("outgoing webhooks - resuming after a crash (the realm's index)", () => {
+  function ctxFor(ref: ActorRef, now: { t: number }, rec: { calls: Obj[]; timers: Obj[] }): ActorContext {
+    return {
+      self: ref,
+      now: () => now.t,
+      call: (to, method, args) => {
+        rec.calls.push({ ref: `${to.kind}.${to.realm}.${to.key}`, method, args });
+        return Promise.resolve({ marked: true });
+      },
+      nextId: () => Promise.reject(new Error("no ids")),
+      schedule: (key, delayMs, method) => void rec.timers.push({ key, delayMs, method }),
+      parked: () => [],
+    };
+  }
+
+  async function run(state: unknown, method: string, args: Obj, ctx: ActorContext) {
+    const d = await webhookBehavior.handlers[method]!(state as never, args, ctx, null);
+    let s = state as never;
+    for (const f of d.facts ?? []) s = webhookBehavior.apply(s, f, ctx.self) as never;
+    s = webhookBehavior.fromSnapshot(webhookBehavior.toSnapshot(s), ctx.self) as never;
+    return { state: s, d };
+  }
+
+  test("a bot marks itself before its first pending delivery and announces when idle", async () => {
+    const now = { t: 2_000_000 };
+    const rec = { calls: [] as Obj[], timers: [] as Obj[] };
+    const ctx = ctxFor(webhookRef(1, 9), now, rec);
+    let s: unknown = webhookBehavior.initial(ctx.self);
+    let r = await run(s, "enqueue", { messageId: 5, trigger: "mention", message: { id: 5 } }, ctx);
+    s = r.state;
+    assert.deepEqual(rec.calls, [{ ref: "webhook.1.~index", method: "mark", args: { botId: 9, gen: 1 } }]);
+    // A second delivery while one is pending: no second mark.
+    r = await run(s, "enqueue", { messageId: 6, trigger: "mention", message: { id: 6 } }, ctx);
+    s = r.state;
+    assert.equal(rec.calls.length, 1);
+    r = await run(s, "claim", { max: 10, timeoutMs: 1000 }, ctx);
+    s = r.state;
+    r = await run(s, "report", { messageId: 5, attempt: 1, outcome: "done" }, ctx);
+    s = r.state;
+    assert.ok(!(r.d.notices ?? []).some((n) => n.subject === "webhook.idle"));
+    r = await run(s, "report", { messageId: 6, attempt: 1, outcome: "done" }, ctx);
+    s = r.state;
+    assert.deepEqual(r.d.notices, [{ subject: "webhook.idle", data: { realmId: 1, botId: 9, gen: 2 } }]);
+    // An idle bot's poke says so again (a stale mark gets cleared).
+    r = await run(s, "poke", {}, ctx);
+    assert.deepEqual(r.d.notices, [{ subject: "webhook.idle", data: { realmId: 1, botId: 9, gen: 2 } }]);
+    // The next delivery marks a newer generation.
+    r = await run(s, "enqueue", { messageId: 7, trigger: "mention", message: { id: 7 } }, ctx);
+    assert.deepEqual(rec.calls[1], { ref: "webhook.1.~index", method: "mark", args: { botId: 9, gen: 3 } });
+  });
+
+  test("a poke after failover arms the sweep of an attempt still running elsewhere", async () => {
+    const now = { t: 3_000_000 };
+    const rec = { calls: [] as Obj[], timers: [] as Obj[] };
+    const ctx = ctxFor(webhookRef(1, 9), now, rec);
+    let s: unknown = webhookBehavior.initial(ctx.self);
+    s = (await run(s, "enqueue", { messageId: 5, trigger: "mention", message: { id: 5 } }, ctx)).state;
+    s = (await run(s, "claim", { max: 1, timeoutMs: 1000 }, ctx)).state;
+    // A new activation (the old node died): its timers are gone; a poke re-arms them.
+    rec.timers.length = 0;
+    now.t += 2_000;
+    const r = await run(s, "poke", {}, ctx);
+    assert.deepEqual(r.d.facts ?? [], []);
+    assert.deepEqual(rec.timers, [{ key: "sweep:5:1", delayMs: 1000 + 5000 - 2000, method: "poke" }]);
+  });
+
+  test("the index: marks and clears by generation, a late clear keeps a newer mark", async () => {
+    const rec = { calls: [] as Obj[], timers: [] as Obj[] };
+    const ctx = ctxFor(webhookIndexRef(1), { t: 0 }, rec);
+    let s: unknown = webhookBehavior.initial(ctx.self);
+    s = (await run(s, "mark", { botId: 9, gen: 1 }, ctx)).state;
+    s = (await run(s, "mark", { botId: 10, gen: 4 }, ctx)).state;
+    let r = await run(s, "mark", { botId: 10, gen: 3 }, ctx);
+    assert.deepEqual(r.d.reply, { marked: false });
+    r = await run(s, "pendingBots", {}, ctx);
+    assert.deepEqual(r.d.reply, {
+      bots: [
+        { botId: 9, gen: 1 },
+        { botId: 10, gen: 4 },
+      ],
+    });
+    // Bot 9 went idle at gen 1, but was marked again at gen 2 before the clear arrived.
+    s = (await run(s, "mark", { botId: 9, gen: 2 }, ctx)).state;
+    r = await run(s, "clear", { botId: 9, gen: 1 }, ctx);
+    assert.deepEqual(r.d.reply, { cleared: false });
+    s = r.state;
+    r = await run(s, "clear", { botId: 9, gen: 2 }, ctx);
+    assert.deepEqual(r.d.reply, { cleared: true });
+    s = r.state;
+    r = await run(s, "pendingBots", {}, ctx);
+    assert.deepEqual(r.d.reply, { bots: [{ botId: 10, gen: 4 }] });
+    // Roles do not mix.
+    await assert.rejects(async () => run(s, "enqueue", { messageId: 1, trigger: "mention" }, ctx));
+    const bot = webhookBehavior.initial(webhookRef(1, 9));
+    await assert.rejects(async () =>
+      run(bot, "mark", { botId: 9, gen: 1 }, ctxFor(webhookRef(1, 9), { t: 0 }, rec)),
+    );
   });
 });

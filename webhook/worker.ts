@@ -3,28 +3,37 @@
 // cluster mode. Actors never touch the network, so the HTTP exchange happens
 // here, between two turns of the bot's webhook actor:
 //
-//   send turn ──notice webhook.trigger──▶ worker ──enqueue──▶ webhook actor
+//   send turn ──hand-off webhook.trigger──▶ worker ──enqueue──▶ webhook actor
 //   webhook actor ──notice webhook.ready──▶ worker ──claim──▶ (journaled "attempting")
 //   worker: POST ... reply/failure messages as the bot ──report──▶ webhook actor
+//   webhook actor ──notice webhook.idle──▶ worker ──clear──▶ realm's webhook index
+//   shard acquired ──▶ worker ──pendingBots──▶ index; ──poke──▶ those bots
 //
-// Notices are node-local (NodeRuntime.onNotice): the node whose turn decided
-// them acts on them. Concurrency is bounded twice: the actor hands out at
-// most PER_BOT_CONCURRENCY attempts of one bot (over all nodes), and this
-// worker runs at most `concurrency` POSTs at once (over all bots).
+// Notices and hand-offs are node-local (NodeRuntime.onNotice / onHandoff):
+// the node whose turn decided them acts on them. The trigger is a durable
+// hand-off: the conversation's outbox keeps it until every bot's enqueue
+// succeeded (enqueue is idempotent by message id). Concurrency is bounded
+// twice: the actor hands out at most PER_BOT_CONCURRENCY attempts of one bot
+// (over all nodes), and this worker runs at most `concurrency` POSTs at once
+// (over all bots).
 
 import {
+  IDLE_NOTICE,
   READY_NOTICE,
   TRIGGER_NOTICE,
   ZULIP_VERSION,
   channelConvRef,
+  directoryRef,
   dmConvRef,
   realmRef,
+  webhookIndexRef,
   webhookRef,
 } from "../actors/index.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
-import type { NodeRuntime } from "../cluster/node.ts";
+import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
+import { ZulipError } from "../actors/errors.ts";
 import { makeTraceparent, postWebhook, type PostResult } from "./http.ts";
 import {
   GENERIC_INTERFACE,
@@ -47,6 +56,12 @@ export interface WorkerHost {
   /** A call on behalf of a user (the bot posting its reply). */
   callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
   onNotice(l: (subject: string, data: Obj) => void): void;
+  /** Durable hand-offs of a subject (the triggers); true acknowledges. */
+  onHandoff(subject: string, handler: HandoffHandler): void;
+  /** This node started serving a shard. */
+  onShardAcquired(l: (shard: number) => void): void;
+  /** The cluster's shard count (to tell which bots a shard holds). */
+  readonly shards: number;
 }
 
 /** The worker's view of a NodeRuntime. */
@@ -65,6 +80,9 @@ export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost 
         }),
       ),
     onNotice: (l) => node.onNotice(l),
+    onHandoff: (subject, handler) => node.onHandoff(subject, handler),
+    onShardAcquired: (l) => node.onShardAcquired(l),
+    shards: node.shards,
   };
 }
 
@@ -117,6 +135,13 @@ export function webhookOptionsFromEnv(): WebhookWorkerOptions {
 }
 
 const CLIENT = "OutgoingWebhookResponse";
+/** Shard acquisitions within this long are swept together. */
+const SWEEP_DELAY_MS = 200;
+/** Tries of a trigger's enqueue or a sweep's read before leaving it for later (~1 min). */
+const TRIES = 30;
+const RETRY_MS = 2_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const OUTGOING_WEBHOOK_BOT = 3;
 
 /** What the bot posts and tells its owner when a delivery ends in failure. */
@@ -135,7 +160,10 @@ export class WebhookWorker {
   private readonly waiting = new Map<string, [number, number]>();
   private readonly claiming = new Set<string>();
   private readonly again = new Set<string>();
-  readonly stats = { posts: 0, replies: 0, failures: 0, retries: 0 };
+  /** Shards acquired since the last sweep, and its pending timer. */
+  private sweepShards = new Set<number>();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  readonly stats = { posts: 0, replies: 0, failures: 0, retries: 0, sweeps: 0, resumed: 0 };
 
   constructor(
     private readonly host: WorkerHost,
@@ -147,35 +175,109 @@ export class WebhookWorker {
   start(): void {
     this.host.onNotice((subject, data) => {
       if (this.stopped) return;
-      if (subject === TRIGGER_NOTICE) void this.forward(data);
-      else if (subject === READY_NOTICE) void this.pump(Number(data.realmId), Number(data.botId));
+      if (subject === READY_NOTICE) void this.pump(Number(data.realmId), Number(data.botId));
+      else if (subject === IDLE_NOTICE) void this.clear(data);
+    });
+    this.host.onHandoff(TRIGGER_NOTICE, (data) => this.forward(data));
+    this.host.onShardAcquired((shard) => {
+      if (this.stopped) return;
+      this.sweepShards.add(shard);
+      this.sweepTimer ??= setTimeout(() => void this.sweep(), SWEEP_DELAY_MS);
     });
   }
 
   /** Stop taking work; wait for the POSTs in flight to finish and report. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
     await Promise.allSettled([...this.running]);
   }
 
-  /** A message triggered bots: journal one delivery per bot in its webhook actor. */
-  private async forward(data: Obj): Promise<void> {
+  /**
+   * A message triggered bots (a hand-off from the conversation's outbox):
+   * journal one delivery per bot in its webhook actor. True once every bot
+   * has it (or refused it for good); false leaves the hand-off in the
+   * outbox, given again at the conversation's next activation.
+   */
+  private async forward(data: Obj): Promise<boolean> {
     const realmId = Number(data.realmId);
     const message = data.message as Obj;
-    for (const b of (data.bots ?? []) as Obj[]) {
-      try {
-        await this.host.call(webhookRef(realmId, Number(b.botId)), "enqueue", {
+    const jobs = ((data.bots ?? []) as Obj[]).map((b) =>
+      this.retrying(`queue message ${String(message.id)} for bot ${String(b.botId)}`, () =>
+        this.host.call(webhookRef(realmId, Number(b.botId)), "enqueue", {
           messageId: Number(message.id),
           trigger: b.trigger as string,
           message,
-        });
+        }),
+      ),
+    );
+    return (await Promise.all(jobs)).every(Boolean);
+  }
+
+  /** Run `f` until it succeeds or fails for good (a Zulip error); false when it never did. */
+  private async retrying(what: string, f: () => Promise<unknown>): Promise<boolean> {
+    for (let i = 0; i < TRIES && !this.stopped; i++) {
+      try {
+        await f();
+        return true;
       } catch (err) {
-        console.warn(
-          `webhook: could not queue message ${String(message.id)} for bot ${String(b.botId)}:`,
-          err,
-        );
+        if (err instanceof ZulipError) {
+          console.warn(`webhook: could not ${what}:`, err.message);
+          return true;
+        }
+        if (i === TRIES - 1) console.warn(`webhook: could not ${what}; left for later:`, err);
+        else await sleep(RETRY_MS);
       }
     }
+    return false;
+  }
+
+  /** A bot has nothing pending at `gen`: drop it from the realm's index (a failure only costs a poke later). */
+  private async clear(data: Obj): Promise<void> {
+    try {
+      await this.host.call(webhookIndexRef(Number(data.realmId)), "clear", {
+        botId: Number(data.botId),
+        gen: Number(data.gen),
+      });
+    } catch {
+      // The mark stays; the next sweep pokes the bot, which announces itself idle again.
+    }
+  }
+
+  /**
+   * This node took over shards: timers of their webhook actors died with
+   * the previous owner (or never existed, at start-up). Poke every bot of
+   * those shards that the realm's index lists; the poke sweeps attempts
+   * past their deadline, re-arms timers and announces due work.
+   */
+  private async sweep(): Promise<void> {
+    this.sweepTimer = null;
+    const shards = this.sweepShards;
+    this.sweepShards = new Set();
+    if (this.stopped || shards.size === 0) return;
+    this.stats.sweeps++;
+    let realms: Obj[] = [];
+    await this.retrying("list the realms for the webhook sweep", async () => {
+      realms = (await this.host.call(directoryRef(), "listRealms", {})) as unknown as Obj[];
+    });
+    await Promise.all(
+      realms.map(async (r) => {
+        const realmId = Number(r.realmId);
+        let bots: Obj[] = [];
+        await this.retrying(`read the webhook index of realm ${realmId}`, async () => {
+          const v = (await this.host.call(webhookIndexRef(realmId), "pendingBots", {})) as Obj;
+          bots = v.bots as Obj[];
+        });
+        for (const b of bots) {
+          const ref = webhookRef(realmId, Number(b.botId));
+          if (!shards.has(shardOf(ref, this.host.shards))) continue;
+          this.stats.resumed++;
+          // A failure means the shard moved on again: its next owner sweeps it.
+          await this.host.call(ref, "poke", {}).catch(() => undefined);
+        }
+      }),
+    );
   }
 
   private async pump(realmId: number, botId: number): Promise<void> {

@@ -9,16 +9,23 @@
 
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import type { RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
-import { applyConvFact, isDmKey, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
+import {
+  isDmKey,
+  lowerBound,
+  topicEntry,
+  type ConvFact,
+  type ConvState,
+  type Msg,
+} from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
-import { firstUnreadAnchor, highlight, matchesSearch, windowIds } from "./window.ts";
-import { outgoingWebhookNotices } from "../webhook/index.ts";
+import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
+import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -119,12 +126,30 @@ function recipientId(key: string): number {
   return 1_000_000_000 + (h % 1_000_000_000);
 }
 
+const avatarUrls = new Map<string, string>();
+
+/** gravatarUrl (an MD5 per call), remembered: a fetch formats many messages of few senders. */
+function avatarUrl(email: string, version: number): string {
+  const key = `${version} ${email}`;
+  let url = avatarUrls.get(key);
+  if (url === undefined) {
+    if (avatarUrls.size >= 10_000) avatarUrls.clear();
+    url = gravatarUrl(email, version);
+    avatarUrls.set(key, url);
+  }
+  return url;
+}
+
 /**
  * The message in the shape of message events (zulip-facts §7 and the
  * conventions in actors/queue/shape.ts): content = Markdown,
  * rendered_content = HTML, sender_avatar_source for client_gravatar.
  */
-export function formatMessage(state: ConvState, m: Msg, channelName: string | null): Obj {
+export function formatMessage(
+  state: Pick<ConvState, "key" | "dmRecipients">,
+  m: Msg,
+  channelName: string | null,
+): Obj {
   const dm = isDmKey(state.key);
   const out: Obj = {
     id: m.id,
@@ -132,7 +157,7 @@ export function formatMessage(state: ConvState, m: Msg, channelName: string | nu
     sender_email: m.senderEmail,
     sender_full_name: m.senderName,
     sender_realm_str: "",
-    avatar_url: gravatarUrl(m.senderEmail, m.senderAvatarVersion),
+    avatar_url: avatarUrl(m.senderEmail, m.senderAvatarVersion),
     sender_avatar_source: "G",
     client: m.client,
     content: m.content,
@@ -159,12 +184,16 @@ export function shapeForClient(
   msg: Obj,
   o: { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopic: boolean },
 ): Obj {
-  const out: Obj = { ...msg };
+  // Built key by key (same order as the event's), not copied and deleted from:
+  // `delete` turns an object into a slow dictionary, and a fetch shapes many.
+  const out: Obj = {};
+  for (const k in msg) {
+    if (k === "rendered_content" || k === "sender_avatar_source") continue;
+    out[k] = msg[k]!;
+  }
   out.content = o.applyMarkdown ? (msg.rendered_content as string) : (msg.content as string);
   out.content_type = o.applyMarkdown ? "text/html" : "text/x-markdown";
-  delete out.rendered_content;
-  if (o.clientGravatar && out.sender_avatar_source === "G") out.avatar_url = null;
-  delete out.sender_avatar_source;
+  if (o.clientGravatar && msg.sender_avatar_source === "G") out.avatar_url = null;
   if (out.type === "stream" && out.subject === "" && !o.allowEmptyTopic) out.subject = EMPTY_TOPIC_NAME;
   return out;
 }
@@ -210,10 +239,15 @@ async function deliver(
 }
 
 const send: Handler<ConvState> = async (state, args, ctx, caller) => {
-  const c = me(caller);
+  // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
+  // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
+  // channel and is no recipient; `read_by_sender` then marks it read for the acting user.
+  const actor = me(caller);
+  const bot = args.notification_bot === true && !isDmKey(state.key);
+  const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
   const users = await roster(ctx, state.realmId);
-  const sender = users.get(c.userId);
+  const sender = bot ? NOTIFICATION_BOT_ENTRY : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
   const dm = isDmKey(state.key);
   let recipients: number[];
@@ -236,17 +270,26 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   } else {
     const ch = await channelInfo(ctx, state, true);
     channelName = ch.name;
-    if (ch.is_archived || !canRead(ch, c) || (ch.invite_only && !ch.subscribers.includes(c.userId))) {
+    if (
+      ch.is_archived ||
+      (!bot && (!canRead(ch, c) || (ch.invite_only && !ch.subscribers.includes(c.userId))))
+    ) {
       throw errors.notAuthorizedToSend(ch.name);
     }
     const canSend = ch.groups.can_send_message_group!;
-    if (canSend !== EVERYONE_GROUP && !(await isUserInGroupSetting(ctx, state.realmId, canSend, c.userId))) {
+    if (
+      !bot &&
+      canSend !== EVERYONE_GROUP &&
+      !(await isUserInGroupSetting(ctx, state.realmId, canSend, c.userId))
+    ) {
       throw errors.noPostPermission();
     }
     if (typeof args.topic !== "string") throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
-    recipients = [...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), c.userId])];
+    recipients = [
+      ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
+    ];
   }
 
   const env = await renderEnv(ctx, state, content, users);
@@ -272,18 +315,13 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     mentioned: [...env.mentionedUserIds],
     isMe: /^\/me( |$)/.test(content),
   };
-  // Topic wildcard mentions reach those who took part in the topic.
-  const topicParticipants = new Set(
-    state.ids
-      .map((i) => state.msgs[String(i)]!)
-      .filter((m) => m.topic.toLowerCase() === topic.toLowerCase())
-      .map((m) => m.senderId),
-  );
+  // Topic wildcard mentions reach those who took part in the topic (the topic index).
+  const topicParticipants = topicEntry(state, topic)?.senders ?? new Map<number, number>();
   const readBySender = args.read_by_sender !== false;
   const perUser = new Map<number, string[]>();
   for (const uid of recipients) {
     const flags: string[] = [];
-    if (uid === c.userId && readBySender) flags.push("read");
+    if (uid === actor.userId && readBySender) flags.push("read");
     if (env.mentionedUserIds.has(uid)) flags.push("mentioned");
     if (env.wildcard === "channel")
       flags.push(dm ? "stream_wildcard_mentioned" : "stream_wildcard_mentioned");
@@ -294,21 +332,22 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   await deliver(ctx, state.realmId, perUser, id, state.key, topic, c.userId);
 
   const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
-  const after = applyConvFact(structuredClone(state), f);
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
+  // The event formats the one new message, as the state will hold it once applied.
+  const view = { key: state.key, dmRecipients: dmRecipients ?? state.dmRecipients };
   const event: Obj = {
     type: "message",
-    message: formatMessage(after, after.msgs[String(id)]!, channelName),
+    message: formatMessage(view, msg, channelName),
     user_flags: userFlags,
   };
   if (typeof args.queue_id === "string" && typeof args.local_id === "string") {
     event.sender_queue_id = args.queue_id;
     event.local_id = args.local_id;
   }
-  // Outgoing webhooks (actors/webhook): a notice, so they start only once the message is durable.
-  const notices = outgoingWebhookNotices(state.realmId, event.message as Obj, users, env.mentionedUserIds);
-  return { facts: [f], events: [{ event, userIds: recipients }], notices, reply: { id } };
+  // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
+  const handoffs = outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds);
+  return { facts: [f], events: [{ event, userIds: recipients }], handoffs, reply: { id } };
 };
 
 // ---- fetch -------------------------------------------------------------------------
@@ -394,6 +433,97 @@ function clientOpts(args: Obj): ClientOpts {
   };
 }
 
+/** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
+export type FlagSource = (
+  q: { ids: number[] } | { unread: true } | { all: true },
+) => Promise<Record<string, string[]>>;
+
+export interface ChannelWindowArgs {
+  anchor: number | "first_unread";
+  numBefore: number;
+  numAfter: number;
+  includeAnchor: boolean;
+  filters: Filters;
+  /** A private channel with protected history: messages the caller never received are hidden. */
+  protectedHistory: boolean;
+}
+
+export interface ChannelWindow {
+  anchor: number;
+  /** Ascending, with the caller's flags. */
+  items: { id: number; flags: string[] }[];
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+  history_limited: boolean;
+}
+
+/**
+ * A channel-bound GET /messages window, as a filter of every message
+ * followed by `windowIds` would choose it, but visiting only the messages
+ * near the anchor: a positive topic term walks that topic's ids (the topic
+ * index), the flags come from the user actor for the visited ids only.
+ */
+export async function channelWindow(
+  state: ConvState,
+  a: ChannelWindowArgs,
+  flagsOf: FlagSource,
+): Promise<ChannelWindow> {
+  const f = a.filters;
+  let hidden = false;
+  const decide = (id: number, own: string[] | undefined): string[] | null => {
+    let flags = own;
+    if (!flags) {
+      if (a.protectedHistory) {
+        hidden = true;
+        return null;
+      }
+      if (f.noHistory) return null;
+      flags = ["read", "historical"];
+    }
+    const m = state.msgs[String(id)]!;
+    return contentFilter(m, f) && flagFilter(flags, f.is) ? flags : null;
+  };
+  const positiveTopic = (f.topics ?? []).find((t) => !t.negated);
+  const pool = positiveTopic ? (topicEntry(state, positiveTopic.value)?.ids ?? []) : state.ids;
+
+  let anchor: number;
+  if (a.anchor === "first_unread") {
+    // Only the caller's own entries can be unread: the first of them in the narrow.
+    const unread = await flagsOf({ unread: true });
+    const ids = Object.keys(unread)
+      .map(Number)
+      .filter((id) => state.msgs[String(id)])
+      .sort((x, y) => x - y);
+    anchor = ids.find((id) => decide(id, unread[String(id)]) !== null) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  } else anchor = a.anchor;
+
+  const w = await walkWindow(
+    pool,
+    { anchor, numBefore: a.numBefore, numAfter: a.numAfter, includeAnchor: a.includeAnchor },
+    async (batch) => {
+      const own = await flagsOf({ ids: batch });
+      return batch.map((id) => {
+        const flags = decide(id, own[String(id)]);
+        return flags && { id, flags };
+      });
+    },
+  );
+  // history_limited: some message of the channel (any, not only the narrow's) is hidden.
+  if (a.protectedHistory && w.found_oldest && !hidden) {
+    const own = await flagsOf({ all: true });
+    hidden = state.ids.some((id) => !own[String(id)]);
+  }
+  return {
+    anchor,
+    items: w.items,
+    found_anchor: w.found_anchor,
+    found_oldest: w.found_oldest,
+    found_newest: w.found_newest,
+    history_limited: hidden && w.found_oldest,
+  };
+}
+
 /** GET /messages bound to this channel: anchor, window, filters, the caller's flags. */
 const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
@@ -401,56 +531,40 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
   const ch = await channelInfo(ctx, state);
   // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
   if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
-  const own = (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
-    conv: state.key,
-  })) as Record<string, string[]>;
   const filters = (args.filters ?? {}) as unknown as Filters;
-  const protectedHistory = ch.invite_only && !ch.history_public_to_subscribers;
-  let hidden = false;
-  const cands: { id: number; flags: string[] }[] = [];
-  for (const id of state.ids) {
-    const m = state.msgs[String(id)]!;
-    let flags = own[String(id)];
-    if (!flags) {
-      if (protectedHistory) {
-        hidden = true;
-        continue;
-      }
-      if (filters.noHistory) continue;
-      flags = ["read", "historical"];
-    }
-    if (!contentFilter(m, filters) || !flagFilter(flags, filters.is)) continue;
-    cands.push({ id, flags });
-  }
-  let anchor: number;
-  if (args.anchor === "first_unread") {
-    anchor = firstUnreadAnchor(cands.map((x) => ({ id: x.id, unread: !x.flags.includes("read") })));
-  } else anchor = Number(args.anchor);
-  const w = windowIds(
-    cands.map((x) => x.id),
+  const flagsOf: FlagSource = async (q) =>
+    (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
+      conv: state.key,
+      ...("ids" in q ? { ids: q.ids } : {}),
+      ...("unread" in q ? { unread: true } : {}),
+    })) as Record<string, string[]>;
+  const win = await channelWindow(
+    state,
     {
-      anchor,
+      anchor: args.anchor === "first_unread" ? "first_unread" : Number(args.anchor),
       numBefore: Number(args.num_before ?? 0),
       numAfter: Number(args.num_after ?? 0),
       includeAnchor: args.include_anchor !== false,
+      filters,
+      protectedHistory: ch.invite_only && !ch.history_public_to_subscribers,
     },
+    flagsOf,
   );
   const o = clientOpts(args);
-  const flagsById = new Map(cands.map((x) => [x.id, x.flags]));
-  const messages = w.ids.map((id) => {
+  const messages = win.items.map(({ id, flags }) => {
     const m = state.msgs[String(id)]!;
     const out = shapeForClient(formatMessage(state, m, ch.name), o);
-    out.flags = flagsById.get(id)!;
+    out.flags = flags;
     decorate(out, m, filters.search, o.allowEmptyTopic);
     return out;
   });
   return {
     reply: {
-      anchor,
-      found_anchor: w.found_anchor,
-      found_oldest: w.found_oldest,
-      found_newest: w.found_newest,
-      history_limited: hidden && w.found_oldest,
+      anchor: win.anchor,
+      found_anchor: win.found_anchor,
+      found_oldest: win.found_oldest,
+      found_newest: win.found_newest,
+      history_limited: win.history_limited,
       messages,
     },
   };
@@ -528,17 +642,16 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
     })) as Obj;
     visible = new Set(Object.keys(own).map(Number));
   }
-  const byTopic = new Map<string, { name: string; max: number }>();
-  for (const id of state.ids) {
-    if (visible && !visible.has(id)) continue;
-    const m = state.msgs[String(id)]!;
-    const key = m.topic.toLowerCase();
-    const cur = byTopic.get(key);
-    // The newest message's spelling of the topic names it.
-    byTopic.set(key, { name: m.topic, max: Math.max(cur?.max ?? 0, id) });
+  const byTopic: { name: string; max: number }[] = [];
+  for (const t of state.topicIndex.values()) {
+    // The newest visible message of the topic; its spelling names the topic.
+    let i = t.ids.length - 1;
+    while (i >= 0 && visible && !visible.has(t.ids[i]!)) i--;
+    if (i < 0) continue;
+    byTopic.push({ name: state.msgs[String(t.ids[i])]!.topic, max: t.ids[i]! });
   }
   const allowEmpty = args.allow_empty_topic_name === true;
-  const out = [...byTopic.values()]
+  const out = byTopic
     .sort((a, b) => b.max - a.max)
     .map((t) => ({ name: t.name === "" && !allowEmpty ? EMPTY_TOPIC_NAME : t.name, max_id: t.max }));
   return { reply: { topics: out } };
@@ -676,16 +789,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
       throw errors.topicEditTimeLimit();
     checkTopicPolicy(ch.topics_policy, topic);
     if (topic !== m.topic) {
-      const same = (x: Msg) => x.topic.toLowerCase() === m.topic.toLowerCase();
-      moved = state.ids
-        .map((i) => state.msgs[String(i)]!)
-        .filter(
-          (x) =>
-            x.id === m.id ||
-            (mode === "change_all" && same(x)) ||
-            (mode === "change_later" && same(x) && x.id >= m.id),
-        )
-        .map((x) => x.id);
+      moved = movedIds(state, m, mode);
       Object.assign(history, { prev_topic: m.topic, topic });
       Object.assign(event, {
         stream_id: ch.stream_id,
@@ -732,7 +836,19 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   changes.editHistory = [history, ...m.editHistory] as unknown as Value;
   facts.unshift(fact({ type: "msgChanged", id: m.id, changes }));
   if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
-  return { facts, events: [{ event, userIds }], reply: {} };
+  // For the gateway's move notifications (it strips `moved` from the HTTP reply).
+  const movedInfo: Obj | undefined =
+    event.subject === undefined
+      ? undefined
+      : {
+          count: moved.length,
+          orig_topic: m.topic,
+          topic: String(event.subject),
+          all: (topicEntry(state, m.topic)?.ids ?? [m.id]).length === moved.length,
+          preexisting: (topicEntry(state, String(event.subject))?.ids ?? []).some((i) => !moved.includes(i)),
+        };
+  const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+  return { facts, events: [{ event, userIds }], reply };
 };
 
 // ---- moves between channels ------------------------------------------------------
@@ -757,17 +873,12 @@ async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number)
   }
 }
 
+/** The ids a topic edit or move of `m` takes along (ascending), from the topic index. */
 function movedIds(state: ConvState, m: Msg, mode: string): number[] {
-  const same = (x: Msg) => x.topic.toLowerCase() === m.topic.toLowerCase();
-  return state.ids
-    .map((i) => state.msgs[String(i)]!)
-    .filter(
-      (x) =>
-        x.id === m.id ||
-        (mode === "change_all" && same(x)) ||
-        (mode === "change_later" && same(x) && x.id >= m.id),
-    )
-    .map((x) => x.id);
+  const ids = topicEntry(state, m.topic)?.ids ?? [m.id];
+  if (mode === "change_all") return [...ids];
+  if (mode === "change_later") return ids.slice(lowerBound(ids, m.id));
+  return [m.id];
 }
 
 /** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
@@ -831,6 +942,8 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
     reply: {
       msgs: msgs as unknown as Value,
       orig_topic: m.topic,
+      // For the gateway's move notifications: how many messages the original topic had.
+      topic_total: (topicEntry(state, m.topic)?.ids ?? [m.id]).length,
       topic,
       topic_changed: topicChanged,
       propagate_mode: mode,
@@ -843,8 +956,13 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 const moveIn: Handler<ConvState> = (state, args, _ctx, caller) => {
   me(caller);
   if (isDmKey(state.key)) throw errors.internal();
-  const msgs = ((args.msgs as unknown as Msg[] | undefined) ?? []).filter((m) => !state.msgs[String(m.id)]);
-  return { facts: msgs.map((msg) => fact({ type: "msgAdded", msg })), reply: {} };
+  const all = (args.msgs as unknown as Msg[] | undefined) ?? [];
+  const msgs = all.filter((m) => !state.msgs[String(m.id)]);
+  // For the gateway's move notifications: did the target topic already hold other messages?
+  const moved = new Set(all.map((m) => m.id));
+  const topic = all[0]?.topic;
+  const preexisting = topic !== undefined && (topicEntry(state, topic)?.ids ?? []).some((i) => !moved.has(i));
+  return { facts: msgs.map((msg) => fact({ type: "msgAdded", msg })), reply: { preexisting } };
 };
 
 /**

@@ -7,10 +7,10 @@ import {
   initialWebhook,
   webhookFromSnapshot,
   webhookToSnapshot,
-  type WebhookState,
+  type WebhookKindState,
 } from "./state.ts";
 
-export const webhookBehavior: Behavior<WebhookState> = {
+export const webhookBehavior: Behavior<WebhookKindState> = {
   kind: "webhook",
   initial: initialWebhook,
   apply: (state, fact) => applyWebhookFact(state, fact),

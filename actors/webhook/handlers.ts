@@ -8,10 +8,29 @@
 // The actor tells the worker that work is ready with the node-local notice
 // "webhook.ready" {realmId, botId}: it fires on the node that ran the turn,
 // which is the node holding this actor, so claims are local calls.
+//
+// Resuming after a crash (timers are not durable): the realm's index actor
+// (same kind, key "~index") lists the bots that may have pending work. A bot
+// marks itself there (a call, awaited BEFORE the turn's append) when a
+// delivery arrives while it had none, and asks to be cleared with the notice
+// "webhook.idle" {realmId, botId, gen} (after the append) when it has none
+// left. Marks and clears carry the bot's generation (deliveries ever
+// queued), so a late clear never removes a newer mark. The worker reads the
+// index when its node takes over shards and pokes those bots. The only
+// call goes bot -> index; the index calls nobody.
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import type { Delivery, Trigger, WebhookFact, WebhookState } from "./state.ts";
+import type { ActorContext, ActorRef, Caller, Decision, Handler, Obj, Value } from "../types.ts";
+import {
+  INDEX_KEY,
+  type Delivery,
+  type Trigger,
+  type WebhookFact,
+  type WebhookIndexFact,
+  type WebhookIndexState,
+  type WebhookKindState,
+  type WebhookState,
+} from "./state.ts";
 
 /** Zulip's MAX_REQUEST_RETRIES (zerver/lib/queue.py): a delivery gets at most 1 + 3 attempts. */
 export const MAX_REQUEST_RETRIES = 3;
@@ -23,6 +42,13 @@ export const PER_BOT_CONCURRENCY = 4;
  */
 export const ATTEMPT_GRACE_MS = 5_000;
 export const READY_NOTICE = "webhook.ready";
+/** "This bot has no pending delivery at generation gen": the worker clears it from the index. */
+export const IDLE_NOTICE = "webhook.idle";
+
+/** The realm's index of bots that may have pending deliveries. */
+export function webhookIndexRef(realmId: number): ActorRef {
+  return { kind: "webhook", realm: realmId, key: INDEX_KEY };
+}
 
 function fact(f: WebhookFact): Obj {
   return f as unknown as Obj;
@@ -55,19 +81,45 @@ function upkeep(state: WebhookState, ctx: ActorContext): { facts: Obj[]; live: D
     if (d.status === "backoff" && d.until > now) {
       ctx.schedule(`retry:${d.messageId}`, d.until - now, "poke", {});
     }
+    // An attempt claimed by an earlier activation (its node may have died):
+    // sweep it at its deadline.
+    if (d.status === "attempting") {
+      ctx.schedule(`sweep:${d.messageId}:${d.attempt}`, d.until - now, "poke", {});
+    }
     live.push(d);
   }
   return { facts, live };
 }
 
-function readyNotices(state: WebhookState, live: Delivery[], now: number): Decision["notices"] {
+/**
+ * What the worker hears after the turn: "ready" when a delivery is due and
+ * a slot is free; "idle" when nothing is left pending (`announceIdle`: also
+ * when nothing changed, as a poke re-announces a bot the index still lists).
+ */
+function readyNotices(
+  state: WebhookState,
+  live: Delivery[],
+  now: number,
+  announceIdle = false,
+): Decision["notices"] {
+  const { realmId, botId } = state;
+  if (live.length === 0) {
+    const emptied = Object.keys(state.pending).length > 0;
+    return emptied || announceIdle
+      ? [{ subject: IDLE_NOTICE, data: { realmId, botId, gen: state.gen } }]
+      : [];
+  }
   const inFlight = live.filter((d) => d.status === "attempting").length;
   if (inFlight >= PER_BOT_CONCURRENCY || !live.some((d) => isDue(d, now))) return [];
-  return [{ subject: READY_NOTICE, data: { realmId: state.realmId, botId: state.botId } }];
+  return [{ subject: READY_NOTICE, data: { realmId, botId } }];
 }
 
-/** A message triggered this bot: journal the delivery unless this message already did. */
-const enqueue: Handler<WebhookState> = (state, args, ctx, caller) => {
+/**
+ * A message triggered this bot: journal the delivery unless this message
+ * already did. A bot that had nothing pending first marks itself in the
+ * realm's index (awaited: a delivery never exists without its mark).
+ */
+const enqueue: Handler<WebhookState> = async (state, args, ctx, caller) => {
   internal(caller);
   const messageId = Number(args.messageId);
   const trigger = args.trigger as Trigger;
@@ -76,6 +128,9 @@ const enqueue: Handler<WebhookState> = (state, args, ctx, caller) => {
   const { facts, live } = upkeep(state, ctx);
   const known = state.pending[String(messageId)] !== undefined || state.recent.includes(messageId);
   if (!known) {
+    if (live.length === 0) {
+      await ctx.call(webhookIndexRef(state.realmId), "mark", { botId: state.botId, gen: state.gen + 1 });
+    }
     const delivery: Delivery = {
       messageId,
       trigger,
@@ -121,7 +176,8 @@ const claim: Handler<WebhookState> = (state, args, ctx, caller) => {
       message: d.message,
     });
   }
-  return { facts, reply: { deliveries } };
+  // Claiming only sweeps what it finds stale; when that empties the outbox, say so.
+  return { facts, notices: live.length === 0 ? readyNotices(state, live, now) : [], reply: { deliveries } };
 };
 
 /**
@@ -160,11 +216,11 @@ const report: Handler<WebhookState> = (state, args, ctx, caller): Decision => {
   return { facts, notices: readyNotices(state, rest, now), reply: { accepted: true, exhausted } };
 };
 
-/** Timer target and resume point: sweep, re-arm, and tell the worker about due work. */
+/** Timer target and resume point: sweep, re-arm, and tell the worker about due work (or that there is none). */
 const poke: Handler<WebhookState> = (state, _args, ctx, caller) => {
   internal(caller);
   const { facts, live } = upkeep(state, ctx);
-  return { facts, notices: readyNotices(state, live, ctx.now()), reply: { pending: live.length } };
+  return { facts, notices: readyNotices(state, live, ctx.now(), true), reply: { pending: live.length } };
 };
 
 /** For tests and inspection: the pending deliveries without their messages. */
@@ -180,10 +236,63 @@ const outbox: Handler<WebhookState> = (state, _args, _ctx, caller) => {
   return { reply: { pending, recent: state.recent.slice(-20) } };
 };
 
-export const webhookHandlers: Record<string, Handler<WebhookState>> = {
-  enqueue,
-  claim,
-  report,
-  poke,
-  outbox,
+// The index role (key "~index"): internal, a leaf.
+
+function indexFact(f: WebhookIndexFact): Obj {
+  return f as unknown as Obj;
+}
+
+function botIdArg(args: Obj): number {
+  const botId = Number(args.botId);
+  if (!Number.isSafeInteger(botId) || botId <= 0) throw errors.internal();
+  return botId;
+}
+
+/** A bot may have pending deliveries from generation `gen` on. */
+const mark: Handler<WebhookIndexState> = (state, args, _ctx, caller) => {
+  internal(caller);
+  const botId = botIdArg(args);
+  const gen = Number(args.gen);
+  if (!Number.isSafeInteger(gen)) throw errors.internal();
+  const known = state.bots[String(botId)];
+  if (known !== undefined && known >= gen) return { reply: { marked: false } };
+  return { facts: [indexFact({ type: "marked", botId, gen })], reply: { marked: true } };
+};
+
+/** A bot had nothing pending at generation `gen`: forget it unless marked since. */
+const clear: Handler<WebhookIndexState> = (state, args, _ctx, caller) => {
+  internal(caller);
+  const botId = botIdArg(args);
+  const known = state.bots[String(botId)];
+  if (known === undefined || known > Number(args.gen)) return { reply: { cleared: false } };
+  return { facts: [indexFact({ type: "cleared", botId })], reply: { cleared: true } };
+};
+
+/** The bots that may have pending deliveries, as [{botId, gen}]. */
+const pendingBots: Handler<WebhookIndexState> = (state, _args, _ctx, caller) => {
+  internal(caller);
+  return {
+    reply: {
+      bots: Object.entries(state.bots).map(([botId, gen]) => ({ botId: Number(botId), gen })),
+    },
+  };
+};
+
+/** A handler of one role; the other role's actor refuses it. */
+function role<S extends WebhookKindState>(r: S["role"], h: Handler<S>): Handler<WebhookKindState> {
+  return (state, args, ctx, caller) => {
+    if (state.role !== r) throw errors.internal();
+    return h(state as S, args, ctx, caller);
+  };
+}
+
+export const webhookHandlers: Record<string, Handler<WebhookKindState>> = {
+  enqueue: role("bot", enqueue),
+  claim: role("bot", claim),
+  report: role("bot", report),
+  poke: role("bot", poke),
+  outbox: role("bot", outbox),
+  mark: role("index", mark),
+  clear: role("index", clear),
+  pendingBots: role("index", pendingBots),
 };

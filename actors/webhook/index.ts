@@ -3,11 +3,18 @@
 import type { ActorRef } from "../types.ts";
 
 export { webhookBehavior } from "./behavior.ts";
-export { ATTEMPT_GRACE_MS, MAX_REQUEST_RETRIES, PER_BOT_CONCURRENCY, READY_NOTICE } from "./handlers.ts";
+export {
+  ATTEMPT_GRACE_MS,
+  IDLE_NOTICE,
+  MAX_REQUEST_RETRIES,
+  PER_BOT_CONCURRENCY,
+  READY_NOTICE,
+  webhookIndexRef,
+} from "./handlers.ts";
 export {
   OUTGOING_WEBHOOK_BOT,
   TRIGGER_NOTICE,
-  outgoingWebhookNotices,
+  outgoingWebhookHandoffs,
   webhookMessage,
   type TriggerUser,
 } from "./triggers.ts";

@@ -7,6 +7,11 @@
 // crash the next activation knows an attempt may have reached the receiver
 // and never starts it again (docs/webhooks.md, "At most once").
 //
+// The same kind has a second role: one index per realm (key "~index",
+// `webhookIndexRef`) of the bots that may have pending deliveries, which the
+// node-side worker reads when it takes over shards, to resume them (timers
+// are not durable). docs/webhooks.md, "Resuming after a crash".
+//
 // SNAPSHOT NOTE: a field added to WebhookState or Delivery needs a default in
 // `webhookFromSnapshot`, because snapshots written before it lack it.
 
@@ -30,13 +35,32 @@ export interface Delivery {
 }
 
 export interface WebhookState {
+  role: "bot";
   realmId: number;
   botId: number;
   /** Pending deliveries by message id. */
   pending: Record<string, Delivery>;
   /** Message ids finished most recently (bounded), so a repeated trigger is ignored. */
   recent: number[];
+  /**
+   * How many deliveries were ever queued: the generation the index marks and
+   * clears carry, so a late "idle" cannot clear a newer "pending".
+   */
+  gen: number;
 }
+
+/** The realm's index of bots that may have pending deliveries. */
+export interface WebhookIndexState {
+  role: "index";
+  realmId: number;
+  /** Bot id -> generation of its latest mark. */
+  bots: Record<string, number>;
+}
+
+export type WebhookKindState = WebhookState | WebhookIndexState;
+
+/** Key of the realm's index actor (never a bot id). */
+export const INDEX_KEY = "~index";
 
 /** How many finished message ids a bot remembers for de-duplication. */
 export const RECENT_LIMIT = 1000;
@@ -47,15 +71,26 @@ export type WebhookFact =
   | { type: "backoff"; messageId: number; failures: number; until: number }
   | { type: "finished"; messageId: number; outcome: string };
 
-export function initialWebhook(ref: ActorRef): WebhookState {
-  return { realmId: ref.realm, botId: Number(ref.key), pending: {}, recent: [] };
+export type WebhookIndexFact =
+  { type: "marked"; botId: number; gen: number } | { type: "cleared"; botId: number };
+
+export function initialWebhook(ref: ActorRef): WebhookKindState {
+  if (ref.key === INDEX_KEY) return { role: "index", realmId: ref.realm, bots: {} };
+  return { role: "bot", realmId: ref.realm, botId: Number(ref.key), pending: {}, recent: [], gen: 0 };
 }
 
-export function applyWebhookFact(state: WebhookState, fact: Obj): WebhookState {
+export function applyWebhookFact(state: WebhookKindState, fact: Obj): WebhookKindState {
+  if (state.role === "index") {
+    const f = fact as unknown as WebhookIndexFact;
+    if (f.type === "marked") state.bots[String(f.botId)] = f.gen;
+    else if (f.type === "cleared") delete state.bots[String(f.botId)];
+    return state;
+  }
   const f = fact as unknown as WebhookFact;
   switch (f.type) {
     case "queued":
       state.pending[String(f.delivery.messageId)] = { ...f.delivery };
+      state.gen++;
       break;
     case "claimed": {
       const d = state.pending[String(f.messageId)];
@@ -76,11 +111,25 @@ export function applyWebhookFact(state: WebhookState, fact: Obj): WebhookState {
   return state;
 }
 
-export function webhookToSnapshot(state: WebhookState): string {
+export function webhookToSnapshot(state: WebhookKindState): string {
   return JSON.stringify(state);
 }
 
-export function webhookFromSnapshot(data: string, ref: ActorRef): WebhookState {
+export function webhookFromSnapshot(data: string, ref: ActorRef): WebhookKindState {
+  const init = initialWebhook(ref);
+  if (init.role === "index") {
+    const s = JSON.parse(data) as Partial<WebhookIndexState>;
+    return { ...init, bots: s.bots ?? {} };
+  }
   const s = JSON.parse(data) as Partial<WebhookState>;
-  return { ...initialWebhook(ref), ...s, pending: s.pending ?? {}, recent: s.recent ?? [] };
+  // Snapshots from before `gen` lack it: the pending count is a floor that keeps marks ordered.
+  const pending = s.pending ?? {};
+  return {
+    ...init,
+    ...s,
+    role: "bot",
+    pending,
+    recent: s.recent ?? [],
+    gen: s.gen ?? Object.keys(pending).length + (s.recent?.length ?? 0),
+  };
 }

@@ -1,8 +1,10 @@
 // Which outgoing-webhook bots a new message triggers (Zulip's
 // get_service_bot_events in zerver/actions/message_send.py), computed in the
-// sending conversation's turn and handed on as the notice
-// "webhook.trigger" once the message is durable. The node that ran the turn
-// forwards it to each bot's webhook actor (webhook/worker.ts).
+// sending conversation's turn and handed on as the durable hand-off
+// "webhook.trigger" (Decision.handoffs): journaled in the same append as the
+// message, given to the worker of the node that ran the turn once durable,
+// and given again at the conversation's next activation until the worker has
+// queued it in every bot's webhook actor (webhook/worker.ts).
 
 import type { Obj } from "../types.ts";
 
@@ -33,7 +35,7 @@ export function webhookMessage(formatted: Obj): Obj {
 }
 
 /**
- * The notices a sent message yields: one "webhook.trigger" listing the
+ * The hand-offs a sent message yields: one "webhook.trigger" listing the
  * triggered bots, or none. A channel message triggers the outgoing-webhook
  * bots it mentions (silent and wildcard mentions do not count); a direct
  * message triggers those among its recipients ("direct_message"). Messages
@@ -42,7 +44,7 @@ export function webhookMessage(formatted: Obj): Obj {
  * `message` is the formatted message of the message event; `mentioned`
  * the ids rendering found in non-silent user mentions.
  */
-export function outgoingWebhookNotices(
+export function outgoingWebhookHandoffs(
   realmId: number,
   message: Obj,
   users: Map<number, TriggerUser>,
