@@ -30,8 +30,47 @@ export function errorToResponse(err: unknown): ActorResponse {
       headers: { "Retry-After": String(err.retryAfterSeconds) },
     };
   }
+  if (isStoreUnavailable(err)) {
+    // The store is restarting or unreachable: the client may retry.
+    console.warn("store unavailable in actor turn:", (err as Error).message);
+    return {
+      ok: false,
+      kind: "unavailable",
+      code: "SERVICE_UNAVAILABLE",
+      msg: "Service temporarily unavailable",
+      status: 503,
+      headers: { "Retry-After": "1" },
+    };
+  }
   console.error("unexpected error in actor turn", err);
   return { ok: false, kind: "zulip", code: "", msg: "Internal server error", status: 500 };
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTCONN",
+]);
+// Redis replies that mean "not now" (a restart loading its AOF, a cluster failover).
+const REDIS_BUSY = /^(LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|READONLY|BUSY)\b/;
+// node-redis errors raised while its socket is down or reconnecting.
+const CLIENT_DOWN = new Set([
+  "ClientClosedError",
+  "SocketClosedUnexpectedlyError",
+  "ConnectionTimeoutError",
+  "ReconnectStrategyError",
+  "DisconnectsClientError",
+]);
+
+/** A store error that passes with time (connection lost, Redis loading), as opposed to a bug. */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+  return REDIS_BUSY.test(err.message) || CLIENT_DOWN.has(err.constructor.name);
 }
 
 /** Re-raise a failed response on the calling side; returns the value otherwise. */
