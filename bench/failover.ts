@@ -1,0 +1,101 @@
+// The failover figure: a cluster of three nodes and a gateway; a client
+// writes one user (PATCH /settings) back to back; the node holding that
+// user's shard lease is killed with SIGKILL; the figure is the time from the
+// kill to the first successful write sent after it. Median of
+// BENCH_FAILOVER_RUNS (default 3) runs, a fresh user each time (the killed
+// node is restarted between runs), as a ratio to the lease TTL (3 s): a
+// shard can only move once its lease has expired.
+import { createClient } from "redis";
+import { userRef } from "../actors/index.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import { startCluster } from "../test/support/cluster.ts";
+import { makeApi } from "../test/support/embedded.ts";
+import { atMost, percentile, type BenchContext, type BenchRow } from "./table.ts";
+
+const RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 3);
+const LEASE_TTL_MS = 3000;
+const REALM = 1;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function run(ctx: BenchContext): Promise<BenchRow[]> {
+  const c = await startCluster({ nodes: ["n1", "n2", "n3"] });
+  const redis = createClient({ url: c.redis.url });
+  await redis.connect();
+  try {
+    const samples: number[] = [];
+    let failedWrites = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const email = `failover${i}@example.com`;
+      const password = `pw-failover-${i}`;
+      const made = await c.api("POST", "/users", { email, password, full_name: `Failover ${i}` });
+      if (made.status !== 200) throw new Error(`POST /users: ${JSON.stringify(made.body)}`);
+      const key = await c.api("POST", "/fetch_api_key", { username: email, password }, null);
+      if (key.status !== 200) throw new Error(`fetch_api_key: ${JSON.stringify(key.body)}`);
+      const api = makeApi(c.baseUrl, { email, apiKey: key.body.api_key as string });
+      const shard = shardOf(userRef(REALM, made.body.user_id as number), c.shards);
+
+      // Warm: the user's actor is active, and the lease holder is known.
+      let holder = "";
+      for (let k = 0; k < 50 && !holder; k++) {
+        const r = await api("PATCH", "/settings", { full_name: `Failover ${i} warm ${k}` });
+        const lease = await redis.get(`{s${shard}}:lease`);
+        if (r.status === 200 && lease) holder = lease.slice(0, lease.lastIndexOf(":"));
+        else await sleep(200);
+      }
+      const victim = c.nodes.get(holder);
+      if (!victim) throw new Error(`shard ${shard} lease holder "${holder}" is not a node`);
+
+      let stop = false;
+      let killedAt = 0;
+      let recovered = 0;
+      const writer = (async () => {
+        for (let n = 0; !stop; n++) {
+          const startedAt = Date.now();
+          const r = await api("PATCH", "/settings", { full_name: `Failover ${i} n${n}` }).catch(() => null);
+          if (r?.status === 200) {
+            if (killedAt && startedAt >= killedAt) {
+              recovered = Date.now();
+              return;
+            }
+          } else {
+            if (killedAt) failedWrites++;
+            await sleep(20);
+          }
+        }
+      })();
+      await sleep(1000);
+      killedAt = Date.now();
+      await victim.stop("SIGKILL");
+      const deadline = Date.now() + 30_000;
+      while (!recovered && Date.now() < deadline) await sleep(20);
+      stop = true;
+      await writer;
+      if (!recovered) throw new Error(`run ${i}: no successful write within 30 s of killing ${holder}`);
+      samples.push(recovered - killedAt);
+      ctx.log(
+        `failover run ${i + 1}/${RUNS}: kill -9 ${holder} (shard ${shard}) → ${recovered - killedAt} ms`,
+      );
+
+      // Bring the node back and let the placement settle before the next run.
+      await c.startNode(holder);
+      await sleep(4000);
+    }
+    const median = percentile(samples, 50);
+    return [
+      {
+        section: "failover",
+        name: `kill -9 of a user's shard owner → first successful write (3 nodes), median; ratio to the lease TTL`,
+        value: median,
+        unit: "ms",
+        ratio: median / LEASE_TTL_MS,
+        ...atMost(median, 5000, (n) => `${n} ms`),
+        note:
+          `ratio is to the lease TTL (${LEASE_TTL_MS} ms), not to Fastify; runs: ${samples.join(", ")} ms; ` +
+          `${failedWrites} writes failed during the failovers`,
+      },
+    ];
+  } finally {
+    await redis.quit().catch(() => {});
+    await c.stop();
+  }
+}
