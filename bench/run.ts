@@ -16,6 +16,8 @@ const SECTIONS: Record<string, () => Promise<{ run: Section }>> = {
   messages: () => import("./messages.ts"),
   events: () => import("./events.ts"),
   tracing: () => import("./tracing.ts"),
+  failover: () => import("./failover.ts"),
+  coldstart: () => import("./coldstart.ts"),
 };
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
