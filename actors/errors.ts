@@ -169,6 +169,7 @@ export const errors = {
 
   // Roles
   mustBeOwner: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
+  guestsCannotBeAdmins: () => new ZulipError("Guests cannot be organization administrators"),
   // Admin API (README "Admin API and placement page"): not a Zulip endpoint, so 401/403 like HTTP says.
   adminInvalidToken: () => errors.unauthorized("Invalid admin token"),
   adminOwnerRequired: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL", 403),

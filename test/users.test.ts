@@ -525,11 +525,19 @@ describe("users - DELETE /users/{id} parameters", () => {
     assert.equal((await user(m.userId)).is_active, false);
   });
 
-  test("role changes: a guest may become an administrator (Zulip 11 has no guest+admin conflict with role)", async () => {
+  test("role changes: a guest cannot become an administrator in one step (the spec's error table)", async () => {
     const g = await newUser(600, "Promoted Guest");
+    for (const role of [200, 100]) {
+      assertError(
+        await srv.api("PATCH", `/users/${g.userId}`, { role }),
+        "Guests cannot be organization administrators",
+      );
+    }
+    assert.equal((await user(g.userId)).role, 600);
+    // Through member it works; the pre-3.0 is_admin/is_guest pair is reported as ignored.
+    assertSuccess(await srv.api("PATCH", `/users/${g.userId}`, { role: 400 }));
     const res = await srv.api("PATCH", `/users/${g.userId}`, { role: 200, is_guest: true, is_admin: true });
     assertSuccess(res);
-    // The pre-3.0 is_admin/is_guest pair is gone from Zulip: reported as ignored.
     assert.deepEqual([...res.body.ignored_parameters_unsupported].sort(), ["is_admin", "is_guest"]);
     const u = await user(g.userId);
     assert.equal(u.role, 200);

@@ -11,6 +11,7 @@ import { syncGroupMember } from "../group/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent } from "../types.ts";
 import {
   ROLES,
+  ROLE_GUEST,
   ROLE_OWNER,
   checkFullName,
   emailKey,
@@ -242,6 +243,9 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
       throw errors.mustBeOwner();
     if (!isAdminRole(me.role)) throw errors.mustBeAdmin();
     if (target.role === ROLE_OWNER && isLastOwner(state, target)) throw errors.cannotRemoveOnlyOwner();
+    // The API contract's error table: a role change that makes a guest an
+    // administrator (or owner) is refused; promote to member first.
+    if (target.role === ROLE_GUEST && isAdminRole(role)) throw errors.guestsCannotBeAdmins();
     changes.role = role;
   }
   // Zulip ignores an unchanged or blank name; administrators are not bound
