@@ -28,7 +28,7 @@ export interface ActivationView {
   seq: number;
   snapshotSeq: number;
   mailbox: { length: number };
-  parked: { size: number };
+  parked: { size: number } | null;
 }
 
 /** The part of a NodeRuntime the gauges read. */
@@ -97,7 +97,7 @@ export function summarize(
     s.journalLag += lag;
     if (lag > s.journalLagMax) s.journalLagMax = lag;
     if (kind === "queue") {
-      s.parkedPolls += a.parked.size;
+      s.parkedPolls += a.parked?.size ?? 0;
       const queues = (a.state as { queues?: Record<string, unknown> } | undefined)?.queues;
       if (queues) s.eventQueues += Object.keys(queues).length;
     }

@@ -252,7 +252,8 @@ class Gateway {
     readonly limiter: ClusterRateLimiter | null,
   ) {}
 
-  async callActor(
+  /** Not async: a parked GET /events waits here (a promise, no async frame kept for 100 s). */
+  callActor(
     ref: ActorRef,
     method: string,
     args: Obj,
@@ -262,7 +263,7 @@ class Gateway {
   ): Promise<Value> {
     const areq: ActorRequest = { ref, shard: shardOf(ref, this.shards), method, args, caller, deadline };
     if (traceparent !== undefined) areq.traceparent = traceparent;
-    return responseValue(await this.client.request(areq));
+    return this.client.request(areq).then(responseValue);
   }
 }
 
@@ -375,15 +376,41 @@ async function serve(
       traceparent,
     );
     if (files !== undefined) r.files = files;
-    const payload = await cr.def.handler(r);
-    if (payload instanceof RawReply) {
-      reply.code(200).headers(payload.headers).header("content-type", payload.contentType).send(payload.body);
-      return;
-    }
-    sendSuccess(reply, payload, ignoredParams(cr, query, body));
+    // The handler's answer is awaited outside this frame: a long-poll may
+    // wait 100 s, and this function's many locals would wait with it.
+    return respond(gw, cr, req, reply, query, body, Promise.resolve(cr.def.handler(r)));
   } catch (err) {
     sendError(reply, toHttpError(err, req, gw.logged));
   }
+}
+
+function respond(
+  gw: Gateway,
+  cr: CompiledRoute,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  query: Form,
+  body: Form | undefined,
+  pending: Promise<Obj | RawReply | undefined>,
+): Promise<void> {
+  return pending.then(
+    (payload) => {
+      try {
+        if (payload instanceof RawReply) {
+          reply
+            .code(200)
+            .headers(payload.headers)
+            .header("content-type", payload.contentType)
+            .send(payload.body);
+          return;
+        }
+        sendSuccess(reply, payload, ignoredParams(cr, query, body));
+      } catch (err) {
+        sendError(reply, toHttpError(err, req, gw.logged));
+      }
+    },
+    (err: unknown) => sendError(reply, toHttpError(err, req, gw.logged)),
+  );
 }
 
 // ---- 404, 405, OPTIONS ----------------------------------------------------------------

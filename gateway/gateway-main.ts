@@ -23,7 +23,10 @@ const app = await buildApp({
   logger: process.env.LOG_REQUESTS === "1",
   view: membership,
 });
-await app.listen({ port: env.port(), host: env.host() });
+// A deep accept queue (Node's default is 511; the kernel caps it at
+// net.core.somaxconn): thousands of long-poll clients reconnect at once after
+// a restart, and a SYN dropped on a full queue is retried only after 1, 3, 7 s.
+await app.listen({ port: env.port(), host: env.host(), backlog: 4096 });
 const addr = app.server.address();
 console.log(`gateway listening on port ${typeof addr === "object" && addr ? addr.port : env.port()}`);
 

@@ -12,6 +12,7 @@ import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, 
 import { shapeForQueue } from "./shape.ts";
 import {
   applyQueueFact,
+  findQueue,
   initialQueueSet,
   queueFromSnapshot,
   queueToSnapshot,
@@ -87,20 +88,32 @@ function ownQueue(
   caller: Caller | null,
   ctx: ActorContext,
 ): QueueState {
-  const q = state.queues[queueId];
+  const q = findQueue(state, queueId);
   if (!q || (caller && caller.userId !== state.userId) || isExpired(q, ctx.now(), ctx)) {
     throw errors.badEventQueueId(queueId);
   }
   return q;
 }
 
-/** Arm the idle-expiry timer of every queue (no-op for those already armed in this activation). */
-function armExpiry(state: QueueSetState, ctx: ActorContext): void {
+/** Args of the expiry timer: one shared object (a wheel entry keeps it until it fires). */
+const EXPIRE_ARGS: Obj = Object.freeze({}) as Obj;
+
+/**
+ * Arm the actor's ONE idle-expiry timer (key "exp") for the queue that could
+ * expire first; `extra` is a queue being registered in this turn. The
+ * runtime keeps the earliest of repeated arms, and `expire` re-arms for the
+ * next one, so one wheel entry serves all of a user's queues.
+ */
+function armExpiry(state: QueueSetState, ctx: ActorContext, extra?: { timeoutSecs: number }): void {
   const now = ctx.now();
-  for (const q of Object.values(state.queues)) {
-    const left = q.lastPoll + q.reg.timeoutSecs * 1000 - now;
-    ctx.schedule(`exp|${q.id}`, Math.max(left, 0), "expire", { queueId: q.id });
+  let left = extra === undefined ? Infinity : extra.timeoutSecs * 1000;
+  for (const q of state.queues) {
+    const timeoutMs = q.reg.timeoutSecs * 1000;
+    // A parked poll keeps its queue alive; check again a whole timeout later.
+    const qLeft = parkedKey(ctx, q.id) !== null ? timeoutMs : q.lastPoll + timeoutMs - now;
+    if (qLeft < left) left = qLeft;
   }
+  if (left !== Infinity) ctx.schedule("exp", Math.max(left, 0), "expire", EXPIRE_ARGS);
 }
 
 function eventsOf(q: QueueState): Value[] {
@@ -123,7 +136,7 @@ function deliverDecision(
   const per: Record<string, Obj[]> = {};
   const limit = maxEvents();
   for (const [qid, events] of Object.entries(shaped)) {
-    const q = state.queues[qid];
+    const q = findQueue(state, qid);
     if (!q || events.length === 0) continue;
     const parked = parkedKey(ctx, qid);
     if (q.events.length + events.length > limit) {
@@ -173,7 +186,7 @@ const register: Handler<QueueSetState> = (state, args, ctx, caller) => {
   const now = ctx.now();
   const reg = readRegistration(args);
   const facts: Obj[] = [];
-  const live = Object.values(state.queues).filter((q) => {
+  const live = state.queues.filter((q) => {
     if (!isExpired(q, now, ctx)) return true;
     facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
     return false;
@@ -189,8 +202,7 @@ const register: Handler<QueueSetState> = (state, args, ctx, caller) => {
   }
   const queueId = `${state.userId}:${randomBytes(8).toString("hex")}`;
   facts.push(fact({ type: "registered", queueId, reg, at: now }));
-  armExpiry(state, ctx);
-  ctx.schedule(`exp|${queueId}`, reg.timeoutSecs * 1000, "expire", { queueId });
+  armExpiry(state, ctx, reg);
   return {
     facts,
     wake,
@@ -232,7 +244,7 @@ const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
   requireInternal(caller);
   const queueId = String(args.queueId);
   const key = parkedKey(ctx, queueId);
-  if (!key || !state.queues[queueId]) return {};
+  if (!key || !findQueue(state, queueId)) return {};
   const due = Number(key.split("|")[2]);
   const now = ctx.now();
   if (now + TIMER_SLACK_MS < due) {
@@ -243,28 +255,32 @@ const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
   return deliverDecision(state, ctx, null, { [queueId]: [{ type: "heartbeat" }] });
 };
 
-const expire: Handler<QueueSetState> = (state, args, ctx, caller) => {
+/**
+ * The expiry timer: collect every queue idle past its timeout, then re-arm
+ * for the next. Timers may fire late, early or twice (one armed by an
+ * earlier activation of this actor), so this only acts on what is due now.
+ */
+const expire: Handler<QueueSetState> = (state, _args, ctx, caller) => {
   requireInternal(caller);
-  const queueId = String(args.queueId);
-  const q = state.queues[queueId];
-  if (!q) return {};
   const now = ctx.now();
-  const timeoutMs = q.reg.timeoutSecs * 1000;
-  if (isExpired(q, now, ctx)) return { facts: [fact({ type: "deleted", queueId, reason: "expired" })] };
-  // Still polled (or a poll is parked): check again when it could next expire.
-  const left = parkedKey(ctx, queueId) ? timeoutMs : q.lastPoll + timeoutMs - now;
-  ctx.schedule(`exp|${queueId}`, Math.max(left, 0), "expire", { queueId });
-  return {};
+  const facts: Obj[] = [];
+  for (const q of state.queues) {
+    if (isExpired(q, now, ctx)) facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+  }
+  if (facts.length === state.queues.length) return { facts };
+  const expired = new Set(facts.map((f) => f.queueId as string));
+  armExpiry({ ...state, queues: state.queues.filter((q) => !expired.has(q.id)) }, ctx);
+  return { facts };
 };
 
 // ---- deliver (the event router) --------------------------------------------------
 
 const deliver: Handler<QueueSetState> = (state, args, ctx, caller): Decision => {
   requireInternal(caller);
-  const queues = Object.values(state.queues);
+  const queues = state.queues;
   if (queues.length === 0) return { reply: { delivered: 0 } };
   const key = typeof args.key === "string" ? args.key : null;
-  if (key !== null && state.recentKeys.includes(key)) return { reply: { delivered: 0, duplicate: true } };
+  if (key !== null && state.recentKeys?.includes(key)) return { reply: { delivered: 0, duplicate: true } };
   const events = Array.isArray(args.events) ? (args.events as Obj[]) : [];
   const now = ctx.now();
   const expired: Obj[] = [];
@@ -309,7 +325,7 @@ const newest: Handler<QueueSetState> = (state, args, ctx, caller) => {
 const list: Handler<QueueSetState> = (state, _args, _ctx, caller) => {
   requireInternal(caller);
   return {
-    reply: Object.values(state.queues).map((q) => ({
+    reply: state.queues.map((q) => ({
       queue_id: q.id,
       next_id: q.nextId,
       pruned: q.pruned,

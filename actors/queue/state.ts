@@ -5,12 +5,21 @@
 // own journal (durable, survives failover) and every queue's registration,
 // cursor and unacknowledged events are journaled facts.
 //
+// Compact on purpose: a node holds up to a million idle queues (README
+// "Benchmarks"). A user's queues are a small array (at most 100, searched
+// linearly) rather than a record keyed by queue id, whose unique keys would
+// each cost V8 a hidden class; a queue is one small object whose empty event
+// buffer is a shared frozen array; registrations are interned (most clients
+// register the same way) and never mutated.
+//
 // SNAPSHOT NOTE: a field added to QueueSetState or QueueState needs a
 // default in `queueFromSnapshot`, because snapshots written before it lack it.
+// Snapshots written before the array form hold `queues` as a record by id
+// (with a `createdAt` per queue); `queueFromSnapshot` reads both.
 
 import type { ActorRef, Obj } from "../types.ts";
 
-/** What POST /register chose for a queue (Zulip's ClientDescriptor fields). */
+/** What POST /register chose for a queue (Zulip's ClientDescriptor fields). Immutable (interned). */
 export interface Registration {
   /** null: every event type. */
   eventTypes: string[] | null;
@@ -32,26 +41,29 @@ export interface QueuedEvent {
 export interface QueueState {
   id: string;
   reg: Registration;
-  createdAt: number;
-  /** When a GET /events last reached the queue (Zulip's last_connection_time). */
+  /** When a GET /events last reached the queue (Zulip's last_connection_time); registration counts. */
   lastPoll: number;
   /** Id the next event gets (ids start at 0, heartbeats take one). */
   nextId: number;
   /** Newest acknowledged (dropped) event id; -1 for a fresh queue. */
   pruned: number;
-  /** Unacknowledged events, ids increasing. */
+  /** Unacknowledged events, ids increasing (NO_EVENTS when none). */
   events: QueuedEvent[];
 }
 
 export interface QueueSetState {
   realmId: number;
   userId: number;
-  queues: Record<string, QueueState>;
-  /** Delivery keys seen last (oldest first): a retried delivery is applied once. */
-  recentKeys: string[];
+  /** The user's queues, oldest registration first. */
+  queues: QueueState[];
+  /** Delivery keys seen last (oldest first): a retried delivery is applied once. Absent until one arrives. */
+  recentKeys?: string[];
 }
 
 export const RECENT_KEYS = 256;
+
+/** The shared empty event buffer (frozen: apply replaces it, never pushes to it). */
+export const NO_EVENTS: QueuedEvent[] = Object.freeze([]) as unknown as QueuedEvent[];
 
 export type QueueFact =
   | { type: "registered"; queueId: string; reg: Registration; at: number }
@@ -61,33 +73,77 @@ export type QueueFact =
   | { type: "polled"; queueId: string; at: number; ack: number | null }
   | { type: "deleted"; queueId: string; reason: "client" | "expired" | "overflow" | "evicted" };
 
+// ---- Interning ---------------------------------------------------------------------
+
+/** Bound on distinct interned registrations (narrows are client-chosen text). */
+const INTERN_LIMIT = 4096;
+const interned = new Map<string, Registration>();
+
+/** One shared, frozen copy per distinct registration (while the table has room). */
+export function internRegistration(reg: Registration): Registration {
+  const key = JSON.stringify([
+    reg.eventTypes,
+    reg.narrow,
+    reg.capabilities,
+    reg.applyMarkdown,
+    reg.clientGravatar,
+    reg.allPublicStreams,
+    reg.timeoutSecs,
+  ]);
+  const hit = interned.get(key);
+  if (hit !== undefined) return hit;
+  const frozen: Registration = Object.freeze({
+    eventTypes: reg.eventTypes === null ? null : (Object.freeze([...reg.eventTypes]) as string[]),
+    narrow: Object.freeze(reg.narrow.map((t) => Object.freeze([t[0], t[1]]))) as [string, string][],
+    capabilities: Object.freeze({ ...reg.capabilities }),
+    applyMarkdown: reg.applyMarkdown,
+    clientGravatar: reg.clientGravatar,
+    allPublicStreams: reg.allPublicStreams,
+    timeoutSecs: reg.timeoutSecs,
+  });
+  if (interned.size < INTERN_LIMIT) interned.set(key, frozen);
+  return frozen;
+}
+
+// ---- Access ------------------------------------------------------------------------
+
+/** The queue with this id, or undefined. */
+export function findQueue(state: QueueSetState, queueId: string): QueueState | undefined {
+  const qs = state.queues;
+  for (let i = 0; i < qs.length; i++) if (qs[i]!.id === queueId) return qs[i];
+  return undefined;
+}
+
 export function initialQueueSet(ref: ActorRef): QueueSetState {
-  return { realmId: ref.realm, userId: Number(ref.key), queues: {}, recentKeys: [] };
+  return { realmId: ref.realm, userId: Number(ref.key), queues: [] };
+}
+
+function newQueue(id: string, reg: Registration, at: number): QueueState {
+  return { id, reg: internRegistration(reg), lastPoll: at, nextId: 0, pruned: -1, events: NO_EVENTS };
 }
 
 export function applyQueueFact(state: QueueSetState, raw: Obj): QueueSetState {
   const f = raw as unknown as QueueFact;
   switch (f.type) {
-    case "registered":
-      state.queues[f.queueId] = {
-        id: f.queueId,
-        reg: f.reg,
-        createdAt: f.at,
-        lastPoll: f.at,
-        nextId: 0,
-        pruned: -1,
-        events: [],
-      };
+    case "registered": {
+      const q = newQueue(f.queueId, f.reg, f.at);
+      const i = state.queues.findIndex((x) => x.id === f.queueId);
+      if (i >= 0) state.queues[i] = q;
+      // A copy of the exact size: push() (and spread) would grow the backing store to 17 slots.
+      else state.queues = state.queues.concat(q);
       break;
+    }
     case "delivered": {
       if (f.key !== null) {
-        state.recentKeys.push(f.key);
-        if (state.recentKeys.length > RECENT_KEYS)
-          state.recentKeys.splice(0, state.recentKeys.length - RECENT_KEYS);
+        const keys = (state.recentKeys ??= []);
+        keys.push(f.key);
+        if (keys.length > RECENT_KEYS) keys.splice(0, keys.length - RECENT_KEYS);
       }
-      for (const [qid, events] of Object.entries(f.per)) {
-        const q = state.queues[qid];
-        if (!q) continue;
+      for (const qid of Object.keys(f.per)) {
+        const q = findQueue(state, qid);
+        const events = f.per[qid]!;
+        if (!q || events.length === 0) continue;
+        if (q.events === NO_EVENTS) q.events = [];
         for (const event of events) {
           const id = q.nextId++;
           q.events.push({ id, event: { ...event, id } });
@@ -96,20 +152,23 @@ export function applyQueueFact(state: QueueSetState, raw: Obj): QueueSetState {
       break;
     }
     case "polled": {
-      const q = state.queues[f.queueId];
+      const q = findQueue(state, f.queueId);
       if (!q) break;
       q.lastPoll = f.at;
       if (f.ack !== null) {
         let n = 0;
         while (n < q.events.length && q.events[n]!.id <= f.ack) n++;
-        if (n) q.events.splice(0, n);
+        if (n === q.events.length) q.events = NO_EVENTS;
+        else if (n) q.events.splice(0, n);
         q.pruned = f.ack;
       }
       break;
     }
-    case "deleted":
-      delete state.queues[f.queueId];
+    case "deleted": {
+      const i = state.queues.findIndex((x) => x.id === f.queueId);
+      if (i >= 0) state.queues.splice(i, 1);
       break;
+    }
   }
   return state;
 }
@@ -118,7 +177,22 @@ export function queueToSnapshot(state: QueueSetState): string {
   return JSON.stringify(state);
 }
 
+type SnapshotQueue = Partial<QueueState> & { id: string; reg: Registration; createdAt?: number };
+
 export function queueFromSnapshot(data: string, ref: ActorRef): QueueSetState {
-  const o = JSON.parse(data) as Partial<QueueSetState>;
-  return { ...initialQueueSet(ref), ...o, recentKeys: o.recentKeys ?? [] };
+  const o = JSON.parse(data) as {
+    queues?: SnapshotQueue[] | Record<string, SnapshotQueue>;
+    recentKeys?: string[];
+  };
+  const state = initialQueueSet(ref);
+  const raw = o.queues === undefined ? [] : Array.isArray(o.queues) ? o.queues : Object.values(o.queues);
+  for (const s of raw) {
+    const q = newQueue(s.id, s.reg, s.lastPoll ?? s.createdAt ?? 0);
+    q.nextId = s.nextId ?? 0;
+    q.pruned = s.pruned ?? -1;
+    if (s.events !== undefined && s.events.length > 0) q.events = s.events;
+    state.queues.push(q);
+  }
+  if (o.recentKeys !== undefined && o.recentKeys.length > 0) state.recentKeys = o.recentKeys;
+  return state;
 }

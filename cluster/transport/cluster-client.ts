@@ -10,6 +10,11 @@ import type { ActorClient, ActorRequest, ActorResponse } from "./contract.ts";
 import { GrpcNodeClient, type GrpcNodeClientOptions } from "./grpc-client.ts";
 import { BACKOFF_MIN_MS, CONNECTION_LOST, delay, nextBackoff, unavailable } from "./retry.ts";
 
+/** A final answer (not "moved", not a lost connection): no retry. */
+function settled(res: ActorResponse): boolean {
+  return res !== CONNECTION_LOST && (res.ok || res.kind !== "moved");
+}
+
 export class ClusterClient implements ActorClient {
   private readonly pool = new Map<string, GrpcNodeClient>();
   /** Owner per shard for `placedFor` (filled lazily); reset when the owner set changes. */
@@ -27,14 +32,31 @@ export class ClusterClient implements ActorClient {
     this.offChange = membership.onChange(() => this.prune());
   }
 
-  async request(req: ActorRequest): Promise<ActorResponse> {
+  /**
+   * No async frame while the request waits: a parked GET /events holds this
+   * call for up to 100 s, 20,000 of them per gateway (README "Benchmarks"),
+   * so the first attempt is a bare promise chain and only a retry enters
+   * the loop.
+   */
+  request(req: ActorRequest): Promise<ActorResponse> {
+    if (this.closed) return Promise.resolve(unavailable());
+    const node = this.clientFor(req.shard);
+    if (node === null) return this.retry(req);
+    return node.request(req).then((res) => (settled(res) ? res : this.retry(req)));
+  }
+
+  private async retry(req: ActorRequest): Promise<ActorResponse> {
     let backoff = BACKOFF_MIN_MS;
+    const first = req.deadline - Date.now();
+    if (first <= 0) return unavailable();
+    await delay(Math.min(backoff, first));
+    backoff = nextBackoff(backoff);
     for (;;) {
       if (this.closed) return unavailable();
       const node = this.clientFor(req.shard);
       if (node !== null) {
         const res = await node.request(req);
-        if (res !== CONNECTION_LOST && (res.ok || res.kind !== "moved")) return res;
+        if (settled(res)) return res;
       }
       const left = req.deadline - Date.now();
       if (left <= 0) return unavailable();

@@ -69,6 +69,10 @@ export class GrpcNodeClient {
       "grpc.initial_reconnect_backoff_ms": 100,
       "grpc.max_reconnect_backoff_ms": 1000,
       "grpc.use_local_subchannel_pool": 1,
+      // grpc-js buffers every message written on a call for transparent
+      // retries (up to 256 KB per call before it commits): pointless on
+      // streams that live for hours and carry their own correlation.
+      "grpc.enable_retries": 0,
       ...opts.channelOptions,
     });
   }

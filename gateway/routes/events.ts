@@ -264,33 +264,45 @@ const getEvents: RouteDef = {
     lifespan_secs: param(p.int({ min: 0 })),
     ...Object.fromEntries(GET_CAPABILITY_PARAMS.map((k) => [k, param(p.bool())])),
   },
-  async handler(req) {
+  // Not async: the poll is the actor call's own promise, so a parked poll
+  // keeps no async frame of this handler (README "Benchmarks").
+  handler(req) {
     const queueId = req.params.queue_id as string | undefined;
     const dontBlock = req.params.dont_block as boolean;
     if (queueId === undefined) {
-      if (!dontBlock) throw errors.missingQueueId();
-      const caller = req.caller!;
-      const capabilities: Record<string, Value> = {};
-      for (const k of GET_CAPABILITY_PARAMS)
-        if (req.params[k] !== undefined) capabilities[k] = req.params[k] as boolean;
-      const lifespan = req.params.lifespan_secs as number | undefined;
-      const q = (await req.call(queueRef(caller.realmId, caller.userId), "register", {
-        eventTypes: (req.params.event_types as string[] | undefined) ?? null,
-        narrow: req.params.narrow as [string, string][],
-        capabilities,
-        applyMarkdown: req.params.apply_markdown as boolean,
-        clientGravatar: req.params.client_gravatar as boolean,
-        allPublicStreams: req.params.all_public_streams as boolean,
-        timeoutSecs: Math.min(lifespan ? lifespan : DEFAULT_QUEUE_TIMEOUT_SECS, MAX_QUEUE_TIMEOUT_SECS),
-      })) as { queue_id: string };
-      return { events: [], queue_id: q.queue_id };
+      if (!dontBlock) return Promise.reject(errors.missingQueueId());
+      return registerThroughGet(req);
     }
     const lastEventId = req.params.last_event_id as number | undefined;
-    if (lastEventId === undefined) throw errors.missingLastEventId();
-    const ref = ownQueueRef(req, queueId);
-    return (await req.call(ref, "poll", { queueId, lastEventId, dontBlock })) as Obj;
+    if (lastEventId === undefined) return Promise.reject(errors.missingLastEventId());
+    let ref;
+    try {
+      ref = ownQueueRef(req, queueId);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return req.call(ref, "poll", { queueId, lastEventId, dontBlock }) as Promise<Obj>;
   },
 };
+
+/** GET /events without queue_id (and with dont_block): register a queue, no initial state. */
+async function registerThroughGet(req: RouteRequest): Promise<Obj> {
+  const caller = req.caller!;
+  const capabilities: Record<string, Value> = {};
+  for (const k of GET_CAPABILITY_PARAMS)
+    if (req.params[k] !== undefined) capabilities[k] = req.params[k] as boolean;
+  const lifespan = req.params.lifespan_secs as number | undefined;
+  const q = (await req.call(queueRef(caller.realmId, caller.userId), "register", {
+    eventTypes: (req.params.event_types as string[] | undefined) ?? null,
+    narrow: req.params.narrow as [string, string][],
+    capabilities,
+    applyMarkdown: req.params.apply_markdown as boolean,
+    clientGravatar: req.params.client_gravatar as boolean,
+    allPublicStreams: req.params.all_public_streams as boolean,
+    timeoutSecs: Math.min(lifespan ? lifespan : DEFAULT_QUEUE_TIMEOUT_SECS, MAX_QUEUE_TIMEOUT_SECS),
+  })) as { queue_id: string };
+  return { events: [], queue_id: q.queue_id };
+}
 
 const deleteEvents: RouteDef = {
   method: "DELETE",
