@@ -33,9 +33,17 @@ const USER_STUB: [string, string, string][] = [
   ["GET", "/users/{user_id}", "/user/is_imported_stub"],
   ["POST", "/register", "/realm_users/*/is_imported_stub"],
   ["POST", "/register", "/realm_non_active_users/*/is_imported_stub"],
+  ["POST", "/register", "/cross_realm_bots/*/is_imported_stub"],
 ];
 
 export const deviations: Deviation[] = [
+  // --- client devices (Zulip 12's device model, register fetch type "device")
+  {
+    method: "POST",
+    path: "/register",
+    pointer: "/devices",
+    why: "added to Zulip after 10.2: client devices",
+  },
   // --- server settings
   ...["service_version", "service_merge_base", "service_feature_level"].map((f) => ({
     method: "GET",

@@ -17,6 +17,7 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { routes } from "../gateway/routes/index.ts";
@@ -52,6 +53,7 @@ interface Fx {
   snippetId: number;
   botId: number;
   queueId: string;
+  deviceId: number;
   [k: string]: unknown;
 }
 
@@ -707,6 +709,59 @@ const cases: Case[] = [
     status: 400,
   },
 
+  // --- client devices and E2EE push (newer than 10.2: envelope checks only).
+  // As the member, so the device events stay out of the owner's queue;
+  // the push relay is a local HTTP server (see before()).
+  {
+    method: "POST",
+    path: "/register_client_device",
+    auth: (f) => f.member,
+    status: 200,
+    save: (b, f) => {
+      f.deviceId = b.device_id as number;
+    },
+  },
+  { method: "POST", path: "/register_client_device", auth: null, status: 401 },
+  {
+    method: "POST",
+    path: "/mobile_push/register",
+    auth: (f) => f.member,
+    params: (f) => ({
+      device_id: f.deviceId,
+      token_kind: "fcm",
+      push_key: Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString("base64"),
+      push_key_id: 2408,
+      bouncer_public_key: "bouncer-public-key",
+      encrypted_push_registration: "encrypted-push-registration-data",
+      token_id: Buffer.alloc(8, 1).toString("base64"),
+    }),
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/mobile_push/register",
+    auth: (f) => f.member,
+    params: (f) => ({ device_id: f.deviceId }),
+    status: 400,
+  },
+  { method: "POST", path: "/mobile_push/e2ee/test_notification", auth: (f) => f.member, status: 200 },
+  // The owner has no device: NO_ACTIVE_PUSH_DEVICE.
+  { method: "POST", path: "/mobile_push/e2ee/test_notification", status: 400 },
+  {
+    method: "POST",
+    path: "/remove_client_device",
+    auth: (f) => f.member,
+    params: (f) => ({ device_id: f.deviceId }),
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/remove_client_device",
+    auth: (f) => f.member,
+    params: (f) => ({ device_id: f.deviceId }),
+    status: 400,
+  },
+
   // --- custom emoji
   { method: "POST", path: "/realm/emoji/conformance_emoji", file: true, status: 200 },
   { method: "POST", path: "/realm/emoji/bad name!", file: true, status: 400 },
@@ -727,12 +782,28 @@ const cases: Case[] = [
   { method: "DELETE", path: `/streams/${BAD_ID}`, status: 400 },
 ];
 
+let relay: Server;
+
 before(async () => {
+  // A push relay that accepts everything (routes/push-relay.ts reads the URL per request).
+  relay = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ result: "success", msg: "" }));
+    });
+  });
+  await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+  const addr = relay.address();
+  if (addr === null || typeof addr === "string") throw new Error("relay did not listen");
+  process.env.PUSH_BOUNCER_URL = `http://127.0.0.1:${addr.port}`;
   srv = await startEmbedded();
   fx.member = await newUser(srv, 400, "Mem Ber");
   fx.spare = await newUser(srv, 400, "Spare User");
 });
 after(async () => {
+  delete process.env.PUSH_BOUNCER_URL;
+  relay?.close();
   await srv?.stop();
 });
 
