@@ -7,21 +7,34 @@
 
 import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Caller, Handler, Obj } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
 import { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES, realmSetting } from "./defaults.ts";
-import type { RealmState } from "./state.ts";
+import type { DirEntry, RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
 const ROLE_OWNER = 100;
 
-/** {updates: {setting: {new, old?}}} -> the changed settings in API form (Zulip's update_realm data). */
-const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, caller) => {
+/** The calling administrator's directory entry (PATCH /realm is for administrators). */
+function requireAdmin(state: RealmState, caller: Caller | null): DirEntry {
   if (!state.created) throw errors.invalidSubdomain();
   if (!caller) throw errors.accessDenied();
   const key = state.emailById[String(caller.userId)];
   const me = key === undefined ? undefined : state.users[key];
   if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+  return me;
+}
+
+/** Recipients of realm update events: every active user. */
+function activeUserIds(state: RealmState): number[] {
+  return Object.values(state.users)
+    .filter((u) => u.isActive)
+    .map((u) => u.userId);
+}
+
+/** {updates: {setting: {new, old?}}} -> the changed settings in API form (Zulip's update_realm data). */
+const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, caller) => {
+  const me = requireAdmin(state, caller);
   const updates = (args.updates ?? {}) as Obj;
   for (const name of Object.keys(updates)) {
     if (!REALM_GROUP_SETTINGS[name]) throw errors.internal();
@@ -43,11 +56,7 @@ const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, c
  * update {property, value} to every active user and is echoed in the reply.
  */
 const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, caller) => {
-  if (!state.created) throw errors.invalidSubdomain();
-  if (!caller) throw errors.accessDenied();
-  const key = state.emailById[String(caller.userId)];
-  const me = key === undefined ? undefined : state.users[key];
-  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+  requireAdmin(state, caller);
   const updates = (args.updates ?? {}) as Obj;
   const data: Obj = {};
   const values: Obj = {};
@@ -61,14 +70,11 @@ const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, calle
     data[name] = v;
   }
   if (!Object.keys(data).length) return { reply: {} };
-  const active = Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
   return {
     facts: [{ type: "settingsChanged", values }],
     events: Object.entries(data).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
-      userIds: active,
+      userIds: activeUserIds(state),
     })),
     reply: data,
   };
@@ -81,11 +87,7 @@ const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, calle
  * to every active user and is echoed in the reply.
  */
 const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) => {
-  if (!state.created) throw errors.invalidSubdomain();
-  if (!caller) throw errors.accessDenied();
-  const key = state.emailById[String(caller.userId)];
-  const me = key === undefined ? undefined : state.users[key];
-  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
+  requireAdmin(state, caller);
   const updates = (args.updates ?? {}) as Obj;
   const values: Obj = {};
   for (const name of REALM_BOOL_PROPERTIES) {
@@ -95,14 +97,11 @@ const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) =
     if (realmSetting(state, name) !== v) values[name] = v;
   }
   if (!Object.keys(values).length) return { reply: {} };
-  const active = Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
   return {
     facts: [{ type: "settingsChanged", values }],
     events: Object.entries(values).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
-      userIds: active,
+      userIds: activeUserIds(state),
     })),
     reply: values,
   };
