@@ -4,8 +4,7 @@
 // linkifier_url_template capability drop it (queue/shape.ts).
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import { isAdminRole } from "../user/index.ts";
+import type { ActorContext, Decision, Handler, Obj, Value } from "../types.ts";
 import {
   checkLinkifier,
   formatLinkifiers,
@@ -14,21 +13,8 @@ import {
   type LinkifierInput,
   applyLinkifierFact,
 } from "./linkifiers.ts";
+import { activeUserIds, requireAdmin } from "./admin.ts";
 import type { RealmState } from "./state.ts";
-
-function requireAdmin(state: RealmState, caller: Caller | null): void {
-  if (!state.created) throw errors.invalidSubdomain();
-  if (!caller) throw errors.accessDenied();
-  const key = state.emailById[String(caller.userId)];
-  const me = key === undefined ? undefined : state.users[key];
-  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
-}
-
-function activeIds(state: RealmState): number[] {
-  return Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
-}
 
 /** Facts plus the realm_linkifiers event with the list as it will be. */
 function change(state: RealmState, facts: LinkifierFact[], reply: Value = {}): Decision {
@@ -39,7 +25,7 @@ function change(state: RealmState, facts: LinkifierFact[], reply: Value = {}): D
     events: [
       {
         event: { type: "realm_linkifiers", realm_linkifiers: formatLinkifiers(after) as Value },
-        userIds: activeIds(state),
+        userIds: activeUserIds(state),
       },
     ],
     reply,

@@ -7,30 +7,13 @@
 
 import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
-import { isAdminRole } from "../user/index.ts";
+import type { Handler, Obj } from "../types.ts";
 import { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES, realmSetting } from "./defaults.ts";
-import type { DirEntry, RealmState } from "./state.ts";
+import { activeUserIds, requireAdmin } from "./admin.ts";
+import type { RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
 const ROLE_OWNER = 100;
-
-/** The calling administrator's directory entry (PATCH /realm is for administrators). */
-function requireAdmin(state: RealmState, caller: Caller | null): DirEntry {
-  if (!state.created) throw errors.invalidSubdomain();
-  if (!caller) throw errors.accessDenied();
-  const key = state.emailById[String(caller.userId)];
-  const me = key === undefined ? undefined : state.users[key];
-  if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
-  return me;
-}
-
-/** Recipients of realm update events: every active user. */
-function activeUserIds(state: RealmState): number[] {
-  return Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
-}
 
 /** {updates: {setting: {new, old?}}} -> the changed settings in API form (Zulip's update_realm data). */
 const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, caller) => {
