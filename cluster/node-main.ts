@@ -106,7 +106,7 @@ async function leave(): Promise<void> {
   guard.stop();
   await adminHttp?.app.close();
   await membership.leave();
-  subjects.close();
+  await subjects.close();
   await grpc.close();
   await bus.close();
   await store.close();

@@ -420,7 +420,7 @@ async function startNode(
     subjects,
     async close() {
       membership.leave();
-      subjects.close();
+      await subjects.close();
       await server.close();
       await bus.close();
     },

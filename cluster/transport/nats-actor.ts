@@ -212,10 +212,15 @@ export class NatsActorClient implements ActorClient {
 export interface ShardSubjects {
   /** Start serving `act.<shard>.>` (idempotent). */
   add(shard: number): void;
-  /** Stop serving a shard; requests already taken still get their reply. */
+  /**
+   * Stop serving a shard. The subscription is drained, not dropped: requests
+   * the NATS server routed here before it saw the unsubscribe still reach the
+   * handler (which answers "moved" once the shard is released), so no caller
+   * waits out its deadline for a reply that never comes.
+   */
   remove(shard: number): void;
-  /** Stop serving every shard. */
-  close(): void;
+  /** Stop serving every shard; resolves once every request taken is answered. */
+  close(): Promise<void>;
   /** Shards served now, ascending. */
   shards(): number[];
 }
@@ -223,16 +228,18 @@ export interface ShardSubjects {
 /** Subscribe to the subjects of the shards this node owns and dispatch to `handler`. */
 export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler): ShardSubjects {
   const subs = new Map<number, Subscription>();
+  const inFlight = new Set<Promise<void>>();
   const callback = (err: Error | null, msg: Msg): void => {
     if (err) return;
-    void serveOne(handler, msg);
+    const p = serveOne(handler, msg).finally(() => inFlight.delete(p));
+    inFlight.add(p);
   };
-  const drop = (sub: Subscription) => {
-    if (sub.isClosed()) return;
+  const drop = async (sub: Subscription): Promise<void> => {
+    if (sub.isClosed() || nc.isClosed()) return;
     try {
-      sub.unsubscribe();
+      await sub.drain();
     } catch {
-      // connection already closed
+      // connection closed or draining: nothing more will arrive
     }
   };
   return {
@@ -244,11 +251,13 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
       const sub = subs.get(shard);
       if (sub === undefined) return;
       subs.delete(shard);
-      drop(sub);
+      void drop(sub);
     },
-    close() {
-      for (const sub of subs.values()) drop(sub);
+    async close() {
+      const draining = [...subs.values()].map(drop);
       subs.clear();
+      await Promise.all(draining);
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
     shards() {
       return [...subs.keys()].sort((a, b) => a - b);
