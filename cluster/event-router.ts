@@ -158,6 +158,7 @@ export class EventRouter {
         args: { key, events },
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
+        replyGraceMs: 0,
       });
       if (res.ok) return true;
       if (res.kind === "zulip") return true; // refused for good: sending again would not help
@@ -200,6 +201,7 @@ export class EventRouter {
         args: { batches: batches.map(({ realm, key, users }) => ({ realm, key, users })) },
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
+        replyGraceMs: 0,
       });
       if (res.ok) return (res.value as Obj | null)?.ok !== false;
       if (res.kind === "zulip") return true;

@@ -326,6 +326,12 @@ async function serve(
       if (path[cr.pathParams[i]!] === "") throw errors.noSuchRoute();
     }
     const now = Date.now();
+    // The request's start-by time: no actor turn starts for it later. A turn
+    // that started in time is still awaited until deadline + REPLY_GRACE_MS
+    // (cluster/transport/retry.ts), so its outcome, not a 503, is answered.
+    // Nothing in front of that wait cuts the HTTP request shorter: Fastify's
+    // connectionTimeout, requestTimeout and handlerTimeout stay at their
+    // default (0: none).
     const deadline = now + (cr.def.timeoutMs ?? gw.timeoutMs);
     const headers = req.headers;
     const hostHeader = headers.host ?? "";

@@ -56,7 +56,11 @@ export interface RouteDef {
   path: string;
   auth: AuthMode;
   params: Record<string, ParamSpec>;
-  /** Request deadline, when the default (10 s) is too short: GET /events parks up to ~55 s. */
+  /**
+   * Request deadline (start-by: replies of turns started in time are awaited
+   * REPLY_GRACE_MS longer), when the default (10 s) is too short: GET /events
+   * parks up to ~55 s.
+   */
   timeoutMs?: number;
   /** Mount point of `path`; default "/api/v1". Served files (/user_avatars/...) use "". */
   prefix?: string;

@@ -26,6 +26,9 @@ import {
   type RequestHandler,
   type ShardSubjects,
 } from "../cluster/transport/index.ts";
+import { NESTED_START_RESERVE_MS } from "../cluster/transport/retry.ts";
+import { errorToResponse } from "../cluster/responses.ts";
+import { UnavailableError } from "../actors/errors.ts";
 import { requireBinaries, startNats, type Service } from "./support/services.ts";
 
 const SHARDS = 16;
@@ -55,6 +58,8 @@ interface Harness {
    * says `second` owns it.
    */
   moved(first: RequestHandler, second: RequestHandler, shard: number): Promise<MovedSetup>;
+  /** The node-to-node client a turn's calls to other nodes use (cluster only). */
+  nested?: ActorClient;
   /** Close everything; then report what is still open (streams, connections, subscriptions). */
   close(): Promise<Record<string, number>>;
 }
@@ -104,6 +109,9 @@ const ERROR_BARE: ActorResponse = {
   status: 400,
 };
 
+/** Turns the "turn" method started (it refuses after its deadline, like the runtime). */
+let turnsStarted = 0;
+
 /** The node-side handler every variant serves. */
 const handler: RequestHandler = async (req): Promise<ActorResponse> => {
   switch (req.method) {
@@ -125,6 +133,16 @@ const handler: RequestHandler = async (req): Promise<ActorResponse> => {
     case "slow":
       await sleep(Number(req.args.ms));
       return { ok: true, value: "late" };
+    case "turn":
+      // As the actor runtime does: wait in the mailbox, refuse to start
+      // after the deadline, else run (and journal) the turn.
+      if (req.args.queueMs !== undefined) await sleep(Number(req.args.queueMs));
+      if (req.deadline < Date.now()) {
+        return errorToResponse(new UnavailableError("deadline exceeded before the turn started"));
+      }
+      turnsStarted++;
+      await sleep(Number(req.args.ms));
+      return { ok: true, value: "committed" };
     case "jitter":
       if (Math.random() < 0.5) await sleep(Math.floor(Math.random() * 5));
       else await Promise.resolve();
@@ -221,10 +239,36 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
       }
     });
 
-    test("deadline exceeded resolves unavailable without hanging", async () => {
-      for (const { name: cn, client } of h.clients) {
+    // The deadline is a start-by time (cluster/transport/retry.ts): a turn
+    // that started before it is answered with its outcome even if it ends
+    // after it; one that could not start is "unavailable". The handlers
+    // below play the runtime's part (the start check of cluster/catalog.ts).
+    // Every NATS request carries a start-by NESTED_START_RESERVE_MS earlier
+    // than the caller's, so deadlines here leave room for it.
+    const R = NESTED_START_RESERVE_MS;
+
+    test("a turn started before the deadline and ending after it is answered with its outcome", async () => {
+      turnsStarted = 0;
+      const runs = h.clients.map(async ({ name: cn, client }) => {
+        const deadlineIn = R + 300;
         const t0 = Date.now();
-        const res = await client.request(mkReq("slow", { ms: 1500 }, 200));
+        // Starts at once, and takes 500 ms longer than the caller's deadline.
+        const res = await client.request(mkReq("turn", { ms: deadlineIn + 500 }, deadlineIn));
+        const took = Date.now() - t0;
+        assert.deepEqual(res, { ok: true, value: "committed" }, cn);
+        assert.ok(took >= deadlineIn + 400, `${cn}: answered after ${took} ms, past the deadline`);
+      });
+      await Promise.all(runs);
+      assert.equal(turnsStarted, h.clients.length);
+    });
+
+    test("a turn that could not start before the deadline is unavailable", async () => {
+      turnsStarted = 0;
+      const runs = h.clients.map(async ({ name: cn, client }) => {
+        const deadlineIn = R + 200;
+        const t0 = Date.now();
+        // A busy mailbox: the turn's start check comes after its deadline.
+        const res = await client.request(mkReq("turn", { queueMs: deadlineIn + 300, ms: 10 }, deadlineIn));
         const took = Date.now() - t0;
         assert.equal(res.ok, false, cn);
         if (!res.ok) {
@@ -232,16 +276,120 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
           assert.equal(res.code, "SERVICE_UNAVAILABLE", cn);
           assert.equal(res.status, 503, cn);
         }
-        assert.ok(took >= 150 && took < 1000, `${cn}: took ${took} ms`);
-        // Already past its deadline: answered at once.
+        // The node's refusal is passed on as it comes, not after the grace.
+        assert.ok(took < deadlineIn + 300 + 1000, `${cn}: took ${took} ms`);
+        // Already past its deadline: answered at once, nothing sent.
         const t1 = Date.now();
-        const past = await client.request(mkReq("echo", {}, -1));
+        const past = await client.request(mkReq("turn", { ms: 10 }, -1));
         assert.equal(past.ok, false, cn);
         if (!past.ok) assert.equal(past.kind, "unavailable", cn);
         assert.ok(Date.now() - t1 < 200, cn);
+      });
+      await Promise.all(runs);
+      assert.equal(turnsStarted, 0, "no turn started");
+    });
+
+    test("a started turn that never answers is unavailable at deadline + grace", async () => {
+      const grace = 300;
+      const runs = h.clients.map(async ({ name: cn, client }) => {
+        const deadlineIn = R + 200;
+        // NATS hands its callee an earlier start-by, and waits from there.
+        const expected = (cn === "NatsActorClient" ? deadlineIn - R : deadlineIn) + grace;
+        const t0 = Date.now();
+        const res = await client.request(
+          mkReq("turn", { ms: deadlineIn + grace + 1500 }, deadlineIn, { replyGraceMs: grace }),
+        );
+        const took = Date.now() - t0;
+        assert.equal(res.ok, false, cn);
+        if (!res.ok) assert.equal(res.kind, "unavailable", cn);
+        assert.ok(
+          took >= expected - 5 && took < expected + 400,
+          `${cn}: took ${took} ms, expected ${expected}`,
+        );
+      });
+      await Promise.all(runs);
+      // Let the handlers finish so servers close cleanly.
+      await sleep(1500);
+    });
+
+    test('"moved" is retried until the deadline only, not through the grace', async () => {
+      const shard = shardOf(ref, SHARDS);
+      const always: RequestHandler = async () => ({
+        ok: false,
+        kind: "moved",
+        code: "MOVED",
+        msg: "shard moved",
+        status: 503,
+      });
+      for (let i = 0; ; i++) {
+        const m = await h.moved(always, always, shard);
+        try {
+          if (i >= m.clients.length) break;
+          const { name: cn, client } = m.clients[i];
+          const deadlineIn = R + 300;
+          const t0 = Date.now();
+          const res = await client.request(mkReq("echo", {}, deadlineIn));
+          const took = Date.now() - t0;
+          assert.equal(res.ok, false, cn);
+          if (!res.ok) assert.equal(res.kind, "unavailable", cn);
+          assert.ok(took >= 250 && took < deadlineIn + 400, `${cn}: took ${took} ms`);
+        } finally {
+          await m.close();
+        }
       }
-      // Let the slow handlers finish so servers close cleanly.
-      await sleep(1400);
+    });
+
+    test("nested hop: the inner call resolves while the outer caller still waits", async (t) => {
+      const outer = h.clients.find((c) => c.name === "ClusterClient/gRPC")?.client;
+      if (h.nested === undefined || outer === undefined) {
+        t.skip("no node-to-node path in this transport");
+        return;
+      }
+      const nested = h.nested;
+      // Node A's turn starts at once, calls an actor of node B over NATS as
+      // ctx.call does (its own start-by as the call's deadline), then
+      // "appends" and answers with what it learned.
+      let innerStartBy = 0;
+      const nestedHandler: RequestHandler = async (req) => {
+        if (req.method === "outer") {
+          await sleep(Number(req.args.callAfterMs));
+          const call: ActorRequest = { ...req, method: "turn", args: { ms: Number(req.args.innerMs) } };
+          if (req.args.grace !== undefined) call.replyGraceMs = Number(req.args.grace);
+          const inner = await nested.request(call);
+          await sleep(200); // the calling turn's own append
+          return { ok: true, value: { inner: inner.ok ? inner.value : inner.kind } };
+        }
+        if (req.method === "turn") innerStartBy = req.deadline;
+        return handler(req);
+      };
+      h.serve(nestedHandler);
+      try {
+        const deadlineIn = R + 800;
+        // One grace for both hops (as the gateway and ctx.call both use).
+        // B starts in time and hangs: A's wait for B ends at D - R + grace,
+        // R before the gateway's (D + grace), so A's own answer, not a 503,
+        // reaches the gateway.
+        const grace = 800;
+        let t0 = Date.now();
+        const req = mkReq("outer", { callAfterMs: 300, innerMs: 3000, grace }, deadlineIn, {
+          replyGraceMs: grace,
+        });
+        let res = await outer.request(req);
+        let took = Date.now() - t0;
+        assert.deepEqual(res, { ok: true, value: { inner: "unavailable" } });
+        assert.equal(innerStartBy, req.deadline - R, "the callee's start-by is R earlier");
+        assert.ok(took >= deadlineIn - R + grace, `answered after ${took} ms`);
+        // Default grace: B starts in time and ends past the outer deadline;
+        // its outcome travels up through A to the gateway.
+        t0 = Date.now();
+        res = await outer.request(mkReq("outer", { callAfterMs: 300, innerMs: 2000 }, deadlineIn));
+        took = Date.now() - t0;
+        assert.deepEqual(res, { ok: true, value: { inner: "committed" } });
+        assert.ok(took > deadlineIn, `answered after ${took} ms, past the deadline`);
+      } finally {
+        h.serve(handler);
+        await sleep(200); // the hung inner turn (3 s) has ended: the servers close cleanly
+      }
     });
 
     test('"moved" makes the client retry and succeed when placement changes', async () => {
@@ -460,6 +608,7 @@ conformance(
         { name: "ClusterClient/gRPC", client: cluster },
         { name: "NatsActorClient", client: natsClient },
       ],
+      nested: natsClient,
       serve: (hd) => {
         current = hd;
       },

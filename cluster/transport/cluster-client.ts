@@ -3,6 +3,9 @@
 // through that node's GrpcNodeClient. On "moved", or when the node could not
 // be reached or no node is live, it waits (25 -> 200 ms) and retries with
 // fresh placement until the request's deadline, then answers "unavailable".
+// The deadline bounds the retries only: an attempt that reached a node is
+// awaited by GrpcNodeClient until deadline + grace (retry.ts), so a turn that
+// started in time is answered with its outcome, not with a 503.
 import { DEFAULT_SHARDS } from "../addressing.ts";
 import type { Membership } from "../membership.ts";
 import { ownerOf } from "../placement/rendezvous.ts";

@@ -19,8 +19,21 @@ export interface ActorRequest {
   method: string;
   args: Obj;
   caller: Caller | null;
-  /** Absolute deadline, ms since the epoch. */
+  /**
+   * Start-by time, ms since the epoch: no turn starts for this request after
+   * it (cluster/catalog.ts), and no transport sends a new attempt after it.
+   * It is not how long the caller waits: see replyGraceMs.
+   */
   deadline: number;
+  /**
+   * How long past `deadline` the caller keeps waiting for the reply to an
+   * attempt it has sent (default REPLY_GRACE_MS, cluster/transport/retry.ts):
+   * a turn that started just before the deadline may commit facts after it,
+   * and answering 503 then would make a client that retries do it twice.
+   * 0 for idempotent callers that prefer to retry fast. Local to the
+   * caller's process: never sent over the wire.
+   */
+  replyGraceMs?: number;
   /** W3C trace context of the caller's span, when sampled or propagated. */
   traceparent?: string;
 }
@@ -65,7 +78,9 @@ export interface Bus {
 export interface ActorClient {
   /**
    * Deliver to the owner of req.shard. Retries on "moved" and on transient
-   * failures (refreshing placement) until req.deadline; then resolves to an
+   * failures (refreshing placement) until req.deadline, never starting an
+   * attempt after it; an attempt already sent is awaited until
+   * req.deadline + grace (replyWaitUntil in retry.ts). Then resolves to an
    * "unavailable" response. Never rejects.
    */
   request(req: ActorRequest): Promise<ActorResponse>;

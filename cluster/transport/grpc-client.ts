@@ -1,13 +1,15 @@
 // Gateway side of the gateway -> node path, for one node address: a few
 // long-lived bidirectional streams; requests issued in the same tick leave in
 // one RequestBatch on the next stream (round robin); replies are matched by
-// correlation id. Deadlines are enforced by one sweep every SWEEP_MS for all
-// pending requests of the client, never a timer per request.
+// correlation id. Nothing is sent after a request's deadline (its start-by);
+// a request sent is awaited until deadline + grace (retry.ts), enforced by
+// one sweep every SWEEP_MS for all pending requests of the client, never a
+// timer per request.
 import * as grpc from "@grpc/grpc-js";
 import { decodeResponseBatch, encodeRequestBatch, fromPbResponse, toPbRequest } from "../../proto/codec.ts";
 import type { ActorRequest, ActorResponse } from "./contract.ts";
 import { GRPC_OPTIONS, MAX_BATCH, STREAM_PATH } from "./grpc-server.ts";
-import { CONNECTION_LOST, unavailable } from "./retry.ts";
+import { CONNECTION_LOST, replyWaitUntil, unavailable } from "./retry.ts";
 import { actorAttributes, continueSpan, endWithResponse, SpanKind, traceparentOf } from "../tracing.ts";
 
 export interface GrpcNodeClientOptions {
@@ -21,7 +23,8 @@ export interface GrpcNodeClientOptions {
 interface Pending {
   corr: number;
   req: ActorRequest | null;
-  deadline: number;
+  /** deadline + grace: when the sweep gives up on the reply. */
+  until: number;
   resolve: (r: ActorResponse) => void;
   stream: ClientStream | null;
 }
@@ -78,8 +81,8 @@ export class GrpcNodeClient {
   }
 
   /**
-   * Send one request. Resolves the node's reply; `unavailable()` at the
-   * deadline; CONNECTION_LOST (compare by identity) when the stream broke
+   * Send one request. Resolves the node's reply; `unavailable()` when asked
+   * after the deadline, or when no reply came by deadline + grace; CONNECTION_LOST (compare by identity) when the stream broke
    * or the node could not be reached, which the caller may retry. Never rejects.
    */
   request(req: ActorRequest): Promise<ActorResponse> {
@@ -107,7 +110,7 @@ export class GrpcNodeClient {
       let corr = (this.corr + 1) >>> 0;
       while (corr === 0 || this.pending.has(corr)) corr = (corr + 1) >>> 0;
       this.corr = corr;
-      const p: Pending = { corr, req, deadline: req.deadline, resolve, stream: null };
+      const p: Pending = { corr, req, until: replyWaitUntil(req), resolve, stream: null };
       this.pending.set(corr, p);
       this.outbox.push(p);
       if (!this.flushScheduled) {
@@ -155,7 +158,7 @@ export class GrpcNodeClient {
     let items: ReturnType<typeof toPbRequest>[] = [];
     for (let i = 0; i < batch.length; i++) {
       const p = batch[i];
-      if (p.req === null || !this.pending.has(p.corr)) continue; // expired before it left
+      if (p.req === null || !this.pending.has(p.corr)) continue; // settled before it left
       p.stream = s;
       items.push(toPbRequest(p.corr, p.req));
       p.req = null;
@@ -248,7 +251,7 @@ export class GrpcNodeClient {
 
   private sweep(): void {
     const now = Date.now();
-    for (const p of this.pending.values()) if (now >= p.deadline) this.settle(p, unavailable());
+    for (const p of this.pending.values()) if (now >= p.until) this.settle(p, unavailable());
   }
 
   private stopSweeper(): void {

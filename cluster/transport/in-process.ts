@@ -9,7 +9,7 @@ import type {
   RequestHandler,
   Subscription,
 } from "./contract.ts";
-import { BACKOFF_MIN_MS, delay, internalError, nextBackoff, unavailable } from "./retry.ts";
+import { BACKOFF_MIN_MS, delay, internalError, nextBackoff, replyWaitUntil, unavailable } from "./retry.ts";
 
 export interface InProcessTransport {
   client: ActorClient;
@@ -31,7 +31,8 @@ export function createInProcessTransport(): InProcessTransport {
 // ---- Requests ----------------------------------------------------------------
 
 interface Pending {
-  deadline: number;
+  /** deadline + grace: a handler that was called is awaited until then. */
+  until: number;
   resolve: (r: ActorResponse) => void;
   done: boolean;
 }
@@ -59,10 +60,13 @@ class InProcessClient implements ActorClient {
     }
   }
 
-  /** One delivery, cut short at the deadline by the shared sweep. */
+  /**
+   * One delivery, cut short by the shared sweep at deadline + grace (not at
+   * the deadline: the turn may have started just before it, see retry.ts).
+   */
   private once(handler: RequestHandler, req: ActorRequest): Promise<ActorResponse> {
     return new Promise<ActorResponse>((resolve) => {
-      const p: Pending = { deadline: req.deadline, resolve, done: false };
+      const p: Pending = { until: replyWaitUntil(req), resolve, done: false };
       this.pending.add(p);
       if (this.sweeper === null) this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
       settle(this, p, handler, req);
@@ -79,7 +83,7 @@ class InProcessClient implements ActorClient {
 
   private sweep(): void {
     const now = Date.now();
-    for (const p of this.pending) if (now >= p.deadline) this.finish(p, unavailable());
+    for (const p of this.pending) if (now >= p.until) this.finish(p, unavailable());
     this.stopIfIdle();
   }
 

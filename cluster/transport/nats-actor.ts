@@ -6,7 +6,12 @@
 // The client multiplexes replies on one inbox subscription and enforces
 // deadlines with one shared sweep, instead of the NATS client's per-request
 // timer. "No responders" (nobody serves the shard right now) and "moved" are
-// retried with backoff until the deadline.
+// retried with backoff until the deadline; a request that was sent is
+// awaited until deadline + grace. This is the hop a turn's calls to actors
+// on other nodes take, so the callee gets a start-by NESTED_START_RESERVE_MS
+// earlier than the caller's: its reply (or a definite "unavailable") then
+// arrives while the calling turn still has time to append and answer its own
+// caller (retry.ts explains the nesting).
 import {
   createInbox,
   headers as natsHeaders,
@@ -18,7 +23,16 @@ import {
 import { fromPbRequest, fromPbResponse, pb, toPbRequest, toPbResponse } from "../../proto/codec.ts";
 import { actorSubject, shardSubject } from "../addressing.ts";
 import type { ActorClient, ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
-import { BACKOFF_MIN_MS, CONNECTION_LOST, delay, internalError, nextBackoff, unavailable } from "./retry.ts";
+import {
+  BACKOFF_MIN_MS,
+  CONNECTION_LOST,
+  delay,
+  graceOf,
+  internalError,
+  NESTED_START_RESERVE_MS,
+  nextBackoff,
+  unavailable,
+} from "./retry.ts";
 import {
   actorAttributes,
   continueSpan,
@@ -34,8 +48,8 @@ export const TRACEPARENT_HEADER = "traceparent";
 export interface NatsActorClientOptions {
   /**
    * Give up on one attempt after this long and retry (default: never, the
-   * attempt lasts until the deadline). Retrying after a timeout can run a
-   * request twice; only enable it for idempotent calls.
+   * attempt lasts until deadline + grace). Retrying after a timeout can run
+   * a request twice; only enable it for idempotent calls.
    */
   attemptTimeoutMs?: number;
   /** Period of the deadline sweep (default 50 ms). */
@@ -44,7 +58,7 @@ export interface NatsActorClientOptions {
 
 interface Pending {
   until: number;
-  final: boolean; // `until` is the request's deadline (not an attempt timeout)
+  final: boolean; // `until` is the request's deadline + grace (not an attempt timeout)
   resolve: (r: ActorResponse) => void;
 }
 
@@ -94,19 +108,23 @@ export class NatsActorClient implements ActorClient {
   }
 
   private async send(subject: string, req: ActorRequest, hdrs: MsgHdrs | undefined): Promise<ActorResponse> {
+    const grace = graceOf(req);
+    // The callee's start-by: earlier than ours by the reserve our own turn
+    // keeps for its append and reply (not needed by callers without grace).
+    const startBy = grace > 0 ? req.deadline - NESTED_START_RESERVE_MS : req.deadline;
     let payload: Uint8Array;
     try {
-      payload = pb.ActorRequest.encode(toPbRequest(0, req)).finish();
+      payload = pb.ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy })).finish();
     } catch {
       return internalError();
     }
     let backoff = BACKOFF_MIN_MS;
     for (;;) {
       if (this.closed || this.nc.isClosed()) return unavailable();
-      if (Date.now() >= req.deadline) return unavailable();
-      const res = await this.once(subject, payload, req.deadline, hdrs);
+      if (Date.now() >= startBy) return unavailable();
+      const res = await this.once(subject, payload, startBy + grace, hdrs);
       if (res !== CONNECTION_LOST && (res.ok || res.kind !== "moved")) return res;
-      const left = req.deadline - Date.now();
+      const left = startBy - Date.now();
       if (left <= 0) return unavailable();
       await delay(Math.min(backoff, left));
       backoff = nextBackoff(backoff);
@@ -133,10 +151,11 @@ export class NatsActorClient implements ActorClient {
     this.sub = null;
   }
 
+  /** One attempt, awaited until `waitUntil` (deadline + grace) or the attempt timeout. */
   private once(
     subject: string,
     payload: Uint8Array,
-    deadline: number,
+    waitUntil: number,
     hdrs: MsgHdrs | undefined,
   ): Promise<ActorResponse> {
     if (this.sub === null) {
@@ -151,7 +170,7 @@ export class NatsActorClient implements ActorClient {
     while (corr === 0 || this.pending.has(corr)) corr = (corr + 1) >>> 0;
     this.corr = corr;
     const attemptEnd = Date.now() + this.attemptTimeoutMs;
-    const final = attemptEnd >= deadline;
+    const final = attemptEnd >= waitUntil;
     return new Promise<ActorResponse>((resolve) => {
       try {
         this.nc.publish(
@@ -163,7 +182,7 @@ export class NatsActorClient implements ActorClient {
         resolve(CONNECTION_LOST);
         return;
       }
-      this.pending.set(corr, { until: final ? deadline : attemptEnd, final, resolve });
+      this.pending.set(corr, { until: final ? waitUntil : attemptEnd, final, resolve });
       if (this.sweeper === null) this.sweeper = setInterval(this.sweepBound, this.sweepMs);
     });
   }

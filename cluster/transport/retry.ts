@@ -1,11 +1,72 @@
 // Small pieces shared by the transports: the canned responses, the retry
 // backoff and a timer-coalescing sleep. No client library imports here, so
 // the embedded mode can use it without loading gRPC or NATS.
-import type { ActorResponse } from "./contract.ts";
+import type { ActorRequest, ActorResponse } from "./contract.ts";
+
+// ---- Deadlines: start-by, and how long to wait -----------------------------
+// A request's `deadline` is a start-by time. The runtime refuses to start a
+// turn after it (cluster/catalog.ts), and no transport sends an attempt after
+// it. But a turn that started at deadline - 1 ms still runs its handler,
+// its nested calls and its journal append, and once appended its facts are
+// committed: a caller that stopped waiting exactly at the deadline answered
+// 503 for a request that succeeded, and a client that retried posted twice
+// (issue 10). So a transport waits for the reply to an attempt it has SENT
+// until deadline + REPLY_GRACE_MS; retry decisions ("moved", no responders,
+// a lost connection) still stop at the deadline.
+//
+// Nested hops (gateway -gRPC-> node A, whose turn calls -NATS-> node B, whose
+// turn may call -NATS-> node C): the inner wait must end before the outer
+// one, with room for the outer turn's own append and reply. Each node -> node
+// hop therefore hands the callee a start-by NESTED_START_RESERVE_MS earlier
+// than its own (NatsActorClient), and waits until that earlier deadline +
+// grace:
+//   gateway waits for A until      D + G
+//   A starts by D; waits for B until D - R + G   (B starts by D - R)
+//   B waits for C until            D - 2R + G   (C starts by D - 2R)
+// so a reply, or a definite "unavailable", always reaches each turn R before
+// its own caller gives up, and R is what that turn has left for its append.
+// A turn's call to an actor of its own node goes through no transport (no
+// bound, it awaits the local turn) and needs no reserve. Calls made inside a
+// turn take min(turn's deadline, now + callTimeout) (cluster/node.ts), so
+// they never get a later start-by than the turn itself. A call made less
+// than R before the turn's own start-by is answered "unavailable" at once:
+// the calling turn fails (nothing journaled), which is unambiguous.
+//
+// What stays ambiguous: a started turn whose node died or stalled, or whose
+// journal append failed or hung, mid-turn. A stall past the grace ends in a
+// 503 without knowing whether the facts were committed; a connection seen
+// lost before the deadline is retried at the shard's next owner, which may
+// run the turn a second time (README, "Requests").
+
+/**
+ * How long past its deadline a caller waits for the reply to an attempt it
+ * has sent: covers a turn started just before the deadline, i.e. its handler,
+ * its nested calls (each bounded by its own, earlier, deadline + grace) and
+ * its journal append (group commit). Well above a healthy turn's duration,
+ * well below any HTTP timeout in front of the gateway.
+ */
+export const REPLY_GRACE_MS = 5000;
+
+/**
+ * How much earlier than the caller's own start-by a node -> node call's
+ * callee must start (only when the call has a grace): the time the calling
+ * turn keeps, after its nested call resolved, for its own append and reply.
+ */
+export const NESTED_START_RESERVE_MS = 1000;
+
+/** Until when a caller waits for the reply to an attempt of `req` it has sent. */
+export function replyWaitUntil(req: ActorRequest): number {
+  return req.deadline + graceOf(req);
+}
+
+export function graceOf(req: ActorRequest): number {
+  const g = req.replyGraceMs;
+  return g === undefined || !(g >= 0) ? REPLY_GRACE_MS : g;
+}
 
 export const UNAVAILABLE_MSG = "Service temporarily unavailable, retry later.";
 
-/** What a caller gets when nothing answered before its deadline (a fresh object each time). */
+/** What a caller gets when nothing answered in time (a fresh object each time). */
 export function unavailable(retryAfterSeconds = 1): ActorResponse {
   return {
     ok: false,
