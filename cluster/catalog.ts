@@ -18,7 +18,7 @@ import type {
 } from "../actors/types.ts";
 import { FencedError, MovedError, UnavailableError } from "../actors/errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
-import type { Store } from "./storage/contract.ts";
+import type { AppendItem, Store } from "./storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
@@ -145,8 +145,24 @@ export interface CatalogOptions {
   batchLimit?: number;
 }
 
+/** An append waiting for the next cross-actor group commit of its shard. */
+interface QueuedAppend extends AppendItem {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Most actors' appends written in one `appendMany`. */
+const COMMIT_GROUP_LIMIT = 512;
+
 export class Catalog {
   private readonly acts = new Map<string, Activation>();
+  /**
+   * Appends of unsampled turns waiting for the next group commit, by
+   * "<shard>:<epoch>". Many activations that append in the same tick (a
+   * message fanned out to 1,000 user actors) share one store write.
+   */
+  private readonly commits = new Map<string, { shard: number; epoch: number; items: QueuedAppend[] }>();
+  private commitTimer: NodeJS.Immediate | null = null;
   private readonly now: () => number;
   private readonly idleMs: number;
   private readonly snapshotEvery: number;
@@ -481,11 +497,15 @@ export class Catalog {
   private async persist(act: Activation, facts: Obj[], done: { turn: Turn }[]): Promise<boolean> {
     const started = performance.now();
     try {
-      const append = () =>
-        this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, facts.map(encodeFact));
-      // Group commit: the append runs under the first sampled turn of the batch.
+      const entries = facts.map(encodeFact);
+      // Group commit: the append runs under the first sampled turn of the
+      // batch, on its own so the trace shows this actor's write; the appends
+      // of unsampled batches share one store write with the other actors of
+      // their shard that append in the same tick.
       const traced = done.find((d) => d.turn.span)?.turn.span;
-      await (traced ? withSpan(traced, append) : append());
+      await (traced
+        ? withSpan(traced, () => this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, entries))
+        : this.queueAppend(act, entries));
       metrics.appended(facts.length, performance.now() - started);
     } catch (err) {
       const fenced = err instanceof FencedError;
@@ -506,6 +526,49 @@ export class Catalog {
     act.seq += facts.length;
     if (act.seq - act.snapshotSeq >= this.snapshotEvery) void this.snapshot(act);
     return true;
+  }
+
+  /** Append in the shard's next group commit (one `appendMany` for every actor that appends this tick). */
+  private queueAppend(act: Activation, entries: Uint8Array[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const key = `${act.shard}:${act.epoch}`;
+      let group = this.commits.get(key);
+      if (group === undefined)
+        this.commits.set(key, (group = { shard: act.shard, epoch: act.epoch, items: [] }));
+      group.items.push({ actor: act.id, firstSeq: act.seq + 1, entries, resolve, reject });
+      this.commitTimer ??= setImmediate(() => this.commitQueued());
+    });
+  }
+
+  private commitQueued(): void {
+    this.commitTimer = null;
+    const groups = [...this.commits.values()];
+    this.commits.clear();
+    for (const g of groups) {
+      for (let i = 0; i < g.items.length; i += COMMIT_GROUP_LIMIT)
+        void this.commitGroup(g.shard, g.epoch, g.items.slice(i, i + COMMIT_GROUP_LIMIT));
+    }
+  }
+
+  private async commitGroup(shard: number, epoch: number, items: QueuedAppend[]): Promise<void> {
+    if (items.length === 1) {
+      const it = items[0]!;
+      try {
+        await this.o.store.append(shard, epoch, it.actor, it.firstSeq, it.entries);
+        it.resolve();
+      } catch (err) {
+        it.reject(err);
+      }
+      return;
+    }
+    let ok: boolean[];
+    try {
+      ok = await this.o.store.appendMany(shard, epoch, items);
+    } catch (err) {
+      for (const it of items) it.reject(err);
+      return;
+    }
+    items.forEach((it, i) => (ok[i] ? it.resolve() : it.reject(new FencedError(shard, epoch))));
   }
 
   private async snapshot(act: Activation): Promise<void> {

@@ -216,6 +216,70 @@ function conformance(name: string, backend: Backend, skip?: string): void {
       assert.equal((await store.readJournal(s, actor, 0)).length, 3);
     });
 
+    test("appendMany: several actors in one step, each with its own sequence", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const [a, b, c] = ["a", "b", "c"].map((x) => `user.3.${run}-many-${x}`) as [string, string, string];
+      await store.append(s, e, a, 1, [bytes(1)]);
+      assert.deepEqual(
+        await store.appendMany(s, e, [
+          { actor: a, firstSeq: 2, entries: [bytes(2), bytes(3)] },
+          { actor: b, firstSeq: 1, entries: [text("héllo ✓")] },
+          { actor: c, firstSeq: 1, entries: [] },
+        ]),
+        [true, true, true],
+      );
+      assert.deepEqual(
+        (await store.readJournal(s, a, 0)).map((x) => [x.seq, [...x.data]]),
+        [
+          [1, [1]],
+          [2, [2]],
+          [3, [3]],
+        ],
+      );
+      assert.deepEqual(
+        (await store.readJournal(s, b, 0)).map((x) => [x.seq, Buffer.from(x.data).toString()]),
+        [[1, "héllo ✓"]],
+      );
+      assert.deepEqual(await store.readJournal(s, c, 0), []);
+      // A non-contiguous item is skipped and reported; the others are written.
+      assert.deepEqual(
+        await store.appendMany(s, e, [
+          { actor: a, firstSeq: 3, entries: [bytes(9)] },
+          { actor: b, firstSeq: 2, entries: [bytes(2)] },
+        ]),
+        [false, true],
+      );
+      assert.equal((await store.readJournal(s, a, 0)).length, 3);
+      assert.equal((await store.readJournal(s, b, 0)).length, 2);
+      // The single-actor path continues the same sequences.
+      await store.append(s, e, a, 4, [bytes(4)]);
+      assert.deepEqual(await store.appendMany(s, e, []), []);
+    });
+
+    test("appendMany: a stale epoch is refused and writes nothing", async () => {
+      const s = shard();
+      const e1 = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `user.4.${run}-many-fence`;
+      await store.appendMany(s, e1, [{ actor, firstSeq: 1, entries: [bytes(1)] }]);
+      await fenced(store.appendMany(s, e1 + 1, [{ actor, firstSeq: 2, entries: [bytes(2)] }]), s, e1 + 1);
+      await store.releaseLease(s, "A", e1);
+      const e2 = (await store.acquireLease(s, "B", 10_000))!;
+      await fenced(
+        store.appendMany(s, e1, [
+          { actor, firstSeq: 2, entries: [bytes(2)] },
+          { actor: `${actor}-2`, firstSeq: 1, entries: [bytes(1)] },
+        ]),
+        s,
+        e1,
+      );
+      assert.equal((await store.readJournal(s, actor, 0)).length, 1);
+      assert.deepEqual(await store.readJournal(s, `${actor}-2`, 0), []);
+      assert.deepEqual(await store.appendMany(s, e2, [{ actor, firstSeq: 2, entries: [bytes(2)] }]), [true]);
+      const never = shard();
+      await fenced(store.appendMany(never, 1, [{ actor, firstSeq: 1, entries: [bytes(1)] }]), never, 1);
+    });
+
     test("snapshot: save/load, journal trimmed, null when absent", async () => {
       const s = shard();
       const e = (await store.acquireLease(s, "A", 10_000))!;

@@ -23,6 +23,13 @@ export interface Snapshot {
   data: string;
 }
 
+/** One actor's part of a multi-actor append (`Store.appendMany`). */
+export interface AppendItem {
+  actor: string;
+  firstSeq: number;
+  entries: Uint8Array[];
+}
+
 export interface Store {
   /**
    * Take the shard's lease for `node` if it is free, expired, or already
@@ -39,6 +46,15 @@ export interface Store {
 
   /** Append entries with seqs firstSeq, firstSeq+1, ... under the epoch (fenced). */
   append(shard: number, epoch: number, actor: string, firstSeq: number, entries: Uint8Array[]): Promise<void>;
+  /**
+   * Group commit across actors: several actors' appends on one shard in one
+   * atomic, fenced step (one LMDB transaction, one Redis script). A stale
+   * epoch raises FencedError and writes nothing; an item whose firstSeq is
+   * not its actor's last+1 is skipped and reported `false` (a second writer
+   * exists, as for `append`), the others are written. Items with no entries
+   * are no-ops reported `true`. Results are in item order.
+   */
+  appendMany(shard: number, epoch: number, items: AppendItem[]): Promise<boolean[]>;
   /** Entries with seq > afterSeq, in order. */
   readJournal(shard: number, actor: string, afterSeq: number): Promise<JournalEntry[]>;
   /** Save a snapshot (fenced) and drop journal entries it covers. */

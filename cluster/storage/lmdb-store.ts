@@ -92,6 +92,22 @@ export function createLmdbStore(dir: string): Store {
       if (r === FENCED) throw new FencedError(shard, epoch);
     },
 
+    async appendMany(shard, epoch, items) {
+      const r = await root.transaction(() => {
+        if (!holds(shard, epoch)) return FENCED;
+        return items.map(({ actor, firstSeq, entries }) => {
+          if (entries.length === 0) return true;
+          const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+          if (firstSeq !== last + 1) return false;
+          for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
+          meta.put(["jlast", actor], firstSeq + entries.length - 1);
+          return true;
+        });
+      });
+      if (r === FENCED) throw new FencedError(shard, epoch);
+      return r;
+    },
+
     async readJournal(_shard, actor, afterSeq): Promise<JournalEntry[]> {
       const out: JournalEntry[] = [];
       for (const { key, value } of journal.getRange({

@@ -126,6 +126,35 @@ end
 redis.call('HSET', KEYS[2], ARGV[2], string.format('%d', first + n - 1))
 return n`;
 
+// appendMany: KEYS lease, jlast, journal of item 1..n; ARGV epoch, then per
+// item: actor, firstSeq, count, entry... -> -1 fenced, else one 1 (written)
+// or 0 (not contiguous) per item.
+const APPEND_MANY = `
+local cur = redis.call('GET', KEYS[1])
+if not cur or string.match(cur, ':(%d+)$') ~= ARGV[1] then return -1 end
+local out = {}
+local a = 2
+for k = 3, #KEYS do
+  local actor = ARGV[a]
+  local first = tonumber(ARGV[a + 1])
+  local n = tonumber(ARGV[a + 2])
+  local ok = 1
+  if n > 0 then
+    local last = tonumber(redis.call('HGET', KEYS[2], actor) or '0')
+    if first ~= last + 1 then
+      ok = 0
+    else
+      for i = 1, n do
+        redis.call('XADD', KEYS[k], '0-' .. string.format('%d', first + i - 1), 'd', ARGV[a + 2 + i])
+      end
+      redis.call('HSET', KEYS[2], actor, string.format('%d', first + n - 1))
+    end
+  end
+  out[#out + 1] = ok
+  a = a + 3 + n
+end
+return out`;
+
 // saveSnapshot: KEYS lease, snapshot hash, journal, jlast; ARGV epoch, actor,
 // seq, data -> 1 saved, 0 skipped (a newer snapshot exists), -1 fenced.
 // Writes the hash exactly as redis-om's HASH save would (UNLINK + HSET of
@@ -155,6 +184,7 @@ const scripts = {
   renew: new Script(RENEW),
   release: new Script(RELEASE),
   append: new Script(APPEND),
+  appendMany: new Script(APPEND_MANY),
   snapshot: new Script(SNAPSHOT),
 };
 
@@ -258,6 +288,19 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
         [String(epoch), actor, String(firstSeq), ...entries.map(toBuffer)],
       );
       if (r < 0) throw new FencedError(shard, epoch);
+    },
+
+    async appendMany(shard, epoch, items) {
+      const keys = [leaseKey(shard), jlastKey(shard)];
+      const args: Array<string | Buffer> = [String(epoch)];
+      for (const { actor, firstSeq, entries } of items) {
+        keys.push(journalKey(shard, actor));
+        args.push(actor, String(firstSeq), String(entries.length));
+        for (const e of entries) args.push(toBuffer(e));
+      }
+      const r = await run<number | number[]>(scripts.appendMany, keys, args);
+      if (!Array.isArray(r)) throw new FencedError(shard, epoch);
+      return r.map((x) => x === 1);
     },
 
     async readJournal(shard, actor, afterSeq): Promise<JournalEntry[]> {
