@@ -16,7 +16,7 @@
 //   meta   ["epoch", shard]  -> last epoch handed out
 //   meta   ["jlast", actor]  -> last journal seq of the actor
 //   meta   ["snap", actor]   -> { seq, epoch, data }
-//   meta   ["ctr", scope]    -> last id handed out
+//   meta   ["ctr", scope]    -> last id reserved (handed out, or in this process's block)
 //   journal [actor, seq]     -> entry bytes (ordered keys: readJournal is a range scan)
 import { open, type Database, type RootDatabase } from "lmdb";
 import { FencedError } from "../../actors/errors.ts";
@@ -30,11 +30,39 @@ interface StoredSnapshot {
 }
 
 const FENCED = -1;
+/** Ids reserved per counter commit (nextId). */
+const ID_BLOCK = 256;
 
 export function createLmdbStore(dir: string): Store {
   const root: RootDatabase = open({ path: dir, maxDbs: 4 });
   const meta: Database = root.openDB({ name: "meta" });
   const journal: Database<Buffer> = root.openDB({ name: "journal", encoding: "binary" });
+
+  // Counters: one process owns the environment, so ids are handed out from
+  // a block reserved in one transaction (the counter jumps to the block's
+  // end before any id of it is used) instead of one commit per id: a send
+  // does not wait for a commit to learn its message id. Ids stay strictly
+  // increasing in the order they are handed out; a crash skips the rest of
+  // the block, as an aborted transaction skips a sequence value in Zulip.
+  const blocks = new Map<string, { next: number; last: number }>();
+  const reserving = new Map<string, Promise<void>>();
+  function reserve(scope: string): Promise<void> {
+    let p = reserving.get(scope);
+    if (p === undefined) {
+      p = root
+        .transaction(() => {
+          const last = (meta.get(["ctr", scope]) as number | undefined) ?? 0;
+          meta.put(["ctr", scope], last + ID_BLOCK);
+          return last;
+        })
+        .then((last) => {
+          blocks.set(scope, { next: last + 1, last: last + ID_BLOCK });
+        })
+        .finally(() => reserving.delete(scope));
+      reserving.set(scope, p);
+    }
+    return p;
+  }
 
   /** The live lease of a shard, or undefined when free or expired. */
   function liveLease(shard: number): Lease | undefined {
@@ -139,15 +167,23 @@ export function createLmdbStore(dir: string): Store {
       return s ? { seq: s.seq, data: s.data } : null;
     },
 
-    nextId(scope) {
-      return root.transaction(() => {
-        const n = ((meta.get(["ctr", scope]) as number | undefined) ?? 0) + 1;
-        meta.put(["ctr", scope], n);
-        return n;
-      });
+    async nextId(scope) {
+      for (;;) {
+        const b = blocks.get(scope);
+        if (b !== undefined && b.next <= b.last) return b.next++;
+        await reserve(scope);
+      }
     },
 
     async close() {
+      // Hand the unused rest of each reserved block back, so a clean restart
+      // goes on where this process stopped (a crash only leaves a gap).
+      await Promise.all([...reserving.values()]);
+      await root.transaction(() => {
+        for (const [scope, b] of blocks)
+          if (meta.get(["ctr", scope]) === b.last) meta.put(["ctr", scope], b.next - 1);
+      });
+      blocks.clear();
       await root.close();
     },
   };
