@@ -75,6 +75,12 @@ export interface Decision<R extends Value = Value> {
    */
   handoffs?: { subject: string; data: Obj }[];
   /**
+   * Withhold the reply until the hand-offs of the turn's batch are
+   * acknowledged (or refused): e.g. a send answers once every recipient's
+   * flags are stored, while the actor goes on deciding later turns.
+   */
+  replyAfterHandoffs?: boolean;
+  /**
    * Deferred reply (long-polls): the turn's reply is withheld under this
    * key until a later decision names the key in `wake`. Not durable: the
    * runtime answers "moved" to parked turns when the activation ends, and the

@@ -324,7 +324,7 @@ export class Catalog {
       // Hand-offs likewise (outgoing-webhook triggers; the handlers are idempotent).
       if (act.handoffs !== undefined && act.handoffs.size === 0) delete act.handoffs;
       if (act.handoffs !== undefined)
-        for (const [s, h] of [...act.handoffs].sort((a, b) => a[0] - b[0])) this.handOff(act, s, h);
+        for (const [s, h] of [...act.handoffs].sort((a, b) => a[0] - b[0])) void this.handOff(act, s, h);
       void this.drain(act);
     } catch (err) {
       // Activation failed (store unreachable...): fail the waiting turns and
@@ -422,11 +422,16 @@ export class Catalog {
           // No facts, nothing durable: ephemeral events (typing...) go out as they are.
           void this.o.hooks.emit(act.ref, events, null);
         }
-        if (handoffSeq !== null) this.handOff(act, handoffSeq, handoffs);
-        else if (handoffs.length) void this.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false);
+        let handed: Promise<unknown> | undefined;
+        if (handoffSeq !== null) handed = this.handOff(act, handoffSeq, handoffs);
+        else if (handoffs.length) handed = this.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false);
         for (const { turn, decision } of done) {
           if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
-          if (decision.park === undefined) turn.resolve(decision.reply ?? null);
+          if (decision.park !== undefined) continue;
+          const reply = decision.reply ?? null;
+          if (decision.replyAfterHandoffs && handed !== undefined)
+            void handed.then(() => turn.resolve(reply));
+          else turn.resolve(reply);
         }
         for (const w of woken) w.turn.resolve(w.reply);
       }
@@ -455,10 +460,10 @@ export class Catalog {
   }
 
   /** Give a journaled hand-off entry to the node; once acknowledged, journal it as sent with the next append. */
-  private handOff(act: Activation, seq: number, handoffs: Handoff[]): void {
+  private handOff(act: Activation, seq: number, handoffs: Handoff[]): Promise<unknown> | undefined {
     const hook = this.o.hooks.handoff;
-    if (!hook) return;
-    void hook(act.ref, handoffs, `${act.id}#${seq}`).then(
+    if (!hook) return undefined;
+    return hook(act.ref, handoffs, `${act.id}#${seq}`).then(
       (ok) => {
         if (!ok || act.handoffs?.get(seq) !== handoffs) return;
         act.handoffs.delete(seq);

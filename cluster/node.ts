@@ -9,6 +9,7 @@
 
 import type { ActorContext, ActorRef, Behavior, Obj, OutEvent, Value } from "../actors/types.ts";
 import { MovedError } from "../actors/errors.ts";
+import { deliverMessage, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { Catalog, type Activation, type Turn } from "./catalog.ts";
@@ -129,6 +130,8 @@ export class NodeRuntime {
         context: (act, turn) => this.context(act, turn),
       },
     });
+    // Sent messages reach their recipients' flags (actors/channel/delivery.ts).
+    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessage(data, (ref, m, a) => this.call(ref, m, a)));
     this.router = new EventRouter({
       nodeId: this.nodeId,
       shards: this.shards,

@@ -26,6 +26,7 @@ import {
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
+import { deliveryHandoff } from "./delivery.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -221,23 +222,6 @@ async function renderEnv(
   return env;
 }
 
-/** Deliver flags to every recipient's user actor, all at once (one call per user, concurrently). */
-async function deliver(
-  ctx: ActorContext,
-  realmId: number,
-  perUser: Map<number, string[]>,
-  id: number,
-  conv: string,
-  topic: string,
-  senderId: number,
-): Promise<void> {
-  await Promise.all(
-    [...perUser].map(([uid, flags]) =>
-      ctx.call(userRef(realmId, uid), "receiveMessages", { items: [[id, conv, flags, topic, senderId]] }),
-    ),
-  );
-}
-
 const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
@@ -329,8 +313,6 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
       flags.push("topic_wildcard_mentioned");
     perUser.set(uid, flags);
   }
-  await deliver(ctx, state.realmId, perUser, id, state.key, topic, c.userId);
-
   const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
@@ -346,8 +328,17 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     event.local_id = args.local_id;
   }
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
-  const handoffs = outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds);
-  return { facts: [f], events: [{ event, userIds: recipients }], handoffs, reply: { id } };
+  const handoffs = [
+    deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], perUser),
+    ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
+  ];
+  return {
+    facts: [f],
+    events: [{ event, userIds: recipients }],
+    handoffs,
+    replyAfterHandoffs: true,
+    reply: { id },
+  };
 };
 
 // ---- fetch -------------------------------------------------------------------------

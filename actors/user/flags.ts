@@ -163,11 +163,21 @@ const receiveMessages: Handler<UserState> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const items = (args.items as Delivery[] | undefined) ?? [];
   const m = msgsOf(state);
+  // A historical row (the user marked the message before its delivery
+  // arrived) becomes a real one: its flags stay, "historical" goes.
+  const hist = FLAG_BITS.historical!;
+  const upgraded: number[] = [];
   const fresh = items
-    .filter(([id]) => !m.entries[String(id)])
+    .filter(([id]) => {
+      const e = m.entries[String(id)];
+      if (e && e[1] & hist) upgraded.push(id);
+      return !e || e[1] & hist;
+    })
     .map(([id, conv, names, topic, sender]) => [id, conv, flagBits(names), topic, sender]);
   if (!fresh.length) return { reply: {} };
-  return { facts: [{ type: "msgsReceived", items: fresh } as unknown as Obj], reply: {} };
+  const facts = [{ type: "msgsReceived", items: fresh } as unknown as Obj];
+  if (upgraded.length) facts.push({ type: "flagsSet", ids: upgraded, bit: hist, on: false });
+  return { facts, reply: {} };
 };
 
 /**
