@@ -7,9 +7,9 @@
 // by itself (self-fencing); one that was paused past its TTL finds its writes
 // refused and answers "moved", so the caller retries at the new owner.
 
-import type { ActorContext, ActorRef, Behavior, Obj, OutEvent, Value } from "../actors/types.ts";
+import type { ActorContext, ActorRef, Behavior, Caller, Obj, OutEvent, Value } from "../actors/types.ts";
 import { MovedError } from "../actors/errors.ts";
-import { deliverMessage, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
+import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { Catalog, type Activation, type Turn } from "./catalog.ts";
@@ -105,12 +105,23 @@ export class NodeRuntime {
           // Acknowledged once every hand-off's handler acknowledged it; a
           // subject nobody handles stays in the outbox (given again at the
           // emitter's next activation).
-          const oks = await Promise.all(
-            handoffs.map((h) => {
+          // Sent messages reach their recipients' flags together, one call
+          // per recipient for the whole batch (actors/channel/delivery.ts).
+          const deliveries: Obj[] = [];
+          const others: typeof handoffs = [];
+          for (const h of handoffs) {
+            if (h.subject === MESSAGE_DELIVERY) deliveries.push(h.data);
+            else others.push(h);
+          }
+          const oks = await Promise.all([
+            deliveries.length === 0
+              ? true
+              : deliverMessages(deliveries, (ref, m, a) => this.call(ref, m, a)).catch(() => false),
+            ...others.map((h) => {
               const handler = this.handoffHandlers.get(h.subject);
               return handler ? handler(h.data, key).catch(() => false) : false;
             }),
-          );
+          ]);
           return oks.every(Boolean);
         },
         notice: (subject, data) => {
@@ -130,8 +141,6 @@ export class NodeRuntime {
         context: (act, turn) => this.context(act, turn),
       },
     });
-    // Sent messages reach their recipients' flags (actors/channel/delivery.ts).
-    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessage(data, (ref, m, a) => this.call(ref, m, a)));
     this.router = new EventRouter({
       nodeId: this.nodeId,
       shards: this.shards,
@@ -266,79 +275,78 @@ export class NodeRuntime {
   }
 
   private context(act: Activation, turn: Turn): ActorContext {
-    return {
-      self: act.ref,
-      now: () => Date.now(),
-      call: async (ref, method, args, caller) => {
-        const req: ActorRequest = {
-          ref,
-          shard: shardOf(ref, this.shards),
-          method,
-          args,
-          caller: caller ?? null,
-          deadline: Math.min(turn.deadline, Date.now() + this.callTimeoutMs),
-        };
-        // The call continues the turn's trace (the actor never sees it).
-        if (turn.span) req.traceparent = traceparentOf(turn.span);
-        // A turn of a shard being handed off that calls an actor of the same
-        // shard is served here: the lease is still ours and the hand-off waits
-        // for this very turn (catalog.dropShard), so the transport would wait
-        // for the next owner until the deadline.
-        const st = this.state.get(req.shard);
-        if (st?.status === "releasing" && req.shard === act.shard && st.epoch === act.epoch) {
-          try {
-            return await this.catalog.send(
-              ref,
-              req.shard,
-              st.epoch,
-              method,
-              args,
-              req.caller,
-              req.deadline,
-              req.traceparent,
-            );
-          } catch (err) {
-            return responseValue(errorToResponse(err));
-          }
-        }
-        const res = await this.request(req);
-        return responseValue(res);
-      },
-      nextId: (counter) => inSpan(turn.span, () => this.o.store.nextId(counter)),
-      // Actor timers ride the node's one wheel. When one fires, the runtime
-      // sends the method to the actor like any message (handle() checks the
-      // lease, and re-activates a passivated actor); a shard that moved
-      // meanwhile answers "moved" and the timer is dropped: the new owner's
-      // activation re-arms its own timers when it runs. The wheel entry holds
-      // the ref, method and args only, never the activation: a passivated
-      // actor is garbage as soon as it is dropped.
-      schedule: (key, delayMs, method, args) => {
-        if (act.dead) return;
-        const timers = act.timers;
-        // At most one pending timer per key: the earliest. A done pair is reused.
-        let free = -1;
-        if (timers !== null) {
-          for (let i = 0; i < timers.length; i += 2) {
-            const h = timers[i + 1] as TimerHandle;
-            if (h.done) {
-              if (free < 0) free = i;
-            } else if (timers[i] === key) {
-              if (this.wheel.dueIn(h) <= delayMs) return;
-              this.wheel.cancel(h);
-              free = i;
-              break;
-            }
-          }
-        }
-        const h = this.wheel.schedule(delayMs, this.fireTimer, act.ref, method, args);
-        if (timers === null) act.timers = [key, h];
-        else if (free >= 0) {
-          timers[free] = key;
-          timers[free + 1] = h;
-        } else timers.push(key, h);
-      },
-      parked: () => (act.parked === null ? [] : [...act.parked.keys()]),
+    return new TurnContext(this, act, turn);
+  }
+
+  /** ctx.call of a turn. */
+  turnCall(
+    act: Activation,
+    turn: Turn,
+    ref: ActorRef,
+    method: string,
+    args: Obj,
+    caller: Caller | null | undefined,
+  ): Promise<Value> {
+    const req: ActorRequest = {
+      ref,
+      shard: shardOf(ref, this.shards),
+      method,
+      args,
+      caller: caller ?? null,
+      deadline: Math.min(turn.deadline, Date.now() + this.callTimeoutMs),
     };
+    // The call continues the turn's trace (the actor never sees it).
+    if (turn.span) req.traceparent = traceparentOf(turn.span);
+    // A turn of a shard being handed off that calls an actor of the same
+    // shard is served here: the lease is still ours and the hand-off waits
+    // for this very turn (catalog.dropShard), so the transport would wait
+    // for the next owner until the deadline.
+    const st = this.state.get(req.shard);
+    if (st?.status === "releasing" && req.shard === act.shard && st.epoch === act.epoch) {
+      return this.catalog
+        .send(ref, req.shard, st.epoch, method, args, req.caller, req.deadline, req.traceparent)
+        .catch((err: unknown) => responseValue(errorToResponse(err)));
+    }
+    return this.request(req).then(responseValue);
+  }
+
+  /** ctx.nextId of a turn. */
+  turnNextId(turn: Turn, counter: string): Promise<number> {
+    return inSpan(turn.span, () => this.o.store.nextId(counter));
+  }
+
+  // Actor timers ride the node's one wheel. When one fires, the runtime
+  // sends the method to the actor like any message (handle() checks the
+  // lease, and re-activates a passivated actor); a shard that moved
+  // meanwhile answers "moved" and the timer is dropped: the new owner's
+  // activation re-arms its own timers when it runs. The wheel entry holds
+  // the ref, method and args only, never the activation: a passivated
+  // actor is garbage as soon as it is dropped.
+  /** ctx.schedule of a turn. */
+  turnSchedule(act: Activation, key: string, delayMs: number, method: string, args: Obj): void {
+    if (act.dead) return;
+    const timers = act.timers;
+    // At most one pending timer per key: the earliest. A done pair is reused.
+    let free = -1;
+    if (timers !== null) {
+      for (let i = 0; i < timers.length; i += 2) {
+        const h = timers[i + 1] as TimerHandle;
+        if (h.done) {
+          if (free < 0) free = i;
+        } else if (timers[i] === key) {
+          if (this.wheel.dueIn(h) <= delayMs) return;
+          this.wheel.cancel(h);
+          free = i;
+          break;
+        }
+      }
+    }
+    const h = this.wheel.schedule(delayMs, this.fireTimer, act.ref, method, args);
+    if (timers === null) act.timers = [key, h];
+    else if (free >= 0) {
+      timers[free] = key;
+      timers[free + 1] = h;
+    } else timers.push(key, h);
   }
 
   /** A ctx.schedule timer is due: send its method to the actor (shared by every entry, no closure). */
@@ -457,4 +465,40 @@ export class NodeRuntime {
 
 function encodeNotice(data: Obj): Uint8Array {
   return pb.MapValue.encode(toPbMap(data)).finish();
+}
+
+/**
+ * The ActorContext of one turn: methods on a prototype, not closures made
+ * per turn (a fan-out runs a thousand turns per message).
+ */
+class TurnContext implements ActorContext {
+  constructor(
+    private readonly node: NodeRuntime,
+    private readonly act: Activation,
+    private readonly turn: Turn,
+  ) {}
+
+  get self(): ActorRef {
+    return this.act.ref;
+  }
+
+  now(): number {
+    return Date.now();
+  }
+
+  call(ref: ActorRef, method: string, args: Obj, caller?: Caller | null): Promise<Value> {
+    return this.node.turnCall(this.act, this.turn, ref, method, args, caller);
+  }
+
+  nextId(counter: string): Promise<number> {
+    return this.node.turnNextId(this.turn, counter);
+  }
+
+  schedule(key: string, delayMs: number, method: string, args: Obj): void {
+    this.node.turnSchedule(this.act, key, delayMs, method, args);
+  }
+
+  parked(): string[] {
+    return this.act.parked === null ? [] : [...this.act.parked.keys()];
+  }
 }

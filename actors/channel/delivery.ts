@@ -2,7 +2,7 @@
 // the UserMessage rows of Zulip). The send journals the message and one
 // durable hand-off (Decision.handoffs, subject MESSAGE_DELIVERY) in the
 // same append; the node then calls every recipient's `receiveMessages`
-// (idempotent), and the send's reply waits for that (replyAfterHandoffs),
+// (idempotent; a batch of sends makes one call per recipient), and the send's reply waits for that (replyAfterHandoffs),
 // so a client sees its recipients' flags stored once it has the message id.
 // The conversation actor does not wait: it decides the next sends while
 // the deliveries run, and a node that dies in between gives the hand-off
@@ -30,26 +30,35 @@ export function deliveryHandoff(
   };
 }
 
-/** Run a MESSAGE_DELIVERY hand-off: one `receiveMessages` per recipient, all at once. */
-export async function deliverMessage(
-  data: Obj,
+/**
+ * Run MESSAGE_DELIVERY hand-offs (those of one batch of sends, in order):
+ * one `receiveMessages` per recipient with every message of the batch it
+ * gets, all recipients at once.
+ */
+export async function deliverMessages(
+  handoffs: Obj[],
   call: (ref: ActorRef, method: string, args: Obj) => Promise<unknown>,
 ): Promise<boolean> {
-  const realm = data.realm as number;
-  const [id, conv, topic, sender] = data.message as [number, string, string, number];
-  const flags = new Map<number, string[]>();
-  for (const [f, uids] of Object.entries((data.flagged ?? {}) as Record<string, number[]>))
-    for (const uid of uids) {
-      const list = flags.get(uid);
-      if (list) list.push(f);
-      else flags.set(uid, [f]);
+  const perUser = new Map<string, { realm: number; uid: number; items: Value[] }>();
+  for (const data of handoffs) {
+    const realm = data.realm as number;
+    const [id, conv, topic, sender] = data.message as [number, string, string, number];
+    const flags = new Map<number, string[]>();
+    for (const [f, uids] of Object.entries((data.flagged ?? {}) as Record<string, number[]>))
+      for (const uid of uids) {
+        const list = flags.get(uid);
+        if (list) list.push(f);
+        else flags.set(uid, [f]);
+      }
+    for (const uid of data.users as number[]) {
+      const key = `${realm}:${uid}`;
+      let u = perUser.get(key);
+      if (u === undefined) perUser.set(key, (u = { realm, uid, items: [] }));
+      u.items.push([id, conv, (flags.get(uid) ?? []) as Value, topic, sender]);
     }
+  }
   await Promise.all(
-    (data.users as number[]).map((uid) =>
-      call(userRef(realm, uid), "receiveMessages", {
-        items: [[id, conv, (flags.get(uid) ?? []) as Value, topic, sender]] as unknown as Value,
-      }),
-    ),
+    [...perUser.values()].map((u) => call(userRef(u.realm, u.uid), "receiveMessages", { items: u.items })),
   );
   return true;
 }
