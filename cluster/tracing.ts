@@ -15,6 +15,14 @@
 // continue a trace whose traceparent says "sampled"; an unsampled request
 // carries no traceparent and costs the nodes nothing.
 //
+// The unsampled path is meant to be nearly free (README "Tracing" has the
+// benchmark): the gateway decides before any span exists (startHttpSpan: one
+// Math.random() without a traceparent, a regex over it with one), so an
+// unsampled request allocates no span, ids or attributes; the SDK's own
+// sampler (DecidedSampler) only records what was decided here. The active
+// span is a module variable set by withSpan, so a store call outside a
+// trace is one comparison, and with tracing off the store is not wrapped.
+//
 // Environment (the OpenTelemetry conventions):
 // - OTEL_SDK_DISABLED=true: no SDK at all (tracing off).
 // - OTEL_TRACES_SAMPLER: parentbased_traceidratio (default), traceidratio,
@@ -31,21 +39,20 @@ import {
   SpanStatusCode,
   trace,
   TraceFlags,
+  isSpanContextValid,
+  SamplingDecision,
   type Attributes,
   type Context,
   type ContextManager,
   type Span,
   type Tracer,
 } from "@opentelemetry/api";
-import { parseTraceParent, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { parseTraceParent } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { NodeSDK, resources } from "@opentelemetry/sdk-node";
 import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
   BatchSpanProcessor,
   NoopSpanProcessor,
-  ParentBasedSampler,
   TraceIdRatioBasedSampler,
   type Sampler,
   type SamplingResult,
@@ -91,32 +98,44 @@ export function samplerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Samp
   }
 }
 
-/** The configured sampler; its ratio can be changed at run time (tests, benchmarks). */
-class AdjustableSampler implements Sampler {
-  private inner: Sampler;
-  constructor(private cfg: SamplerConfig) {
-    this.inner = AdjustableSampler.build(cfg);
-  }
-  private static build(cfg: SamplerConfig): Sampler {
-    const root =
-      cfg.ratio >= 1
-        ? new AlwaysOnSampler()
-        : cfg.ratio <= 0
-          ? new AlwaysOffSampler()
-          : new TraceIdRatioBasedSampler(cfg.ratio);
-    return cfg.parentBased ? new ParentBasedSampler({ root }) : root;
-  }
-  set(cfg: Partial<SamplerConfig>): void {
-    this.cfg = { ...this.cfg, ...cfg };
-    this.inner = AdjustableSampler.build(this.cfg);
-  }
-  shouldSample(...args: Parameters<Sampler["shouldSample"]>): SamplingResult {
-    return this.inner.shouldSample(...args);
+/**
+ * The configured sampling (its ratio can be changed at run time: tests,
+ * benchmarks). The gateway decides in startHttpSpan, before any span
+ * exists; the SDK's sampler below only records what was decided.
+ */
+let samplerCfg: SamplerConfig = { parentBased: true, ratio: DEFAULT_SAMPLE_RATIO };
+/** Non-parent-based modes: the ratio applied to an incoming trace id. */
+let byTraceId = new TraceIdRatioBasedSampler(DEFAULT_SAMPLE_RATIO);
+
+function configureSampling(cfg: SamplerConfig): void {
+  samplerCfg = cfg;
+  byTraceId = new TraceIdRatioBasedSampler(cfg.ratio);
+}
+
+/** Marks a context whose span the gateway decided to sample. */
+const DECIDED = Symbol("zulip.sampled");
+const SAMPLED_ROOT = ROOT_CONTEXT.setValue(DECIDED, true);
+
+/**
+ * The SDK's sampler: a span the gateway decided to trace (SAMPLED_ROOT) is
+ * recorded; any other span follows its parent's sampled flag (every hop
+ * after the gateway only continues sampled parents); a root started
+ * elsewhere (none in this code) gets the ratio.
+ */
+class DecidedSampler implements Sampler {
+  shouldSample(ctx: Context): SamplingResult {
+    if (ctx.getValue(DECIDED) === true) return RECORD;
+    const parent = trace.getSpanContext(ctx);
+    if (parent !== undefined && isSpanContextValid(parent))
+      return (parent.traceFlags & TraceFlags.SAMPLED) !== 0 ? RECORD : DROP;
+    return Math.random() < samplerCfg.ratio ? RECORD : DROP;
   }
   toString(): string {
-    return `AdjustableSampler{${this.inner.toString()}}`;
+    return `DecidedSampler{${samplerCfg.parentBased ? "parentbased_" : ""}traceidratio ${samplerCfg.ratio}}`;
   }
 }
+const RECORD: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
+const DROP: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
 
 export interface TracingOptions {
   /** service.name of this process (OTEL_SERVICE_NAME wins). */
@@ -130,9 +149,7 @@ export interface TracingOptions {
 }
 
 let sdk: NodeSDK | null = null;
-let sampler: AdjustableSampler | null = null;
 let tracer: Tracer = trace.getTracer(TRACER_NAME);
-const w3c = new W3CTraceContextPropagator();
 
 /**
  * Start the SDK for this process (idempotent: the first call wins). Returns
@@ -146,7 +163,7 @@ export function startTracing(o: TracingOptions): boolean {
   if (endpoint) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
   // The SDK registers no tracer provider without a processor: sample anyway, export nothing.
   if (processors.length === 0) processors.push(new NoopSpanProcessor());
-  sampler = new AdjustableSampler(o.sampler ?? samplerConfigFromEnv());
+  configureSampling(o.sampler ?? samplerConfigFromEnv());
   const attrs: Attributes = { "service.name": process.env.OTEL_SERVICE_NAME || o.service };
   if (o.instance) attrs["service.instance.id"] = o.instance;
   sdk = new NodeSDK({
@@ -154,7 +171,7 @@ export function startTracing(o: TracingOptions): boolean {
     resource: resources.resourceFromAttributes(attrs),
     autoDetectResources: true,
     resourceDetectors: [resources.envDetector],
-    sampler,
+    sampler: new DecidedSampler(),
     contextManager: new SyncContextManager(),
     spanProcessors: processors,
     instrumentations: [],
@@ -185,7 +202,7 @@ export function tracingActive(): boolean {
 
 /** Change the root sampling ratio at run time (tests and benchmarks). */
 export function setSamplingRatio(ratio: number): void {
-  sampler?.set({ ratio });
+  configureSampling({ ...samplerCfg, ratio });
 }
 
 /** W3C traceparent of a span. */
@@ -240,12 +257,22 @@ export function endWithError(span: Span, err?: unknown): void {
   span.end();
 }
 
+/** The span of the innermost withSpan running now (what tracedStore checks, without the context API). */
+let activeSpan: Span | null = null;
+
 /**
  * Run `fn` with `span` as the active span: store calls `fn` makes before its
- * first await become the span's children (SyncContextManager below).
+ * first await become the span's children (tracedStore reads activeSpan; the
+ * OpenTelemetry context, for any other reader, is SyncContextManager below).
  */
 export function withSpan<T>(span: Span, fn: () => T): T {
-  return context.with(trace.setSpan(ROOT_CONTEXT, span), fn);
+  const prev = activeSpan;
+  activeSpan = span;
+  try {
+    return context.with(trace.setSpan(ROOT_CONTEXT, span), fn);
+  } finally {
+    activeSpan = prev;
+  }
 }
 
 /** withSpan when there is a span, else just `fn()`. */
@@ -297,22 +324,32 @@ class SyncContextManager implements ContextManager {
 
 /**
  * The gateway's HTTP server span for a request, or null when not sampled.
- * An incoming `traceparent` is honoured (parent-based sampling); without
- * one the ratio decides.
+ * An incoming `traceparent` is honoured (parent-based sampling: its sampled
+ * flag decides; otherwise the ratio over its trace id); without one (or
+ * with a malformed one) the ratio decides. The decision comes first, so an
+ * unsampled request costs a random draw (or the traceparent regex) and
+ * allocates nothing.
  */
 export function startHttpSpan(method: string, route: string, tpHeader: string | undefined): Span | null {
-  const parent =
-    tpHeader === undefined ? ROOT_CONTEXT : w3c.extract(ROOT_CONTEXT, { traceparent: tpHeader }, getter);
-  const span = tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER }, parent);
-  if (!span.isRecording()) return null;
-  span.setAttributes({ "http.request.method": method, "http.route": route });
-  return span;
+  if (sdk === null) return null;
+  let parent = SAMPLED_ROOT;
+  const sc = tpHeader === undefined ? null : parseTraceParent(tpHeader);
+  if (sc === null || !isSpanContextValid(sc)) {
+    if (!(Math.random() < samplerCfg.ratio)) return null;
+  } else {
+    const keep = samplerCfg.parentBased
+      ? (sc.traceFlags & TraceFlags.SAMPLED) !== 0
+      : byTraceId.shouldSample(ROOT_CONTEXT, sc.traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
+    if (!keep) return null;
+    parent = trace.setSpanContext(SAMPLED_ROOT, { ...sc, isRemote: true });
+  }
+  const span = tracer.startSpan(
+    `${method} ${route}`,
+    { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "http.route": route } },
+    parent,
+  );
+  return span.isRecording() ? span : null;
 }
-
-const getter = {
-  keys: (c: Record<string, string>) => Object.keys(c),
-  get: (c: Record<string, string>, k: string) => c[k],
-};
 
 export function endHttpSpan(span: Span, status: number, urlPath: string): void {
   span.setAttribute("http.response.status_code", status);
@@ -361,6 +398,8 @@ export function startTurnSpan(
  * through.
  */
 export function tracedStore<S extends Store>(store: S, system: "redis" | "lmdb"): S {
+  // Tracing off (startTracing runs first in every process): the store itself, nothing to pay.
+  if (sdk === null) return store;
   const cache = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
@@ -371,12 +410,13 @@ export function tracedStore<S extends Store>(store: S, system: "redis" | "lmdb")
         const fn = v as (...a: unknown[]) => unknown;
         const name = `${system} ${prop}`;
         w = function (this: unknown, ...args: unknown[]) {
-          const parent = trace.getSpan(context.active());
-          if (parent === undefined || !parent.isRecording()) return fn.apply(target, args);
-          const span = tracer.startSpan(name, {
-            kind: SpanKind.CLIENT,
-            attributes: { "db.system.name": system, "db.operation.name": prop },
-          });
+          const parent = activeSpan;
+          if (parent === null || !parent.isRecording()) return fn.apply(target, args);
+          const span = tracer.startSpan(
+            name,
+            { kind: SpanKind.CLIENT, attributes: { "db.system.name": system, "db.operation.name": prop } },
+            trace.setSpan(ROOT_CONTEXT, parent),
+          );
           let out: unknown;
           try {
             out = fn.apply(target, args);
