@@ -98,6 +98,11 @@ export interface Activation {
  */
 const SNAPSHOT_CHARS_PER_FACT = 2000;
 
+/** Longest a batch's hand-offs wait for its events to reach their queues. */
+const HANDOFF_AFTER_EVENTS_MS = 250;
+
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
 /** A Decision.handoffs entry. */
 export interface Handoff {
   subject: string;
@@ -337,7 +342,7 @@ export class Catalog {
       if (act.outbox !== null && act.outbox.size === 0) act.outbox = null;
       if (act.outbox !== null) {
         const outbox = act.outbox;
-        for (const s of [...outbox.keys()].sort((a, b) => a - b)) this.release(act, s, outbox.get(s)!);
+        for (const s of [...outbox.keys()].sort((a, b) => a - b)) void this.release(act, s, outbox.get(s)!);
       }
       // Hand-offs likewise (outgoing-webhook triggers; the handlers are idempotent).
       if (act.handoffs !== undefined && act.handoffs.size === 0) delete act.handoffs;
@@ -434,15 +439,28 @@ export class Catalog {
           )
             process.kill(process.pid, "SIGKILL");
         }
+        let emitted: Promise<unknown> | undefined;
         if (outboxSeq !== null) {
-          this.release(act, outboxSeq, events);
+          emitted = this.release(act, outboxSeq, events);
         } else if (events.length) {
           // No facts, nothing durable: ephemeral events (typing...) go out as they are.
           void this.o.hooks.emit(act.ref, events, null);
         }
         let handed: Promise<unknown> | undefined;
-        if (handoffSeq !== null) handed = this.handOff(act, handoffSeq, handoffs);
-        else if (handoffs.length) handed = this.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false);
+        if (handoffs.length) {
+          // Events first: hand-offs (a send's flag deliveries to every
+          // recipient) start once the batch's events reached their queues,
+          // or after HANDOFF_AFTER_EVENTS_MS, so waiting clients hear of a
+          // message before the bulk work behind its reply begins.
+          const start =
+            emitted === undefined
+              ? Promise.resolve()
+              : Promise.race([emitted, delay(HANDOFF_AFTER_EVENTS_MS)]);
+          handed =
+            handoffSeq !== null
+              ? start.then(() => this.handOff(act, handoffSeq, handoffs))
+              : start.then(() => this.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false));
+        }
         for (const { turn, decision } of done) {
           if (decision.notices) for (const n of decision.notices) this.o.hooks.notice(n.subject, n.data);
           if (decision.park !== undefined) continue;
@@ -465,8 +483,8 @@ export class Catalog {
   }
 
   /** Hand an outbox entry to the router; once acknowledged, journal it as sent with the next append. */
-  private release(act: Activation, seq: number, events: OutEvent[]): void {
-    void this.o.hooks.emit(act.ref, events, `${act.id}#${seq}`).then(
+  private release(act: Activation, seq: number, events: OutEvent[]): Promise<void> {
+    return this.o.hooks.emit(act.ref, events, `${act.id}#${seq}`).then(
       (ok) => {
         if (!ok || act.outbox?.get(seq) !== events) return;
         act.outbox.delete(seq);
@@ -638,15 +656,24 @@ export class Catalog {
     for (const t of parked.values()) t.reject(new MovedError(act.shard));
   }
 
+  /**
+   * How long an activation stays without a turn before it is passivated:
+   * the catalog's `idleMs` when given (tests, benchmarks), else its kind's
+   * (Behavior.idleMs), else five minutes.
+   */
+  private idleAfter(act: Activation): number {
+    return this.o.idleMs ?? this.o.behaviors[act.ref.kind]?.idleMs ?? this.idleMs;
+  }
+
   private scheduleIdleCheck(act: Activation): void {
     // A shared callback with the activation as its argument: no closure per check.
-    this.o.wheel.schedule(this.idleMs, this.idleCheck, act);
+    this.o.wheel.schedule(this.idleAfter(act), this.idleCheck, act);
   }
 
   private readonly idleCheck = (act: Activation): void => {
     if (act.dead || this.acts.get(act.id) !== act) return;
     const idleFor = this.now() - act.lastUsed;
-    if (act.running || act.mailbox.length || act.parked?.size || idleFor < this.idleMs) {
+    if (act.running || act.mailbox.length || act.parked?.size || idleFor < this.idleAfter(act)) {
       this.scheduleIdleCheck(act);
       return;
     }
