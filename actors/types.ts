@@ -134,4 +134,9 @@ export interface Behavior<S> {
   toSnapshot(state: S): string;
   fromSnapshot(data: string, ref: ActorRef): S;
   handlers: Record<string, Handler<S>>;
+  /**
+   * Passivate an activation of this kind after this long without a turn
+   * (and with no parked turn), when that is sooner than the node's default.
+   */
+  idleMs?: number;
 }

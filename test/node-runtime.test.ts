@@ -118,6 +118,31 @@ describe("node runtime - embedded store", () => {
     await store.close();
   });
 
+  test("a kind's own idle time passivates it sooner than the node's default", async () => {
+    const store = createLmdbStore(dir);
+    const brisk: Behavior<Counter> = { ...counter, idleMs: 150 };
+    const t = createInProcessTransport();
+    const node = new NodeRuntime({
+      nodeId: "t",
+      shards: SHARDS,
+      store,
+      behaviors: { user: brisk as Behavior<unknown> },
+      outbound: t.client,
+      bus: t.bus,
+    });
+    t.serve((req) => node.handle(req));
+    node.start();
+    node.setDesired(all);
+    assert.ok(await node.ready());
+    await node.call(ref("k"), "add", { n: 7 });
+    assert.equal(node.catalog.size, 1);
+    for (let i = 0; i < 40 && node.catalog.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(node.catalog.size, 0, "passivated after the kind's 150 ms, not the default 5 min");
+    assert.equal(((await node.call(ref("k"), "get", {})) as Obj).total, 7);
+    await node.stop(true);
+    await store.close();
+  });
+
   test("a shard the node does not hold answers moved", async () => {
     const store = createLmdbStore(dir);
     const node = makeNode(store);
