@@ -25,17 +25,34 @@ export function requireBinaries(...names: string[]): string | undefined {
   return msg;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out below the kernel's ephemeral range (32768-60999 here),
+ * so an outgoing connection of a busy test run cannot take a port between
+ * the check and the server's bind (freePort(0) picks from that very range:
+ * a node once failed with EADDRINUSE that way). Random start, one process
+ * never hands the same port out twice.
+ */
+const PORT_LOW = 20_000;
+const PORT_HIGH = 32_000;
+let nextPort = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "0.0.0.0", () => srv.close(() => resolve(true)));
   });
+}
+
+/** A TCP port nothing listens on now, for a server a test or benchmark starts. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < PORT_HIGH - PORT_LOW; tries++) {
+    const port = nextPort;
+    nextPort = nextPort + 1 >= PORT_HIGH ? PORT_LOW : nextPort + 1;
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_LOW}-${PORT_HIGH}`);
 }
 
 export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
