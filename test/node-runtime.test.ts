@@ -121,17 +121,7 @@ describe("node runtime - embedded store", () => {
   test("a kind's own idle time passivates it sooner than the node's default", async () => {
     const store = createLmdbStore(dir);
     const brisk: Behavior<Counter> = { ...counter, idleMs: 150 };
-    const t = createInProcessTransport();
-    const node = new NodeRuntime({
-      nodeId: "t",
-      shards: SHARDS,
-      store,
-      behaviors: { user: brisk as Behavior<unknown> },
-      outbound: t.client,
-      bus: t.bus,
-    });
-    t.serve((req) => node.handle(req));
-    node.start();
+    const node = makeNode(store, "t", { behaviors: { user: brisk as Behavior<unknown> } });
     node.setDesired(all);
     assert.ok(await node.ready());
     await node.call(ref("k"), "add", { n: 7 });
