@@ -14,7 +14,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
-import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive } from "../cluster/tracing.ts";
+import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive, type Span } from "../cluster/tracing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient, ActorRequest, Bus } from "../cluster/transport/contract.ts";
 import type { ClusterView } from "../cluster/admin.ts";
@@ -296,29 +296,54 @@ export function uploadedFiles(req: RouteRequest): UploadedFile[] {
  * The request's HTTP span (route template as its name) when tracing is on
  * and the request is sampled; the span's traceparent travels to the nodes.
  * With tracing off an incoming traceparent is passed through unchanged.
+ *
+ * Returns nothing: Fastify gets no promise to wrap (its wrap-thenable would
+ * keep two more closures and a promise per parked GET /events), so every
+ * path below answers the request itself and never throws or rejects.
  */
-function serveTraced(
-  gw: Gateway,
-  cr: CompiledRoute,
-  req: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
+function serveTraced(gw: Gateway, cr: CompiledRoute, req: FastifyRequest, reply: FastifyReply): void {
   const tp = req.headers.traceparent;
   const incoming = typeof tp === "string" ? tp : undefined;
-  if (!tracingActive()) return serve(gw, cr, req, reply, incoming);
+  if (!tracingActive()) {
+    void serve(gw, cr, req, reply, incoming, null);
+    return;
+  }
   const span = startHttpSpan(req.method, cr.route, incoming);
-  if (span === null) return serve(gw, cr, req, reply, undefined);
-  return serve(gw, cr, req, reply, traceparentOf(span)).finally(() =>
-    endHttpSpan(span, reply.statusCode, req.url.split("?", 1)[0]!),
-  );
+  void serve(gw, cr, req, reply, span === null ? undefined : traceparentOf(span), span);
 }
 
+/** The request is answered: end its span (sampled requests only). */
+function ended(reply: FastifyReply, span: Span | null): void {
+  if (span === null) return;
+  try {
+    endHttpSpan(span, reply.statusCode, reply.request.url.split("?", 1)[0]!);
+  } catch (err) {
+    console.error("ending an HTTP span failed:", err);
+  }
+}
+
+/** Answer a failure; never throws (no promise of the request's is left to reject). */
+function fail(reply: FastifyReply, err: unknown, logged: boolean): void {
+  try {
+    sendError(reply, toHttpError(err, reply.request, logged));
+  } catch (e) {
+    console.error(`answering ${reply.request.method} ${reply.request.url} failed:`, e);
+    if (!reply.sent) reply.raw.destroy();
+  }
+}
+
+/**
+ * Resolves once the handler has been called (not when it answers): a
+ * parked GET /events waits only in `respond`'s promise, and this frame's
+ * many locals do not wait with it. Never rejects.
+ */
 async function serve(
   gw: Gateway,
   cr: CompiledRoute,
   req: FastifyRequest,
   reply: FastifyReply,
   traceparent: string | undefined,
+  span: Span | null,
 ): Promise<void> {
   try {
     const path = req.params as Record<string, string>;
@@ -383,23 +408,25 @@ async function serve(
     );
     if (files !== undefined) r.files = files;
     // The handler's answer is awaited outside this frame: a long-poll may
-    // wait 100 s, and this function's many locals would wait with it.
-    return respond(gw, cr, req, reply, query, body, Promise.resolve(cr.def.handler(r)));
+    // wait 100 s, and this function's many locals would wait with it. The
+    // ignored parameters depend on the request only: listed now, so the
+    // wait keeps no query or body.
+    respond(reply, ignoredParams(cr, query, body), gw.logged, span, Promise.resolve(cr.def.handler(r)));
   } catch (err) {
-    sendError(reply, toHttpError(err, req, gw.logged));
+    fail(reply, err, gw.logged);
+    ended(reply, span);
   }
 }
 
+/** Answer the handler's outcome: what a parked GET /events waits in (two closures over four values). */
 function respond(
-  gw: Gateway,
-  cr: CompiledRoute,
-  req: FastifyRequest,
   reply: FastifyReply,
-  query: Form,
-  body: Form | undefined,
+  ignored: string[] | undefined,
+  logged: boolean,
+  span: Span | null,
   pending: Promise<Obj | RawReply | undefined>,
-): Promise<void> {
-  return pending.then(
+): void {
+  void pending.then(
     (payload) => {
       try {
         if (payload instanceof RawReply) {
@@ -408,14 +435,18 @@ function respond(
             .headers(payload.headers)
             .header("content-type", payload.contentType)
             .send(payload.body);
-          return;
+        } else {
+          sendSuccess(reply, payload, ignored);
         }
-        sendSuccess(reply, payload, ignoredParams(cr, query, body));
       } catch (err) {
-        sendError(reply, toHttpError(err, req, gw.logged));
+        fail(reply, err, logged);
       }
+      ended(reply, span);
     },
-    (err: unknown) => sendError(reply, toHttpError(err, req, gw.logged)),
+    (err: unknown) => {
+      fail(reply, err, logged);
+      ended(reply, span);
+    },
   );
 }
 
@@ -520,22 +551,34 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit }, (_req, _body, done) =>
     done(null, undefined),
   );
-  await app.register(multipart, {
-    limits: { fieldSize: bodyLimit, fileSize: bodyLimit, parts: MAX_MULTIPART_PARTS, fieldNameSize: 1024 },
-  });
+  // Outside the scope of the body-reading routes (below), a multipart body
+  // (to an unknown path, say) is not read, as @fastify/multipart's parser.
+  app.addContentTypeParser("multipart/form-data", (_req, _payload, done) => done(null));
 
   app.setErrorHandler((err, req, reply) => sendError(reply, toHttpError(err, req, logged)));
 
   const index = new MethodIndex();
-  for (const def of opts.routes) {
+  for (const def of opts.routes) if (def.prefix === undefined) index.add(def.path, def.method);
+  const route = (scope: FastifyInstance, def: RouteDef) => {
     const cr = compileRoute(def);
-    if (def.prefix === undefined) index.add(def.path, def.method);
-    app.route({
+    scope.route({
       method: def.method,
       url: (def.prefix ?? API_PREFIX) + def.path,
       handler: (req, reply) => serveTraced(gw, cr, req, reply),
     });
-  }
+  };
+  // GET routes read no body (Fastify parses none): they stay out of
+  // @fastify/multipart's scope, whose onRequest hook adds a 'close'
+  // listener (a closure and its context) to every response, 20,000 of them
+  // on a gateway holding parked GET /events (README "Benchmarks").
+  for (const def of opts.routes) if (def.method === "GET") route(app, def);
+  await app.register(async (bodies) => {
+    bodies.removeContentTypeParser("multipart/form-data");
+    await bodies.register(multipart, {
+      limits: { fieldSize: bodyLimit, fileSize: bodyLimit, parts: MAX_MULTIPART_PARTS, fieldNameSize: 1024 },
+    });
+    for (const def of opts.routes) if (def.method !== "GET") route(bodies, def);
+  });
 
   app.setNotFoundHandler((req, reply) => {
     const allowed = index.allowed(req.url);
