@@ -14,7 +14,7 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { api, channelWith, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
-import { ROOT } from "./procs.ts";
+import { ROOT, startProc } from "./procs.ts";
 import { startServers } from "./servers.ts";
 import { atLeast, atMost, percentile, type BenchContext, type BenchRow } from "./table.ts";
 
@@ -224,36 +224,42 @@ function fdsOf(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
-async function parkedPerGateway(ctx: BenchContext): Promise<BenchRow[]> {
-  // Heartbeats would answer the polls after ~45 s; push them past the measurement.
-  const srv = await startServers("cluster", { nodeEnv: { EVENT_QUEUE_HEARTBEAT_MS: "600000" } });
-  const dir = mkdtempSync(join(tmpdir(), "bench-parked-"));
+interface Held {
+  held: number;
+  perPoll: number;
+  early: number;
+  fdsBefore: number;
+  fds: number;
+  rssBefore: number;
+  rssAfter: number;
+}
+
+/**
+ * Open one parked GET /events per queue against `url` from two client
+ * processes (each under the 20,000-file limit), wait until the process `pid`
+ * holds the sockets, and measure its RSS growth per poll still parked.
+ */
+async function holdParked(
+  ctx: BenchContext,
+  label: string,
+  url: string,
+  pid: number,
+  queues: { auth: string; queueId: string }[],
+  dir: string,
+): Promise<Held> {
   const clients: ReturnType<typeof spawn>[] = [];
   try {
-    const { url } = srv;
-    const owner = await ownerAuth(url);
-    const nUsers = Math.ceil(PARKED / QUEUES_PER_USER);
-    const bots = await createBots(url, owner.auth, nUsers, "park");
-    let t = Date.now();
-    const jobs = Array.from({ length: PARKED }, (_, i) => bots[i % nUsers]!);
-    const queues = await pool(jobs, 32, async (u) => {
-      // Register-through-GET: a queue without /register's initial state.
-      const r = await api(url, u.auth, "GET", "/events", { dont_block: "true", event_types: ["message"] });
-      return { auth: u.auth, queueId: r.queue_id as string };
-    });
-    ctx.log(`parked: ${queues.length} queues registered in ${Date.now() - t} ms`);
-    const gw = srv.http.child.pid!;
     await sleep(1000);
-    const rssBefore = rssOf(gw);
-    const fdsBefore = fdsOf(gw);
-    // Two client processes, each under the 20,000-file limit.
-    const halves = [queues.slice(0, PARKED / 2), queues.slice(PARKED / 2)];
-    t = Date.now();
+    const rssBefore = rssOf(pid);
+    const fdsBefore = fdsOf(pid);
+    const half = Math.ceil(queues.length / 2);
+    const halves = [queues.slice(0, half), queues.slice(half)];
+    const t = Date.now();
     const opened = await Promise.all(
       halves.map(
         (part, i) =>
           new Promise<number>((resolve, reject) => {
-            const file = join(dir, `queues-${i}.json`);
+            const file = join(dir, `${label}-queues-${i}.json`);
             writeFileSync(file, JSON.stringify(part));
             const child = spawn(process.execPath, ["--import", "tsx", "bench/parked-client.ts", url, file], {
               cwd: ROOT,
@@ -270,21 +276,21 @@ async function parkedPerGateway(ctx: BenchContext): Promise<BenchRow[]> {
           }),
       ),
     );
-    // Wait until the gateway holds every socket (or stops gaining).
-    const want = fdsBefore + PARKED;
-    let fds = fdsOf(gw);
+    // Wait until the server holds every socket (or stops gaining).
+    const want = fdsBefore + queues.length;
+    let fds = fdsOf(pid);
     for (let stable = 0, prev = -1; fds < want && stable < 10;) {
       await sleep(500);
-      fds = fdsOf(gw);
+      fds = fdsOf(pid);
       stable = fds === prev ? stable + 1 : 0;
       prev = fds;
     }
     await sleep(2000);
-    const rssAfter = rssOf(gw);
-    fds = fdsOf(gw);
+    const rssAfter = rssOf(pid);
+    fds = fdsOf(pid);
     const parked = fds - fdsBefore;
     ctx.log(
-      `parked: clients opened ${opened.join("+")} in ${Date.now() - t} ms; gateway fds ${fdsBefore} -> ${fds}; RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rssAfter / 2 ** 20).toFixed(0)} MiB`,
+      `parked, ${label}: clients opened ${opened.join("+")} in ${Date.now() - t} ms; fds ${fdsBefore} -> ${fds}; RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rssAfter / 2 ** 20).toFixed(0)} MiB`,
     );
     // Ask the clients whether any poll was answered (it would no longer be parked).
     const answered = await Promise.all(
@@ -303,28 +309,80 @@ async function parkedPerGateway(ctx: BenchContext): Promise<BenchRow[]> {
     );
     const early = answered.reduce((a, b) => a + b, 0);
     const held = parked - early;
-    const perPoll = (rssAfter - rssBefore) / Math.max(held, 1);
-    return [
-      {
-        section: "events",
-        name: "parked GET /events held by one gateway process",
-        value: held,
-        unit: "polls",
-        ...atLeast(held, 19_000, (n) => n.toLocaleString("en-US")),
-        note: `${PARKED} polls opened from 2 client processes; gateway fds ${fdsBefore} → ${fds}; ${early} polls answered before the measurement`,
-      },
-      {
-        section: "events",
-        name: "gateway RSS per parked GET /events",
-        value: perPoll / 1024,
-        unit: "KiB",
-        ...atMost(perPoll / 1024, 8, (n) => `${n} KiB`),
-        note: `gateway RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB`,
-      },
-    ];
+    return {
+      held,
+      perPoll: (rssAfter - rssBefore) / Math.max(held, 1),
+      early,
+      fdsBefore,
+      fds,
+      rssBefore,
+      rssAfter,
+    };
   } finally {
     for (const c of clients) if (c.exitCode === null) c.kill("SIGTERM");
-    await srv.stop();
+  }
+}
+
+async function parkedPerGateway(ctx: BenchContext): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-parked-"));
+  try {
+    // Baseline: bare Fastify (bench/baseline.ts) holding the same number of
+    // requests its GET /api/v1/events never answers.
+    const base = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
+    let b: Held;
+    try {
+      const fake = Array.from({ length: PARKED }, (_, i) => ({ auth: "Basic eDp4", queueId: `q${i}` }));
+      b = await holdParked(
+        ctx,
+        "bare Fastify",
+        `http://127.0.0.1:${base.match[1]}`,
+        base.child.pid!,
+        fake,
+        dir,
+      );
+    } finally {
+      await base.stop();
+    }
+    // Heartbeats would answer the polls after ~45 s; push them past the measurement.
+    const srv = await startServers("cluster", { nodeEnv: { EVENT_QUEUE_HEARTBEAT_MS: "600000" } });
+    try {
+      const { url } = srv;
+      const owner = await ownerAuth(url);
+      const nUsers = Math.ceil(PARKED / QUEUES_PER_USER);
+      const bots = await createBots(url, owner.auth, nUsers, "park");
+      const t = Date.now();
+      const jobs = Array.from({ length: PARKED }, (_, i) => bots[i % nUsers]!);
+      const queues = await pool(jobs, 32, async (u) => {
+        // Register-through-GET: a queue without /register's initial state.
+        const r = await api(url, u.auth, "GET", "/events", { dont_block: "true", event_types: ["message"] });
+        return { auth: u.auth, queueId: r.queue_id as string };
+      });
+      ctx.log(`parked: ${queues.length} queues registered in ${Date.now() - t} ms`);
+      const g = await holdParked(ctx, "gateway", url, srv.http.child.pid!, queues, dir);
+      return [
+        {
+          section: "events",
+          name: "parked GET /events held by one gateway process",
+          value: g.held,
+          unit: "polls",
+          ratio: g.held / Math.max(b.held, 1),
+          ...atLeast(g.held, 19_000, (n) => n.toLocaleString("en-US")),
+          note: `${PARKED} polls opened from 2 client processes; gateway fds ${g.fdsBefore} → ${g.fds}; ${g.early} polls answered before the measurement; bare Fastify held ${b.held}`,
+        },
+        {
+          section: "events",
+          name: "gateway RSS per parked GET /events",
+          value: g.perPoll / 1024,
+          unit: "KiB",
+          ratio: g.perPoll / b.perPoll,
+          ...atMost(g.perPoll / 1024, 8, (n) => `${n} KiB`),
+          note: `gateway RSS ${(g.rssBefore / 2 ** 20).toFixed(1)} → ${(g.rssAfter / 2 ** 20).toFixed(1)} MiB; bare Fastify holding ${b.held} never-answered GETs: ${(b.perPoll / 1024).toFixed(2)} KiB each (RSS ${(b.rssBefore / 2 ** 20).toFixed(1)} → ${(b.rssAfter / 2 ** 20).toFixed(1)} MiB), the ratio's baseline`,
+        },
+      ];
+    } finally {
+      await srv.stop();
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }

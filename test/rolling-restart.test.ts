@@ -216,8 +216,9 @@ describe("rolling restart under load", { skip }, () => {
         await sleep(20);
       }
     };
-    // Channel messages: every acknowledged id.
+    // Channel messages: every acknowledged id, and when its send started.
     const ackedMessages: number[] = [];
+    const sentAt = new Map<number, number>();
     const messageWriter = async (w: Client, n: number) => {
       for (let i = 1; !stop; i++) {
         const t = Date.now();
@@ -230,16 +231,25 @@ describe("rolling restart under load", { skip }, () => {
             content: `m ${n}.${i}`,
           })
           .catch(() => null);
-        if (check(`POST /messages from ${w.userId}`, res, t, ph)) ackedMessages.push(res!.body.id as number);
+        if (check(`POST /messages from ${w.userId}`, res, t, ph)) {
+          ackedMessages.push(res!.body.id as number);
+          sentAt.set(res!.body.id as number, t);
+        }
         await sleep(30);
       }
     };
-    // Long-polls: every message event each poller saw.
+    // Long-polls: every message event each poller saw. A message whose send
+    // started before the poller's queue was registered may precede the
+    // queue (its event can go out before the send is answered), so each
+    // poller is held to the messages sent after its register returned.
     const seen = pollers.map(() => new Set<number>());
+    const registeredAt = pollers.map(() => Infinity);
+    const owed = (k: number) => ackedMessages.filter((id) => sentAt.get(id)! >= registeredAt[k]!);
     const poller = async (w: Client, k: number) => {
       const t0 = Date.now();
       const reg = await w.api("POST", "/register", { event_types: ["message"] });
       if (!check(`POST /register ${w.userId}`, reg, t0, phase)) return;
+      registeredAt[k] = Date.now();
       const queueId = reg.body.queue_id as string;
       let last = reg.body.last_event_id as number;
       // After the load stops, poll until every acknowledged message is in (non-blocking then).
@@ -262,7 +272,7 @@ describe("rolling restart under load", { skip }, () => {
           if (e.type === "message") seen[k]!.add((e.message as Obj).id as number);
         }
         if (stop) {
-          if (ackedMessages.every((id) => seen[k]!.has(id))) break;
+          if (owed(k).every((id) => seen[k]!.has(id))) break;
           idle++;
           await sleep(300);
         }
@@ -330,7 +340,8 @@ describe("rolling restart under load", { skip }, () => {
       assert.equal((m.message as Obj).id, id);
     }
     for (let k = 0; k < pollers.length; k++) {
-      const missing = ackedMessages.filter((id) => !seen[k]!.has(id));
+      assert.ok(owed(k).length > 20, `poller ${k} was owed messages (${owed(k).length})`);
+      const missing = owed(k).filter((id) => !seen[k]!.has(id));
       assert.deepEqual(missing, [], `poller ${k} got every acknowledged message`);
     }
   });
