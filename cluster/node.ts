@@ -53,8 +53,12 @@ interface ShardState {
 }
 
 export type EventListener = (ref: ActorRef, events: OutEvent[]) => void;
-/** A Decision.handoffs handler: `key` names the outbox entry (null when not journaled). */
-export type HandoffHandler = (data: Obj, key: string | null) => Promise<boolean>;
+/**
+ * A Decision.handoffs handler: the data of every hand-off of its subject in
+ * one journaled batch, in order; `key` names the outbox entry (null when
+ * not journaled).
+ */
+export type HandoffHandler = (data: Obj[], key: string | null) => Promise<boolean>;
 
 export class NodeRuntime {
   readonly nodeId: string;
@@ -102,26 +106,22 @@ export class NodeRuntime {
           return this.router.route(ref, events, key);
         },
         handoff: async (_ref, handoffs, key) => {
-          // Acknowledged once every hand-off's handler acknowledged it; a
-          // subject nobody handles stays in the outbox (given again at the
-          // emitter's next activation).
-          // Sent messages reach their recipients' flags together, one call
-          // per recipient for the whole batch (actors/channel/delivery.ts).
-          const deliveries: Obj[] = [];
-          const others: typeof handoffs = [];
+          // Each subject's handler gets the batch's hand-offs of it at once;
+          // acknowledged once every handler acknowledged. A subject nobody
+          // handles stays in the outbox (given again at the emitter's next
+          // activation).
+          const bySubject = new Map<string, Obj[]>();
           for (const h of handoffs) {
-            if (h.subject === MESSAGE_DELIVERY) deliveries.push(h.data);
-            else others.push(h);
+            const list = bySubject.get(h.subject);
+            if (list) list.push(h.data);
+            else bySubject.set(h.subject, [h.data]);
           }
-          const oks = await Promise.all([
-            deliveries.length === 0
-              ? true
-              : deliverMessages(deliveries, (ref, m, a) => this.call(ref, m, a)).catch(() => false),
-            ...others.map((h) => {
-              const handler = this.handoffHandlers.get(h.subject);
-              return handler ? handler(h.data, key).catch(() => false) : false;
+          const oks = await Promise.all(
+            [...bySubject].map(([subject, data]) => {
+              const handler = this.handoffHandlers.get(subject);
+              return handler ? handler(data, key).catch(() => false) : false;
             }),
-          ]);
+          );
           return oks.every(Boolean);
         },
         notice: (subject, data) => {
@@ -141,6 +141,9 @@ export class NodeRuntime {
         context: (act, turn) => this.context(act, turn),
       },
     });
+    // Sent messages reach their recipients' flags, one call per recipient
+    // for a whole batch of sends (actors/channel/delivery.ts).
+    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
     this.router = new EventRouter({
       nodeId: this.nodeId,
       shards: this.shards,

@@ -178,7 +178,9 @@ export class WebhookWorker {
       if (subject === READY_NOTICE) void this.pump(Number(data.realmId), Number(data.botId));
       else if (subject === IDLE_NOTICE) void this.clear(data);
     });
-    this.host.onHandoff(TRIGGER_NOTICE, (data) => this.forward(data));
+    this.host.onHandoff(TRIGGER_NOTICE, async (data) =>
+      (await Promise.all(data.map((d) => this.forward(d)))).every(Boolean),
+    );
     this.host.onShardAcquired((shard) => {
       if (this.stopped) return;
       this.sweepShards.add(shard);
