@@ -15,14 +15,8 @@ import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import type { RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
-import {
-  isDmKey,
-  lowerBound,
-  topicEntry,
-  type ConvFact,
-  type ConvState,
-  type Msg,
-} from "./conversation-state.ts";
+import { lowerBound } from "../sorted-ids.ts";
+import { isDmKey, topicEntry, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";

@@ -9,6 +9,7 @@
 // `convFromSnapshot`, because snapshots written before it lack it.
 
 import type { ActorRef, Obj } from "../types.ts";
+import { insertId, removeId } from "../sorted-ids.ts";
 
 export interface Reaction {
   emoji_name: string;
@@ -76,33 +77,6 @@ export function dmKey(userIds: number[]): string {
 
 export function initialConv(ref: ActorRef): ConvState {
   return { key: ref.key, realmId: ref.realm, ids: [], msgs: {}, dmRecipients: null, topicIndex: new Map() };
-}
-
-/** First index of `ids` (ascending) whose id is >= `id`. */
-export function lowerBound(ids: readonly number[], id: number): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function insertId(ids: number[], id: number): void {
-  // Ids come from a realm-wide counter; concurrent sends may commit out of
-  // order, but almost always a new id is the largest.
-  if (!ids.length || ids[ids.length - 1]! < id) ids.push(id);
-  else {
-    const i = lowerBound(ids, id);
-    if (ids[i] !== id) ids.splice(i, 0, id);
-  }
-}
-
-function removeId(ids: number[], id: number): void {
-  const i = lowerBound(ids, id);
-  if (ids[i] === id) ids.splice(i, 1);
 }
 
 function indexAdd(index: Map<string, TopicEntry>, m: Msg): void {

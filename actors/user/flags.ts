@@ -11,6 +11,7 @@
 // snapshots lack it and `msgsOf` supplies the empty default.
 
 import { errors } from "../errors.ts";
+import { insertId, removeId } from "../sorted-ids.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
 import type { UserState } from "./state.ts";
 import { applyTopicFact, topicHandlers } from "./topics.ts";
@@ -64,29 +65,6 @@ export function flagBits(names: string[]): number {
   return bits;
 }
 
-/** Insert keeping `ids` ascending (sends may commit slightly out of order). */
-function insertSorted(ids: number[], id: number): void {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  if (ids[lo] !== id) ids.splice(lo, 0, id);
-}
-
-function removeSorted(ids: number[], id: number): void {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  if (ids[lo] === id) ids.splice(lo, 1);
-}
-
 export type FlagFact =
   | { type: "msgsReceived"; items: [number, string, number, string, number][] }
   | { type: "msgsMoved"; ids: number[]; conv: string; topic: string }
@@ -103,7 +81,7 @@ export function applyFlagFact(state: UserState, raw: Obj): UserState {
       const m = (holder.msgs ??= { ids: [], entries: {} });
       for (const [id, conv, bits, topic, sender] of fact.items) {
         const key = String(id);
-        if (!m.entries[key]) insertSorted(m.ids, id);
+        if (!m.entries[key]) insertId(m.ids, id);
         m.entries[key] = [conv, (m.entries[key]?.[1] ?? 0) | bits, topic, sender];
       }
       break;
@@ -135,7 +113,7 @@ export function applyFlagFact(state: UserState, raw: Obj): UserState {
       for (const id of fact.ids) delete m.entries[String(id)];
       if (fact.ids.length <= 16) {
         // A single deletion: binary search, not a pass over every message the user has.
-        for (const id of fact.ids) removeSorted(m.ids, id);
+        for (const id of fact.ids) removeId(m.ids, id);
       } else {
         const gone = new Set(fact.ids);
         m.ids = m.ids.filter((id) => !gone.has(id));
