@@ -23,6 +23,7 @@ import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
 import { metrics } from "./metrics.ts";
+import { delay } from "./transport/retry.ts";
 
 export interface Turn {
   method: string;
@@ -100,8 +101,6 @@ const SNAPSHOT_CHARS_PER_FACT = 2000;
 
 /** Longest a batch's hand-offs wait for its events to reach their queues. */
 const HANDOFF_AFTER_EVENTS_MS = 250;
-
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /** A Decision.handoffs entry. */
 export interface Handoff {
