@@ -11,6 +11,7 @@ import "../actors/index.ts";
 import {
   channelWindow,
   contentFilter,
+  type ChannelWindowArgs,
   type Filters,
   type FlagSource,
 } from "../actors/channel/conversation-handlers.ts";
@@ -97,18 +98,7 @@ function build(
 }
 
 /** The fetch as it was: every message through the filters, then windowIds. */
-function naive(
-  state: ConvState,
-  own: Record<string, string[]>,
-  a: {
-    anchor: number | "first_unread";
-    numBefore: number;
-    numAfter: number;
-    includeAnchor: boolean;
-    filters: Filters;
-    protectedHistory: boolean;
-  },
-) {
+function naive(state: ConvState, own: Record<string, string[]>, a: ChannelWindowArgs) {
   let hidden = false;
   const cands: { id: number; flags: string[] }[] = [];
   for (const id of state.ids) {
