@@ -31,7 +31,15 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { createClient } from "redis";
 import { startProc, type Proc } from "./procs.ts";
-import { freePort, requireBinaries, startNats, waitForPort, type Service } from "../test/support/services.ts";
+import { startGateway } from "./servers.ts";
+import {
+  freePort,
+  redisArgs,
+  requireBinaries,
+  startNats,
+  waitForPort,
+  type Service,
+} from "../test/support/services.ts";
 import { makeApi, type Api, type ApiResult, type Creds } from "../test/support/embedded.ts";
 
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 90);
@@ -68,22 +76,7 @@ const log = (msg: string) => console.error(`[chaos ${new Date().toISOString().sl
 async function startRedisAlways(): Promise<Service> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "chaos-redis-"));
-  const args = [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "always",
-    "--save",
-    "",
-    "--protected-mode",
-    "no",
-  ];
+  const args = redisArgs(port, dir, "always");
   const launch = () => {
     const p = spawn("redis-server", args, { stdio: "ignore" });
     p.on("error", () => {});
@@ -281,17 +274,10 @@ async function main(): Promise<void> {
     nodes.push(n);
     await startNode(n);
   }
-  const port = await freePort();
-  const gateway = await startProc(
-    "gateway",
-    "gateway/gateway-main.ts",
-    { ...common, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "0" },
-    /listening on port/,
-  );
+  const { proc: gateway, url: baseUrl } = await startGateway(common);
   cleanup.push(() => gateway.stop());
   for (const st of [gateway.child.stdout, gateway.child.stderr])
     if (st) createInterface({ input: st }).on("line", (l) => /error/i.test(l) && errorLine("gateway", l));
-  const baseUrl = `http://127.0.0.1:${port}`;
   log(`cluster up: gateway ${baseUrl}, nats ${nats.url}, redis ${redis.url}`);
 
   // ------------------------------------------------------------ seed users

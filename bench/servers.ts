@@ -61,6 +61,18 @@ export async function startEmbeddedServer(o: ServerOptions = {}): Promise<Server
   };
 }
 
+/** A gateway process on a free loopback port, with the per-user rate limit off (benchmarks measure throughput). */
+export async function startGateway(env: Record<string, string>): Promise<{ proc: Proc; url: string }> {
+  const port = await freePort();
+  const proc = await startProc(
+    "gateway",
+    "gateway/gateway-main.ts",
+    { ...env, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "0" },
+    /listening on port/,
+  );
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
 export async function startClusterServers(o: ServerOptions = {}): Promise<Servers> {
   const services: Service[] = [];
   const procs: Proc[] = [];
@@ -87,15 +99,9 @@ export async function startClusterServers(o: ServerOptions = {}): Promise<Server
         ),
       );
     }
-    const port = await freePort();
-    const gateway = await startProc(
-      "gateway",
-      "gateway/gateway-main.ts",
-      { ...common, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "0" },
-      /listening on port/,
-    );
+    const { proc: gateway, url } = await startGateway(common);
     procs.push(gateway);
-    return { mode: "cluster", url: `http://127.0.0.1:${port}`, http: gateway, stop };
+    return { mode: "cluster", url, http: gateway, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -136,31 +136,40 @@ export function startNats(): Promise<Service> {
 }
 
 /**
+ * redis-server's arguments for one process of ours: loopback only, data in
+ * `dir`, AOF on (`appendfsync` everysec as deployed, or always), no RDB
+ * snapshots, no protected mode.
+ */
+export function redisArgs(
+  port: number,
+  dir: string,
+  appendfsync: "everysec" | "always" = "everysec",
+): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    appendfsync,
+    "--save",
+    "",
+    "--protected-mode",
+    "no",
+  ];
+}
+
+/**
  * Redis with AOF on, as deployed: appendfsync everysec. Redis write()s the AOF
  * before it replies, so a kill -9 of Redis itself loses no acknowledged write;
  * only a machine crash can lose up to one second (README: Durability).
  */
 export function startRedis(): Promise<Service> {
-  return startService(
-    "redis-server",
-    (port, dir) => [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dir,
-      "--appendonly",
-      "yes",
-      "--appendfsync",
-      "everysec",
-      "--save",
-      "",
-      "--protected-mode",
-      "no",
-    ],
-    "redis",
-  );
+  return startService("redis-server", (port, dir) => redisArgs(port, dir), "redis");
 }
 
 export interface RedisClusterService {
@@ -201,26 +210,13 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
       const p = spawn(
         "redis-server",
         [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--dir",
-          dir,
+          ...redisArgs(port, dir),
           "--cluster-enabled",
           "yes",
           "--cluster-config-file",
           join(dir, "nodes.conf"),
           "--cluster-port",
           String(busPort),
-          "--appendonly",
-          "yes",
-          "--appendfsync",
-          "everysec",
-          "--save",
-          "",
-          "--protected-mode",
-          "no",
         ],
         { stdio: "ignore" },
       );
