@@ -93,12 +93,17 @@ export function fromPbMap(m: PbMap | null | undefined): Obj {
 
 // ---- Journal facts --------------------------------------------------------
 
+// A fact is JSON text in Fact.json (proto/actor.proto says why). Facts are
+// JSON values by contract (snapshots are JSON too), so nothing is lost.
 export function encodeFact(fact: Obj): Uint8Array {
-  return pb.Fact.encode({ fact: toPbMap(fact) }).finish();
+  return pb.Fact.encode({ json: Buffer.from(JSON.stringify(fact)) }).finish();
 }
 
 export function decodeFact(bytes: Uint8Array): Obj {
-  const m = pb.Fact.decode(bytes) as unknown as { fact?: PbMap };
+  const m = pb.Fact.decode(bytes) as unknown as { fact?: PbMap; json?: Uint8Array };
+  if (m.json !== undefined && m.json.length > 0) {
+    return JSON.parse(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.length).toString("utf8")) as Obj;
+  }
   return fromPbMap(m.fact);
 }
 
