@@ -23,7 +23,7 @@ import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
 import { metrics } from "./metrics.ts";
-import { delay } from "./transport/retry.ts";
+import { delay, nextMacrotask } from "./transport/retry.ts";
 
 export interface Turn {
   method: string;
@@ -450,11 +450,14 @@ export class Catalog {
           // Events first: hand-offs (a send's flag deliveries to every
           // recipient) start once the batch's events reached their queues,
           // or after HANDOFF_AFTER_EVENTS_MS, so waiting clients hear of a
-          // message before the bulk work behind its reply begins.
+          // message before the bulk work behind its reply begins. The next
+          // macrotask, not the next microtask: the parked polls those
+          // events woke are answered in microtasks, and their responses
+          // are written before the hand-offs take the CPU.
           const start =
             emitted === undefined
               ? Promise.resolve()
-              : Promise.race([emitted, delay(HANDOFF_AFTER_EVENTS_MS)]);
+              : Promise.race([emitted.then(nextMacrotask), delay(HANDOFF_AFTER_EVENTS_MS)]);
           handed =
             handoffSeq !== null
               ? start.then(() => this.handOff(act, handoffSeq, handoffs))

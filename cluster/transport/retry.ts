@@ -112,6 +112,11 @@ export function nextBackoff(ms: number): number {
   return ms >= BACKOFF_MAX_MS / 2 ? BACKOFF_MAX_MS : ms * 2;
 }
 
+/** Resolves in the event loop's next check phase: after pending I/O callbacks and microtasks. */
+export function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 // ---- Coalesced sleeps --------------------------------------------------------
 // When a node dies, every in-flight request retries at once; one setTimeout
 // per request would be thousands of timers. Wake-ups are rounded up to a 5 ms
