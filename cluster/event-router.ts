@@ -28,6 +28,7 @@ import { queueRef } from "../actors/index.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { shardOf } from "./addressing.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
+import { nextMacrotask } from "./transport/retry.ts";
 
 export const ROUTER_METHOD = "routeEvents";
 const ROUTER_PREFIX = "~router.";
@@ -39,6 +40,8 @@ const ROUTER_PREFIX = "~router.";
  */
 const ATTEMPT_MS = 2_000;
 const ATTEMPTS = 30;
+/** Local deliveries started per macrotask (EventRouter.pump). */
+const LOCAL_CHUNK = 64;
 
 export interface RouterHost {
   readonly nodeId: string;
@@ -74,6 +77,9 @@ export class EventRouter {
    * serving it, and the next owner learns them again (unknown = deliver).
    */
   private readonly noQueues = new Map<number, Set<string>>();
+  /** Batches for shards served here, in arrival order, waiting for `pump`. */
+  private readonly local: { batch: Batch; done: (ok: boolean) => void }[] = [];
+  private pumping = false;
   readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0 };
 
   constructor(private readonly host: RouterHost) {}
@@ -129,23 +135,50 @@ export class EventRouter {
     return { ok: oks.every(Boolean) };
   }
 
-  /**
-   * One `deliver` per user. The request reaches the mailbox synchronously
-   * when this node serves the shard, so batches keep their order.
-   */
+  /** One `deliver` per user, through `pump`. */
   private deliverLocal(batch: Batch): Promise<boolean> {
-    const jobs: Promise<boolean>[] = [];
-    for (const [userId, events] of Object.entries(batch.users)) {
-      const ref = queueRef(batch.realm, Number(userId));
-      const shard = shardOf(ref, this.host.shards);
-      if (this.host.serves(shard) && this.noQueues.get(shard)?.has(`${batch.realm}:${userId}`)) {
-        this.stats.skipped++;
-        continue;
+    return new Promise((done) => {
+      this.local.push({ batch, done });
+      if (!this.pumping) void this.pump();
+    });
+  }
+
+  /**
+   * Start the local deliveries in arrival order, LOCAL_CHUNK users per
+   * macrotask. A request reaches its mailbox synchronously when this node
+   * serves the shard, and one pump starts them all, so every queue actor
+   * gets batches in order. The pause between chunks lets the first queue
+   * actors' journal commit and the responses to their parked polls go out
+   * while later chunks are decided: a message to a thousand local users
+   * otherwise holds every poll until all thousand turns and their one
+   * commit are done, and the clients start reading only then.
+   */
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    let started = 0;
+    try {
+      for (let job = this.local.shift(); job !== undefined; job = this.local.shift()) {
+        const { batch, done } = job;
+        const jobs: Promise<boolean>[] = [];
+        for (const [userId, events] of Object.entries(batch.users)) {
+          const ref = queueRef(batch.realm, Number(userId));
+          const shard = shardOf(ref, this.host.shards);
+          if (this.host.serves(shard) && this.noQueues.get(shard)?.has(`${batch.realm}:${userId}`)) {
+            this.stats.skipped++;
+            continue;
+          }
+          this.stats.local++;
+          jobs.push(this.deliverUser(ref, batch.key, events));
+          if (++started === LOCAL_CHUNK) {
+            started = 0;
+            await nextMacrotask();
+          }
+        }
+        void Promise.all(jobs).then((oks) => done(oks.every(Boolean)));
       }
-      this.stats.local++;
-      jobs.push(this.deliverUser(ref, batch.key, events));
+    } finally {
+      this.pumping = false;
     }
-    return Promise.all(jobs).then((oks) => oks.every(Boolean));
   }
 
   /** True once the queue actor applied (or refused for good) the events. */
