@@ -33,8 +33,13 @@ interface Poll {
   lastEventId: number;
 }
 
-/** GET /events on its own socket; resolves with the arrival time and body. */
-function longPoll(agent: Agent, base: URL, p: Poll): Promise<{ at: number; status: number; body: string }> {
+/** A GET on its own socket; resolves with the arrival time and body. */
+function longPoll(
+  agent: Agent,
+  base: URL,
+  path: string,
+  auth: string | null,
+): Promise<{ at: number; status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -42,8 +47,8 @@ function longPoll(agent: Agent, base: URL, p: Poll): Promise<{ at: number; statu
         host: base.hostname,
         port: base.port,
         method: "GET",
-        path: `/api/v1/events?queue_id=${encodeURIComponent(p.queueId)}&last_event_id=${p.lastEventId}`,
-        headers: { authorization: p.user.auth },
+        path,
+        headers: auth === null ? {} : { authorization: auth },
       },
       (res) => {
         let body = "";
@@ -57,9 +62,90 @@ function longPoll(agent: Agent, base: URL, p: Poll): Promise<{ at: number; statu
   });
 }
 
+/** One side of the fan-out comparison: the server under test, or bare Fastify. */
+interface FanoutTarget {
+  base: URL;
+  /** Open the parked GETs of a round. */
+  park(agent: Agent): Promise<{ at: number; status: number; body: string }>[];
+  /** Send the one message (resolves when its response arrived). */
+  send(): Promise<unknown>;
+  /** Read a poll's answer: whether it held the message (and note its event ids). */
+  received(i: number, body: string): boolean;
+}
+
+interface FanoutFigures {
+  /** Each delivery's arrival, from the send's request / from its response (ms). */
+  fromRequest: number[];
+  fromResponse: number[];
+  /** Deliveries per second per round, send's request to the last poll answered. */
+  rates: number[];
+  sendMs: number[];
+  missing: number;
+}
+
+function newFigures(): FanoutFigures {
+  return { fromRequest: [], fromResponse: [], rates: [], sendMs: [], missing: 0 };
+}
+
+/** One round: park every poll, let them settle, send, collect the answers. */
+async function fanoutRound(
+  ctx: BenchContext,
+  label: string,
+  agent: Agent,
+  t: FanoutTarget,
+  f: FanoutFigures,
+) {
+  const pending = t.park(agent);
+  let early = 0;
+  pending.forEach(
+    (pr) =>
+      void pr.then(
+        () => early++,
+        () => early++,
+      ),
+  );
+  // Let every poll reach its queue and park.
+  await sleep(2000 + FANOUT_USERS);
+  if (early) ctx.log(`${label}: ${early} polls answered before the send`);
+  const sendStart = performance.now();
+  await t.send();
+  const sendEnd = performance.now();
+  f.sendMs.push(sendEnd - sendStart);
+  const results = await Promise.race([Promise.all(pending), sleep(30_000).then(() => null)]);
+  if (!results) throw new Error(`${label}: deliveries did not all arrive within 30 s`);
+  let last = sendStart;
+  results.forEach((r, i) => {
+    if (r.status !== 200 || !t.received(i, r.body)) {
+      f.missing++;
+      return;
+    }
+    f.fromResponse.push(Math.max(0, r.at - sendEnd));
+    f.fromRequest.push(r.at - sendStart);
+    last = Math.max(last, r.at);
+  });
+  f.rates.push((results.length / (last - sendStart)) * 1000);
+}
+
+/**
+ * Bare Fastify's side (bench/baseline.ts): the same number of parked GETs
+ * from the same client and agent, each answered with one message event of
+ * the same shape when the POST arrives.
+ */
+function bareTarget(url: string): FanoutTarget {
+  const base = new URL(url);
+  return {
+    base,
+    park: (agent) =>
+      Array.from({ length: FANOUT_USERS }, () => longPoll(agent, base, "/api/v1/fanout", null)),
+    send: () => api(url, null, "POST", "/fanout", {}),
+    received: (_i, body) => (JSON.parse(body) as { events?: unknown[] }).events?.length === 1,
+  };
+}
+
 async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<BenchRow[]> {
   const srv = await startServers(mode);
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  const bare = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: Infinity });
   try {
     const { url } = srv;
     const owner = await ownerAuth(url);
@@ -77,74 +163,76 @@ async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<
     });
     ctx.log(`${mode}: ${polls.length} queues registered`);
     const base = new URL(url);
-    const fromResponse: number[] = [];
-    const fromRequest: number[] = [];
-    const rates: number[] = [];
-    const sendMs: number[] = [];
-    let missing = 0;
-    for (let round = 0; round < FANOUT_ROUNDS; round++) {
-      const pending = polls.map((p) => longPoll(agent, base, p));
-      let early = 0;
-      pending.forEach(
-        (pr) =>
-          void pr.then(
-            () => early++,
-            () => early++,
+    let round = 0;
+    const ours: FanoutTarget = {
+      base,
+      park: (a) =>
+        polls.map((p) =>
+          longPoll(
+            a,
+            base,
+            `/api/v1/events?queue_id=${encodeURIComponent(p.queueId)}&last_event_id=${p.lastEventId}`,
+            p.user.auth,
           ),
-      );
-      // Let every poll reach its queue and park.
-      await sleep(2000 + FANOUT_USERS);
-      if (early) ctx.log(`${mode}: ${early} polls answered before the send`);
-      const sendStart = performance.now();
-      await api(url, owner.auth, "POST", "/messages", {
-        type: "stream",
-        to: String(channelId),
-        topic: "fan-out",
-        content: `round ${round}`,
-      });
-      const sendEnd = performance.now();
-      sendMs.push(sendEnd - sendStart);
-      const results = await Promise.race([Promise.all(pending), sleep(30_000).then(() => null)]);
-      if (!results) throw new Error("deliveries did not all arrive within 30 s");
-      let last = sendStart;
-      results.forEach((r, i) => {
-        const body = JSON.parse(r.body) as { events?: { id: number; type: string }[] };
-        const msgs = (body.events ?? []).filter((e) => e.type === "message");
+        ),
+      send: () =>
+        api(url, owner.auth, "POST", "/messages", {
+          type: "stream",
+          to: String(channelId),
+          topic: "fan-out",
+          content: `round ${round++}`,
+        }),
+      received: (i, body) => {
+        const events = (JSON.parse(body) as { events?: { id: number; type: string }[] }).events ?? [];
         const p = polls[i]!;
-        for (const e of body.events ?? []) p.lastEventId = Math.max(p.lastEventId, e.id);
-        if (r.status !== 200 || msgs.length === 0) {
-          missing++;
-          return;
-        }
-        fromResponse.push(Math.max(0, r.at - sendEnd));
-        fromRequest.push(r.at - sendStart);
-        last = Math.max(last, r.at);
-      });
-      rates.push((results.length / (last - sendStart)) * 1000);
+        for (const e of events) p.lastEventId = Math.max(p.lastEventId, e.id);
+        return events.some((e) => e.type === "message");
+      },
+    };
+    const theirs = bareTarget(`http://127.0.0.1:${bare.match[1]}`);
+    const f = newFigures();
+    const b = newFigures();
+    // Alternate the two, round by round, so a swing of the shared machine's
+    // load hits both alike; one unmeasured round of each warms them up.
+    for (let r = 0; r <= FANOUT_ROUNDS; r++) {
+      await fanoutRound(ctx, mode, agent, ours, r === 0 ? newFigures() : f);
+      await fanoutRound(ctx, "bare Fastify", agent, theirs, r === 0 ? newFigures() : b);
     }
     // Measured from the send's request: the send answers once its
     // recipients' flags are stored, and the events go out as soon as the
     // message is journaled, before that, so "after the response" reads 0.
-    const p99 = percentile(fromRequest, 99);
+    const p99 = percentile(f.fromRequest, 99);
+    const bareP99 = percentile(b.fromRequest, 99);
+    const rate = Math.min(...f.rates);
+    const bareRate = Math.min(...b.rates);
     const tag = `${FANOUT_USERS} parked polls, ${mode}`;
+    const ms = (x: number) => x.toFixed(0);
     return [
       {
         section: "events",
         name: `one message to ${tag}: p99 delivery from the send's request`,
         value: p99,
         unit: "ms",
+        ratio: p99 / Math.max(bareP99, 1),
         ...atMost(p99, 50, (n) => `${n} ms`),
-        note: `${fromRequest.length} deliveries over ${FANOUT_ROUNDS} rounds${missing ? `, ${missing} polls got no message` : ""}; p50 ${percentile(fromRequest, 50).toFixed(0)} ms; after the send's response: p50 ${percentile(fromResponse, 50).toFixed(1)} ms, p99 ${percentile(fromResponse, 99).toFixed(1)} ms; the send itself took ${sendMs.map((x) => x.toFixed(0)).join(", ")} ms`,
+        note:
+          `${f.fromRequest.length} deliveries over ${FANOUT_ROUNDS} rounds${f.missing ? `, ${f.missing} polls got no message` : ""}; ` +
+          `p50 ${ms(percentile(f.fromRequest, 50))} ms; after the send's response: p50 ${percentile(f.fromResponse, 50).toFixed(1)} ms, p99 ${percentile(f.fromResponse, 99).toFixed(1)} ms; ` +
+          `the send itself took ${f.sendMs.map(ms).join(", ")} ms. Bare Fastify answering ${FANOUT_USERS} parked GETs from the same client, rounds alternated: ` +
+          `p50 ${ms(percentile(b.fromRequest, 50))} ms, p99 ${ms(bareP99)} ms (the ratio's baseline)${b.missing ? `, ${b.missing} missing` : ""}`,
       },
       {
         section: "events",
         name: `one message to ${tag}: deliveries/s (send's request to last poll answered)`,
-        value: Math.min(...rates),
+        value: rate,
         unit: "deliveries/s",
+        ratio: rate / bareRate,
+        note: `slowest of ${FANOUT_ROUNDS} rounds; bare Fastify's slowest: ${ms(bareRate)} deliveries/s`,
       },
     ];
   } finally {
     agent.destroy();
+    await bare.stop();
     await srv.stop();
   }
 }
@@ -173,6 +261,34 @@ async function idleRun(target: number, seconds: number, passivate: boolean): Pro
   return JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
 }
 
+/**
+ * The idle-queue baseline: bare Fastify (bench/baseline.ts) keeping a plain
+ * record per registered queue in a Map; heap bytes per queue after
+ * registering `count` queues over HTTP, full collections before and after.
+ */
+async function bareIdle(ctx: BenchContext, count: number): Promise<{ perQueue: number; count: number }> {
+  const bare = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/, 30_000, [
+    "--expose-gc",
+  ]);
+  try {
+    const url = `http://127.0.0.1:${bare.match[1]}`;
+    const heap = async () => (await api(url, null, "GET", "/heap")).heap as number;
+    // Warm up the route (and its first allocations) before the first figure.
+    await pool(Array.from({ length: 200 }), 16, () =>
+      api(url, null, "POST", "/register", { event_types: ["message"] }),
+    );
+    const before = await heap();
+    await pool(Array.from({ length: count }), 64, () =>
+      api(url, null, "POST", "/register", { event_types: ["message"] }),
+    );
+    const perQueue = ((await heap()) - before) / count;
+    ctx.log(`idle queues, bare Fastify: ${count} registered, ${perQueue.toFixed(0)} B of heap each`);
+    return { perQueue, count };
+  } finally {
+    await bare.stop();
+  }
+}
+
 async function idleQueues(ctx: BenchContext): Promise<BenchRow[]> {
   const target = Number(process.env.IDLE_QUEUES ?? 1_000_000);
   const seconds = Number(process.env.IDLE_SECONDS ?? 60);
@@ -182,6 +298,7 @@ async function idleQueues(ctx: BenchContext): Promise<BenchRow[]> {
   // Passivated: a shorter run with activations passivated after 2 s idle.
   const q = await idleRun(target, Math.min(seconds, 20), true);
   ctx.log(`idle queues, passivated: ${JSON.stringify(q)}`);
+  const bare = await bareIdle(ctx, Number(process.env.BENCH_IDLE_BARE ?? 50_000));
   const n = (x: number) => x.toLocaleString("en-US");
   const note = (x: Record<string, number>) =>
     `N = ${n(x.queues!)} registered in ${(x.registerMs! / 1000).toFixed(0)} s` +
@@ -199,15 +316,19 @@ async function idleQueues(ctx: BenchContext): Promise<BenchRow[]> {
       name: `idle queue: heap per registered queue, passivated (${QUEUE_IDLE_MS / 1000} s after its last poll)`,
       value: q.bytesPerQueuePassivated!,
       unit: "B",
+      ratio: q.bytesPerQueuePassivated! / bare.perQueue,
       ...atMost(q.bytesPerQueuePassivated!, 400, (v) => `${v} B`),
       note:
-        note(q) + `; ${q.activationsAfterPassivation} activations left, ${n(q.wheelTimers!)} wheel timers`,
+        note(q) +
+        `; ${q.activationsAfterPassivation} activations left, ${n(q.wheelTimers!)} wheel timers; ` +
+        `baseline: bare Fastify keeping a plain record per queue in a Map, ${bare.perQueue.toFixed(0)} B each (${n(bare.count)} registered over HTTP)`,
     },
     {
       section: "events",
       name: `queue in its first ${QUEUE_IDLE_MS / 1000} s without a poll: heap per queue, activation live`,
       value: r.bytesPerQueue!,
       unit: "B",
+      ratio: r.bytesPerQueue! / bare.perQueue,
       note: note(r) + "; not graded: an idle queue's activation lives this long only",
     },
   ];
