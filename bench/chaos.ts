@@ -42,6 +42,22 @@ import {
 } from "../test/support/services.ts";
 import { makeApi, type Api, type ApiResult, type Creds } from "../test/support/embedded.ts";
 
+const USAGE = `usage: npm run chaos   (no arguments; knobs are environment variables)
+  CHAOS_SECONDS   seconds of faults (default 90)
+  CHAOS_SEED      seed of the fault schedule, to replay a run
+  CHAOS_FAULT_MS  mean gap between faults in ms (default 5000)
+  CHAOS_FAULTS    comma-separated kinds: kill9-node, restart-nats, restart-redis, sigstop-node (default all)
+Exit code 0: no violation; 1: a violation or a failed run; 2: bad usage.`;
+const cliArgs = process.argv.slice(2);
+if (cliArgs.includes("--help") || cliArgs.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (cliArgs.length) {
+  console.error(`unexpected arguments: ${cliArgs.join(" ")}\n${USAGE}`);
+  process.exit(2);
+}
+
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 90);
 const FAULT_MS = Number(process.env.CHAOS_FAULT_MS ?? 5000);
 const LEASE_TTL_MS = 3000;
@@ -223,6 +239,14 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, () => {
     log(`${sig}: stopping every process`);
     void stopAll().then(() => process.exit(130));
+  });
+}
+// Output piped to a reader that went away (`npm run chaos | head`): stop the
+// cluster instead of dying on EPIPE with its processes left running.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    void stopAll().then(() => process.exit(1));
   });
 }
 
