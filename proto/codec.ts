@@ -114,11 +114,21 @@ type PbRequest = {
   ref: { kind: string; realm: number; key: string; shardKey: string };
   shard: number;
   method: string;
-  args: PbMap;
+  args?: PbMap | null;
   caller?: { realmId: number; userId: number; role: number; isBot: boolean } | null;
   deadline: number;
   traceparent: string;
+  argsJson?: Uint8Array | null;
 };
+
+/** A JSON value as UTF-8 bytes (the *_json fields; undefined travels as null). */
+function jsonBytes(v: Value | undefined): Uint8Array {
+  return Buffer.from(JSON.stringify(v ?? null));
+}
+
+function parseJson(bytes: Uint8Array): Value {
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8")) as Value;
+}
 
 export function toPbRequest(corr: number, r: ActorRequest): PbRequest {
   return {
@@ -126,7 +136,7 @@ export function toPbRequest(corr: number, r: ActorRequest): PbRequest {
     ref: { kind: r.ref.kind, realm: r.ref.realm, key: r.ref.key, shardKey: r.ref.shardKey ?? "" },
     shard: r.shard,
     method: r.method,
-    args: toPbMap(r.args),
+    argsJson: jsonBytes(r.args),
     caller: r.caller,
     deadline: r.deadline,
     traceparent: r.traceparent ?? "",
@@ -143,7 +153,7 @@ export function fromPbRequest(p: PbRequest): { corr: number; req: ActorRequest }
     ref,
     shard: p.shard,
     method: p.method,
-    args: fromPbMap(p.args),
+    args: p.argsJson && p.argsJson.length > 0 ? (parseJson(p.argsJson) as Obj) : fromPbMap(p.args),
     caller,
     deadline: p.deadline,
   };
@@ -154,6 +164,7 @@ export function fromPbRequest(p: PbRequest): { corr: number; req: ActorRequest }
 type PbResponse = {
   corr: number;
   value?: PbValue | null;
+  valueJson?: Uint8Array | null;
   error?: {
     kind: string;
     code: string;
@@ -165,7 +176,7 @@ type PbResponse = {
 };
 
 export function toPbResponse(corr: number, r: ActorResponse): PbResponse {
-  if (r.ok) return { corr, value: toPbValue(r.value) };
+  if (r.ok) return { corr, valueJson: jsonBytes(r.value) };
   return {
     corr,
     error: {
@@ -193,6 +204,8 @@ export function fromPbResponse(p: PbResponse): { corr: number; res: ActorRespons
     if (e.headers && Object.keys(e.headers).length) res.headers = e.headers;
     return { corr: p.corr, res };
   }
+  if (p.valueJson && p.valueJson.length > 0)
+    return { corr: p.corr, res: { ok: true, value: parseJson(p.valueJson) } };
   return { corr: p.corr, res: { ok: true, value: fromPbValue(p.value) } };
 }
 

@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { createClient } from "redis";
 import { Repository } from "redis-om";
 import { FencedError } from "../actors/errors.ts";
-import { decodeFact, encodeFact, pb, toPbMap } from "../proto/codec.ts";
 import {
   createLmdbStore,
   createRedisClusterStore,
@@ -526,33 +525,5 @@ describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () 
 
   test("a prefix with braces is rejected", async () => {
     await assert.rejects(createRedisStore(svc.url, { prefix: "{x}" }));
-  });
-});
-
-// The journal's entry format (proto/actor.proto, Fact): new entries are JSON
-// text; entries written before that hold a protobuf Value tree and must
-// still replay.
-describe("journal fact encoding", () => {
-  const fact = {
-    type: "delivered",
-    key: "n.x.1",
-    per: { "7:0123456789abcdef": [{ type: "message", flags: [], message: { id: 3, content: "é ✓ 😀" } }] },
-    n: -2.5,
-    big: 2 ** 40,
-    none: null,
-    yes: true,
-  };
-
-  test("encodeFact writes JSON text that decodeFact reads back", () => {
-    const bytes = encodeFact(fact);
-    const m = pb.Fact.decode(bytes) as unknown as { json: Uint8Array; fact?: unknown };
-    assert.equal(m.fact, null);
-    assert.deepEqual(JSON.parse(Buffer.from(m.json).toString("utf8")), fact);
-    assert.deepEqual(decodeFact(bytes), fact);
-  });
-
-  test("decodeFact still reads entries written as a Value tree", () => {
-    const old = pb.Fact.encode({ fact: toPbMap(fact) }).finish();
-    assert.deepEqual(decodeFact(old), fact);
   });
 });
