@@ -135,8 +135,8 @@ export class NodeRuntime {
         settled: (act) => {
           // Only the current activation of a shard served at its epoch speaks for the shard.
           if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
-          const queues = (act.state as { queues?: Record<string, unknown> } | undefined)?.queues;
-          this.router.noteQueues(act.ref, act.shard, !!queues && Object.keys(queues).length > 0);
+          const queues = (act.state as { queues?: unknown[] } | undefined)?.queues;
+          this.router.noteQueues(act.ref, act.shard, queues !== undefined && queues.length > 0);
         },
         context: (act, turn) => this.context(act, turn),
       },
