@@ -23,6 +23,7 @@ import {
   type ConvState,
   type Msg,
 } from "../actors/channel/conversation-state.ts";
+import { storedMessage } from "./support/fixtures.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, firstUnreadAnchor, windowIds } from "../actors/channel/window.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 
@@ -31,24 +32,7 @@ const TOPICS = ["alpha", "Alpha", "beta", "", "gamma"];
 const WORDS = ["hello", "world", "link", "image"];
 
 function msg(id: number, topic: string, senderId: number, content: string): Msg {
-  return {
-    id,
-    senderId,
-    senderEmail: `u${senderId}@example.com`,
-    senderName: `U${senderId}`,
-    senderAvatarVersion: 1,
-    client: "test",
-    content,
-    rendered: `<p>${content}</p>`,
-    topic,
-    timestamp: 1,
-    reactions: [],
-    lastEditTimestamp: null,
-    lastMovedTimestamp: null,
-    editHistory: [],
-    mentioned: [],
-    isMe: false,
-  };
+  return storedMessage(id, { topic, senderId, content, timestamp: 1 });
 }
 
 const arbMsg = fc.record({

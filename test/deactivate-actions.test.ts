@@ -10,6 +10,7 @@ import { behaviors } from "../actors/index.ts";
 import { ZulipError } from "../actors/errors.ts";
 import type { ActorContext, ActorRef, Caller, Obj } from "../actors/types.ts";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { storedMessage } from "./support/fixtures.ts";
 import {
   assertError,
   assertSuccess,
@@ -462,24 +463,7 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
   function convWith(ids: number[]): unknown {
     let state = channel.initial(dmRef);
     for (const id of ids) {
-      const msg = {
-        id,
-        senderId: 5,
-        senderEmail: "a@x",
-        senderName: "A",
-        senderAvatarVersion: 1,
-        client: "test",
-        content: "c",
-        rendered: "<p>c</p>",
-        topic: "",
-        timestamp: 0,
-        reactions: [],
-        lastEditTimestamp: null,
-        lastMovedTimestamp: null,
-        editHistory: [],
-        mentioned: [],
-        isMe: false,
-      };
+      const msg = storedMessage(id);
       state = channel.apply(state, { type: "msgAdded", msg } as unknown as Obj, dmRef);
     }
     return state;
