@@ -105,12 +105,39 @@ export function whereTarget(q: Query, who: AdminPrincipal): { kind: Kind; realm:
   return { kind, realm, key };
 }
 
-/** Count GET /admin/... requests as route templates; the rest too (method, template, status). */
+/**
+ * Count GET /admin/... requests as route templates; the rest too (method,
+ * template, status, duration), when the reply is sent.
+ *
+ * Not an onResponse hook: Fastify implements that with a closure and two
+ * listeners ('finish', 'error') on every response, set up when the request
+ * arrives, ~0.2 KB that each parked GET /events keeps for up to 100 s (README
+ * "Benchmarks"). An onSend hook lives on the route, and the start time is one
+ * number on the request. The duration ends when the reply is handed to Node
+ * instead of when Node has flushed it (the same for our small bodies). A reply
+ * to a client that already left (a parked poll whose client disconnected) is
+ * not counted, as with onResponse: Node never finishes such a response.
+ */
 function installHttpMetrics(app: FastifyInstance): void {
-  app.addHook("onResponse", (req, reply, done) => {
-    metrics.http(req.method, req.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime);
+  app.decorateRequest("startedAt", 0);
+  app.addHook("onRequest", (req, _reply, done) => {
+    req.startedAt = performance.now();
     done();
   });
+  app.addHook("onSend", (req, reply, payload, done) => {
+    if (!reply.raw.destroyed) {
+      const ms = performance.now() - req.startedAt;
+      metrics.http(req.method, req.routeOptions.url ?? "unmatched", reply.statusCode, ms);
+    }
+    done(null, payload);
+  });
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** performance.now() when the request arrived (installHttpMetrics). */
+    startedAt: number;
+  }
 }
 
 // ---- The gateway's endpoints ----------------------------------------------------------
