@@ -23,6 +23,44 @@ const LEASE_TTL_MS = 3000;
 const REALM = 1;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Write back to back with `write` (true: succeeded), run `kill` after 1 s,
+ * and return the time from the kill to the end of the first successful
+ * write sent after it (null: none within 30 s), and the writes that failed
+ * after the kill.
+ */
+async function recovery(
+  write: (n: number) => Promise<boolean>,
+  kill: () => Promise<void>,
+): Promise<{ ms: number | null; failed: number }> {
+  let stop = false;
+  let killedAt = 0;
+  let recovered = 0;
+  let failed = 0;
+  const writer = (async () => {
+    for (let n = 0; !stop; n++) {
+      const startedAt = Date.now();
+      if (await write(n)) {
+        if (killedAt && startedAt >= killedAt) {
+          recovered = Date.now();
+          return;
+        }
+      } else {
+        if (killedAt) failed++;
+        await sleep(20);
+      }
+    }
+  })();
+  await sleep(1000);
+  killedAt = Date.now();
+  await kill();
+  const deadline = Date.now() + 30_000;
+  while (!recovered && Date.now() < deadline) await sleep(20);
+  stop = true;
+  await writer;
+  return { ms: recovered ? recovered - killedAt : null, failed };
+}
+
 /** kill -9 → first successful write sent after it, for one process restarted at once on its port. */
 async function bareFailover(ctx: BenchContext): Promise<number[]> {
   const port = String(await freePort());
@@ -42,33 +80,13 @@ async function bareFailover(ctx: BenchContext): Promise<number[]> {
   let proc: Proc = await start();
   try {
     for (let i = 0; i < RUNS; i++) {
-      let stop = false;
-      let killedAt = 0;
-      let recovered = 0;
-      const writer = (async () => {
-        for (let n = 0; !stop; n++) {
-          const startedAt = Date.now();
-          if (await write(n)) {
-            if (killedAt && startedAt >= killedAt) {
-              recovered = Date.now();
-              return;
-            }
-          } else await sleep(20);
-        }
-      })();
-      await sleep(1000);
-      killedAt = Date.now();
-      await proc.stop("SIGKILL");
-      proc = await start();
-      const deadline = Date.now() + 30_000;
-      while (!recovered && Date.now() < deadline) await sleep(20);
-      stop = true;
-      await writer;
-      if (!recovered) throw new Error(`bare Fastify run ${i}: no successful write within 30 s of the kill`);
-      samples.push(recovered - killedAt);
-      ctx.log(
-        `failover, bare Fastify run ${i + 1}/${RUNS}: kill -9 and restart → ${recovered - killedAt} ms`,
-      );
+      const { ms } = await recovery(write, async () => {
+        await proc.stop("SIGKILL");
+        proc = await start();
+      });
+      if (ms === null) throw new Error(`bare Fastify run ${i}: no successful write within 30 s of the kill`);
+      samples.push(ms);
+      ctx.log(`failover, bare Fastify run ${i + 1}/${RUNS}: kill -9 and restart → ${ms} ms`);
     }
   } finally {
     await proc.stop();
@@ -105,36 +123,18 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       const victim = c.nodes.get(holder);
       if (!victim) throw new Error(`shard ${shard} lease holder "${holder}" is not a node`);
 
-      let stop = false;
-      let killedAt = 0;
-      let recovered = 0;
-      const writer = (async () => {
-        for (let n = 0; !stop; n++) {
-          const startedAt = Date.now();
-          const r = await api("PATCH", "/settings", { full_name: `Failover ${i} n${n}` }).catch(() => null);
-          if (r?.status === 200) {
-            if (killedAt && startedAt >= killedAt) {
-              recovered = Date.now();
-              return;
-            }
-          } else {
-            if (killedAt) failedWrites++;
-            await sleep(20);
-          }
-        }
-      })();
-      await sleep(1000);
-      killedAt = Date.now();
-      await victim.stop("SIGKILL");
-      const deadline = Date.now() + 30_000;
-      while (!recovered && Date.now() < deadline) await sleep(20);
-      stop = true;
-      await writer;
-      if (!recovered) throw new Error(`run ${i}: no successful write within 30 s of killing ${holder}`);
-      samples.push(recovered - killedAt);
-      ctx.log(
-        `failover run ${i + 1}/${RUNS}: kill -9 ${holder} (shard ${shard}) → ${recovered - killedAt} ms`,
+      const { ms, failed } = await recovery(
+        (n) =>
+          api("PATCH", "/settings", { full_name: `Failover ${i} n${n}` }).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        () => victim.stop("SIGKILL"),
       );
+      failedWrites += failed;
+      if (ms === null) throw new Error(`run ${i}: no successful write within 30 s of killing ${holder}`);
+      samples.push(ms);
+      ctx.log(`failover run ${i + 1}/${RUNS}: kill -9 ${holder} (shard ${shard}) → ${ms} ms`);
 
       // Bring the node back and let the placement settle before the next run.
       await c.startNode(holder);
