@@ -301,8 +301,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     const flags: string[] = [];
     if (uid === actor.userId && readBySender) flags.push("read");
     if (env.mentionedUserIds.has(uid)) flags.push("mentioned");
-    if (env.wildcard === "channel")
-      flags.push(dm ? "stream_wildcard_mentioned" : "stream_wildcard_mentioned");
+    // Zulip flags a channel-wide wildcard (@all, @everyone) the same way in DMs.
+    if (env.wildcard === "channel") flags.push("stream_wildcard_mentioned");
     if (env.wildcard === "topic" && (topicParticipants.has(uid) || uid === c.userId))
       flags.push("topic_wildcard_mentioned");
     perUser.set(uid, flags);
