@@ -78,7 +78,10 @@ export class EventRouter {
    */
   private readonly noQueues = new Map<number, Set<string>>();
   /** Batches for shards served here, in arrival order, waiting for `pump`. */
-  private readonly local: { batch: Batch; done: (ok: boolean) => void }[] = [];
+  private readonly local: { shard: number; batch: Batch; forward: boolean; done: (ok: boolean) => void }[] =
+    [];
+  /** Shard -> how many of its batches wait in `local`. */
+  private readonly waiting = new Map<number, number>();
   private pumping = false;
   readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0 };
 
@@ -104,8 +107,10 @@ export class EventRouter {
     for (const [shard, users] of byShard) {
       const batch: Batch = { realm: ref.realm, key: batchKey, users };
       // A shard this node has just taken over may still have remote batches
-      // in flight: queue behind them to keep the order.
-      if (this.host.serves(shard) && !this.inflight.has(shard)) acks.push(this.deliverLocal(batch));
+      // in flight: queue behind them to keep the order. Likewise behind a
+      // shard's batches still waiting in the pump, which decides for them.
+      if (this.waiting.has(shard) || (this.host.serves(shard) && !this.inflight.has(shard)))
+        acks.push(this.deliverLocal(shard, batch, true));
       else acks.push(new Promise((res) => this.enqueueRemote(shard, { ...batch, done: res })));
     }
     return Promise.all(acks).then((oks) => oks.every(Boolean));
@@ -131,14 +136,27 @@ export class EventRouter {
   /** Answer a router request from another node: deliver to the local queue actors. */
   async receive(args: Obj): Promise<Value> {
     const batches = (Array.isArray(args.batches) ? args.batches : []) as unknown as Batch[];
-    const oks = await Promise.all(batches.map((b) => this.deliverLocal(b)));
+    const oks = await Promise.all(batches.map((b) => this.deliverLocal(this.shardOfBatch(b), b, false)));
     return { ok: oks.every(Boolean) };
   }
 
-  /** One `deliver` per user, through `pump`. */
-  private deliverLocal(batch: Batch): Promise<boolean> {
+  /** A batch's users all have their queue actor on one shard (route groups them so). */
+  private shardOfBatch(batch: Batch): number {
+    for (const userId in batch.users) return shardOf(queueRef(batch.realm, Number(userId)), this.host.shards);
+    return 0;
+  }
+
+  /**
+   * One `deliver` per user, through `pump`. `forward`: a batch this node
+   * routed, which goes the remote way if the shard has moved by its turn; a
+   * batch another node sent here (`receive`) is delivered per user, each
+   * request finding the shard's owner itself, since forwarding it could
+   * queue it behind this node's own batches in flight to the sender.
+   */
+  private deliverLocal(shard: number, batch: Batch, forward: boolean): Promise<boolean> {
     return new Promise((done) => {
-      this.local.push({ batch, done });
+      this.local.push({ shard, batch, forward, done });
+      this.waiting.set(shard, (this.waiting.get(shard) ?? 0) + 1);
       if (!this.pumping) void this.pump();
     });
   }
@@ -151,14 +169,23 @@ export class EventRouter {
    * actors' journal commit and the responses to their parked polls go out
    * while later chunks are decided: a message to a thousand local users
    * otherwise holds every poll until all thousand turns and their one
-   * commit are done, and the clients start reading only then.
+   * commit are done, and the clients start reading only then. A batch
+   * whose shard this node no longer serves by its turn (or that has remote
+   * batches in flight again) goes the remote way, and the shard's later
+   * batches queue behind it there (route sends them to the pump while one
+   * waits), so the order holds across a move.
    */
   private async pump(): Promise<void> {
     this.pumping = true;
     let started = 0;
     try {
       for (let job = this.local.shift(); job !== undefined; job = this.local.shift()) {
-        const { batch, done } = job;
+        const { shard: batchShard, batch, forward, done } = job;
+        if (forward && (!this.host.serves(batchShard) || this.inflight.has(batchShard))) {
+          this.enqueueRemote(batchShard, { ...batch, done });
+          this.leftPump(batchShard);
+          continue;
+        }
         const jobs: Promise<boolean>[] = [];
         for (const [userId, events] of Object.entries(batch.users)) {
           const ref = queueRef(batch.realm, Number(userId));
@@ -174,11 +201,21 @@ export class EventRouter {
             await nextMacrotask();
           }
         }
+        // Only now: until every user of the batch has its delivery started,
+        // the shard's later batches must wait in the pump behind it.
+        this.leftPump(batchShard);
         void Promise.all(jobs).then((oks) => done(oks.every(Boolean)));
       }
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** One batch of `shard` has left the pump. */
+  private leftPump(shard: number): void {
+    const left = this.waiting.get(shard)! - 1;
+    if (left === 0) this.waiting.delete(shard);
+    else this.waiting.set(shard, left);
   }
 
   /** True once the queue actor applied (or refused for good) the events. */
