@@ -10,11 +10,11 @@
 import { spawn } from "node:child_process";
 import { QUEUE_IDLE_MS } from "../actors/queue/behavior.ts";
 import { writeFileSync, mkdtempSync, rmSync, readFileSync, readdirSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { api, channelWith, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
 import { ROOT, startProc } from "./procs.ts";
+import { RawConn, type RawAnswer } from "./raw-poll.ts";
 import { startServers } from "./servers.ts";
 import { atLeast, atMost, percentile, type BenchContext, type BenchRow } from "./table.ts";
 
@@ -33,40 +33,16 @@ interface Poll {
   lastEventId: number;
 }
 
-/** A GET on its own socket; resolves with the arrival time and body. */
-function longPoll(
-  agent: Agent,
-  base: URL,
-  path: string,
-  auth: string | null,
-): Promise<{ at: number; status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: base.hostname,
-        port: base.port,
-        method: "GET",
-        path,
-        headers: auth === null ? {} : { authorization: auth },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => (body += d));
-        res.on("end", () => resolve({ at: performance.now(), status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
+/** One keep-alive connection per poll, opened on first use and kept across rounds. */
+function connsFor(base: URL): RawConn[] {
+  return Array.from({ length: FANOUT_USERS }, () => new RawConn(base.hostname, Number(base.port)));
 }
 
 /** One side of the fan-out comparison: the server under test, or bare Fastify. */
 interface FanoutTarget {
   base: URL;
-  /** Open the parked GETs of a round. */
-  park(agent: Agent): Promise<{ at: number; status: number; body: string }>[];
+  /** Open the parked GETs of a round, one per connection of `conns`. */
+  park(conns: RawConn[]): Promise<RawAnswer>[];
   /** Send the one message (resolves when its response arrived). */
   send(): Promise<unknown>;
   /** Read a poll's answer: whether it held the message (and note its event ids). */
@@ -91,11 +67,11 @@ function newFigures(): FanoutFigures {
 async function fanoutRound(
   ctx: BenchContext,
   label: string,
-  agent: Agent,
+  conns: RawConn[],
   t: FanoutTarget,
   f: FanoutFigures,
 ) {
-  const pending = t.park(agent);
+  const pending = t.park(conns);
   let early = 0;
   pending.forEach(
     (pr) =>
@@ -128,15 +104,14 @@ async function fanoutRound(
 
 /**
  * Bare Fastify's side (bench/baseline.ts): the same number of parked GETs
- * from the same client and agent, each answered with one message event of
+ * from the same raw-socket client (bench/raw-poll.ts), each answered with one message event of
  * the same shape when the POST arrives.
  */
 function bareTarget(url: string): FanoutTarget {
   const base = new URL(url);
   return {
     base,
-    park: (agent) =>
-      Array.from({ length: FANOUT_USERS }, () => longPoll(agent, base, "/api/v1/fanout", null)),
+    park: (conns) => conns.map((c) => c.get("/api/v1/fanout", {})),
     send: () => api(url, null, "POST", "/fanout", {}),
     received: (_i, body) => (JSON.parse(body) as { events?: unknown[] }).events?.length === 1,
   };
@@ -145,7 +120,7 @@ function bareTarget(url: string): FanoutTarget {
 async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<BenchRow[]> {
   const srv = await startServers(mode);
   const bare = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: Infinity });
+  const conns: RawConn[] = [];
   try {
     const { url } = srv;
     const owner = await ownerAuth(url);
@@ -166,13 +141,11 @@ async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<
     let round = 0;
     const ours: FanoutTarget = {
       base,
-      park: (a) =>
-        polls.map((p) =>
-          longPoll(
-            a,
-            base,
+      park: (cs) =>
+        polls.map((p, i) =>
+          cs[i]!.get(
             `/api/v1/events?queue_id=${encodeURIComponent(p.queueId)}&last_event_id=${p.lastEventId}`,
-            p.user.auth,
+            { authorization: p.user.auth },
           ),
         ),
       send: () =>
@@ -190,13 +163,16 @@ async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<
       },
     };
     const theirs = bareTarget(`http://127.0.0.1:${bare.match[1]}`);
+    const ourConns = connsFor(base);
+    const bareConns = connsFor(theirs.base);
+    conns.push(...ourConns, ...bareConns);
     const f = newFigures();
     const b = newFigures();
     // Alternate the two, round by round, so a swing of the shared machine's
     // load hits both alike; one unmeasured round of each warms them up.
     for (let r = 0; r <= FANOUT_ROUNDS; r++) {
-      await fanoutRound(ctx, mode, agent, ours, r === 0 ? newFigures() : f);
-      await fanoutRound(ctx, "bare Fastify", agent, theirs, r === 0 ? newFigures() : b);
+      await fanoutRound(ctx, mode, ourConns, ours, r === 0 ? newFigures() : f);
+      await fanoutRound(ctx, "bare Fastify", bareConns, theirs, r === 0 ? newFigures() : b);
     }
     // Measured from the send's request: the send answers once its
     // recipients' flags are stored, and the events go out as soon as the
@@ -231,7 +207,7 @@ async function fanout(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<
       },
     ];
   } finally {
-    agent.destroy();
+    for (const c of conns) c.close();
     await bare.stop();
     await srv.stop();
   }
