@@ -99,6 +99,10 @@ export interface Activation {
  */
 const SNAPSHOT_CHARS_PER_FACT = 2000;
 
+/** Backoff of a failed outbox or hand-off entry's next attempt (Catalog.retryLater). */
+const ENTRY_RETRY_MIN_MS = 1_000;
+const ENTRY_RETRY_MAX_MS = 30_000;
+
 /** Longest a batch's hand-offs wait for its events to reach their queues. */
 const HANDOFF_AFTER_EVENTS_MS = 250;
 
@@ -190,7 +194,7 @@ export class Catalog {
   private readonly mailboxLimit: number;
   private readonly batchLimit: number;
   /** Counters for inspection and metrics. */
-  readonly stats = { activations: 0, passivations: 0, turns: 0, snapshots: 0, fenced: 0 };
+  readonly stats = { activations: 0, passivations: 0, turns: 0, snapshots: 0, fenced: 0, entryRetries: 0 };
 
   constructor(private readonly o: CatalogOptions) {
     this.now = o.now ?? Date.now;
@@ -484,33 +488,70 @@ export class Catalog {
     }
   }
 
-  /** Hand an outbox entry to the router; once acknowledged, journal it as sent with the next append. */
-  private release(act: Activation, seq: number, events: OutEvent[]): Promise<void> {
+  /**
+   * Hand an outbox entry to the router; once acknowledged, journal it as sent
+   * with the next append. The returned promise settles with the first
+   * attempt; a failed entry is given again (retryLater) while this
+   * activation lives, under the same key.
+   */
+  private release(act: Activation, seq: number, events: OutEvent[], attempt = 0): Promise<void> {
+    const pending = () => act.outbox?.get(seq) === events;
     return this.o.hooks.emit(act.ref, events, `${act.id}#${seq}`).then(
       (ok) => {
-        if (!ok || act.outbox?.get(seq) !== events) return;
-        act.outbox.delete(seq);
-        if (act.outbox.size === 0) act.outbox = null;
+        if (!pending()) return;
+        if (!ok)
+          return this.retryLater(act, attempt, pending, () => this.release(act, seq, events, attempt + 1));
+        act.outbox!.delete(seq);
+        if (act.outbox!.size === 0) act.outbox = null;
         (act.sent ??= []).push(seq);
       },
-      () => undefined,
+      () => this.retryLater(act, attempt, pending, () => this.release(act, seq, events, attempt + 1)),
     );
   }
 
   /** Give a journaled hand-off entry to the node; once acknowledged, journal it as sent with the next append. */
-  private handOff(act: Activation, seq: number, handoffs: Handoff[]): Promise<unknown> | undefined {
+  private handOff(
+    act: Activation,
+    seq: number,
+    handoffs: Handoff[],
+    attempt = 0,
+  ): Promise<unknown> | undefined {
     const hook = this.o.hooks.handoff;
     if (!hook) return undefined;
+    const pending = () => act.handoffs?.get(seq) === handoffs;
     return hook(act.ref, handoffs, `${act.id}#${seq}`).then(
       (ok) => {
-        if (!ok || act.handoffs?.get(seq) !== handoffs) return;
-        act.handoffs.delete(seq);
-        if (act.handoffs.size === 0) delete act.handoffs;
+        if (!pending()) return;
+        if (!ok)
+          return this.retryLater(act, attempt, pending, () => this.handOff(act, seq, handoffs, attempt + 1));
+        act.handoffs!.delete(seq);
+        if (act.handoffs!.size === 0) delete act.handoffs;
         (act.sent ??= []).push(seq);
       },
-      () => undefined,
+      () => this.retryLater(act, attempt, pending, () => this.handOff(act, seq, handoffs, attempt + 1)),
     );
   }
+
+  /**
+   * An outbox or hand-off entry failed (its router or handler gave up, e.g.
+   * NATS was down for its whole retry budget): try it again after a backoff
+   * while this activation is the current one. Without this, an actor that
+   * stays busy (a channel's conversation) is never activated again, and the
+   * entry would wait for that forever. An actor that goes idle is still
+   * passivated: its entries wait in its snapshot or journal for its next
+   * activation (an entry that can never be delivered must not pin an
+   * activation). Not awaited by the first attempt's caller.
+   */
+  private retryLater(act: Activation, attempt: number, pending: () => boolean, again: () => unknown): void {
+    const ms = Math.min(ENTRY_RETRY_MIN_MS * 2 ** attempt, ENTRY_RETRY_MAX_MS);
+    this.o.wheel.schedule(ms, this.retryDue, act, pending, again);
+  }
+
+  private readonly retryDue = (act: Activation, pending: () => boolean, again: () => unknown): void => {
+    if (act.dead || this.acts.get(act.id) !== act || !pending()) return;
+    this.stats.entryRetries++;
+    void again();
+  };
 
   /** One turn's decision, or null when the turn was answered with an error. */
   private async decide(act: Activation, behavior: Behavior<unknown>, turn: Turn): Promise<Decision | null> {

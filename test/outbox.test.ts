@@ -45,16 +45,22 @@ interface Emitted {
   events: OutEvent[];
 }
 
-/** One "owner" of the shard: a catalog whose router answers `ack`. */
-async function owner(store: Store, ack: (e: Emitted) => boolean, snapshotEvery = 1000) {
+/**
+ * One "owner" of the shard: a catalog whose router answers `ack`. `idleMs`:
+ * passivate after that long, with the timer wheel running (it is not
+ * otherwise, so nothing is passivated or given again).
+ */
+async function owner(store: Store, ack: (e: Emitted) => boolean, snapshotEvery = 1000, idleMs?: number) {
   const epoch = (await store.acquireLease(SHARD, "node", 60_000))!;
   const emitted: Emitted[] = [];
-  const wheel = new TimerWheel();
+  const wheel = new TimerWheel(20);
+  if (idleMs !== undefined) wheel.start();
   const catalog = new Catalog({
     store,
     behaviors: { user: counter as Behavior<unknown> },
     wheel,
     snapshotEvery,
+    ...(idleMs === undefined ? {} : { idleMs }),
     hooks: {
       emit: (_ref, events, key) => {
         const e = { key, events };
@@ -68,10 +74,18 @@ async function owner(store: Store, ack: (e: Emitted) => boolean, snapshotEvery =
   });
   const send = (method: string, args = {}) =>
     catalog.send(REF, SHARD, epoch, method, args, null, Date.now() + 5000);
-  return { emitted, send, stop: () => wheel.stop() };
+  return { emitted, send, catalog, stop: () => wheel.stop() };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
+
+async function waitFor(what: string, cond: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 function suite(name: string, makeStore: () => Promise<Store>, skip?: string) {
   describe(`outbox - ${name}`, { skip }, () => {
@@ -119,6 +133,40 @@ function suite(name: string, makeStore: () => Promise<Store>, skip?: string) {
       assert.ok(again.length <= 1);
       c.stop();
       await store.close();
+    });
+
+    test(`outbox - ${name}: an entry the router gave up on is given again, same key, while its actor stays active`, async () => {
+      const store = await makeStore();
+      let up = false;
+      // The timer wheel runs; no passivation within the test.
+      const a = await owner(store, () => up, 1000, 60_000);
+      let b: Awaited<ReturnType<typeof owner>> | null = null;
+      try {
+        assert.equal(await a.send("add", { n: 1 }), 1);
+        // The router gave up on the entry (its whole retry budget, in a real node).
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(a.emitted.length, 1);
+        up = true;
+        // The first retry is due a second after the failure, under the same key.
+        await waitFor("the retry", () => a.emitted.length === 2, 5000);
+        const first = a.emitted[0]!.key;
+        assert.equal(a.emitted[1]!.key, first);
+        assert.equal(a.catalog.stats.entryRetries, 1);
+        // Acknowledged now: journaled as sent with the next append.
+        assert.equal(await a.send("add", { n: 2 }), 3);
+        await settle();
+        a.stop();
+        // The next owner does not send the first entry again (the second,
+        // acknowledged but not yet journaled as sent, may go out again).
+        b = await owner(store, () => true);
+        assert.equal(await b.send("get"), 3);
+        assert.ok(!b.emitted.some((e) => e.key === first), String(b.emitted.map((e) => e.key)));
+        assert.ok(b.emitted.length <= 1);
+      } finally {
+        a.stop();
+        b?.stop();
+        await store.close();
+      }
     });
 
     test(`outbox - ${name}: pending entries survive a snapshot that drops their journal`, async () => {
