@@ -11,6 +11,7 @@ import type { ActorContext, ActorRef, Behavior, OutEvent } from "../actors/types
 import { Catalog } from "../cluster/catalog.ts";
 import { createLmdbStore, createRedisStore, type Store } from "../cluster/storage/index.ts";
 import { TimerWheel } from "../cluster/timer-wheel.ts";
+import { until } from "./support/ops.ts";
 import { requireBinaries, startRedis, type Service } from "./support/services.ts";
 
 interface Counter {
@@ -79,14 +80,6 @@ async function owner(store: Store, ack: (e: Emitted) => boolean, snapshotEvery =
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-async function waitFor(what: string, cond: () => boolean, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function suite(name: string, makeStore: () => Promise<Store>, skip?: string) {
   describe(`outbox - ${name}`, { skip }, () => {
     test(`outbox - ${name}: unacknowledged events are routed again, same key, by the next activation`, async () => {
@@ -148,7 +141,7 @@ function suite(name: string, makeStore: () => Promise<Store>, skip?: string) {
         assert.equal(a.emitted.length, 1);
         up = true;
         // The first retry is due a second after the failure, under the same key.
-        await waitFor("the retry", () => a.emitted.length === 2, 5000);
+        await until("the retry", async () => a.emitted.length === 2, 5000);
         const first = a.emitted[0]!.key;
         assert.equal(a.emitted[1]!.key, first);
         assert.equal(a.catalog.stats.entryRetries, 1);
