@@ -104,8 +104,8 @@ async function fanoutRound(
 
 /**
  * Bare Fastify's side (bench/baseline.ts): the same number of parked GETs
- * from the same raw-socket client (bench/raw-poll.ts), each answered with one message event of
- * the same shape when the POST arrives.
+ * from the same raw-socket client (bench/raw-poll.ts), each answered with
+ * one message event of the same shape when the POST arrives.
  */
 function bareTarget(url: string): FanoutTarget {
   const base = new URL(url);
