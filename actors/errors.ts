@@ -2,8 +2,9 @@
 //
 // Every error the server sends is a ZulipError built from this file, so the
 // gateway can map it to Zulip's JSON envelope with no per-route code and tests
-// can assert exact texts. Texts and codes follow Zulip (see
-// ../shared/reference/zulip-facts.md §1); never invent a variant locally.
+// can assert exact texts. Texts and codes follow Zulip's (zerver/lib/exceptions.py
+// and the API documentation at https://zulip.com/api/rest-error-handling);
+// never invent a variant locally.
 
 export type ErrorExtra = Record<string, unknown>;
 

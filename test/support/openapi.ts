@@ -1,5 +1,7 @@
-// Zulip's published OpenAPI schema (../shared/reference/zulip-openapi-10.2.yaml)
-// as a response validator for the conformance suite.
+// Zulip's published OpenAPI schema (version 10.2, kept in the repository as
+// test/facts/zulip-openapi.json without its prose; `npm run api-facts`
+// regenerates it, see test/facts/README.md) as a response validator for the
+// conformance suite.
 //
 // Zulip's own test (zerver/openapi/openapi.py, validate_test_response) runs
 // openapi-core over every documented response: the schema is OpenAPI 3.0, so
@@ -13,11 +15,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { parse } from "yaml";
 
-export const OPENAPI_FILE = fileURLToPath(
-  new URL("../../../shared/reference/zulip-openapi-10.2.yaml", import.meta.url),
-);
+export const OPENAPI_FILE = fileURLToPath(new URL("../facts/zulip-openapi.json", import.meta.url));
 
 type Schema = Record<string, unknown>;
 type Json = unknown;
@@ -114,7 +113,7 @@ export class OpenApiSpec {
   private readonly templates: { template: string; regex: RegExp }[] = [];
 
   constructor(file = OPENAPI_FILE) {
-    this.doc = parse(readFileSync(file, "utf8")) as Schema;
+    this.doc = JSON.parse(readFileSync(file, "utf8")) as Schema;
     this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
     const comps = ((this.doc.components as Schema).schemas ?? {}) as Schema;
     const defs: Schema = {};
