@@ -394,7 +394,8 @@ function conformance(name: string, backend: Backend, skip?: string): void {
 let lmdbDir = "";
 conformance("lmdb", {
   async setup() {
-    lmdbDir = mkdtempSync(join(tmpdir(), "lmdb-store-"));
+    // A dot in the name: DATA_DIR "chat.data" is a directory, not a file.
+    lmdbDir = mkdtempSync(join(tmpdir(), "lmdb.store-"));
   },
   async open() {
     return createLmdbStore(lmdbDir);

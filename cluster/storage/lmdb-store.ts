@@ -34,7 +34,9 @@ const FENCED = -1;
 const ID_BLOCK = 256;
 
 export function createLmdbStore(dir: string): Store {
-  const root: RootDatabase = open({ path: dir, maxDbs: 4 });
+  // noSubdir: lmdb-js guesses "a file" for a path with an extension, so a
+  // DATA_DIR like "chat.data" would fail; the store is always a directory.
+  const root: RootDatabase = open({ path: dir, maxDbs: 4, noSubdir: false });
   const meta: Database = root.openDB({ name: "meta" });
   const journal: Database<Buffer> = root.openDB({ name: "journal", encoding: "binary" });
 
