@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   shards: number;
   bootstrap: BootstrapConfig;
+  /** With no owner in `bootstrap` and an empty store, make one up (npm start). */
+  generateOwner?: boolean;
   logger?: boolean;
   /** Outgoing-webhook worker settings over the WEBHOOK_* environment (tests). */
   webhooks?: Partial<WebhookWorkerOptions>;
@@ -66,7 +68,9 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(Array.from({ length: o.shards }, (_, i) => i));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
-  const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap);
+  const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap, {
+    generateOwner: o.generateOwner,
+  });
 
   const app = await buildApp({
     client: transport.client,
@@ -101,6 +105,27 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   };
 }
 
+/**
+ * How to log in to an organization made up on first start: printed once,
+ * since only the password's hash is kept.
+ */
+export function firstLogin(b: BootstrapResult, port: number): string {
+  const host = process.env.EXTERNAL_HOST ? `http://${process.env.EXTERNAL_HOST}` : `http://localhost:${port}`;
+  return [
+    "",
+    "No OWNER_EMAIL/OWNER_PASSWORD were set, so the owner was made up. Log in with:",
+    `  email:    ${b.generated!.email}`,
+    `  password: ${b.generated!.password}`,
+    `  API key:  ${b.apiKey}`,
+    "This is shown once. A ready zuliprc for the Python client and zulip-terminal:",
+    "[api]",
+    `email=${b.generated!.email}`,
+    `key=${b.apiKey}`,
+    `site=${host}`,
+    "",
+  ].join("\n");
+}
+
 const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname);
 if (isMain) {
   // Tracing first (README "Tracing"); tests start their own SDK.
@@ -111,13 +136,14 @@ if (isMain) {
     dataDir: env.dataDir(),
     shards: env.shards(),
     bootstrap: bootstrapConfig(),
+    generateOwner: true,
     logger: process.env.LOG_REQUESTS === "1",
   });
-  if (srv.bootstrapped?.created) {
-    console.log(
-      `Created organization ${srv.bootstrapped.realmId} and its owner (user ${srv.bootstrapped.userId}).`,
-    );
+  const b = srv.bootstrapped;
+  if (b?.created) {
+    console.log(`Created organization ${b.realmId} and its owner (user ${b.userId}).`);
   }
+  if (b?.created && b.generated) console.log(firstLogin(b, srv.port));
   console.log(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
   const shutdown = async () => {
     await srv.close();

@@ -1,5 +1,8 @@
 // First start: when the store holds no organization, create one and its
-// owner from OWNER_EMAIL / OWNER_PASSWORD (README: "First start").
+// owner from OWNER_EMAIL / OWNER_PASSWORD (README: "First start"). The
+// embedded server (`npm start`) with neither set makes up the owner itself
+// and hands back the credentials, which it prints once.
+import { randomBytes } from "node:crypto";
 import type { Value } from "../actors/types.ts";
 import type { BootstrapConfig } from "./config.ts";
 
@@ -14,12 +17,30 @@ export interface BootstrapResult {
   userId: number | null;
   apiKey: string | null;
   created: boolean;
+  /** The owner's login when bootstrap made it up (generateOwner): shown once, never stored in clear. */
+  generated?: { email: string; password: string };
 }
 
-export async function bootstrap(call: Caller, cfg: BootstrapConfig): Promise<BootstrapResult | null> {
+/** The owner's email on a made-up first start: owner@<EXTERNAL_HOST without its port>. */
+export function generatedOwnerEmail(externalHost: string): string {
+  const host = externalHost.replace(/:\d+$/, "").toLowerCase();
+  return `owner@${host || "localhost"}`;
+}
+
+export async function bootstrap(
+  call: Caller,
+  cfg: BootstrapConfig,
+  opts: { generateOwner?: boolean } = {},
+): Promise<BootstrapResult | null> {
   if (!cfg.ownerEmail || !cfg.ownerPassword) {
     const realms = (await call({ kind: "realm", realm: 0, key: "directory" }, "listRealms", {})) as unknown[];
     if (!realms || (Array.isArray(realms) && realms.length === 0)) {
+      if (opts.generateOwner && !cfg.ownerEmail && !cfg.ownerPassword) {
+        const email = generatedOwnerEmail(cfg.externalHost);
+        const password = randomBytes(18).toString("base64url");
+        const r = await bootstrap(call, { ...cfg, ownerEmail: email, ownerPassword: password });
+        return r && { ...r, generated: { email, password } };
+      }
       console.warn(
         "No organization exists yet. Set OWNER_EMAIL and OWNER_PASSWORD on first start, " +
           "or run `npm run manage -- create-realm`.",

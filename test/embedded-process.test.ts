@@ -119,3 +119,45 @@ describe("embedded process - npm start and the management CLI", () => {
     assert.equal(me.body.full_name, "Cli User");
   });
 });
+
+describe("embedded process - first run with no environment", () => {
+  let dir: string;
+  let server: Proc | null = null;
+  after(async () => {
+    await server?.stop("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("npm start makes up the owner and prints a working login once", async () => {
+    // A dot in DATA_DIR's name too: it is a directory all the same.
+    dir = mkdtempSync(join(tmpdir(), "first.run-"));
+    const port = await freePort();
+    const env = { PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, OWNER_EMAIL: "", OWNER_PASSWORD: "" };
+    server = await startProc("embedded", "server.ts", { ...env, EXTERNAL_HOST: "" }, /listening on port/);
+    const out = server.output();
+    const email = /email: +(\S+)/.exec(out)?.[1];
+    const password = /password: +(\S+)/.exec(out)?.[1];
+    const apiKey = /API key: +(\S+)/.exec(out)?.[1];
+    assert.equal(email, "owner@localhost");
+    assert.ok(password && password.length >= 20, out);
+    assert.match(
+      out,
+      new RegExp(`\\[api\\]\\nemail=owner@localhost\\nkey=${apiKey}\\nsite=http://localhost:${port}\\n`),
+    );
+
+    const anon = makeApi(`http://127.0.0.1:${port}`, null);
+    const key = await anon("POST", "/fetch_api_key", { username: email, password }, null);
+    assert.equal(key.status, 200);
+    assert.equal(key.body.api_key, apiKey);
+    const me = await makeApi(`http://127.0.0.1:${port}`, { email: email!, apiKey: apiKey! })(
+      "GET",
+      "/users/me",
+    );
+    assert.equal(me.status, 200);
+    assert.equal(me.body.role, 100);
+
+    await server.stop("SIGTERM");
+    server = await startProc("embedded", "server.ts", { ...env, EXTERNAL_HOST: "" }, /listening on port/);
+    assert.doesNotMatch(server.output(), /password:|Created organization/);
+  });
+});
