@@ -1,10 +1,12 @@
 // The cold-start figure: time from spawning the embedded server (`node
-// --import tsx server.ts`, as `npm start` runs it) to its first successful
-// API answer, on an empty data dir (it creates the organization first) and
-// on a data dir with some state (users, a channel, messages), as a ratio to
-// a bare Fastify process (bench/baseline.ts, also under tsx) spawned to its
-// first answer in the same run. Medians of BENCH_COLDSTART_RUNS (default 3).
-import { spawn, type ChildProcess } from "node:child_process";
+// dist/server.js`, the compiled build `npm start` runs) to its first
+// successful API answer, on an empty data dir (it creates the organization
+// first) and on a data dir with some state (users, a channel, messages), as
+// a ratio to a bare Fastify process (bench/baseline.ts, compiled to plain
+// JavaScript the same way) spawned to its first answer in the same run.
+// Medians of BENCH_COLDSTART_RUNS (default 3). The build runs once, before
+// the clock: `npm start` builds incrementally, then starts this process.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,9 +39,23 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Spawn `entry` and poll `path` every 10 ms until it answers 200; the time from spawn to that answer. */
+const SERVER = ["--enable-source-maps", "dist/server.js"];
+const BASELINE = ["--enable-source-maps", "dist/bench/baseline.js"];
+
+/** The production build, and bench/baseline.ts compiled beside it with the same settings. */
+function build(): void {
+  execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" });
+  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+  const flags = ["--module", "nodenext", "--target", "es2023", "--skipLibCheck", "--sourceMap"];
+  execFileSync(process.execPath, [tsc, ...flags, "--outDir", "dist/bench", "bench/baseline.ts"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+}
+
+/** Spawn `node <argv>` and poll `path` every 10 ms until it answers 200; the time from spawn to that answer. */
 async function spawnToFirstAnswer(
-  entry: string,
+  argv: string[],
   env: Record<string, string>,
   path: string,
   auth: Auth | null = null,
@@ -49,7 +65,8 @@ async function spawnToFirstAnswer(
   const url = `http://127.0.0.1:${port}`;
   let out = "";
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, entry)], {
+  const entry = argv.at(-1)!;
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -90,6 +107,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
     dirs.push(d);
     return d;
   };
+  build();
   try {
     const base: number[] = [];
     const empty: number[] = [];
@@ -99,7 +117,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
     // A data dir with some state, made by one server life.
     const stateDir = fresh();
     {
-      const s = await spawnToFirstAnswer("server.ts", serverEnv(stateDir), "/api/v1/server_settings");
+      const s = await spawnToFirstAnswer(SERVER, serverEnv(stateDir), "/api/v1/server_settings");
       try {
         const owner = await ownerAuth(s.url);
         const bots = await createBots(s.url, owner.auth, BOTS, "cold");
@@ -123,15 +141,15 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
 
     for (let i = 0; i < RUNS; i++) {
       ctx.log(`coldstart run ${i + 1}/${RUNS}`);
-      const b = await spawnToFirstAnswer("bench/baseline.ts", {}, "/api/v1/ping");
+      const b = await spawnToFirstAnswer(BASELINE, {}, "/api/v1/ping");
       base.push(b.ms);
       await stop(b.child);
 
-      const e = await spawnToFirstAnswer("server.ts", serverEnv(fresh()), "/api/v1/server_settings");
+      const e = await spawnToFirstAnswer(SERVER, serverEnv(fresh()), "/api/v1/server_settings");
       empty.push(e.ms);
       await stop(e.child);
 
-      const s = await spawnToFirstAnswer("server.ts", serverEnv(stateDir), "/api/v1/server_settings");
+      const s = await spawnToFirstAnswer(SERVER, serverEnv(stateDir), "/api/v1/server_settings");
       stateful.push(s.ms);
       ownerKey ??= (await ownerAuth(s.url)).auth;
       await stop(s.child);
@@ -140,7 +158,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       // the channel and the message index from the store.
       const narrow = encodeURIComponent(JSON.stringify([{ operator: "channel", operand: "coldstart" }]));
       const a = await spawnToFirstAnswer(
-        "server.ts",
+        SERVER,
         serverEnv(stateDir),
         `/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${narrow}`,
         ownerKey,
@@ -162,7 +180,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       };
     };
     return [
-      row("bare Fastify (tsx): spawn to first GET answered", base),
+      row("bare Fastify (compiled): spawn to first GET answered", base),
       row("embedded, empty data dir: spawn to first GET /server_settings", empty),
       row(
         `embedded, ${MESSAGES} messages and ${BOTS + 1} users: spawn to first GET /server_settings`,
