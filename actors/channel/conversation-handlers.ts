@@ -931,14 +931,10 @@ async function holders(
 ): Promise<number[]> {
   if (!ch || !historyProtected(ch)) return userIds;
   const has = await Promise.all(
-    userIds.map(async (uid) => {
-      if (uid === c.userId) return true;
-      const own = (await ctx.call(userRef(state.realmId, uid), "messageFlags", {
-        conv: state.key,
-        ids,
-      })) as Obj;
-      return Object.keys(own).length > 0;
-    }),
+    userIds.map(
+      async (uid) =>
+        uid === c.userId || (await accessibleIds(ctx, state.realmId, uid, state.key, true, ids)).length > 0,
+    ),
   );
   return userIds.filter((_, i) => has[i]);
 }
