@@ -6,6 +6,7 @@ import { errors } from "../errors.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller } from "../types.ts";
+import { userRef } from "../user/index.ts";
 import { activeSubscriberIds, type SystemGroups } from "./format.ts";
 import type { Channel, DirState, GroupValue } from "./state.ts";
 
@@ -91,6 +92,41 @@ export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry): bo
 export function canAccessContent(state: DirState, ch: Channel, u: RosterEntry): boolean {
   if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
   return !ch.inviteOnly && !isGuest(u.role);
+}
+
+/**
+ * Zulip's can_access_stream_history is false: a private channel with
+ * protected history, whose subscribers read only the messages they
+ * received (their flag entries, Zulip's UserMessage rows).
+ */
+export function historyProtected(ch: {
+  invite_only: boolean;
+  history_public_to_subscribers: boolean;
+}): boolean {
+  return ch.invite_only && !ch.history_public_to_subscribers;
+}
+
+/**
+ * Those of `ids` (messages of conversation `conv`, a channel the user has
+ * content access to) the user may read: all of them, or in a channel with
+ * protected history only those the user received (Zulip's
+ * bulk_access_stream_messages_query). Order kept. One call to the user
+ * actor (a leaf), visiting only `ids`.
+ */
+export async function accessibleIds(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  conv: string,
+  isProtected: boolean,
+  ids: readonly number[],
+): Promise<number[]> {
+  if (!isProtected || !ids.length) return [...ids];
+  const own = (await ctx.call(userRef(realmId, userId), "messageFlags", { conv, ids: [...ids] })) as Record<
+    string,
+    unknown
+  >;
+  return ids.filter((id) => own[String(id)] !== undefined);
 }
 
 /** Organization administrators and members of can_administer_channel_group. */

@@ -13,7 +13,7 @@ import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/
 import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
-import type { RosterEntry } from "./access.ts";
+import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import { isDmKey, topicEntry, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
@@ -531,7 +531,7 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
       numAfter: Number(args.num_after ?? 0),
       includeAnchor: args.include_anchor !== false,
       filters,
-      protectedHistory: ch.invite_only && !ch.history_public_to_subscribers,
+      protectedHistory: historyProtected(ch),
     },
     flagsOf,
   );
@@ -598,8 +598,7 @@ const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   } catch {
     return { reply: { items: [] } };
   }
-  if (!canRead(ch, c) || (ch.invite_only && !ch.history_public_to_subscribers))
-    return { reply: { items: [] } };
+  if (!canRead(ch, c) || historyProtected(ch)) return { reply: { items: [] } };
   const items = ids.map((id) => {
     const m = state.msgs[String(id)]!;
     return [id, m.topic, m.senderId];
@@ -621,7 +620,7 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
   }
   if (!canRead(ch, c)) throw errors.invalidChannelId();
   let visible: Set<number> | null = null;
-  if (ch.invite_only && !ch.history_public_to_subscribers) {
+  if (historyProtected(ch)) {
     const own = (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
       conv: state.key,
     })) as Obj;
@@ -670,7 +669,8 @@ function msgOf(state: ConvState, id: unknown): Msg {
 const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = msgOf(state, args.message_id);
-  const { userIds } = await audience(ctx, state, c);
+  const { userIds: subscribers, ch } = await audience(ctx, state, c);
+  const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   const add = args.op === "add";
   const name = typeof args.emoji_name === "string" ? args.emoji_name : undefined;
   let code = typeof args.emoji_code === "string" ? args.emoji_code : undefined;
@@ -731,7 +731,13 @@ const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = msgOf(state, args.message_id);
-  const { userIds, ch } = await audience(ctx, state, c);
+  const { userIds: subscribers, ch } = await audience(ctx, state, c);
+  // The message itself must be one the caller may read (protected history).
+  if (
+    ch &&
+    !(await accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), [m.id])).length
+  )
+    throw errors.invalidMessages();
   const newContentRaw = typeof args.content === "string" ? args.content : undefined;
   const newTopicRaw = typeof args.topic === "string" ? args.topic : undefined;
   const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
@@ -767,6 +773,8 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     });
   }
   let moved: number[] = [m.id];
+  let allVisible = false;
+  let preexisting = false;
   if (newTopicRaw !== undefined && ch) {
     const topic = normalizeTopic(newTopicRaw);
     if (isGuest(c.role)) throw errors.cannotEditMessage();
@@ -774,7 +782,12 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
       throw errors.topicEditTimeLimit();
     checkTopicPolicy(ch.topics_policy, topic);
     if (topic !== m.topic) {
-      moved = movedIds(state, m, mode);
+      const pool = await topicPool(ctx, state, ch, c, m);
+      moved = movedIds(pool, m, mode);
+      // Zulip's moved_all_visible_messages and the new topic's visible
+      // preexisting messages, both as the caller may see them.
+      allVisible = mode === "change_all" || moved.length === pool.length;
+      preexisting = await visibleOthers(ctx, state, ch, c, topic, new Set(moved));
       Object.assign(history, { prev_topic: m.topic, topic });
       Object.assign(event, {
         stream_id: ch.stream_id,
@@ -809,7 +822,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
       Object.assign(changes, { topic, topicLinks: links as unknown as Value, lastMovedTimestamp: now });
       event.topic_links = links as unknown as Value;
       await Promise.all(
-        userIds.map((uid) =>
+        subscribers.map((uid) =>
           ctx.call(userRef(state.realmId, uid), "messagesMoved", { ids: moved, conv: state.key, topic }),
         ),
       );
@@ -818,6 +831,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     throw errors.badRequest("Direct messages cannot have topics.");
   }
   if (!Object.keys(changes).length) return { reply: {} };
+  const userIds = await holders(ctx, state, ch, c, subscribers, moved);
   changes.editHistory = [history, ...m.editHistory] as unknown as Value;
   facts.unshift(fact({ type: "msgChanged", id: m.id, changes }));
   if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
@@ -829,8 +843,8 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
           count: moved.length,
           orig_topic: m.topic,
           topic: String(event.subject),
-          all: (topicEntry(state, m.topic)?.ids ?? [m.id]).length === moved.length,
-          preexisting: (topicEntry(state, String(event.subject))?.ids ?? []).some((i) => !moved.includes(i)),
+          all: allVisible,
+          preexisting,
         };
   const reply: Obj = movedInfo ? { moved: movedInfo } : {};
   return { facts, events: [{ event, userIds }], reply };
@@ -858,12 +872,71 @@ async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number)
   }
 }
 
-/** The ids a topic edit or move of `m` takes along (ascending), from the topic index. */
-function movedIds(state: ConvState, m: Msg, mode: string): number[] {
-  const ids = topicEntry(state, m.topic)?.ids ?? [m.id];
-  if (mode === "change_all") return [...ids];
-  if (mode === "change_later") return ids.slice(lowerBound(ids, m.id));
+/**
+ * The ids a topic edit or move of `m` takes along (ascending), from
+ * `pool`: the messages of m's topic the caller may access (`topicPool`).
+ */
+function movedIds(pool: number[], m: Msg, mode: string): number[] {
+  if (mode === "change_all") return [...pool];
+  if (mode === "change_later") return pool.slice(lowerBound(pool, m.id));
   return [m.id];
+}
+
+/**
+ * The messages of m's topic the caller may access, ascending, which a
+ * topic edit or move may take along: in a channel with protected history
+ * a late subscriber must not move (or learn of) the older messages they
+ * cannot read. `m` itself must be one of them ("Invalid message(s)").
+ */
+async function topicPool(
+  ctx: ActorContext,
+  state: ConvState,
+  ch: ChannelInfo,
+  c: Caller,
+  m: Msg,
+): Promise<number[]> {
+  const ids = topicEntry(state, m.topic)?.ids ?? [m.id];
+  const pool = await accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), ids);
+  if (!pool.includes(m.id)) throw errors.invalidMessages();
+  return pool;
+}
+
+/** Whether the topic `topic` holds messages the caller may access besides `moved`. */
+async function visibleOthers(
+  ctx: ActorContext,
+  state: ConvState,
+  ch: ChannelInfo,
+  c: Caller,
+  topic: string,
+  moved: Set<number>,
+): Promise<boolean> {
+  const others = (topicEntry(state, topic)?.ids ?? []).filter((i) => !moved.has(i));
+  const prot = historyProtected(ch);
+  return (await accessibleIds(ctx, state.realmId, c.userId, state.key, prot, others)).length > 0;
+}
+
+/**
+ * Who hears of a change to messages `ids`: in a channel with protected
+ * history, only those of `userIds` who received one of them (and the
+ * acting user); a later subscriber would otherwise learn of messages (ids,
+ * topic, content) they cannot read. Else everyone in `userIds`.
+ */
+async function holders(
+  ctx: ActorContext,
+  state: ConvState,
+  ch: ChannelInfo | null,
+  c: Caller,
+  userIds: number[],
+  ids: number[],
+): Promise<number[]> {
+  if (!ch || !historyProtected(ch)) return userIds;
+  const has = await Promise.all(
+    userIds.map(
+      async (uid) =>
+        uid === c.userId || (await accessibleIds(ctx, state.realmId, uid, state.key, true, ids)).length > 0,
+    ),
+  );
+  return userIds.filter((_, i) => has[i]);
 }
 
 /** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
@@ -873,6 +946,7 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (isDmKey(state.key)) throw errors.dmCannotMoveToChannel();
   const ch = await channelInfo(ctx, state);
   if (!canRead(ch, c)) throw errors.invalidMessages();
+  const pool = await topicPool(ctx, state, ch, c, m);
   if (typeof args.content === "string") throw errors.contentWhileMovingChannel();
   const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
   if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
@@ -908,7 +982,8 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   checkTopicPolicy(target.topics_policy, topic);
   const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
   const topicChanged = topic !== m.topic;
-  const msgs = movedIds(state, m, mode).map((id) => {
+  const movedList = movedIds(pool, m, mode);
+  const msgs = movedList.map((id) => {
     const x = structuredClone(state.msgs[String(id)]!);
     const history: Obj = {
       user_id: c.userId,
@@ -927,8 +1002,9 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
     reply: {
       msgs: msgs as unknown as Value,
       orig_topic: m.topic,
-      // For the gateway's move notifications: how many messages the original topic had.
-      topic_total: (topicEntry(state, m.topic)?.ids ?? [m.id]).length,
+      // For the gateway's move notifications: Zulip's moved_all_visible_messages
+      // (no message of the original topic the caller may read stays behind).
+      all_visible: mode === "change_all" || movedList.length === pool.length,
       topic,
       topic_changed: topicChanged,
       propagate_mode: mode,
@@ -938,15 +1014,18 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 /** Step 2 (target): take the moved messages in. Idempotent. */
-const moveIn: Handler<ConvState> = (state, args, _ctx, caller) => {
-  me(caller);
+const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   const all = (args.msgs as unknown as Msg[] | undefined) ?? [];
   const msgs = all.filter((m) => !state.msgs[String(m.id)]);
-  // For the gateway's move notifications: did the target topic already hold other messages?
+  // For the gateway's move notifications: did the target topic already hold
+  // other messages the caller may read? (Older ones of a protected history
+  // must not show through the notice's wording.)
   const moved = new Set(all.map((m) => m.id));
   const topic = all[0]?.topic;
-  const preexisting = topic !== undefined && (topicEntry(state, topic)?.ids ?? []).some((i) => !moved.has(i));
+  const preexisting =
+    topic !== undefined && (await visibleOthers(ctx, state, await channelInfo(ctx, state), c, topic, moved));
   return { facts: msgs.map((msg) => fact({ type: "msgAdded", msg })), reply: { preexisting } };
 };
 
@@ -972,23 +1051,36 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const staying = [...newSubs];
   const losingRows = [...oldSubs].filter((u) => !newSubs.has(u));
   const guest = (u: number) => isGuest(users.get(u)?.role ?? 600);
-  const losingAccess = target.invite_only ? losingRows : losingRows.filter(guest);
-  const protectedTarget = target.invite_only && !target.history_public_to_subscribers;
-  const gaining = protectedTarget ? [...newSubs].filter((u) => !oldSubs.has(u)) : [];
+  // Every subscriber of a protected target may read what arrives there, so
+  // each gets a row (Zulip inserts them all, keeping rows that exist).
+  const gaining = historyProtected(target) ? [...newSubs] : [];
+  // Who held rows of the moved messages (the user actors say how many).
+  const held = new Set<number>();
+  const track = (uid: number) => (r: unknown) => {
+    if (Number((r as { held?: unknown } | null)?.held ?? 0) > 0) held.add(uid);
+  };
   await Promise.all([
     ...staying.map((uid) =>
-      ctx.call(userRef(state.realmId, uid), "messagesMoved", { ids, conv: targetKey, topic }),
+      ctx
+        .call(userRef(state.realmId, uid), "messagesMoved", { ids, conv: targetKey, topic })
+        .then(track(uid)),
     ),
-    ...losingRows.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })),
+    ...losingRows.map((uid) =>
+      ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids }).then(track(uid)),
+    ),
     ...gaining.map((uid) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
         items: ids.map((id) => [id, targetKey, ["read"], topic, state.msgs[String(id)]!.senderId]),
       }),
     ),
   ]);
+  // In a source with protected history, subscribers who received none of the
+  // moved messages never could read them: they hear nothing of the move.
+  const knew = (u: number) => !historyProtected(ch) || held.has(u) || u === c.userId;
+  const losingAccess = (target.invite_only ? losingRows : losingRows.filter(guest)).filter(knew);
   const lost = new Set(losingAccess);
   // Guests who see the target but never saw the source hear nothing (Zulip does the same).
-  const audienceIds = new Set([...oldSubs, ...newSubs, c.userId]);
+  const audienceIds = new Set([...[...oldSubs].filter(knew), ...newSubs, c.userId]);
   const recipients = [...audienceIds].filter(
     (u) => !lost.has(u) && !(guest(u) && newSubs.has(u) && !oldSubs.has(u)),
   );
@@ -1030,10 +1122,11 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = msgOf(state, args.message_id);
-  const { userIds, ch } = await audience(ctx, state, c);
+  const { userIds: subscribers, ch } = await audience(ctx, state, c);
   if (!isAdmin(c.role) && m.senderId !== c.userId) throw errors.cannotDeleteMessage();
+  const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   await Promise.all(
-    userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
+    subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
   );
   const event: Obj = {
     type: "delete_message",

@@ -288,23 +288,27 @@ export function flagDecision(
   return { facts, events, reply };
 }
 
-/** Messages moved to another channel or topic: re-point the entries the user has. */
+/**
+ * Messages moved to another channel or topic: re-point the entries the
+ * user has. {held}: how many of them the user had (whether the move is
+ * news to them, in a channel with protected history).
+ */
 const messagesMoved: Handler<UserState> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
   const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
-  if (!ids.length) return { reply: {} };
+  if (!ids.length) return { reply: { held: 0 } };
   const f = { type: "msgsMoved", ids, conv: String(args.conv), topic: String(args.topic) } as unknown as Obj;
-  return { facts: [f], reply: {} };
+  return { facts: [f], reply: { held: ids.length } };
 };
 
-/** Messages deleted: drop the user's entries. */
+/** Messages deleted: drop the user's entries. {held}: how many the user had. */
 const messagesDeleted: Handler<UserState> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
   const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
-  if (!ids.length) return { reply: {} };
-  return { facts: [{ type: "msgsForgotten", ids } as unknown as Obj], reply: {} };
+  if (!ids.length) return { reply: { held: 0 } };
+  return { facts: [{ type: "msgsForgotten", ids } as unknown as Obj], reply: { held: ids.length } };
 };
 
 /** Unread messages for /register's unread_msgs: [[id, conv, topic, sender, mentioned]]. */

@@ -1058,7 +1058,7 @@ async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<
       newStreamName: await channelName(req, newId),
       newTopic: prepared.topic as string,
       count: prepared.msgs.length,
-      all: prepared.msgs.length === (prepared.topic_total as number),
+      all: prepared.all_visible === true,
       preexisting: into.preexisting === true,
       messageId: args.message_id as number,
     },
