@@ -25,6 +25,10 @@ export interface EmbeddedOptions {
   logger?: boolean;
   /** Outgoing-webhook worker settings over the WEBHOOK_* environment (tests). */
   webhooks?: Partial<WebhookWorkerOptions>;
+  /** Any Host reaches the only organization (default: env SINGLE_ORGANIZATION). */
+  singleOrganization?: boolean;
+  /** Peers whose X-Forwarded-* count (default: env TRUSTED_PROXIES). */
+  trustedProxies?: string[];
   /** Lease timing (tests): 30 s TTL, renewed every 5 s. */
   leaseTtlMs?: number;
   renewMs?: number;
@@ -81,6 +85,8 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     routes,
     logger: o.logger ?? false,
     view: singleNodeView("embedded"),
+    ...(o.singleOrganization !== undefined ? { singleOrganization: o.singleOrganization } : {}),
+    ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
   });
   await app.listen({ port: o.port, host: o.host });
   // The management CLI refuses to open the store while this process runs.
