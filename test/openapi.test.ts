@@ -770,14 +770,14 @@ const cases: Case[] = [
   { method: "DELETE", path: "/realm/emoji/conformance_emoji", status: 200 },
   { method: "DELETE", path: "/realm/emoji/never_made", status: 404 },
 
-  // --- API key (the spare user's: later cases see the new key)
+  // --- API key (the member's: later cases see the new key)
   {
     method: "POST",
     path: "/users/me/api_key/regenerate",
-    auth: spare,
+    auth: (f) => f.member,
     status: 200,
     save: (b, f) => {
-      f.spare = { ...f.spare, apiKey: b.api_key as string };
+      f.member = { ...f.member, apiKey: b.api_key as string };
     },
   },
   { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
