@@ -34,11 +34,13 @@ async function withEmbedded<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   const { NodeRuntime } = await import("./cluster/node.ts");
   const { createLmdbStore } = await import("./cluster/storage/index.ts");
   const { createInProcessTransport } = await import("./cluster/transport/index.ts");
-  const store = await createLmdbStore(dataDir);
+  // The CLI owns the store while it runs, like the embedded server.
+  const store = await createLmdbStore(dataDir, { exclusive: true });
   const transport = createInProcessTransport();
   const shards = env.shards();
   const node = new NodeRuntime({
     nodeId: "manage",
+    exclusiveStore: true,
     shards,
     store,
     behaviors,

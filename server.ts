@@ -27,6 +27,13 @@ export interface EmbeddedOptions {
   logger?: boolean;
   /** Outgoing-webhook worker settings over the WEBHOOK_* environment (tests). */
   webhooks?: Partial<WebhookWorkerOptions>;
+  /** Any Host reaches the only organization (default: env SINGLE_ORGANIZATION). */
+  singleOrganization?: boolean;
+  /** Peers whose X-Forwarded-* count (default: env TRUSTED_PROXIES). */
+  trustedProxies?: string[];
+  /** Lease timing (tests): 30 s TTL, renewed every 5 s. */
+  leaseTtlMs?: number;
+  renewMs?: number;
 }
 
 export interface EmbeddedServer {
@@ -43,17 +50,20 @@ export interface EmbeddedServer {
 
 export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer> {
   mkdirSync(o.dataDir, { recursive: true });
-  const store = tracedStore(await createLmdbStore(resolve(o.dataDir)), "lmdb");
+  const store = tracedStore(await createLmdbStore(resolve(o.dataDir), { exclusive: true }), "lmdb");
   const transport = createInProcessTransport();
   const overload = overloadConfig();
   const node = new NodeRuntime({
     mailboxLimit: overload.mailboxLimit,
     nodeId: "embedded",
     // One process owns DATA_DIR (server.pid guards it), so no other node can
-    // take a shard: a long lease only spares a busy machine needless
-    // self-fencing (a late renewal dropped every actor and re-activated it).
-    leaseTtlMs: 30_000,
-    renewMs: 5_000,
+    // take a shard: an event-loop stall longer than the TTL must not fence
+    // the node out (it answered "moved" until it took its shards again), so
+    // the leases do not lapse while this process lives. The TTL only frees
+    // them after a crash, for the next start or the management CLI.
+    exclusiveStore: true,
+    leaseTtlMs: o.leaseTtlMs ?? 30_000,
+    renewMs: o.renewMs ?? 5_000,
     shards: o.shards,
     store,
     behaviors,
@@ -79,6 +89,8 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     routes,
     logger: o.logger ?? false,
     view: singleNodeView("embedded"),
+    ...(o.singleOrganization !== undefined ? { singleOrganization: o.singleOrganization } : {}),
+    ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
   });
   await app.listen({ port: o.port, host: o.host });
   // The management CLI refuses to open the store while this process runs.

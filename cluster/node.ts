@@ -31,6 +31,15 @@ export interface NodeOptions {
   bus: Bus;
   leaseTtlMs?: number;
   renewMs?: number;
+  /**
+   * The store is this process's alone (embedded mode: LMDB, server.pid), so
+   * no other node can take a shard: a renewal that comes late (an event-loop
+   * stall past the TTL) must not fence the node out. Pair it with a store
+   * whose leases do not lapse either (createLmdbStore's `exclusive`).
+   * Cluster nodes leave it off: there a late renewal may mean another node
+   * holds the shard now.
+   */
+  exclusiveStore?: boolean;
   /** How often to retry acquiring wanted shards held by someone else. */
   acquireRetryMs?: number;
   idleMs?: number;
@@ -70,6 +79,7 @@ export class NodeRuntime {
   private readonly o: NodeOptions;
   private readonly leaseTtlMs: number;
   private readonly renewMs: number;
+  private readonly exclusiveStore: boolean;
   private readonly acquireRetryMs: number;
   private readonly callTimeoutMs: number;
   private readonly state = new Map<number, ShardState>();
@@ -90,6 +100,7 @@ export class NodeRuntime {
     this.shards = o.shards;
     this.leaseTtlMs = o.leaseTtlMs ?? 3000;
     this.renewMs = o.renewMs ?? 1000;
+    this.exclusiveStore = o.exclusiveStore === true;
     this.acquireRetryMs = o.acquireRetryMs ?? 250;
     this.callTimeoutMs = o.callTimeoutMs ?? 10_000;
     this.wheel = new TimerWheel();
@@ -221,7 +232,7 @@ export class NodeRuntime {
   async handle(req: ActorRequest): Promise<ActorResponse> {
     const st = this.state.get(req.shard);
     if (!st || st.status !== "active") return errorToResponse(new MovedError(req.shard));
-    if (Date.now() - st.renewedAt > this.leaseTtlMs) {
+    if (!this.exclusiveStore && Date.now() - st.renewedAt > this.leaseTtlMs) {
       // Self-fencing: our lease may have expired (paused process, store
       // unreachable). Refuse rather than risk a second writer.
       if (!st.selfFenced)

@@ -11,6 +11,7 @@
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { isIP } from "node:net";
 import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
@@ -21,7 +22,7 @@ import type { ClusterView } from "../cluster/admin.ts";
 import { installOps } from "./admin/index.ts";
 import { Authenticator } from "./auth.ts";
 import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
-import { RealmResolver } from "./realm-resolver.ts";
+import { RealmResolver, singleOrganizationFromEnv } from "./realm-resolver.ts";
 import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
 
 export const API_PREFIX = "/api/v1";
@@ -43,6 +44,36 @@ export interface BuildAppOptions {
   rateLimitPerMinute?: number;
   /** Nodes the admin API expects answers from (Membership; embedded: its one node). README "Admin API". */
   view?: ClusterView;
+  /**
+   * Peers whose X-Forwarded-For/-Proto/-Host are believed (addresses or
+   * CIDRs). Default: env TRUSTED_PROXIES, comma-separated; none when unset.
+   */
+  trustedProxies?: string[];
+  /** Any Host reaches the only organization. Default: env SINGLE_ORGANIZATION=1. */
+  singleOrganization?: boolean;
+}
+
+/** proxy-addr's names for address ranges, accepted besides addresses and CIDRs. */
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** TRUSTED_PROXIES: "10.0.0.1, 192.168.0.0/16, ::1"; a bad entry stops the start. */
+export function trustedProxiesFromEnv(value = process.env.TRUSTED_PROXIES ?? ""): string[] {
+  const out: string[] = [];
+  for (const raw of value.split(",")) {
+    const entry = raw.trim();
+    if (entry === "") continue;
+    const slash = entry.indexOf("/");
+    const addr = slash < 0 ? entry : entry.slice(0, slash);
+    const family = isIP(addr);
+    let ok = PROXY_RANGE_NAMES.has(entry) || family !== 0;
+    if (ok && slash >= 0) {
+      const bits = entry.slice(slash + 1);
+      ok = /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32);
+    }
+    if (!ok) throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
+    out.push(entry);
+  }
+  return out;
 }
 
 /** A file part of a multipart body, kept for routes that take uploads. */
@@ -359,7 +390,8 @@ async function serve(
     // default (0: none).
     const deadline = now + (cr.def.timeoutMs ?? gw.timeoutMs);
     const headers = req.headers;
-    const hostHeader = headers.host ?? "";
+    // req.host is X-Forwarded-Host only when a trusted proxy sent it.
+    const hostHeader = req.host;
     const realm = gw.realms.peek(hostHeader, now) ?? (await gw.realms.resolve(hostHeader, deadline));
 
     let caller: Caller | null = null;
@@ -393,8 +425,10 @@ async function serve(
     const query = req.query as Form;
     const params = readParams(cr, query, body);
 
-    const xfp = headers["x-forwarded-proto"];
-    const scheme = xfp === "https" || xfp === "http" ? xfp : req.protocol;
+    // X-Forwarded-Proto counts only from a trusted proxy (Fastify's
+    // trustProxy, set from TRUSTED_PROXIES); anyone else could claim https.
+    const xfp = req.protocol;
+    const scheme = xfp === "https" || xfp === "http" ? xfp : "http";
     const r = new GatewayRequest(
       gw,
       params,
@@ -506,8 +540,12 @@ function limitPerMinute(opts: BuildAppOptions): number {
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const logged = opts.logger === true;
+  // Fastify believes X-Forwarded-* (req.ip, req.protocol, req.host, the
+  // request log's remoteAddress) only when the socket's peer is one of these.
+  const proxies = opts.trustedProxies ?? trustedProxiesFromEnv();
   const app = Fastify({
     logger: logged,
+    trustProxy: proxies.length > 0 ? proxies : false,
     bodyLimit,
     // Path parameters carry emails; find-my-way's default cap is 100 characters.
     routerOptions: { maxParamLength: 1000 },
@@ -523,7 +561,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const gw = new Gateway(
     opts.client,
     opts.shards,
-    new RealmResolver(opts.client, opts.shards),
+    new RealmResolver(opts.client, opts.shards, opts.singleOrganization ?? singleOrganizationFromEnv()),
     new Authenticator(opts.client, opts.shards, opts.bus),
     opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     bodyLimit,

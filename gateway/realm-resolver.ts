@@ -3,6 +3,10 @@
 // The directory actor (realm 0, key "directory") owns the host table. A
 // realm's host changes rarely, so a stale entry lives at most TTL_MS; errors
 // (unknown host) are not cached and reach the client as the actor raised them.
+//
+// An unknown host is Zulip's "Invalid subdomain" (404), unless the
+// deployment says it is a single organization (SINGLE_ORGANIZATION=1): then
+// every host reaches the only organization there is (directory-handlers.ts).
 
 import type { ActorRef } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
@@ -38,6 +42,14 @@ export function hostName(header: string): string {
   return header.slice(0, end).trim().toLowerCase();
 }
 
+/** SINGLE_ORGANIZATION=1: any Host reaches the deployment's only organization. */
+export function singleOrganizationFromEnv(): boolean {
+  const v = process.env.SINGLE_ORGANIZATION;
+  if (v === undefined || v === "" || v === "0") return false;
+  if (v === "1") return true;
+  throw new Error(`SINGLE_ORGANIZATION must be 0 or 1, got ${v}`);
+}
+
 export class RealmResolver {
   // Keyed by the raw header so the hot path does no string work.
   private readonly cache = new Map<string, Entry>();
@@ -47,6 +59,7 @@ export class RealmResolver {
   constructor(
     private readonly client: ActorClient,
     shards: number,
+    private readonly single: boolean = singleOrganizationFromEnv(),
   ) {
     this.shard = shardOf(DIRECTORY, shards);
   }
@@ -78,7 +91,7 @@ export class RealmResolver {
       ref: DIRECTORY,
       shard: this.shard,
       method: "resolveHost",
-      args: { host },
+      args: { host, single: this.single },
       caller: null,
       deadline,
     });

@@ -265,14 +265,21 @@ describe("realm directory - hosts and bootstrap", () => {
     );
   });
 
-  test("bootstrap is idempotent and resolveHost falls back to the default realm", async () => {
+  test("bootstrap is idempotent; resolveHost falls back to the only realm when told to", async () => {
     const w = await world();
     assert.deepEqual(await w.rt.call(directoryRef(), "resolveHost", { host: "CHAT.example.com" }), {
       realmId: w.realmId,
     });
-    assert.deepEqual(await w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com" }), {
-      realmId: w.realmId,
-    });
+    await rejects(
+      w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com" }),
+      "Invalid subdomain",
+      "NONEXISTENT_SUBDOMAIN",
+      404,
+    );
+    assert.deepEqual(
+      await w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com", single: true }),
+      { realmId: w.realmId },
+    );
     const again = await w.rt.call(directoryRef(), "bootstrap", {
       realmName: "Another",
       host: "x.example.com",
@@ -306,6 +313,13 @@ describe("realm directory - hosts and bootstrap", () => {
     assert.deepEqual(await w.rt.call(directoryRef(), "resolveHost", { host: "two.example.com" }), {
       realmId: r.realmId,
     });
+    // Two organizations: no host falls back to either, whatever the gateway says.
+    await rejects(
+      w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com", single: true }),
+      "Invalid subdomain",
+      "NONEXISTENT_SUBDOMAIN",
+      404,
+    );
     await rejects(
       w.rt.call(directoryRef(), "createRealm", {
         realmName: "Third",

@@ -38,6 +38,8 @@ describe("embedded process - npm start and the management CLI", () => {
         OWNER_PASSWORD: OWNER.password,
         REALM_NAME: "First Org",
         EXTERNAL_HOST: "chat.example.test",
+        // Requests go to 127.0.0.1, not chat.example.test.
+        SINGLE_ORGANIZATION: "1",
       },
       /listening on port/,
     );

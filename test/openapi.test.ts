@@ -771,6 +771,18 @@ const cases: Case[] = [
   { method: "DELETE", path: "/realm/emoji/conformance_emoji", status: 200 },
   { method: "DELETE", path: "/realm/emoji/never_made", status: 404 },
 
+  // --- API key (the member's: later cases see the new key)
+  {
+    method: "POST",
+    path: "/users/me/api_key/regenerate",
+    auth: (f) => f.member,
+    status: 200,
+    save: (b, f) => {
+      f.member = { ...f.member, apiKey: b.api_key as string };
+    },
+  },
+  { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
+
   // --- channel removal, then the queue
   {
     method: "DELETE",

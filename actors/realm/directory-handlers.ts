@@ -4,7 +4,7 @@
 
 import { errors } from "../errors.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
-import { argString, optString } from "../user/index.ts";
+import { argString, optBool, optString } from "../user/index.ts";
 import { realmRef } from "./refs.ts";
 import type { DirectoryFact, DirectoryState } from "./state.ts";
 
@@ -16,11 +16,31 @@ function requireInternal(caller: Caller | null): void {
   if (caller) throw errors.accessDenied();
 }
 
-/** Exact host match, else the default (first) realm. */
+/** Names of this machine: a realm at one of them is reachable under all of them. */
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+/**
+ * The realm a Host header (lowercased, port removed) names: its exact host;
+ * for a loopback name, the realm registered at a loopback name (the default
+ * EXTERNAL_HOST is "localhost", and a browser on the same machine may say
+ * 127.0.0.1); else, only when the gateway says the deployment is a single
+ * organization (`single`, env SINGLE_ORGANIZATION) and exactly one exists,
+ * that one. Anything else is Zulip's unknown subdomain: a request must not
+ * land in some organization just because its Host matched none.
+ */
 const resolveHost: Handler<DirectoryState> = (state, args) => {
   const host = argString(args, "host").toLowerCase();
-  const realmId = state.hosts[host] ?? state.defaultRealmId;
-  if (realmId === null) throw errors.invalidSubdomain();
+  let realmId: number | undefined = state.hosts[host];
+  if (realmId === undefined && LOOPBACK_HOSTS.includes(host)) {
+    for (const name of LOOPBACK_HOSTS) {
+      realmId = state.hosts[name];
+      if (realmId !== undefined) break;
+    }
+  }
+  if (realmId === undefined && optBool(args, "single") === true && state.defaultRealmId !== null) {
+    if (Object.keys(state.realms).length === 1) realmId = state.defaultRealmId;
+  }
+  if (realmId === undefined) throw errors.invalidSubdomain();
   return { reply: { realmId } };
 };
 

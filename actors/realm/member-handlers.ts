@@ -15,6 +15,7 @@ import {
   ROLE_OWNER,
   checkFullName,
   emailKey,
+  generateApiKey,
   gravatarUrl,
   isAdminRole,
   isValidEmail,
@@ -426,7 +427,33 @@ const memberEmail: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { reply: { email: target.email } };
 };
 
+/**
+ * POST /users/me/api_key/regenerate (Zulip's regenerate_api_key; bots may
+ * call it for themselves too). The notice makes every gateway drop its
+ * cached record, so the old key fails at once everywhere.
+ */
+const regenerateOwnKey: Handler<RealmState> = (state, _args, _ctx, caller) => {
+  requireCreated(state);
+  const me = actorOf(state, caller);
+  const apiKey = generateApiKey();
+  const events: OutEvent[] = me.isBot
+    ? [
+        {
+          event: { type: "realm_bot", op: "update", bot: { user_id: me.userId, api_key: apiKey } },
+          userIds: botAudience(state, me),
+        },
+      ]
+    : [];
+  return {
+    facts: [fact({ type: "memberUpdated", userId: me.userId, changes: { apiKey } })],
+    events,
+    notices: [invalidate(state, me)],
+    reply: { api_key: apiKey },
+  };
+};
+
 export const memberHandlers: Record<string, Handler<RealmState>> = {
+  regenerateOwnKey,
   memberEmail,
   getMembers,
   getMember,

@@ -17,7 +17,7 @@ export interface DirectoryState {
   realms: Record<string, { realmId: number; host: string }>;
   /** lowercased host -> realm id. */
   hosts: Record<string, number>;
-  /** The first registered realm: serves every host that matches none. */
+  /** The first registered realm (SINGLE_ORGANIZATION: every host reaches it while it is the only one). */
   defaultRealmId: number | null;
 }
 

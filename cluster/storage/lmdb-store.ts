@@ -11,6 +11,13 @@
 // suite passes; in embedded mode the one node simply always gets them. Epochs
 // are persisted per shard and never reused.
 //
+// `exclusive` (embedded mode: one process owns the directory, server.pid
+// guards it): a lease stays its holder's until released or taken, however
+// late its renewal comes. The TTL then only frees the leases of a process
+// that died (the next start, or the management CLI, takes them); within the
+// process nobody else asks for them, so an event-loop stall longer than the
+// TTL must not fence the one node out of its own store.
+//
 // Layout: db "meta" (msgpack values), db "journal" (raw bytes):
 //   meta   ["lease", shard]  -> [node, epoch, expiresAtMs]
 //   meta   ["epoch", shard]  -> last epoch handed out
@@ -33,7 +40,13 @@ const FENCED = -1;
 /** Ids reserved per counter commit (nextId). */
 const ID_BLOCK = 256;
 
-export function createLmdbStore(dir: string): Store {
+export interface LmdbStoreOptions {
+  /** One process owns the store: a held lease does not lapse on a late renewal. */
+  exclusive?: boolean;
+}
+
+export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store {
+  const exclusive = opts.exclusive === true;
   // noSubdir: lmdb-js guesses "a file" for a path with an extension, so a
   // DATA_DIR like "chat.data" would fail; the store is always a directory.
   const root: RootDatabase = open({ path: dir, maxDbs: 4, noSubdir: false });
@@ -72,8 +85,17 @@ export function createLmdbStore(dir: string): Store {
     return l && l[2] > Date.now() ? l : undefined;
   }
 
+  /**
+   * The lease a holder may go on using: the live one, or under `exclusive`
+   * the recorded one even past its expiry (nobody took it since).
+   */
+  function heldLease(shard: number): Lease | undefined {
+    if (!exclusive) return liveLease(shard);
+    return meta.get(["lease", shard]) as Lease | undefined;
+  }
+
   function holds(shard: number, epoch: number): boolean {
-    return liveLease(shard)?.[1] === epoch;
+    return heldLease(shard)?.[1] === epoch;
   }
 
   return {
@@ -90,7 +112,7 @@ export function createLmdbStore(dir: string): Store {
 
     renewLease(shard, node, epoch, ttlMs) {
       return root.transaction(() => {
-        const cur = liveLease(shard);
+        const cur = heldLease(shard);
         if (!cur || cur[0] !== node || cur[1] !== epoch) return false;
         meta.put(["lease", shard], [node, epoch, Date.now() + ttlMs] satisfies Lease);
         return true;
@@ -99,13 +121,13 @@ export function createLmdbStore(dir: string): Store {
 
     async releaseLease(shard, node, epoch) {
       await root.transaction(() => {
-        const cur = liveLease(shard);
+        const cur = heldLease(shard);
         if (cur && cur[0] === node && cur[1] === epoch) meta.remove(["lease", shard]);
       });
     },
 
     async leaseHolder(shard) {
-      const l = liveLease(shard);
+      const l = heldLease(shard);
       return l ? { node: l[0], epoch: l[1] } : null;
     },
 

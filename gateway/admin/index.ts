@@ -163,7 +163,7 @@ export async function installOps(app: FastifyInstance, o: OpsOptions): Promise<v
       url,
       handler: async (req, reply) => {
         try {
-          const who = await guard.check(req.headers.authorization, req.headers.host ?? "");
+          const who = await guard.check(req.headers.authorization, req.host);
           const q = req.query as Query;
           const out = await fn(q, who, req, reply);
           if (out !== null) sendJson(reply, { ...out, ...ignored(q, accepted) });

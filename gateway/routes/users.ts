@@ -81,4 +81,14 @@ const updateStatus: RouteDef = {
   },
 };
 
-export const userRoutes: RouteDef[] = [createUser, getOwnUser, updateStatus];
+const regenerateApiKey: RouteDef = {
+  method: "POST",
+  path: "/users/me/api_key/regenerate",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {})) as Obj;
+  },
+};
+
+export const userRoutes: RouteDef[] = [createUser, getOwnUser, updateStatus, regenerateApiKey];

@@ -42,6 +42,8 @@ export async function startCluster(
     OWNER_PASSWORD: OWNER.password,
     OWNER_NAME: "Olivia Owner",
     REALM_NAME: "Cluster Org",
+    // One organization, reached at 127.0.0.1 (README "SINGLE_ORGANIZATION").
+    SINGLE_ORGANIZATION: "1",
     ...opts.env,
   };
   const nodes = new Map<string, Proc & { grpcPort: number; adminPort?: number }>();

@@ -96,6 +96,10 @@ export async function startEmbeddedForTest(
         realmName: opts.env?.REALM_NAME ?? "Test Org",
         externalHost: opts.env?.EXTERNAL_HOST ?? "localhost",
       },
+      // Tests reach the server at 127.0.0.1 whatever EXTERNAL_HOST says:
+      // one organization, stated explicitly (env.SINGLE_ORGANIZATION "0"
+      // tests the unknown-host error).
+      singleOrganization: (opts.env?.SINGLE_ORGANIZATION ?? "1") === "1",
     });
   } finally {
     if (savedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
