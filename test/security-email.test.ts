@@ -216,6 +216,22 @@ describe("email visibility - user objects", () => {
   });
 });
 
+describe("email visibility - bots", () => {
+  test("PATCH /bots names a hidden owner by the dummy address to an administrator", async () => {
+    const bot = await srv.api(
+      "POST",
+      "/bots",
+      { full_name: "Nora Bot", short_name: `norabot${++seq}` },
+      toNobody,
+    );
+    assertSuccess(bot);
+    const r = await srv.api("PATCH", `/bots/${bot.body.user_id}`, { full_name: "Nora Bot Two" }, admin);
+    assertSuccess(r);
+    assert.match(r.body.bot_owner, dummyOf(toNobody));
+    assertHidden(r.body, toNobody, "PATCH /bots reply");
+  });
+});
+
 describe("email visibility - messages", () => {
   test("message events, GET /messages, reactions and edits name hidden senders by the dummy address", async () => {
     const q = await queue(member, ["message", "reaction", "update_message"]);
