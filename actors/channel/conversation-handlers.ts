@@ -3,7 +3,7 @@
 // direct-message conversation (key "dm:<ids>").
 //
 // Calls go one way: a conversation calls the channel directory
-// (`sendContext`, `allNames`: leaves), the realm (`roster`: leaf), the
+// (`sendContext`, `allNames`: leaves), the realm (`roster`, `apiEmails`: leaves), the
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
@@ -135,6 +135,32 @@ function avatarUrl(email: string, version: number): string {
   return url;
 }
 
+/** User id -> current API email (the realm's apiEmails). */
+export type ApiEmails = Record<string, string>;
+
+function dmDisplayRecipient(recipients: Obj[], emails: ApiEmails | undefined): Value {
+  return recipients.map((r) => {
+    const email = emails?.[String(r.id)];
+    return email === undefined ? { ...r } : { ...r, email };
+  }) as unknown as Value;
+}
+
+/** Today's API emails of the senders and DM recipients of `msgs` (one leaf call to the realm). */
+async function currentApiEmails(
+  ctx: ActorContext,
+  state: Pick<ConvState, "realmId" | "dmRecipients">,
+  msgs: Msg[],
+): Promise<ApiEmails | undefined> {
+  const ids = new Set<number>();
+  for (const m of msgs) ids.add(m.senderId);
+  for (const r of state.dmRecipients ?? []) ids.add(Number(r.id));
+  if (!ids.size) return undefined;
+  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [...ids] })) as {
+    emails: ApiEmails;
+  };
+  return r.emails;
+}
+
 /**
  * The message in the shape of message events (zulip-facts §7 and the
  * conventions in actors/queue/shape.ts): content = Markdown,
@@ -144,20 +170,24 @@ export function formatMessage(
   state: Pick<ConvState, "key" | "dmRecipients">,
   m: Msg,
   channelName: string | null,
+  emails?: ApiEmails,
 ): Obj {
   const dm = isDmKey(state.key);
+  // Stored addresses are those of the sending time; `emails` has today's API emails.
+  const senderEmail = emails?.[String(m.senderId)] ?? m.senderEmail;
   const out: Obj = {
     id: m.id,
     sender_id: m.senderId,
-    sender_email: m.senderEmail,
+    sender_email: senderEmail,
     sender_full_name: m.senderName,
     sender_realm_str: "",
-    avatar_url: avatarUrl(m.senderEmail, m.senderAvatarVersion),
+    // From the API email, never a hidden real one (its MD5 would leak it).
+    avatar_url: avatarUrl(senderEmail, m.senderAvatarVersion),
     sender_avatar_source: "G",
     client: m.client,
     content: m.content,
     rendered_content: m.rendered,
-    display_recipient: dm ? (structuredClone(state.dmRecipients ?? []) as Value) : channelName,
+    display_recipient: dm ? dmDisplayRecipient(state.dmRecipients ?? [], emails) : channelName,
     recipient_id: recipientId(state.key),
     type: dm ? "private" : "stream",
     subject: m.topic,
@@ -536,9 +566,14 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
     flagsOf,
   );
   const o = clientOpts(args);
+  const emails = await currentApiEmails(
+    ctx,
+    state,
+    win.items.map(({ id }) => state.msgs[String(id)]!),
+  );
   const messages = win.items.map(({ id, flags }) => {
     const m = state.msgs[String(id)]!;
-    const out = shapeForClient(formatMessage(state, m, ch.name), o);
+    const out = shapeForClient(formatMessage(state, m, ch.name, emails), o);
     out.flags = flags;
     decorate(out, m, filters.search, o.allowEmptyTopic);
     return out;
@@ -571,10 +606,15 @@ const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   }
   const name = isDmKey(state.key) ? null : (await channelInfo(ctx, state)).name;
   const o = clientOpts(args);
+  const emails = await currentApiEmails(
+    ctx,
+    state,
+    ids.map((id) => state.msgs[String(id)]!),
+  );
   const messages: Obj = {};
   for (const id of ids) {
     const m = state.msgs[String(id)]!;
-    const out = shapeForClient(formatMessage(state, m, name), o);
+    const out = shapeForClient(formatMessage(state, m, name, emails), o);
     decorate(out, m, search, o.allowEmptyTopic);
     messages[String(id)] = out;
   }

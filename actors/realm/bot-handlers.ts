@@ -42,7 +42,7 @@ import {
   requireCreated,
   updateEvent,
 } from "./member-handlers.ts";
-import { formatMember } from "./members.ts";
+import { apiEmail, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
@@ -308,7 +308,8 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   };
   if (after.botOwnerId !== null) {
     const owner = memberById(state, after.botOwnerId);
-    if (owner) reply.bot_owner = owner.email;
+    // The API email: an administrator may not see the owner's real one.
+    if (owner) reply.bot_owner = apiEmail(state, owner);
   }
   if (Object.keys(changes).length === 0) return { reply };
 

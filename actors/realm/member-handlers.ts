@@ -16,7 +16,6 @@ import {
   checkFullName,
   emailKey,
   generateApiKey,
-  gravatarUrl,
   isAdminRole,
   isValidEmail,
   optBool,
@@ -25,7 +24,14 @@ import {
   optString,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
-import { apiEmail, canSeeDeliveryEmail, formatMember, type FormatOptions } from "./members.ts";
+import {
+  apiEmail,
+  avatarUrlFor,
+  canSeeDeliveryEmail,
+  findByEmail,
+  formatMember,
+  type FormatOptions,
+} from "./members.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
@@ -96,22 +102,12 @@ export function accessUser(state: RealmState, args: Obj, me: DirEntry | null, a:
   const email = optString(args, "email");
   let target: DirEntry | undefined;
   if (userId !== undefined) target = memberById(state, userId);
-  else if (email !== undefined) target = findByApiEmail(state, email);
+  else if (email !== undefined) target = findByEmail(state, me, email);
   if (!target) throw errors.noSuchUser();
   if (target.isBot && !a.allowBots) throw errors.noSuchUser();
   if (!target.isActive && !a.allowDeactivated) throw errors.userDeactivated();
   if (a.forAdmin && (me === null || !canAdmin(me, target))) throw errors.insufficientPermission();
   return target;
-}
-
-/** By real email, or by the dummy user<id>@<host> address clients see when it is hidden. */
-function findByApiEmail(state: RealmState, email: string): DirEntry | undefined {
-  const direct = state.users[emailKey(email)];
-  if (direct) return direct;
-  const m = /^user(\d+)@(.+)$/i.exec(email.trim());
-  if (!m || m[2]!.toLowerCase() !== state.host.toLowerCase()) return undefined;
-  const target = memberById(state, Number(m[1]));
-  return target && apiEmail(state, target) !== target.email ? target : undefined;
 }
 
 function formatOptions(args: Obj): FormatOptions {
@@ -216,16 +212,67 @@ function emailChangeEvents(state: RealmState, target: DirEntry, email: string): 
   if (apiEmail(state, moved) === email) {
     events.push({ event: updateEvent(target.userId, { new_email: email }), userIds: everyone });
   }
-  const avatar = gravatarUrl(email, target.avatarVersion);
-  events.push({
+  // A gravatar follows the address: everyone hears of it, each with the URL
+  // of the address they may know (those who may not see it get the same
+  // dummy-based URL again).
+  events.push(...avatarEvents(state, moved, active, () => true));
+  return events;
+}
+
+/** realm_user avatar updates for `viewers`, one event per distinct URL (see avatarUrlFor). */
+function avatarEvents(
+  state: RealmState,
+  target: DirEntry,
+  viewers: DirEntry[],
+  include: (viewer: DirEntry, url: string) => boolean,
+): OutEvent[] {
+  const byUrl = new Map<string, number[]>();
+  for (const v of viewers) {
+    const url = avatarUrlFor(state, v, target);
+    if (!include(v, url)) continue;
+    const ids = byUrl.get(url);
+    if (ids) ids.push(v.userId);
+    else byUrl.set(url, [v.userId]);
+  }
+  return [...byUrl].map(([url, userIds]) => ({
     event: updateEvent(target.userId, {
       avatar_source: "G",
-      avatar_url: avatar,
-      avatar_url_medium: `${avatar}&s=500`,
+      avatar_url: url,
+      avatar_url_medium: `${url}&s=500`,
       avatar_version: target.avatarVersion,
     }),
-    userIds: everyone,
-  });
+    userIds,
+  }));
+}
+
+/**
+ * The events of an email_address_visibility change (Zulip's
+ * do_change_user_setting): delivery_email to those who gain access, null to
+ * those who lose it; new_email to everyone when the API email switches
+ * between real and dummy; and, since the gravatar URL each viewer gets
+ * follows the address they may know, the new URL to those whose URL changed.
+ */
+function visibilityChangeEvents(state: RealmState, before: DirEntry, after: DirEntry): OutEvent[] {
+  const active = Object.values(state.users).filter((u) => u.isActive);
+  const gained: number[] = [];
+  const lost: number[] = [];
+  for (const v of active) {
+    const could = canSeeDeliveryEmail(v, before);
+    const can = canSeeDeliveryEmail(v, after);
+    if (could !== can) (can ? gained : lost).push(v.userId);
+  }
+  const events: OutEvent[] = [];
+  if (gained.length)
+    events.push({ event: updateEvent(after.userId, { delivery_email: after.email }), userIds: gained });
+  if (lost.length) events.push({ event: updateEvent(after.userId, { delivery_email: null }), userIds: lost });
+  const newApiEmail = apiEmail(state, after);
+  if (newApiEmail !== apiEmail(state, before)) {
+    events.push({
+      event: updateEvent(after.userId, { new_email: newApiEmail }),
+      userIds: active.map((u) => u.userId),
+    });
+  }
+  events.push(...avatarEvents(state, after, active, (v, url) => url !== avatarUrlFor(state, v, before)));
   return events;
 }
 
@@ -408,14 +455,16 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (fullName !== undefined && fullName !== target.fullName) changes.fullName = fullName;
   if (timezone !== undefined && timezone !== target.timezone) changes.timezone = timezone;
   if (visibility !== undefined && visibility !== target.emailVisibility) changes.emailVisibility = visibility;
+  const after: DirEntry = { ...target, ...changes };
   const reply = {
     activeUserIds: activeIds(state),
-    apiEmail: apiEmail(state, { ...target, ...changes }),
-    oldApiEmail: apiEmail(state, target),
+    apiEmail: apiEmail(state, after),
     changed: Object.keys(changes),
   };
   if (Object.keys(changes).length === 0) return { reply };
-  return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], reply };
+  // The visibility events come from here, where every viewer's role is known.
+  const events = changes.emailVisibility === undefined ? [] : visibilityChangeEvents(state, target, after);
+  return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], events, reply };
 };
 
 /** Leaf for the user actor's syncEmail: the authoritative delivery email of a user. */

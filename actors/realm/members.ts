@@ -7,6 +7,7 @@ import {
   ROLE_GUEST,
   ROLE_MODERATOR,
   ROLE_OWNER,
+  emailKey,
   gravatarUrl,
   isAdminRole,
   isoMinutes,
@@ -21,8 +22,24 @@ export interface FormatOptions {
   includeCustomProfileFields: boolean;
 }
 
-/** Zulip's can_access_delivery_email. */
-export function canSeeDeliveryEmail(viewer: DirEntry | null, target: DirEntry): boolean {
+// Who sees which address of a user. Every response and event that names a
+// user by email goes through the three functions below, so that the rule
+// lives in one place:
+// - apiEmail: the `email` field everywhere (user objects, sender_email,
+//   display_recipient, reaction users...): the same for every viewer, the
+//   real address only under visibility "everyone" (Zulip's
+//   get_display_email_address), else the dummy user<id>@<realm host>;
+// - canSeeDeliveryEmail: whether `delivery_email` carries the real address
+//   for this viewer (Zulip's can_access_delivery_email);
+// - visibleEmail: the address this viewer may know the user by: what a
+//   gravatar URL is computed from (an MD5 of a hidden address would leak
+//   it) and what a lookup by email may match.
+
+/** Zulip's can_access_delivery_email. A null viewer (spectator) sees none. */
+export function canSeeDeliveryEmail(
+  viewer: Pick<DirEntry, "userId" | "role"> | null,
+  target: DirEntry,
+): boolean {
   if (viewer === null) return false;
   if (viewer.userId === target.userId || target.isBot) return true;
   switch (target.emailVisibility) {
@@ -39,10 +56,58 @@ export function canSeeDeliveryEmail(viewer: DirEntry | null, target: DirEntry): 
   }
 }
 
-/** The API email: the real address when everyone may see it, else user<id>@<realm host>. */
-export function apiEmail(state: RealmState, target: DirEntry): string {
+/** Zulip's get_fake_email_domain: the realm's host without a port. */
+function fakeEmailDomain(host: string): string {
+  return host.replace(/:\d*$/, "").toLowerCase();
+}
+
+/** The dummy address standing for a hidden one. */
+export function dummyEmail(host: string, userId: number): string {
+  return `user${userId}@${fakeEmailDomain(host)}`;
+}
+
+/** The API email: the real address when everyone may see it, else the dummy one. */
+export function apiEmail(state: Pick<RealmState, "host">, target: DirEntry): string {
   if (target.isBot || target.emailVisibility === EMAIL_VISIBILITY.everyone) return target.email;
-  return `user${target.userId}@${state.host}`;
+  return dummyEmail(state.host, target.userId);
+}
+
+/** The address `viewer` may know `target` by: the real one if allowed, else the API email. */
+export function visibleEmail(
+  state: Pick<RealmState, "host">,
+  viewer: Pick<DirEntry, "userId" | "role"> | null,
+  target: DirEntry,
+): string {
+  return canSeeDeliveryEmail(viewer, target) ? target.email : apiEmail(state, target);
+}
+
+/** A user's gravatar URL as `viewer` gets it (see visibleEmail). */
+export function avatarUrlFor(
+  state: Pick<RealmState, "host">,
+  viewer: Pick<DirEntry, "userId" | "role"> | null,
+  target: DirEntry,
+): string {
+  return gravatarUrl(visibleEmail(state, viewer, target), target.avatarVersion);
+}
+
+/**
+ * The user `email` names for `viewer`: its API email (real or dummy), or
+ * its real address when the viewer may see it. A hidden real address is
+ * answered like an unknown one, so a lookup cannot probe for it.
+ */
+export function findByEmail(
+  state: RealmState,
+  viewer: Pick<DirEntry, "userId" | "role"> | null,
+  email: string,
+): DirEntry | undefined {
+  const direct = state.users[emailKey(email)];
+  if (direct && canSeeDeliveryEmail(viewer, direct)) return direct;
+  if (direct && apiEmail(state, direct) === direct.email) return direct;
+  const m = /^user(\d{1,15})@([^@]+)$/i.exec(email.trim());
+  if (!m || m[2]!.toLowerCase() !== fakeEmailDomain(state.host)) return undefined;
+  const key = state.emailById[String(Number(m[1]))];
+  const target = key === undefined ? undefined : state.users[key];
+  return target && apiEmail(state, target) !== target.email ? target : undefined;
 }
 
 export function formatMember(
@@ -68,8 +133,7 @@ export function formatMember(
     role: target.role,
     // Avatars are gravatar-hosted until uploads exist; a client that asked
     // for client_gravatar computes the URL itself, if it knows the email.
-    avatar_url:
-      opts.clientGravatar && realEmailShown ? null : gravatarUrl(target.email, target.avatarVersion),
+    avatar_url: opts.clientGravatar && realEmailShown ? null : avatarUrlFor(state, viewer, target),
     avatar_version: target.avatarVersion,
     is_imported_stub: false,
   };

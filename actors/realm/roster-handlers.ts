@@ -3,8 +3,10 @@
 // nobody, so channel actors may call it inside their turns.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
+import type { Handler, Obj } from "../types.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
+import { memberById } from "./member-handlers.ts";
+import { apiEmail, findByEmail } from "./members.ts";
 import type { RealmState } from "./state.ts";
 
 const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
@@ -14,7 +16,8 @@ const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
     reply: {
       users: Object.values(state.users).map((u) => ({
         userId: u.userId,
-        email: u.email,
+        // The API email: what messages, reactions and principals name users by.
+        email: apiEmail(state, u),
         role: u.role,
         isBot: u.isBot,
         botType: u.botType,
@@ -30,18 +33,37 @@ const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
 
 /**
  * Direct-message recipients by email (POST /messages `to`): ids of active
- * users of the caller's realm, or "Invalid email '<email>'".
+ * users of the caller's realm, or "Invalid email '<email>'". A real address
+ * resolves only for a caller who may see it (findByEmail).
  */
 const resolveEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
   if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
+  const viewer = caller ? (memberById(state, caller.userId) ?? null) : null;
   const emails = Array.isArray(args.emails) ? args.emails.map(String) : [];
   const ids = emails.map((email) => {
-    const u = state.users[email.trim().toLowerCase()];
+    const u = findByEmail(state, viewer, email);
     if (!u || !u.isActive) throw errors.invalidEmail(email);
     return u.userId;
   });
   return { reply: { ids } };
 };
 
-export const rosterHandlers: Record<string, Handler<RealmState>> = { roster, resolveEmails };
+/**
+ * The current API emails of `userIds` (unknown ids left out): messages are
+ * stored with the address of their sending time, and are shown with today's
+ * (a user may have hidden theirs since).
+ */
+const apiEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.invalidSubdomain();
+  const ids = Array.isArray(args.userIds) ? args.userIds : [];
+  const emails: Obj = {};
+  for (const id of ids) {
+    const u = typeof id === "number" ? memberById(state, id) : undefined;
+    if (u) emails[String(id)] = apiEmail(state, u);
+  }
+  return { reply: { emails } };
+};
+
+export const rosterHandlers: Record<string, Handler<RealmState>> = { roster, resolveEmails, apiEmails };

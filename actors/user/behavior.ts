@@ -69,7 +69,6 @@ interface MemberContext {
 interface SyncReply {
   activeUserIds: number[];
   apiEmail: string;
-  oldApiEmail: string;
   changed: string[];
 }
 
@@ -162,8 +161,9 @@ const create: Handler<UserState> = async (state, args, ctx, caller) => {
 
 // ---- reads ------------------------------------------------------------------
 
-const profile: Handler<UserState> = (state) => {
-  requireCreated(state);
+// The user object with the real address: for the user themself and internal callers only.
+const profile: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
   return { reply: formatUser(state) };
 };
 
@@ -339,14 +339,9 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
         person: { user_id: state.userId, timezone: tz, email: synced.apiEmail },
       });
     }
-    if (synced.apiEmail !== synced.oldApiEmail) {
-      // A visibility change swaps the API email between real and dummy.
-      realmWide.push({
-        type: "realm_user",
-        op: "update",
-        person: { user_id: state.userId, new_email: synced.apiEmail },
-      });
-    }
+    // An email_address_visibility change's realm_user events (new_email,
+    // delivery_email, avatar) come from the realm's syncMember, which knows
+    // every viewer's role.
     for (const event of realmWide) events.push({ event, userIds: synced.activeUserIds });
   }
   return { facts, events, reply: {} };
