@@ -395,6 +395,27 @@ describe("prototype-named keys", () => {
       zulipShaped(r, `react ${name}`);
       assert.equal(r.body.result, "error", name);
     }
+    // A realm_emoji code is an id: a prototype member name is no emoji.
+    for (const code of ["constructor", "__proto__", "toString"]) {
+      const r = await api("POST", `/messages/${mid}/reactions`, {
+        emoji_name: "constructor",
+        emoji_code: code,
+        reaction_type: "realm_emoji",
+      });
+      zulipShaped(r, `realm_emoji code ${code}`);
+      assert.equal(r.body.msg, "Invalid custom emoji.", code);
+    }
+    // The declared content type is looked up as an own key.
+    const form = new FormData();
+    form.append("f1", new Blob([new Uint8Array(png(99))], { type: "constructor" }), "e.png");
+    const odd = await fetch(`${srv.url}/api/v1/realm/emoji/oddext`, {
+      method: "POST",
+      headers: { authorization: basicAuth(owner) },
+      body: form,
+    });
+    const oddBody = (await odd.json()) as { result: string; msg: string };
+    assert.equal(odd.status, 400, JSON.stringify(oddBody));
+    assert.equal(oddBody.msg, "Invalid image format");
     const msg = ok(await api("GET", `/messages/${mid}`)).message;
     assert.deepEqual(
       (msg.reactions as { emoji_name: string }[]).map((r) => r.emoji_name),
