@@ -11,6 +11,9 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { deflateSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
+import { channelBehavior, type DirState } from "../actors/channel/index.ts";
+import { realmBehavior } from "../actors/realm/index.ts";
+import type { ActorRef, Obj } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/embedded.ts";
 import { assertSuccess } from "./support/zulip-asserts.ts";
@@ -628,5 +631,64 @@ describe("prototype-named keys", () => {
       (t) => t.stream_id === cid,
     );
     assert.deepEqual(muted.map((t) => t.topic_name).sort(), ["__proto__", "constructor"]);
+  });
+});
+
+describe("prototype-named keys in journal replay and snapshots", () => {
+  const dirRef: ActorRef = { kind: "channel", realm: 1, key: "directory" };
+  const realm: ActorRef = { kind: "realm", realm: 1, key: "realm" };
+  const hostsRef: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+  /** A lookup by a string that TypeScript does not resolve to an Object member. */
+  const at = <T>(o: Record<string, T>, k: string): T | undefined => o[k];
+
+  test("the channel name index replays and reloads __proto__ and constructor", () => {
+    const b = channelBehavior;
+    let s = b.initial(dirRef);
+    for (const [id, name] of [
+      [1, "__proto__"],
+      [2, "constructor"],
+    ] as const) {
+      s = b.apply(s, { type: "channelCreated", channel: { id, name } } as unknown as Obj, dirRef);
+    }
+    const check = (st: DirState) => {
+      assert.equal(at(st.byName, "__proto__"), 1);
+      assert.equal(at(st.byName, "constructor"), 2);
+      assert.equal(at(st.byName, "tostring"), undefined);
+      assert.equal(at(st.byName, "hasownproperty"), undefined);
+    };
+    check(s as DirState);
+    const data = b.toSnapshot(s);
+    assert.match(data, /"byName":\{"__proto__":1,"constructor":2\}/);
+    check(b.fromSnapshot(data, dirRef) as DirState);
+    // A snapshot written before the change (a plain object) still loads.
+    const old = JSON.stringify({ realmId: 1, channels: {}, byName: { plain: 3 }, subs: {} });
+    const loaded = b.fromSnapshot(old, dirRef) as DirState;
+    assert.equal(at(loaded.byName, "plain"), 3);
+    assert.equal(at(loaded.byName, "constructor"), undefined);
+  });
+
+  test("the realm's email and host indexes replay and reload prototype member names", () => {
+    const b = realmBehavior;
+    let s = b.initial(realm);
+    s = b.apply(s, { type: "userAdded", entry: { userId: 7, email: "__proto__" } } as unknown as Obj, realm);
+    s = b.apply(
+      s,
+      { type: "userAdded", entry: { userId: 8, email: "Constructor" } } as unknown as Obj,
+      realm,
+    );
+    const users = (st: unknown) => (st as { users: Record<string, { userId: number }> }).users;
+    for (const st of [s, b.fromSnapshot(b.toSnapshot(s), realm)]) {
+      assert.equal(at(users(st), "__proto__")?.userId, 7);
+      assert.equal(at(users(st), "constructor")?.userId, 8);
+      assert.equal(at(users(st), "tostring"), undefined);
+    }
+    let d = b.initial(hostsRef);
+    d = b.apply(d, { type: "realmRegistered", realmId: 2, host: "constructor" }, hostsRef);
+    const hosts = (st: unknown) => (st as { hosts: Record<string, number> }).hosts;
+    for (const st of [d, b.fromSnapshot(b.toSnapshot(d), hostsRef)]) {
+      assert.equal(at(hosts(st), "constructor"), 2);
+      assert.equal(at(hosts(st), "__proto__"), undefined);
+      assert.equal(at(hosts(st), "valueof"), undefined);
+    }
   });
 });
