@@ -179,7 +179,8 @@ function ignoredParams(cr: CompiledRoute, query: Form, body: Form | undefined): 
   const accepted = cr.accepted;
   for (const k in query) if (!accepted.has(k)) (ignored ??= []).push(k);
   if (body !== undefined) {
-    for (const k in body) if (!accepted.has(k) && query[k] === undefined) (ignored ??= []).push(k);
+    // Fastify's query object has Object.prototype: `constructor` would look sent.
+    for (const k in body) if (!accepted.has(k) && !Object.hasOwn(query, k)) (ignored ??= []).push(k);
   }
   return ignored?.sort();
 }

@@ -4,6 +4,7 @@
 // realm (`roster`, `publicInfo`) and the permissions module, which never
 // call back.
 
+import { dict, own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import {
   checkGroupSettingUpdate,
@@ -29,6 +30,7 @@ import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescrip
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
+  cloneDir,
   type Channel,
   type DirFact,
   type DirState,
@@ -92,7 +94,7 @@ function newSub(state: DirState, userId: number, ch: Channel): Sub {
 
 /** A copy of the state with `facts` applied, to format replies and events from. */
 function after(state: DirState, facts: Obj[]): DirState {
-  let s = structuredClone(state);
+  let s = cloneDir(state);
   for (const f of facts) s = applyCopy(s, f);
   return s;
 }
@@ -325,7 +327,7 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const fatal = optBool(args, "authorization_errors_fatal") ?? true;
 
   const facts: Obj[] = [];
-  let s = structuredClone(state);
+  let s = cloneDir(state);
   const created: Channel[] = [];
   const targetChannels: Channel[] = [];
   const unauthorized: string[] = [];
@@ -729,11 +731,11 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
   const data = (args.data as { stream_id: number; property: string; value: Value }[] | undefined) ?? [];
-  let s = structuredClone(state);
+  let s = cloneDir(state);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   for (const item of data) {
-    const field = SUB_PROPERTIES[item.property];
+    const field = own(SUB_PROPERTIES, item.property);
     if (!field) throw errors.unknownSubscriptionProperty(item.property);
     const ch = s.channels[String(item.stream_id)];
     if (!ch || !canSeeMetadata(s, ch, me)) throw errors.invalidChannelId();
@@ -836,7 +838,7 @@ const sendContext: Handler<DirState> = (state, args) => {
 
 /** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */
 const lookupNames: Handler<DirState> = (state, args) => {
-  const out: Obj = {};
+  const out: Obj = dict();
   for (const raw of (args.names as string[] | undefined) ?? []) {
     const id = state.byName[raw.trim().toLowerCase()];
     const ch = id === undefined ? undefined : state.channels[String(id)];
@@ -847,7 +849,7 @@ const lookupNames: Handler<DirState> = (state, args) => {
 
 /** Every live channel name -> [id, name] (markdown channel links). */
 const allNames: Handler<DirState> = (state) => {
-  const out: Obj = {};
+  const out: Obj = dict();
   for (const ch of Object.values(state.channels))
     if (!ch.isArchived) out[ch.name.toLowerCase()] = [ch.id, ch.name];
   return { reply: out };

@@ -4,6 +4,7 @@
 // Rendering also reports who was mentioned, so the sender can set flags.
 
 import MarkdownIt, { type StateInline } from "markdown-it";
+import { own } from "../dict.ts";
 import { unicodeCodeForName } from "../emoji/index.ts";
 import { applyLinkifiers } from "../realm/index.ts";
 
@@ -89,7 +90,7 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const body = m[1]!;
   const gt = body.indexOf(">");
   const channelName = gt >= 0 ? body.slice(0, gt) : body;
-  const found = env.channels[channelName.toLowerCase()];
+  const found = own(env.channels, channelName.toLowerCase());
   if (!found) return false;
   const [id, name] = found;
   if (!silent) {

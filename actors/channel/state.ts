@@ -6,6 +6,7 @@
 // SNAPSHOT NOTE: a field added to DirState or Channel needs a default in
 // `dirFromSnapshot`, because snapshots written before it lack it.
 
+import { dict } from "../dict.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
 
 /** Zulip's group-setting value: a group id or an anonymous group. */
@@ -66,7 +67,7 @@ export interface Sub {
 export interface DirState {
   realmId: number;
   channels: Record<string, Channel>;
-  /** lowercased name -> channel id. */
+  /** lowercased name -> channel id (null prototype: see dict.ts). */
   byName: Record<string, number>;
   /** channel id -> user id -> subscription. */
   subs: Record<string, Record<string, Sub>>;
@@ -80,7 +81,14 @@ export type DirFact =
   | { type: "subChanged"; channelId: number; userId: number; changes: Obj };
 
 export function initialDir(ref: ActorRef): DirState {
-  return { realmId: ref.realm, channels: {}, byName: {}, subs: {} };
+  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {} };
+}
+
+/** A deep copy for a handler's trial applies (structuredClone drops the null prototypes). */
+export function cloneDir(state: DirState): DirState {
+  const s = structuredClone(state);
+  s.byName = dict(s.byName);
+  return s;
 }
 
 export function applyDirFact(state: DirState, raw: Obj): DirState {
@@ -127,5 +135,7 @@ export function dirToSnapshot(state: DirState): string {
 }
 
 export function dirFromSnapshot(data: string, ref: ActorRef): DirState {
-  return { ...initialDir(ref), ...(JSON.parse(data) as Partial<DirState>) };
+  const out = { ...initialDir(ref), ...(JSON.parse(data) as Partial<DirState>) };
+  out.byName = dict(out.byName);
+  return out;
 }

@@ -10,6 +10,7 @@
 // reactions and statuses still resolve); its name is then free again, and
 // a new upload under that name is a new emoji with a new id.
 
+import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
@@ -141,7 +142,7 @@ const add: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
   if (size > MAX_EMOJI_FILE_SIZE || typeof args.data !== "string")
     throw errors.emojiFileTooLarge(MAX_EMOJI_FILE_SIZE_MIB);
   const declared = declaredImageType(String(args.mimetype ?? ""), String(args.filename ?? ""));
-  if (EMOJI_IMAGE_TYPES[declared] === undefined) throw errors.invalidImageFormat();
+  if (own(EMOJI_IMAGE_TYPES, declared) === undefined) throw errors.invalidImageFormat();
   const bytes = Buffer.from(args.data, "base64");
   const type = sniffImageType(bytes);
   if (type === null) throw errors.undecodableImage();

@@ -12,6 +12,8 @@
 // image's first frame (still_url). We keep the original bytes and report
 // still_url null: clients then animate the emoji everywhere.
 
+import { own } from "../dict.ts";
+
 /** Declared content types Zulip takes for emoji, with the extension its file name gets. */
 export const EMOJI_IMAGE_TYPES: Record<string, string> = {
   "image/avif": "avif",
@@ -44,7 +46,7 @@ export function declaredImageType(mimetype: string, filename: string): string {
   if (t !== "" && t !== "application/octet-stream") return t;
   const dot = filename.lastIndexOf(".");
   const ext = dot >= 0 ? filename.slice(dot + 1).toLowerCase() : "";
-  return TYPE_BY_EXTENSION[ext] ?? t;
+  return own(TYPE_BY_EXTENSION, ext) ?? t;
 }
 
 function ascii(b: Uint8Array, at: number, s: string): boolean {

@@ -2,6 +2,7 @@
 // `get_emoji_data`, `check_emoji_request`), pure functions over a realm's
 // custom emoji map; index.ts adds the versions that fetch that map.
 
+import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { emojiTables } from "./emoji-data.ts";
 
@@ -48,7 +49,7 @@ export function checkEmojiRequest(
   realmEmoji: Record<string, RealmEmoji>,
 ): void {
   if (type === "realm_emoji") {
-    const e = realmEmoji[code];
+    const e = own(realmEmoji, code);
     if (!e) throw errors.invalidCustomEmoji();
     if (e.name !== name) throw errors.invalidCustomEmojiName();
     if (e.deactivated) throw errors.deactivatedCustomEmoji();

@@ -8,6 +8,7 @@
 // templates are RFC 6570, parsed by the `uri-template` package.
 
 import { parse as parseUriTemplate } from "uri-template";
+import { dict } from "../dict.ts";
 import { errors } from "../errors.ts";
 import type { Obj, Value } from "../types.ts";
 
@@ -289,7 +290,8 @@ export function applyLinkifiers(
       if (start > 0 && !/[\s'"(,:<]/.test(text[start - 1]!)) continue;
       if (end < text.length && /\w/.test(text[end]!)) continue;
       if (claimed.some((c) => start < c.end && c.start < end)) continue;
-      const values: Record<string, string> = {};
+      // A group may be named __proto__ or constructor (see dict.ts).
+      const values: Record<string, string> = dict();
       for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) values[k] = v;
       claimed.push({ start, end, url: template.expand(values) });
     }

@@ -129,7 +129,7 @@ function checkSelectData(data: Record<string, Value>): void {
     if (key.trim() === "") bad("'value' cannot be blank.");
     if (!isDict(value)) bad("field_data is not a dict");
     for (const k of ["text", "order"]) {
-      if (!(k in value)) bad(`${k} key is missing from field_data`);
+      if (!Object.hasOwn(value, k)) bad(`${k} key is missing from field_data`);
       requiredString(`field_data["${k}"]`, value[k]);
     }
     onlyKeys(value, ["text", "order"]);
@@ -139,9 +139,9 @@ function checkSelectData(data: Record<string, Value>): void {
 }
 
 function checkExternalData(data: Record<string, Value>): void {
-  if (!("subtype" in data)) bad("subtype key is missing from field_data");
+  if (!Object.hasOwn(data, "subtype")) bad("subtype key is missing from field_data");
   requiredString('field_data["subtype"]', data.subtype);
-  if ("url_pattern" in data) {
+  if (Object.hasOwn(data, "url_pattern")) {
     const pattern = data.url_pattern;
     if (typeof pattern !== "string") bad('field_data["url_pattern"] is not a string');
     if (pattern.split("%(username)s").length !== 2) bad("URL pattern must contain '%(username)s'.");
@@ -151,7 +151,7 @@ function checkExternalData(data: Record<string, Value>): void {
   const subtype = data.subtype as string;
   if (!Object.hasOwn(DEFAULT_EXTERNAL_ACCOUNTS, subtype)) {
     if (subtype !== "custom") bad("Invalid external account type");
-    if (!("url_pattern" in data)) bad("Custom external account must define URL pattern");
+    if (!Object.hasOwn(data, "url_pattern")) bad("Custom external account must define URL pattern");
   }
 }
 
@@ -440,7 +440,7 @@ function checkDataShape(
   return data.map((item, i) => {
     const at = `${name}[${i}]`;
     if (!isDict(item)) throw errors.notDict(at);
-    for (const k of ["id", "value"]) if (!(k in item)) bad(`${k} key is missing from ${at}`);
+    for (const k of ["id", "value"]) if (!Object.hasOwn(item, k)) bad(`${k} key is missing from ${at}`);
     const id = item.id;
     if (typeof id !== "number" || !Number.isInteger(id)) throw errors.notInteger(`${at}["id"]`);
     const value = item.value!;
@@ -516,7 +516,7 @@ const removeOwnProfileData: Handler<RealmState> = (state, args, _ctx, caller) =>
       bad("You are not allowed to change this field. Contact an administrator to update it.");
     }
     // Removing a value that is not set is a no-op, as in Zulip.
-    if (me.profileData?.[String(id)] === undefined || String(id) in values) continue;
+    if (me.profileData?.[String(id)] === undefined || Object.hasOwn(values, String(id))) continue;
     values[String(id)] = null;
     events.push({
       event: updateEvent(me.userId, { custom_profile_field: { id, value: null } }),

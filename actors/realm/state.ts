@@ -6,6 +6,7 @@
 // SNAPSHOT NOTE: a field added to either state needs a default in
 // `realmKindFromSnapshot`, because snapshots written before it lack it.
 
+import { dict } from "../dict.ts";
 import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
@@ -15,7 +16,7 @@ export interface DirectoryState {
   role: "directory";
   /** realm id (as string) -> its host. */
   realms: Record<string, { realmId: number; host: string }>;
-  /** lowercased host -> realm id. */
+  /** lowercased host -> realm id (null prototype: see dict.ts). */
   hosts: Record<string, number>;
   /** The first registered realm (SINGLE_ORGANIZATION: every host reaches it while it is the only one). */
   defaultRealmId: number | null;
@@ -134,7 +135,7 @@ export interface RealmState {
   realmEmoji: Record<string, RealmEmoji>;
   /** Linkifiers in order (linkifiers.ts); absent until the first one is added. */
   linkifiers?: LinkifierState;
-  /** lowercased email -> entry. */
+  /** lowercased email -> entry (null prototype: see dict.ts). */
   users: Record<string, DirEntry>;
   /** user id (as string) -> lowercased email. */
   emailById: Record<string, string>;
@@ -189,7 +190,7 @@ export function isDirectoryRef(ref: ActorRef): boolean {
 }
 
 export function initialRealmKind(ref: ActorRef): RealmKindState {
-  if (isDirectoryRef(ref)) return { role: "directory", realms: {}, hosts: {}, defaultRealmId: null };
+  if (isDirectoryRef(ref)) return { role: "directory", realms: {}, hosts: dict(), defaultRealmId: null };
   return {
     role: "realm",
     realmId: ref.realm,
@@ -201,7 +202,7 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     dateCreated: 0,
     settings: {},
     realmEmoji: {},
-    users: {},
+    users: dict(),
     emailById: {},
     attempts: new AuthRateLimiter(),
     presence: new Map(),
@@ -308,7 +309,10 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
       : {}),
   } as RealmKindState;
   if (out.role === "realm") {
+    out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+  } else {
+    out.hosts = dict(out.hosts);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 // authSucceeded) that never call back; and a user calls another user only
 // for the leaf `applySettings`.
 
+import { own } from "../dict.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
@@ -104,7 +105,7 @@ async function memberContext(state: UserState, ctx: ActorContext, email?: string
 function settingEvent(name: string, value: Value): Obj {
   const event: Obj = { type: "user_settings", op: "update", property: name, value };
   if (name === "default_language" && typeof value === "string")
-    event.language_name = LANGUAGES[value] ?? value;
+    event.language_name = own(LANGUAGES, value) ?? value;
   return event;
 }
 

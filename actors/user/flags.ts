@@ -10,6 +10,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.msgs` (see FlagHolder); old
 // snapshots lack it and `msgsOf` supplies the empty default.
 
+import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { insertId, removeId } from "../sorted-ids.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
@@ -61,7 +62,7 @@ export function flagNames(bits: number): string[] {
 
 export function flagBits(names: string[]): number {
   let bits = 0;
-  for (const n of names) bits |= FLAG_BITS[n] ?? 0;
+  for (const n of names) bits |= own(FLAG_BITS, n) ?? 0;
   return bits;
 }
 

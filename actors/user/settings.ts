@@ -6,6 +6,7 @@
 // setting added here reaches existing users with its default and needs no
 // snapshot migration.
 
+import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import type { Obj, Value } from "../types.ts";
 
@@ -235,7 +236,7 @@ export function defaultSettings(): Obj {
  * special checks of check_settings_values.
  */
 export function checkSetting(name: string, value: Value): Value {
-  const spec = SETTINGS[name];
+  const spec = own(SETTINGS, name);
   if (!spec) throw errors.badRequest(`Unknown setting '${name}'`);
   switch (spec.kind) {
     case "bool":

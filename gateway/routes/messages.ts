@@ -14,6 +14,7 @@ import {
   userRef,
   windowIds,
 } from "../../actors/index.ts";
+import { own } from "../../actors/dict.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
@@ -39,7 +40,7 @@ async function emailsToIds(req: RouteRequest, emails: string[]): Promise<number[
 async function channelIdOf(req: RouteRequest, v: string | number): Promise<number | null> {
   if (typeof v === "number") return v;
   const found = (await req.call(channelDirectoryRef(req.realmId), "lookupNames", { names: [v] })) as Obj;
-  const hit = found[v.trim().toLowerCase()] as [number, string] | undefined;
+  const hit = own(found, v.trim().toLowerCase()) as [number, string] | undefined;
   return hit ? hit[0] : null;
 }
 
@@ -128,7 +129,7 @@ const narrowChecker = c.list((v: unknown, name: string): Term => {
   }
   if (v && typeof v === "object") {
     const o = v as Record<string, unknown>;
-    if (typeof o.operator !== "string" || !("operand" in o)) throw errors.invalid(name);
+    if (typeof o.operator !== "string" || !Object.hasOwn(o, "operand")) throw errors.invalid(name);
     return { operator: o.operator, operand: o.operand as Value, negated: o.negated === true };
   }
   throw errors.invalid(name);
@@ -416,7 +417,7 @@ async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
         if (v === "dm" || v === "private") {
           mark(false, neg ? "channel" : "dm");
           keep((conv) => conv.startsWith("dm:"));
-        } else if (IS_FLAGS[v]) plan.filters.is.push({ flag: IS_FLAGS[v]!, negated: neg });
+        } else if (own(IS_FLAGS, v)) plan.filters.is.push({ flag: IS_FLAGS[v]!, negated: neg });
         else if (v === "mentioned") plan.filters.is.push({ flag: "mentioned*", negated: neg });
         else if (v === "followed") plan.followed.push(neg);
         else if (v === "resolved") plan.resolved.push(neg);
