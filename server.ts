@@ -83,7 +83,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   });
 
   const app = await buildApp({
-    client: transport.client,
+    client: transport.gateway,
     bus: transport.bus,
     shards: o.shards,
     routes,

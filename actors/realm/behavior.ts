@@ -2,7 +2,7 @@
 // global directory ("directory", realm 0) and each organization ("realm").
 
 import { errors } from "../errors.ts";
-import type { Behavior, Handler } from "../types.ts";
+import type { Behavior, Exposure, Handler } from "../types.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
 import { realmHandlers } from "./realm-handlers.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
@@ -44,6 +44,57 @@ for (const [name, h] of Object.entries(webhookRealmHandlers))
 for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
+/**
+ * What a gateway may call. Without a caller: resolving a Host, the
+ * credential checks (authVerify compares a presented key, login starts
+ * POST /fetch_api_key) and the reads of /server_settings and spectators'
+ * /register and /users. Never: creating realms or users without a caller,
+ * API keys by email, rate-limit bookkeeping, the leaf reads of user actors.
+ */
+const external: Record<string, Exposure> = {
+  resolveHost: "anonymous",
+  authVerify: "anonymous",
+  login: "anonymous",
+  publicInfo: "anonymous",
+  getMembers: "anonymous",
+  getMember: "anonymous",
+  registerRealmState: "anonymous",
+  crossRealmBots: "anonymous",
+  profileFieldsState: "anonymous",
+  listLinkifiers: "anonymous",
+  createUser: "caller",
+  updateMember: "caller",
+  deactivateMember: "caller",
+  deactivateSelf: "caller",
+  reactivateMember: "caller",
+  createBot: "caller",
+  getBots: "caller",
+  administeredBots: "caller",
+  updateBot: "caller",
+  regenerateBotKey: "caller",
+  deactivateBot: "caller",
+  getProfileFields: "caller",
+  createProfileField: "caller",
+  updateProfileField: "caller",
+  deleteProfileField: "caller",
+  reorderProfileFields: "caller",
+  updateOwnProfileData: "caller",
+  removeOwnProfileData: "caller",
+  updatePresence: "caller",
+  realmPresence: "caller",
+  userPresence: "caller",
+  resolveEmails: "caller",
+  updateRealmGroupSettings: "caller",
+  updateRealmProperties: "caller",
+  updateAnnouncementStreams: "caller",
+  notificationContext: "caller",
+  addLinkifier: "caller",
+  updateLinkifier: "caller",
+  removeLinkifier: "caller",
+  reorderLinkifiers: "caller",
+  planDeactivation: "caller",
+};
+
 export const realmBehavior: Behavior<RealmKindState> = {
   kind: "realm",
   initial: initialRealmKind,
@@ -51,4 +102,5 @@ export const realmBehavior: Behavior<RealmKindState> = {
   toSnapshot: realmKindToSnapshot,
   fromSnapshot: realmKindFromSnapshot,
   handlers,
+  external,
 };
