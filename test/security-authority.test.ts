@@ -105,9 +105,14 @@ describe("forged gateway requests at a node's gRPC port - cluster", { skip }, ()
     assert.equal((right as { value: Obj }).value.userId, ownerId);
     assert.ok(!JSON.stringify(right).includes(c.owner.apiKey), JSON.stringify(right));
 
-    // Still anonymous as for the gateway: the first step of POST /fetch_api_key.
-    const login = await forge(userRef(REALM, ownerId), "login", { password: "not-the-password" }, null);
-    refused(login, "Your username or password is incorrect", 401, secrets);
+    // Still anonymous as for the gateway: the password check of POST
+    // /fetch_api_key, but only for an attempt the realm's `login` counted
+    // against the rate limit: straight to the user actor, even the right
+    // password answers no key.
+    for (const password of ["not-the-password", c.owner.password]) {
+      const login = await forge(userRef(REALM, ownerId), "login", { password }, null);
+      refused(login, "Your username or password is incorrect", 401, secrets);
+    }
   });
 
   test("without a caller: no administration", async () => {
@@ -150,6 +155,16 @@ describe("forged gateway requests at a node's gRPC port - cluster", { skip }, ()
     // Events for users' queues travel between nodes only.
     const router: ActorRef = { kind: "queue", realm: REALM, key: "~router.0", shardKey: "0" };
     refused(await forge(router, "deliver", { events: [] }, null), ...ACCESS_DENIED);
+  });
+
+  test("without a caller: spectator reads only as a spectator would see them", async () => {
+    // The realm does not allow spectators: its state is not for strangers.
+    for (const method of ["registerRealmState", "crossRealmBots", "profileFieldsState", "listLinkifiers"])
+      refused(await forge(realmRef(REALM), method, {}, null), ...NOT_LOGGED_IN);
+    // Group settings are, but never who is in which group.
+    const groups = await forge(groupDirectoryRef(REALM), "registerState", {}, null);
+    assert.equal(groups.ok, true, JSON.stringify(groups));
+    assert.deepEqual(Object.keys((groups as { value: Obj }).value), ["realm"]);
   });
 
   test("a member's identity reaches only what a member may do", async () => {

@@ -5,6 +5,7 @@ import { errors } from "../errors.ts";
 import type { Behavior, Exposure, Handler } from "../types.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
 import { realmHandlers } from "./realm-handlers.ts";
+import { realmSetting } from "./defaults.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
 import { rosterHandlers } from "./roster-handlers.ts";
 import { realmSettingsHandlers } from "./settings-handlers.ts";
@@ -43,6 +44,26 @@ for (const [name, h] of Object.entries(webhookRealmHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
+
+/**
+ * Reads of a spectator's /register. The gateway asks them without a caller
+ * only once publicInfo said the realm allows spectators; a request from
+ * outside that skips that step is refused as the gateway would refuse it.
+ */
+const SPECTATOR_READS = ["registerRealmState", "crossRealmBots", "profileFieldsState", "listLinkifiers"];
+for (const name of SPECTATOR_READS) {
+  const h = handlers[name]!;
+  handlers[name] = (state, args, ctx, caller) => {
+    if (
+      caller === null &&
+      ctx.origin === "external" &&
+      state.role === "realm" &&
+      realmSetting(state, "enable_spectator_access") !== true
+    )
+      throw errors.notLoggedIn();
+    return h(state, args, ctx, caller);
+  };
+}
 
 /**
  * What a gateway may call. Without a caller: resolving a Host, the

@@ -275,7 +275,14 @@ const login: Handler<RealmState> = (state, args, ctx, caller) => {
   if (!state.created || !entry) throw errors.authenticationFailed();
   if (!entry.isActive) throw errors.userDeactivatedLogin();
   if (state.deactivated) throw errors.realmDeactivatedLogin();
+  state.attempts.admit(username, ctx.now());
   return { reply: { userId: entry.userId } };
+};
+
+/** The user actor's login: may it check a password for this attempt (one `login` let through)? */
+const authAdmitted: Handler<RealmState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  return { reply: { admitted: state.attempts.consume(argString(args, "email"), ctx.now()) } };
 };
 
 /** A password check elsewhere (PATCH /settings) counting against the same limit. */
@@ -360,6 +367,7 @@ export const realmHandlers: Record<string, Handler<RealmState>> = {
   apiKey,
   login,
   authAttempt,
+  authAdmitted,
   authSucceeded,
   memberContext,
   resolveTargets,
