@@ -93,6 +93,7 @@ const external: Record<string, Exposure> = {
   administeredBots: "caller",
   updateBot: "caller",
   regenerateBotKey: "caller",
+  regenerateOwnKey: "caller",
   deactivateBot: "caller",
   getProfileFields: "caller",
   createProfileField: "caller",
