@@ -11,7 +11,7 @@ import { NodeRuntime } from "./cluster/node.ts";
 import { MemoryGuard, overloadConfig } from "./cluster/overload.ts";
 import { createLmdbStore } from "./cluster/storage/index.ts";
 import { shutdownTracing, startTracing, tracedStore } from "./cluster/tracing.ts";
-import { createInProcessTransport } from "./cluster/transport/index.ts";
+import { createInProcessTransport, type ActorClient } from "./cluster/transport/index.ts";
 import { buildApp } from "./gateway/index.ts";
 import { routes } from "./gateway/routes/index.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "./webhook/worker.ts";
@@ -44,6 +44,8 @@ export interface EmbeddedServer {
   guard: MemoryGuard;
   /** The outgoing-webhook worker (docs/webhooks.md). */
   webhooks: WebhookWorker;
+  /** The gateway's client: its requests reach the node as external ones (tests forge through it). */
+  gatewayClient: ActorClient;
   bootstrapped: BootstrapResult | null;
   close(): Promise<void>;
 }
@@ -83,7 +85,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   });
 
   const app = await buildApp({
-    client: transport.client,
+    client: transport.gateway,
     bus: transport.bus,
     shards: o.shards,
     routes,
@@ -104,6 +106,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     node,
     guard,
     webhooks,
+    gatewayClient: transport.gateway,
     bootstrapped,
     async close() {
       await app.close();

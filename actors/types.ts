@@ -38,6 +38,21 @@ export interface ActorRef {
   shardKey?: string;
 }
 
+/**
+ * Where a request entered the node: "external" from the gateway-facing
+ * transport (the gRPC server, the embedded gateway's client), "internal"
+ * from inside the cluster (NATS between nodes, ctx.call, timers, bootstrap,
+ * the CLI, node-side workers). Set by the transport that received the
+ * request, never read from it: nothing on the wire says "internal".
+ */
+export type Origin = "internal" | "external";
+
+/**
+ * How far outside the cluster a method is reachable (Behavior.external):
+ * "caller" with an authenticated caller, "anonymous" also without one.
+ */
+export type Exposure = "caller" | "anonymous";
+
 /** The authenticated caller of a request, as the gateway resolved it. */
 export interface Caller {
   realmId: number;
@@ -93,6 +108,12 @@ export interface Decision<R extends Value = Value> {
 
 export interface ActorContext {
   readonly self: ActorRef;
+  /**
+   * Where the turn's request came from (absent: internal). An external
+   * request reached the handler only through Behavior.external; a null
+   * caller on it is a visitor without credentials, never the cluster.
+   */
+  readonly origin?: Origin;
   /** Milliseconds since the epoch; use this, never Date.now(), so tests can fix time. */
   now(): number;
   /** Send a message to another actor and await its reply (never to yourself). */
@@ -134,6 +155,14 @@ export interface Behavior<S> {
   toSnapshot(state: S): string;
   fromSnapshot(data: string, ref: ActorRef): S;
   handlers: Record<string, Handler<S>>;
+  /**
+   * The methods a request from outside the cluster (a gateway) may call,
+   * and whether without a caller. Every other method is internal: the node
+   * refuses it to an external request before the actor is even activated
+   * (NodeRuntime.handle), so a handler may keep treating a null caller as
+   * the cluster itself.
+   */
+  external?: Readonly<Record<string, Exposure>>;
   /**
    * Passivate an activation of this kind after this long without a turn
    * (and with no parked turn), when that is sooner than the node's default.

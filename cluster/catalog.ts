@@ -13,6 +13,7 @@ import type {
   Caller,
   Decision,
   Obj,
+  Origin,
   OutEvent,
   Value,
 } from "../actors/types.ts";
@@ -36,6 +37,8 @@ export interface Turn {
   trace?: string;
   /** The turn's span once it started (sampled requests only). */
   span?: Span | null;
+  /** Set only for requests from outside the cluster (ActorContext.origin). */
+  origin?: "external";
 }
 
 export interface Activation {
@@ -239,6 +242,7 @@ export class Catalog {
     caller: Caller | null,
     deadline: number,
     traceparent?: string,
+    origin?: Origin,
   ): Promise<Value> {
     const id = actorId(ref);
     let act = this.acts.get(id);
@@ -257,6 +261,7 @@ export class Catalog {
     return new Promise<Value>((resolve, reject) => {
       const turn: Turn = { method, args, caller, deadline, resolve, reject };
       if (traceparent !== undefined) turn.trace = traceparent;
+      if (origin === "external") turn.origin = origin;
       act!.mailbox.push(turn);
       if (act!.ready && !act!.running) void this.drain(act!);
     });

@@ -7,8 +7,17 @@
 // by itself (self-fencing); one that was paused past its TTL finds its writes
 // refused and answers "moved", so the caller retries at the new owner.
 
-import type { ActorContext, ActorRef, Behavior, Caller, Obj, OutEvent, Value } from "../actors/types.ts";
-import { MovedError } from "../actors/errors.ts";
+import type {
+  ActorContext,
+  ActorRef,
+  Behavior,
+  Caller,
+  Obj,
+  Origin,
+  OutEvent,
+  Value,
+} from "../actors/types.ts";
+import { errors, MovedError, type ZulipError } from "../actors/errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
@@ -240,6 +249,10 @@ export class NodeRuntime {
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
     }
+    if (req.origin === "external") {
+      const refused = refuseExternal(req, this.o.behaviors, this.shards);
+      if (refused !== null) return errorToResponse(refused);
+    }
     if (isRouterRef(req.ref)) {
       // Another node's events for the users of this shard.
       try {
@@ -258,6 +271,7 @@ export class NodeRuntime {
         req.caller,
         req.deadline,
         req.traceparent,
+        req.origin,
       );
       return { ok: true, value };
     } catch (err) {
@@ -477,6 +491,27 @@ export class NodeRuntime {
   }
 }
 
+/**
+ * Why a request from outside the cluster may not run, or null. It may call
+ * only what the behaviour exposes (Behavior.external), without a caller only
+ * the anonymous methods, with a caller only actors of the caller's realm; it
+ * must name the actor's own shard (another would host a second activation
+ * of the actor there), and never the event router.
+ */
+function refuseExternal(
+  req: ActorRequest,
+  behaviors: NodeOptions["behaviors"],
+  shards: number,
+): ZulipError | null {
+  const external = Object.hasOwn(behaviors, req.ref.kind) ? behaviors[req.ref.kind]?.external : undefined;
+  const exposure =
+    external !== undefined && Object.hasOwn(external, req.method) ? external[req.method] : undefined;
+  if (exposure === undefined || isRouterRef(req.ref) || req.shard !== shardOf(req.ref, shards))
+    return errors.accessDenied();
+  if (req.caller === null) return exposure === "anonymous" ? null : errors.notLoggedIn();
+  return req.caller.realmId === req.ref.realm ? null : errors.accessDenied();
+}
+
 function encodeNotice(data: Obj): Uint8Array {
   return pb.MapValue.encode(toPbMap(data)).finish();
 }
@@ -494,6 +529,10 @@ class TurnContext implements ActorContext {
 
   get self(): ActorRef {
     return this.act.ref;
+  }
+
+  get origin(): Origin {
+    return this.turn.origin ?? "internal";
   }
 
   now(): number {

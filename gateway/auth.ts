@@ -6,8 +6,15 @@
 // header shape, scheme, base64/UTF-8/":" split, key format, lookup, key and
 // email match, realm deactivated, user deactivated, incoming-webhook bot.
 //
-// Cache: a user's record (not the verdict) per (realm, email) for TTL_MS.
-// When credentials, roles or activation change, the realm actor publishes
+// The key is checked at the node, never here: the gateway sends the presented
+// key to the realm actor's authVerify, which compares it in constant time and
+// answers the account's record without any key (null for a wrong key or an
+// unknown email alike). No API key ever travels to a gateway.
+//
+// Cache: per (realm, email) for TTL_MS, the key the node verified and the
+// account's record (not the verdict: deactivation is checked at each use).
+// Another key for a cached email is refused here, as the node would refuse
+// it. When credentials, roles or activation change, the realm actor publishes
 // notice.auth.invalidate {realmId, email} (email "*": the whole realm) and
 // every gateway drops the entries at once; the TTL only bounds the damage of
 // a lost notice. Unknown emails are not cached.
@@ -29,10 +36,9 @@ const MAX_HEADERS = 10_000;
 /** Zulip's UserProfile.INCOMING_WEBHOOK_BOT. */
 const INCOMING_WEBHOOK_BOT = 2;
 
-/** What the realm actor's authLookup answers for a known email. */
+/** What the realm actor's authVerify answers for a known email and its key. */
 export interface AuthRecord {
   userId: number;
-  apiKey: string;
   role: number;
   isBot: boolean;
   botType: number | null;
@@ -42,6 +48,7 @@ export interface AuthRecord {
 
 interface Entry {
   rec: AuthRecord;
+  /** The key the node verified for this email. */
   key: Buffer;
   caller: Caller;
   expires: number;
@@ -132,7 +139,7 @@ export class Authenticator {
     }
     const hit = this.peek(realmId, cred.email, Date.now());
     if (hit !== undefined) return verify(hit, cred);
-    return this.load(realmId, cred.email, deadline).then((e) => {
+    return this.load(realmId, cred, deadline).then((e) => {
       if (e === null) throw errors.invalidApiKey();
       return verify(e, cred);
     });
@@ -173,39 +180,40 @@ export class Authenticator {
     return undefined;
   }
 
-  private load(realmId: number, email: string, deadline: number): Promise<Entry | null> {
-    const k = `${realmId}\u0000${email}`;
+  private load(realmId: number, cred: Credentials, deadline: number): Promise<Entry | null> {
+    // The key is part of the question: requests with another key get their own answer.
+    const k = `${realmId}\u0000${cred.email}\u0000${cred.key.toString("latin1")}`;
     let p = this.inflight.get(k);
     if (p === undefined) {
-      p = this.fetch(realmId, email, deadline).finally(() => this.inflight.delete(k));
+      p = this.fetch(realmId, cred, deadline).finally(() => this.inflight.delete(k));
       this.inflight.set(k, p);
     }
     return p;
   }
 
-  private async fetch(realmId: number, email: string, deadline: number): Promise<Entry | null> {
+  private async fetch(realmId: number, cred: Credentials, deadline: number): Promise<Entry | null> {
     const gen = this.generation;
     const ref: ActorRef = { kind: "realm", realm: realmId, key: "realm" };
     const res = await this.client.request({
       ref,
       shard: shardOf(ref, this.shards),
-      method: "authLookup",
-      args: { email },
+      method: "authVerify",
+      args: { email: cred.email, apiKey: cred.key.toString("latin1") },
       caller: null,
       deadline,
     });
     const rec = responseValue(res) as AuthRecord | null;
     if (rec === null) return null;
-    if (typeof rec !== "object" || typeof rec.userId !== "number" || typeof rec.apiKey !== "string") {
-      throw new Error(`authLookup answered ${JSON.stringify(rec)}`);
+    if (typeof rec !== "object" || typeof rec.userId !== "number") {
+      throw new Error(`authVerify answered ${JSON.stringify(rec)}`);
     }
     const entry: Entry = {
       rec,
-      key: Buffer.from(rec.apiKey, "utf8"),
+      key: cred.key,
       caller: { realmId, userId: rec.userId, role: rec.role, isBot: rec.isBot },
       expires: Date.now() + TTL_MS,
     };
-    if (gen === this.generation) this.store(realmId, email, entry);
+    if (gen === this.generation) this.store(realmId, cred.email, entry);
     return entry;
   }
 

@@ -362,11 +362,12 @@ describe("realm - user directory and creation", () => {
     w = await world();
   });
 
-  test("authLookup is case-insensitive and answers null for strangers", async () => {
-    const rec = await w.rt.call(realmRef(w.realmId), "authLookup", { email: "OWNER@example.COM" });
+  test("authVerify is case-insensitive, never answers a key, and null for strangers and wrong keys", async () => {
+    const verify = (email: string, apiKey: string) =>
+      w.rt.call(realmRef(w.realmId), "authVerify", { email, apiKey });
+    const rec = await verify("OWNER@example.COM", w.owner.apiKey);
     assert.deepEqual(rec, {
       userId: w.owner.userId,
-      apiKey: w.owner.apiKey,
       role: 100,
       isBot: false,
       botType: null,
@@ -374,7 +375,9 @@ describe("realm - user directory and creation", () => {
       realmDeactivated: false,
     });
     assert.match(w.owner.apiKey, /^[A-Za-z0-9]{32}$/);
-    assert.equal(await w.rt.call(realmRef(w.realmId), "authLookup", { email: "nobody@example.com" }), null);
+    assert.equal(await verify("nobody@example.com", w.owner.apiKey), null);
+    assert.equal(await verify(OWNER_EMAIL, "x".repeat(32)), null);
+    assert.equal(await verify(OWNER_EMAIL, w.owner.apiKey.slice(1)), null);
   });
 
   test("the password is stored as an scrypt hash only", async () => {
@@ -444,7 +447,7 @@ describe("realm - user directory and creation", () => {
       "The password is too weak.",
     );
     // Nothing was created by the failures.
-    assert.equal(await w.rt.call(realm, "authLookup", { email: "new@example.com" }), null);
+    assert.equal(await w.rt.call(realm, "apiKey", { email: "new@example.com" }), null);
   });
 
   test("an administrator without can_create_users is refused", async () => {

@@ -1,6 +1,6 @@
 // Unit tests of the HTTP layer (gateway/app.ts, params.ts, auth.ts,
 // realm-resolver.ts) with a fake actor side: an in-memory ActorClient that
-// answers resolveHost, authLookup and a few test methods, and a tiny bus.
+// answers resolveHost, authVerify and a few test methods, and a tiny bus.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
@@ -59,10 +59,13 @@ class FakeClient implements ActorClient {
         }
         return { ok: true, value: { realmId } };
       }
-      case "authLookup": {
+      case "authVerify": {
+        // As the realm actor: the key is compared here and never answered.
         this.lookups++;
         const u = this.users.get(`${req.ref.realm}:${req.args.email as string}`);
-        return { ok: true, value: u ? { ...u } : null };
+        if (!u || u.apiKey !== req.args.apiKey) return { ok: true, value: null };
+        const { apiKey: _key, ...rec } = u;
+        return { ok: true, value: rec };
       }
       case "echo":
         return { ok: true, value: { args: req.args, shard: req.shard, method: req.method } };

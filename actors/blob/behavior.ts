@@ -59,4 +59,6 @@ export const blobBehavior: Behavior<BlobState> = {
     return { data: o.data ?? "", contentType: o.contentType ?? "", size: o.size ?? 0 };
   },
   handlers: { put, get },
+  // The emoji images are public (GET /user_avatars/...); storing is the emoji directory's.
+  external: { get: "anonymous" },
 };

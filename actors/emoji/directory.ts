@@ -215,4 +215,5 @@ export const emojiBehavior: Behavior<EmojiDirState> = {
     return { realmId: o.realmId ?? ref.realm, emoji: o.emoji ?? {} };
   },
   handlers: { list, lookup, add, remove },
+  external: { list: "anonymous", add: "caller", remove: "caller" },
 };

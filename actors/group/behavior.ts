@@ -17,4 +17,17 @@ export const groupBehavior: Behavior<GroupDirState> = {
   toSnapshot: groupToSnapshot,
   fromSnapshot: groupFromSnapshot,
   handlers: groupHandlers,
+  // Spectators' /register reads the realm's group settings (registerState).
+  external: {
+    registerState: "anonymous",
+    listGroups: "caller",
+    members: "caller",
+    isMember: "caller",
+    subgroups: "caller",
+    createGroup: "caller",
+    updateGroup: "caller",
+    updateMembers: "caller",
+    updateSubgroups: "caller",
+    deactivateGroup: "caller",
+  },
 };

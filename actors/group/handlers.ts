@@ -249,11 +249,13 @@ const listGroups: H = (state, args, _ctx, caller) => {
 };
 
 /** POST /register: realm_user_groups and the realm's group-valued settings. */
-const registerState: H = (state, args) => {
+const registerState: H = (state, args, _ctx, caller): Decision => {
   const d = draft(state);
   const realm: Obj = {};
   for (const name of REALM_GROUP_SETTING_NAMES)
     realm[`realm_${name}`] = apiValue(d.state, realmValue(d.state, name)) as Value;
+  // A spectator (no caller) is shown the settings, never who is in which group.
+  if (caller === null) return { reply: { realm } };
   return {
     reply: { realm_user_groups: listOf(d.state, args.includeDeactivated === true), realm },
   };

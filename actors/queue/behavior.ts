@@ -344,6 +344,7 @@ export const queueBehavior: Behavior<QueueSetState> = {
   toSnapshot: queueToSnapshot,
   fromSnapshot: queueFromSnapshot,
   handlers: { register, poll, heartbeat, expire, deliver, delete: remove, newest, list },
+  external: { register: "caller", poll: "caller", delete: "caller", newest: "caller" },
   // A queue nobody polls costs its activation (~850 B of heap) until it is
   // passivated, then ~170 B (its expiry timer on the wheel); a polled queue
   // always has its poll parked, so this never passivates a live client's queue.

@@ -2,9 +2,10 @@
 // global directory ("directory", realm 0) and each organization ("realm").
 
 import { errors } from "../errors.ts";
-import type { Behavior, Handler } from "../types.ts";
+import type { Behavior, Exposure, Handler } from "../types.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
 import { realmHandlers } from "./realm-handlers.ts";
+import { realmSetting } from "./defaults.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
 import { rosterHandlers } from "./roster-handlers.ts";
 import { realmSettingsHandlers } from "./settings-handlers.ts";
@@ -44,6 +45,78 @@ for (const [name, h] of Object.entries(webhookRealmHandlers))
 for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
+/**
+ * Reads of a spectator's /register. The gateway asks them without a caller
+ * only once publicInfo said the realm allows spectators; a request from
+ * outside that skips that step is refused as the gateway would refuse it.
+ */
+const SPECTATOR_READS = ["registerRealmState", "crossRealmBots", "profileFieldsState", "listLinkifiers"];
+for (const name of SPECTATOR_READS) {
+  const h = handlers[name]!;
+  handlers[name] = (state, args, ctx, caller) => {
+    if (
+      caller === null &&
+      ctx.origin === "external" &&
+      state.role === "realm" &&
+      realmSetting(state, "enable_spectator_access") !== true
+    )
+      throw errors.notLoggedIn();
+    return h(state, args, ctx, caller);
+  };
+}
+
+/**
+ * What a gateway may call. Without a caller: resolving a Host, the
+ * credential checks (authVerify compares a presented key, login starts
+ * POST /fetch_api_key) and the reads of /server_settings and spectators'
+ * /register and /users. Never: creating realms or users without a caller,
+ * API keys by email, rate-limit bookkeeping, the leaf reads of user actors.
+ */
+const external: Record<string, Exposure> = {
+  resolveHost: "anonymous",
+  authVerify: "anonymous",
+  login: "anonymous",
+  publicInfo: "anonymous",
+  getMembers: "anonymous",
+  getMember: "anonymous",
+  registerRealmState: "anonymous",
+  crossRealmBots: "anonymous",
+  profileFieldsState: "anonymous",
+  listLinkifiers: "anonymous",
+  createUser: "caller",
+  updateMember: "caller",
+  deactivateMember: "caller",
+  deactivateSelf: "caller",
+  reactivateMember: "caller",
+  createBot: "caller",
+  getBots: "caller",
+  administeredBots: "caller",
+  updateBot: "caller",
+  regenerateBotKey: "caller",
+  regenerateOwnKey: "caller",
+  deactivateBot: "caller",
+  getProfileFields: "caller",
+  createProfileField: "caller",
+  updateProfileField: "caller",
+  deleteProfileField: "caller",
+  reorderProfileFields: "caller",
+  updateOwnProfileData: "caller",
+  removeOwnProfileData: "caller",
+  updatePresence: "caller",
+  realmPresence: "caller",
+  userPresence: "caller",
+  resolveEmails: "caller",
+  updateRealmGroupSettings: "caller",
+  updateRealmProperties: "caller",
+  updateAnnouncementStreams: "caller",
+  notificationContext: "caller",
+  addLinkifier: "caller",
+  updateLinkifier: "caller",
+  removeLinkifier: "caller",
+  reorderLinkifiers: "caller",
+  planDeactivation: "caller",
+};
+
 export const realmBehavior: Behavior<RealmKindState> = {
   kind: "realm",
   initial: initialRealmKind,
@@ -51,4 +124,5 @@ export const realmBehavior: Behavior<RealmKindState> = {
   toSnapshot: realmKindToSnapshot,
   fromSnapshot: realmKindFromSnapshot,
   handlers,
+  external,
 };

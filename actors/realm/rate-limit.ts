@@ -7,11 +7,20 @@ export const AUTH_ATTEMPTS_MAX = 5;
 export const AUTH_WINDOW_MS = 30 * 60 * 1000;
 /** Bound on remembered usernames, so guessing random names cannot grow memory without limit. */
 const MAX_KEYS = 50_000;
+/** How long an attempt the realm let through may wait for its password check. */
+export const ADMISSION_MS = 60_000;
 
 export type AttemptResult = { allowed: true } | { allowed: false; retryAfter: number };
 
 export class AuthRateLimiter {
   private readonly byKey = new Map<string, number[]>();
+  /**
+   * Attempts that passed the realm's checks, awaiting the user actor's
+   * password check (expiry times by username): the password is checked only
+   * for an attempt this limiter counted, so a request straight to the user
+   * actor cannot guess passwords past the limit.
+   */
+  private readonly admitted = new Map<string, number[]>();
 
   /** Check the limit for `username` and, if allowed, record this attempt. */
   attempt(username: string, now: number): AttemptResult {
@@ -31,6 +40,26 @@ export class AuthRateLimiter {
 
   clear(username: string): void {
     this.byKey.delete(username.toLowerCase());
+  }
+
+  /** The counted attempt of `username` passed every check but the password. */
+  admit(username: string, now: number): void {
+    const key = username.toLowerCase();
+    const until = (this.admitted.get(key) ?? []).filter((t) => t > now);
+    until.push(now + ADMISSION_MS);
+    this.admitted.delete(key);
+    this.admitted.set(key, until);
+    if (this.admitted.size > MAX_KEYS) this.admitted.delete(this.admitted.keys().next().value!);
+  }
+
+  /** Use up one admitted attempt of `username`; false when there is none. */
+  consume(username: string, now: number): boolean {
+    const key = username.toLowerCase();
+    const until = (this.admitted.get(key) ?? []).filter((t) => t > now);
+    const ok = until.shift() !== undefined;
+    if (until.length) this.admitted.set(key, until);
+    else this.admitted.delete(key);
+    return ok;
   }
 
   get size(): number {

@@ -5,7 +5,7 @@
 // actor except to `create` a user id it just allocated (which nobody else
 // can be talking to yet). User actors call it only for leaf methods.
 
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { groupDirectoryRef, syncGroupMember } from "../group/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
@@ -223,14 +223,19 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
 
 // ---- authentication ---------------------------------------------------------
 
-/** The gateway's credential check for HTTP Basic: the directory entry for an email. */
-const authLookup: Handler<RealmState> = (state, args) => {
+/**
+ * The gateway's credential check for HTTP Basic: the presented key is
+ * compared here, in constant time, and only the account's state goes back
+ * (no API key ever travels to a gateway). Null for an unknown email and for
+ * a wrong key alike, which the gateway answers "Invalid API key".
+ */
+const authVerify: Handler<RealmState> = (state, args) => {
   const entry = state.users[emailKey(argString(args, "email"))];
-  if (!state.created || !entry) return { reply: null };
+  const presented = argString(args, "apiKey");
+  if (!state.created || !entry || !sameKey(entry.apiKey, presented)) return { reply: null };
   return {
     reply: {
       userId: entry.userId,
-      apiKey: entry.apiKey,
       role: entry.role,
       isBot: entry.isBot,
       botType: entry.botType,
@@ -239,6 +244,13 @@ const authLookup: Handler<RealmState> = (state, args) => {
     },
   };
 };
+
+/** Digests first: equal lengths for timingSafeEqual, and no early exit on a length mismatch. */
+function sameKey(stored: string, presented: string): boolean {
+  const a = createHash("sha256").update(stored, "utf8").digest();
+  const b = createHash("sha256").update(presented, "utf8").digest();
+  return timingSafeEqual(a, b);
+}
 
 /** CLI: a user's id and API key by email. */
 const apiKey: Handler<RealmState> = (state, args, _ctx, caller) => {
@@ -263,7 +275,14 @@ const login: Handler<RealmState> = (state, args, ctx, caller) => {
   if (!state.created || !entry) throw errors.authenticationFailed();
   if (!entry.isActive) throw errors.userDeactivatedLogin();
   if (state.deactivated) throw errors.realmDeactivatedLogin();
+  state.attempts.admit(username, ctx.now());
   return { reply: { userId: entry.userId } };
+};
+
+/** The user actor's login: may it check a password for this attempt (one `login` let through)? */
+const authAdmitted: Handler<RealmState> = (state, args, ctx, caller) => {
+  requireInternal(caller);
+  return { reply: { admitted: state.attempts.consume(argString(args, "email"), ctx.now()) } };
 };
 
 /** A password check elsewhere (PATCH /settings) counting against the same limit. */
@@ -344,10 +363,11 @@ const publicInfo: Handler<RealmState> = (state) => {
 export const realmHandlers: Record<string, Handler<RealmState>> = {
   create,
   createUser,
-  authLookup,
+  authVerify,
   apiKey,
   login,
   authAttempt,
+  authAdmitted,
   authSucceeded,
   memberContext,
   resolveTargets,

@@ -4,8 +4,8 @@
 // Calls between actors go one way to avoid turn deadlocks: the realm actor
 // calls a user only to `create` a freshly allocated id; a user calls the
 // realm only for leaf methods (memberContext, resolveTargets, authAttempt,
-// authSucceeded) that never call back; and a user calls another user only
-// for the leaf `applySettings`.
+// authAdmitted, authSucceeded) that never call back; and a user calls
+// another user only for the leaf `applySettings`.
 
 import { own } from "../dict.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
@@ -185,9 +185,15 @@ const login: Handler<UserState> = async (state, args, ctx, caller) => {
   const password = argString(args, "password");
   if (!state.created || password === "") throw errors.authenticationFailed();
   if (!state.isActive) throw errors.userDeactivatedLogin();
+  // Only an attempt the realm's `login` counted against the rate limit gets a password check.
+  const realm = realmRef(state.realmId);
+  const { admitted } = (await ctx.call(realm, "authAdmitted", { email: state.email })) as {
+    admitted: boolean;
+  };
+  if (!admitted) throw errors.authenticationFailed();
   if (!(await verifyPassword(password, state.passwordHash))) throw errors.authenticationFailed();
   // Zulip clears the username's rate-limit record on success.
-  await ctx.call(realmRef(state.realmId), "authSucceeded", { email: state.email });
+  await ctx.call(realm, "authSucceeded", { email: state.email });
   return { reply: { api_key: state.apiKey, email: state.email, user_id: state.userId } };
 };
 
@@ -455,5 +461,35 @@ export const userBehavior: Behavior<UserState> = {
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
+  },
+  // A gateway asks its caller's own actor (requireSelf), anyone's status,
+  // and without a caller only the password check of POST /fetch_api_key.
+  external: {
+    login: "anonymous",
+    userSettings: "caller",
+    userStatus: "caller",
+    updateSettings: "caller",
+    updateStatus: "caller",
+    setUserTopic: "caller",
+    muteTopicLegacy: "caller",
+    userTopics: "caller",
+    selectMessages: "caller",
+    updateFlags: "caller",
+    unreads: "caller",
+    maxMessageId: "caller",
+    savedSnippets: "caller",
+    createSavedSnippet: "caller",
+    editSavedSnippet: "caller",
+    deleteSavedSnippet: "caller",
+    addPushToken: "caller",
+    removePushToken: "caller",
+    registerClientDevice: "caller",
+    removeClientDevice: "caller",
+    registerPushDevice: "caller",
+    completePushRegistration: "caller",
+    activePushDevices: "caller",
+    devices: "caller",
+    syncEmail: "caller",
+    sentMessages: "caller",
   },
 };

@@ -17,4 +17,6 @@ export const webhookBehavior: Behavior<WebhookKindState> = {
   toSnapshot: webhookToSnapshot,
   fromSnapshot: webhookFromSnapshot,
   handlers: webhookHandlers,
+  // Node-side only (the outgoing-webhook worker): no gateway reaches it.
+  external: {},
 };

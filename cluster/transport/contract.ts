@@ -11,7 +11,7 @@
 // - Broadcast: membership heartbeats, placement, cache invalidation and
 //   event fan-out, as subject-addressed byte messages.
 
-import type { ActorRef, Caller, Obj, Value } from "../../actors/types.ts";
+import type { ActorRef, Caller, Obj, Origin, Value } from "../../actors/types.ts";
 
 export interface ActorRequest {
   ref: ActorRef;
@@ -36,6 +36,12 @@ export interface ActorRequest {
   replyGraceMs?: number;
   /** W3C trace context of the caller's span, when sampled or propagated. */
   traceparent?: string;
+  /**
+   * "external" when the request came through the gateway-facing transport
+   * (the gRPC server, the embedded gateway's client), which sets it on every
+   * request it receives; absent: internal. Never sent over the wire.
+   */
+  origin?: Origin;
 }
 
 /** Outcome of a request: a reply, or an error the caller re-raises. */

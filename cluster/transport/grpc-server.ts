@@ -1,4 +1,5 @@
 // Node side of the gateway -> node path: one bidirectional streaming method.
+// Every request it receives is "external" (ActorRequest.origin).
 // Each inbound message is a protobuf RequestBatch; requests are handled
 // concurrently and every reply produced in the same tick leaves in one
 // ResponseBatch write. Replies are matched by correlation id on the client.
@@ -91,6 +92,9 @@ class StreamState {
     const now = Date.now();
     for (let i = 0; i < items.length; i++) {
       const { corr, req } = fromPbRequest(items[i]);
+      // Whoever reaches this port speaks for a gateway at most: the node
+      // checks what that may call (NodeRuntime.handle).
+      req.origin = "external";
       if (this.srv.closing) this.reply(corr, MOVED_CLOSING, false);
       else if (req.deadline <= now) this.reply(corr, unavailable(), false);
       else {

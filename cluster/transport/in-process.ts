@@ -12,7 +12,13 @@ import type {
 import { BACKOFF_MIN_MS, delay, internalError, nextBackoff, replyWaitUntil, unavailable } from "./retry.ts";
 
 export interface InProcessTransport {
+  /** Internal: the node's outbound client, tools, tests. */
   client: ActorClient;
+  /**
+   * The embedded gateway's client: its requests reach the node as
+   * "external" (ActorRequest.origin), as a gateway's do over gRPC.
+   */
+  gateway: ActorClient;
   bus: Bus;
   serve(handler: RequestHandler): void;
 }
@@ -21,6 +27,7 @@ export function createInProcessTransport(): InProcessTransport {
   const client = new InProcessClient();
   return {
     client,
+    gateway: { request: (req) => client.request({ ...req, origin: "external" }) },
     bus: new MemoryBus(),
     serve(handler: RequestHandler) {
       client.handler = handler;
