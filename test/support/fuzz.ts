@@ -231,6 +231,7 @@ export const NO_FREE: ReadonlySet<string> = new Set([
   "DELETE /api/v1/users/:user_id",
   "PATCH /api/v1/users/:user_id",
   "POST /api/v1/bots/:bot_id/api_key/regenerate",
+  "POST /api/v1/users/me/api_key/regenerate",
   "DELETE /api/v1/bots/:bot_id",
   "PATCH /api/v1/bots/:bot_id",
   "PATCH /api/v1/settings",
