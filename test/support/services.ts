@@ -101,17 +101,20 @@ async function startService(
   bin: string,
   argsFor: (port: number, dir: string) => string[],
   scheme: string,
+  envFor?: (port: number) => Record<string, string>,
+  userinfo = "",
 ): Promise<Service> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), `${bin}-`));
   const launch = () => {
-    const p = spawn(bin, argsFor(port, dir), { stdio: "ignore" });
+    const env = envFor ? { ...process.env, ...envFor(port) } : undefined;
+    const p = spawn(bin, argsFor(port, dir), { stdio: "ignore", env });
     p.on("error", () => {});
     return p;
   };
   const svc: Service = {
     port,
-    url: `${scheme}://127.0.0.1:${port}`,
+    url: `${scheme}://${userinfo}127.0.0.1:${port}`,
     proc: launch(),
     dir,
     async stop() {
@@ -133,6 +136,22 @@ async function startService(
 
 export function startNats(): Promise<Service> {
   return startService("nats-server", (port) => ["-a", "127.0.0.1", "-p", String(port)], "nats");
+}
+
+/**
+ * nats-server from a configuration file (e.g. docs/nats-server.conf.example)
+ * whose `$NAME` values come from `env`; NATS_LISTEN is set to the free port.
+ */
+export function startNatsWithConfig(config: string, env: Record<string, string>): Promise<Service> {
+  return startService(
+    "nats-server",
+    () => ["-c", config],
+    "nats",
+    (port) => ({
+      ...env,
+      NATS_LISTEN: `127.0.0.1:${port}`,
+    }),
+  );
 }
 
 /**
@@ -170,6 +189,57 @@ export function redisArgs(
  */
 export function startRedis(): Promise<Service> {
   return startService("redis-server", (port, dir) => redisArgs(port, dir), "redis");
+}
+
+export interface SecureRedisOptions {
+  /** PEM files of the server's certificate and key, and of the CA clients' certificates must chain to. */
+  cert: string;
+  key: string;
+  ca: string;
+  /** Require a client certificate signed by `ca`. */
+  authClients: boolean;
+  /** The only ACL user (the default user is off). */
+  user: string;
+  password: string;
+}
+
+/**
+ * Redis as a deployment with the cluster secured runs it: TLS only (no
+ * plaintext port), an ACL user with a password and the default user off.
+ * `url` is `rediss://user:password@127.0.0.1:<port>`.
+ */
+export function startSecureRedis(o: SecureRedisOptions): Promise<Service> {
+  return startService(
+    "redis-server",
+    (port, dir) => {
+      const args = redisArgs(port, dir);
+      args.splice(0, 2, "--port", "0", "--tls-port", String(port));
+      return [
+        ...args,
+        "--tls-cert-file",
+        o.cert,
+        "--tls-key-file",
+        o.key,
+        "--tls-ca-cert-file",
+        o.ca,
+        "--tls-auth-clients",
+        o.authClients ? "yes" : "no",
+        "--user",
+        "default",
+        "off",
+        "--user",
+        o.user,
+        "on",
+        `>${o.password}`,
+        "~*",
+        "&*",
+        "+@all",
+      ];
+    },
+    "rediss",
+    undefined,
+    `${encodeURIComponent(o.user)}:${encodeURIComponent(o.password)}@`,
+  );
 }
 
 export interface RedisClusterService {
