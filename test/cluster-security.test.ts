@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { createClient } from "redis";
 import { shardOf } from "../cluster/addressing.ts";
+import { createRedisClusterStore, type Store } from "../cluster/storage/index.ts";
 import type { GrpcTls } from "../cluster/config.ts";
 import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
 import { CONNECTION_LOST } from "../cluster/transport/retry.ts";
@@ -20,7 +21,13 @@ import { ROOT } from "../bench/procs.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { makeApi } from "./support/embedded.ts";
 import { until } from "./support/ops.ts";
-import { requireBinaries, startNatsWithConfig, startSecureRedis } from "./support/services.ts";
+import {
+  requireBinaries,
+  startNatsWithConfig,
+  startRedisCluster,
+  startSecureRedis,
+  type RedisClusterService,
+} from "./support/services.ts";
 
 const skip = requireBinaries("nats-server", "redis-server", "openssl");
 const NATS_CONFIG = join(ROOT, "docs", "nats-server.conf.example");
@@ -376,3 +383,53 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
     assert.match(natsPartial.stderr, /NATS_TLS_KEY must be set together with NATS_TLS_CERT/);
   });
 });
+
+describe(
+  "cluster security - a store on a Redis Cluster with TLS and an ACL user",
+  {
+    skip: requireBinaries("redis-server", "redis-cli", "openssl"),
+  },
+  () => {
+    let dir: string;
+    let rc: RedisClusterService;
+    let store: Store;
+
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "cluster-tls-"));
+      const certs = makeCerts(dir);
+      rc = await startRedisCluster(3, {
+        ...certs.server,
+        ca: certs.ca,
+        authClients: true,
+        user: "zulip",
+        password: PASSWORDS.redis,
+      });
+      // As a node reads REDIS_CLUSTER_URLS and REDIS_TLS_*: credentials in the URLs.
+      store = await createRedisClusterStore(rc.urls, {
+        tls: {
+          ca: readFileSync(certs.ca, "utf8"),
+          cert: readFileSync(certs.node.cert, "utf8"),
+          key: readFileSync(certs.node.key, "utf8"),
+        },
+      });
+    });
+    after(async () => {
+      await store?.close();
+      await rc?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("writes and reads reach every master (nodes found through CLUSTER SLOTS get the credentials and TLS too)", async () => {
+      assert.ok(rc.urls.every((u) => u.startsWith("rediss://zulip:")));
+      // 32 shards' hash tags spread over the three masters' slot ranges.
+      for (let shard = 0; shard < 32; shard++) {
+        const epoch = await store.acquireLease(shard, "n1", 10_000);
+        assert.ok(epoch !== null, `lease of shard ${shard}`);
+        await store.append(shard, epoch, `user.1.${shard}`, 1, [new Uint8Array([shard])]);
+        const got = await store.readJournal(shard, `user.1.${shard}`, 0);
+        assert.equal(got.length, 1);
+      }
+      assert.ok((await store.nextId("cluster-security")) >= 1);
+    });
+  },
+);
