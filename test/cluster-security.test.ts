@@ -367,6 +367,29 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
     }
   });
 
+  test("npm run manage connects as the cli user; the gateway's user may not make its actor calls", () => {
+    const manage = (user: string, password: string) =>
+      spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), "realms"], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NATS_URL: c.nats.url,
+          NATS_USER: user,
+          NATS_PASSWORD: password,
+          NATS_TLS_CA: certs.ca,
+          SHARDS: String(c.shards),
+        },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+    const cli = manage("cli", PASSWORDS.cli);
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stdout, /"realmId": 1/);
+    // Its publish to act.> is dropped by the server: no answer, the call times out.
+    const asGateway = manage("gateway", PASSWORDS.gateway);
+    assert.notEqual(asGateway.status, 0);
+  });
+
   test("a node with part of a TLS setting exits with the reason instead of running in the clear", () => {
     const run = (env: Record<string, string>) =>
       spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "cluster/node-main.ts")], {
