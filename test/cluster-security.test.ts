@@ -31,6 +31,7 @@ import {
 
 const skip = requireBinaries("nats-server", "redis-server", "openssl");
 const NATS_CONFIG = join(ROOT, "docs", "nats-server.conf.example");
+const ADMIN_TOKEN = "admin-token-for-cluster-security";
 const PASSWORDS = {
   node: "node-secret-1",
   gateway: "gateway-secret-2",
@@ -140,7 +141,7 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
       shards: 8,
       nats,
       redis,
-      env: { NATS_TLS_CA: certs.ca, GRPC_TLS_CA: certs.ca },
+      env: { NATS_TLS_CA: certs.ca, GRPC_TLS_CA: certs.ca, ADMIN_TOKEN },
       nodesEnv: {
         NATS_USER: "node",
         NATS_PASSWORD: PASSWORDS.node,
@@ -151,6 +152,8 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
         REDIS_TLS_KEY: certs.node.key,
       },
       gatewayEnv: {
+        // On, so the gateway publishes and hears ratelimit.counts under its permissions.
+        RATE_LIMIT_PER_MINUTE: "100000",
         NATS_USER: "gateway",
         NATS_PASSWORD: PASSWORDS.gateway,
         GRPC_TLS_CERT: certs.gateway.cert,
@@ -214,6 +217,26 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
       );
     });
     assert.ok(ev);
+  });
+
+  test("nodes and the gateway use NATS within their users' permissions (admin views and rate-limit counts included)", async () => {
+    // The admin API's node view asks every node over the bus (admin.req, answers on admin.rep.*).
+    const nodes = await until("both nodes answering the admin view", async () => {
+      const r = await fetch(`${c.baseUrl}/api/v1/admin/nodes`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      const body = (await r.json()) as { nodes?: { id: string; reachable: boolean }[] };
+      return body.nodes?.filter((n) => n.reachable).length === 2 ? body.nodes : null;
+    });
+    assert.deepEqual(nodes.map((n) => n.id).sort(), ["n1", "n2"]);
+    // Authenticated requests are counted and the counts published every 250 ms.
+    for (let i = 0; i < 3; i++) assert.equal((await c.api("GET", "/users/me")).status, 200);
+    await new Promise((r) => setTimeout(r, 600));
+    const log = readFileSync(join(c.nats.dir, "nats.log"), "utf8");
+    assert.deepEqual(
+      log.split("\n").filter((l) => /Violation/.test(l)),
+      [],
+    );
   });
 
   test("NATS refuses a client without credentials, and the gateway's user may not publish to actor subjects", async () => {

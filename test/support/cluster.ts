@@ -77,7 +77,7 @@ export async function startCluster(
     "gateway",
     "gateway/gateway-main.ts",
     // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
-    { ...common, ...opts.gatewayEnv, PORT: String(port), RATE_LIMIT_PER_MINUTE: "0" },
+    { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(port) },
     /listening on port/,
   );
   const baseUrl = `http://127.0.0.1:${port}`;

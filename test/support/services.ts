@@ -141,11 +141,13 @@ export function startNats(): Promise<Service> {
 /**
  * nats-server from a configuration file (e.g. docs/nats-server.conf.example)
  * whose `$NAME` values come from `env`; NATS_LISTEN is set to the free port.
+ * It logs to `nats.log` in the service's dir (errors such as permission
+ * violations included).
  */
 export function startNatsWithConfig(config: string, env: Record<string, string>): Promise<Service> {
   return startService(
     "nats-server",
-    () => ["-c", config],
+    (_port, dir) => ["-c", config, "-l", join(dir, "nats.log")],
     "nats",
     (port) => ({
       ...env,
