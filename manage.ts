@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Obj, Value } from "./actors/types.ts";
-import { env } from "./cluster/config.ts";
+import { env, natsSecurity } from "./cluster/config.ts";
 
 type Call = (ref: { kind: "realm"; realm: number; key: string }, method: string, args: Obj) => Promise<Value>;
 
@@ -63,7 +63,7 @@ async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   const { NatsBus, NatsActorClient } = await import("./cluster/transport/index.ts");
   const { shardOf } = await import("./cluster/addressing.ts");
   const { responseValue } = await import("./cluster/responses.ts");
-  const bus = await NatsBus.connect(env.natsUrl(), `manage:${process.pid}`);
+  const bus = await NatsBus.connect(env.natsUrl(), `manage:${process.pid}`, natsSecurity());
   const client = new NatsActorClient(bus.nc);
   const shards = env.shards();
   try {

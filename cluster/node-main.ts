@@ -4,7 +4,7 @@ import { behaviors } from "../actors/index.ts";
 import { startNodeAdminServer } from "../gateway/admin/node-server.ts";
 import { serveNodeAdmin } from "./admin.ts";
 import { bootstrap } from "./bootstrap.ts";
-import { bootstrapConfig, env } from "./config.ts";
+import { bootstrapConfig, env, grpcTls, natsSecurity, redisTls } from "./config.ts";
 import { Membership } from "./membership.ts";
 import { NodeRuntime } from "./node.ts";
 import { MemoryGuard, overloadConfig } from "./overload.ts";
@@ -19,12 +19,19 @@ const nodeId = env.nodeId();
 startTracing({ service: "zulip-node", instance: nodeId });
 const shards = env.shards();
 const grpcHost = env.str("GRPC_HOST", "127.0.0.1");
+// Every security setting is read (and checked) before anything connects, so a
+// half-configured node exits with the reason instead of running in the clear.
+const tls = grpcTls();
+const nats = natsSecurity();
+const redis = { tls: redisTls() };
 
-const bus = await NatsBus.connect(env.natsUrl(), `node:${nodeId}`);
+const bus = await NatsBus.connect(env.natsUrl(), `node:${nodeId}`, nats);
 // REDIS_CLUSTER_URLS (seed nodes of a Redis Cluster) wins over REDIS_URL.
 const redisCluster = env.redisClusterUrls();
 const store = tracedStore(
-  redisCluster.length ? await createRedisClusterStore(redisCluster) : await createRedisStore(env.redisUrl()),
+  redisCluster.length
+    ? await createRedisClusterStore(redisCluster, redis)
+    : await createRedisStore(env.redisUrl(), redis),
   "redis",
 );
 const outbound = new NatsActorClient(bus.nc);
@@ -46,7 +53,8 @@ const node = new NodeRuntime({
 const guard = new MemoryGuard(nodeId, overload.memoryBudgetMb);
 const admitted = guard.admit((req) => node.handle(req));
 subjects = serveShardSubjects(bus.nc, admitted);
-const grpc = await startGrpcServer(admitted, env.grpcPort(), "0.0.0.0");
+// GRPC_BIND, not GRPC_HOST: a node behind NAT announces one address and listens on another.
+const grpc = await startGrpcServer(admitted, env.grpcPort(), env.grpcBind(), tls);
 guard.start();
 // Admin: answers gateways over the bus; /metrics and this node's view on ADMIN_PORT when set.
 const adminSub = serveNodeAdmin(bus, node, guard);
@@ -90,7 +98,7 @@ try {
   console.error("bootstrap failed (another node may be doing it):", (err as Error).message);
 }
 console.log(
-  `node ${nodeId} ready (gRPC ${grpcHost}:${grpc.port}, ${node.servingShards().length} shards` +
+  `node ${nodeId} ready (gRPC ${grpcHost}:${grpc.port}${tls ? " TLS" : ""}, ${node.servingShards().length} shards` +
     (adminHttp ? `, admin port ${adminHttp.port})` : ")"),
 );
 

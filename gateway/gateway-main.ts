@@ -1,7 +1,7 @@
 // Cluster mode gateway: `npm run start:gateway`. Stateless: finds nodes
 // through NATS heartbeats and sends each request to the node that owns the
 // actor's shard.
-import { env } from "../cluster/config.ts";
+import { env, grpcTls, natsSecurity } from "../cluster/config.ts";
 import { shutdownTracing, startTracing } from "../cluster/tracing.ts";
 import { Membership } from "../cluster/membership.ts";
 import { ClusterClient, NatsBus } from "../cluster/transport/index.ts";
@@ -11,10 +11,11 @@ import { routes } from "./routes/index.ts";
 // Tracing first (README "Tracing").
 startTracing({ service: "zulip-gateway", instance: `gateway:${process.pid}` });
 const shards = env.shards();
-const bus = await NatsBus.connect(env.natsUrl(), `gateway:${process.pid}`);
+const tls = grpcTls();
+const bus = await NatsBus.connect(env.natsUrl(), `gateway:${process.pid}`, natsSecurity());
 const membership = new Membership(bus, {});
 membership.start();
-const client = new ClusterClient(membership, shards);
+const client = new ClusterClient(membership, shards, { tls });
 const app = await buildApp({
   client,
   bus,

@@ -14,11 +14,17 @@ import { createHash } from "node:crypto";
 import { createClient, createCluster } from "redis";
 import { Repository, Schema } from "redis-om";
 import { FencedError } from "../../actors/errors.ts";
+import type { RedisTls } from "../config.ts";
 import type { JournalEntry, Snapshot, Store } from "./contract.ts";
 
 export interface RedisStoreOptions {
   /** Prepended to every key (e.g. "test1:"); must not contain "{" or "}". */
   prefix?: string;
+  /**
+   * CA to verify the server's certificate and/or a client certificate
+   * (REDIS_TLS_*); only with rediss:// URLs. Credentials come from the URL.
+   */
+  tls?: RedisTls | null;
 }
 
 type Client = ReturnType<typeof createClient>;
@@ -45,8 +51,26 @@ interface Conn {
 
 const reconnectStrategy = (attempts: number) => Math.min(attempts * 50, 500);
 
-async function singleConn(url: string): Promise<Conn> {
-  const client: Client = createClient({ url, disableOfflineQueue: false, socket: { reconnectStrategy } });
+/**
+ * TLS material for a connection to `url`: none for redis:// (and certificate
+ * files given for it are a configuration error, not silently unused).
+ */
+function tlsFor(urls: string[], tls: RedisTls | null | undefined): RedisTls & { tls?: true } {
+  const secure = urls.map((u) => u.startsWith("rediss://"));
+  if (secure.some((s) => s !== secure[0])) throw new Error("redis: mix of redis:// and rediss:// URLs");
+  if (!secure[0]) {
+    if (tls) throw new Error("REDIS_TLS_* is set but the Redis URL is not rediss://");
+    return {};
+  }
+  return { tls: true, ...tls };
+}
+
+async function singleConn(url: string, tls: RedisTls | null | undefined): Promise<Conn> {
+  const client: Client = createClient({
+    url,
+    disableOfflineQueue: false,
+    socket: { reconnectStrategy, ...tlsFor([url], tls) },
+  });
   // Connection errors are retried by the reconnect strategy; commands wait in
   // the offline queue. Without a listener an 'error' event would crash the process.
   client.on("error", () => {});
@@ -63,11 +87,35 @@ async function singleConn(url: string): Promise<Conn> {
   };
 }
 
-async function clusterConn(seeds: string[]): Promise<Conn> {
+/**
+ * The ACL user and password of the seed URLs (all alike). createCluster reads
+ * them from a root node's URL, but connects to the nodes it discovers with
+ * `defaults` only, so they go there too.
+ */
+function clusterCredentials(seeds: string[]): { username?: string; password?: string } {
+  const creds = seeds.map((u) => {
+    const p = new URL(u);
+    return { username: decodeURIComponent(p.username), password: decodeURIComponent(p.password) };
+  });
+  const first = creds[0]!;
+  if (creds.some((c) => c.username !== first.username || c.password !== first.password)) {
+    throw new Error("REDIS_CLUSTER_URLS: every seed URL must carry the same user and password");
+  }
+  return {
+    ...(first.username ? { username: first.username } : {}),
+    ...(first.password ? { password: first.password } : {}),
+  };
+}
+
+async function clusterConn(seeds: string[], tls: RedisTls | null | undefined): Promise<Conn> {
   if (seeds.length === 0) throw new Error("redis cluster store: no seed URLs");
   const cluster: Cluster = createCluster({
     rootNodes: seeds.map((url) => ({ url })),
-    defaults: { disableOfflineQueue: false, socket: { reconnectStrategy } },
+    defaults: {
+      ...clusterCredentials(seeds),
+      disableOfflineQueue: false,
+      socket: { reconnectStrategy, ...tlsFor(seeds, tls) },
+    },
   });
   cluster.on("error", () => {});
   await cluster.connect();
@@ -210,13 +258,16 @@ export function snapshotEntityId(shard: number, actor: string): string {
 /** A store on one Redis (`redis://host:port`). */
 export async function createRedisStore(url: string, opts: RedisStoreOptions = {}): Promise<Store> {
   checkPrefix(opts.prefix ?? "");
-  return storeOn(await singleConn(url), opts);
+  return storeOn(await singleConn(url, opts.tls), opts);
 }
 
-/** A store on a Redis Cluster, found through any of its nodes (`redis://host:port` each). */
+/**
+ * A store on a Redis Cluster, found through any of its nodes
+ * (`redis[s]://[user:password@]host:port` each).
+ */
 export async function createRedisClusterStore(seeds: string[], opts: RedisStoreOptions = {}): Promise<Store> {
   checkPrefix(opts.prefix ?? "");
-  return storeOn(await clusterConn(seeds), opts);
+  return storeOn(await clusterConn(seeds, opts.tls), opts);
 }
 
 function checkPrefix(prefix: string): void {

@@ -7,6 +7,7 @@
 // timer per request.
 import * as grpc from "@grpc/grpc-js";
 import { decodeResponseBatch, encodeRequestBatch, fromPbResponse, toPbRequest } from "../../proto/codec.ts";
+import type { GrpcTls } from "../config.ts";
 import type { ActorRequest, ActorResponse } from "./contract.ts";
 import { GRPC_OPTIONS, MAX_BATCH, STREAM_PATH } from "./grpc-server.ts";
 import { CONNECTION_LOST, replyWaitUntil, unavailable } from "./retry.ts";
@@ -18,6 +19,14 @@ export interface GrpcNodeClientOptions {
   /** Period of the deadline sweep (default 50 ms). */
   sweepMs?: number;
   channelOptions?: grpc.ChannelOptions;
+  /** The gateway's certificate and the CA that signed the nodes' (GRPC_TLS_*); plaintext when absent. */
+  tls?: GrpcTls | null;
+}
+
+/** TLS with a client certificate, verifying the node's certificate against the cluster's CA. */
+export function grpcClientCredentials(tls: GrpcTls | null | undefined): grpc.ChannelCredentials {
+  if (!tls) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(tls.ca, tls.key, tls.cert);
 }
 
 interface Pending {
@@ -65,7 +74,7 @@ export class GrpcNodeClient {
   ) {
     this.streams = new Array<ClientStream | null>(Math.max(1, opts.streams ?? 2)).fill(null);
     this.sweepMs = opts.sweepMs ?? 50;
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+    this.client = new grpc.Client(address, grpcClientCredentials(opts.tls), {
       ...GRPC_OPTIONS,
       // A restarted node must be reachable again quickly, not after grpc's
       // default exponential backoff (up to two minutes).

@@ -5,6 +5,7 @@
 // ResponseBatch write. Replies are matched by correlation id on the client.
 import * as grpc from "@grpc/grpc-js";
 import { decodeRequestBatch, encodeResponseBatch, fromPbRequest, toPbResponse } from "../../proto/codec.ts";
+import type { GrpcTls } from "../config.ts";
 import type { ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
 import { internalError, MOVED_CLOSING, unavailable } from "./retry.ts";
 import {
@@ -197,10 +198,20 @@ function asBuffer(u: Uint8Array): Buffer {
   return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 }
 
+/**
+ * TLS only, and a client certificate signed by `tls.ca` is required: with it
+ * the only peers a node serves are gateways holding a key of the cluster.
+ */
+export function grpcServerCredentials(tls: GrpcTls | null): grpc.ServerCredentials {
+  if (tls === null) return grpc.ServerCredentials.createInsecure();
+  return grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true);
+}
+
 export async function startGrpcServer(
   handler: RequestHandler,
   port: number,
-  host = "0.0.0.0",
+  host = "127.0.0.1",
+  tls: GrpcTls | null = null,
 ): Promise<GrpcServerHandle> {
   const state = new ServerState(handler);
   const server = new grpc.Server(GRPC_OPTIONS);
@@ -216,7 +227,9 @@ export async function startGrpcServer(
     },
   });
   const bound = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+    // An IPv6 address (GRPC_BIND=::) needs brackets before the port.
+    const addr = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    server.bindAsync(`${addr}:${port}`, grpcServerCredentials(tls), (err, p) =>
       err ? reject(err) : resolve(p),
     );
   });

@@ -1,6 +1,11 @@
 // The cluster bus: subject-addressed byte messages over one NATS connection.
 // The same connection carries the node-to-node actor path (nats-actor.ts).
-import { connect, type NatsConnection, type Subscription as NatsSubscription } from "@nats-io/transport-node";
+import {
+  connect,
+  type ConnectionOptions,
+  type NatsConnection,
+  type Subscription as NatsSubscription,
+} from "@nats-io/transport-node";
 import type { Bus, Subscription } from "./contract.ts";
 
 let openConnections = 0;
@@ -19,11 +24,17 @@ export function natsServers(url: string | string[]): string[] {
 /**
  * Connect to a NATS server or cluster. Reconnects forever (250 ms apart) once
  * connected; the initial connect fails fast so a misconfigured process exits.
+ * `security` is the authentication and TLS part (cluster/config.ts natsSecurity()).
  */
-export async function connectNats(url: string | string[], name: string): Promise<NatsConnection> {
+export async function connectNats(
+  url: string | string[],
+  name: string,
+  security: Partial<ConnectionOptions> = {},
+): Promise<NatsConnection> {
   const servers = natsServers(url);
   if (servers.length === 0) throw new Error("connectNats: no NATS server URL given");
   const nc = await connect({
+    ...security,
     servers,
     name,
     maxReconnectAttempts: -1,
@@ -42,8 +53,12 @@ export async function connectNats(url: string | string[], name: string): Promise
 export class NatsBus implements Bus {
   constructor(readonly nc: NatsConnection) {}
 
-  static async connect(url: string | string[], name: string): Promise<NatsBus> {
-    return new NatsBus(await connectNats(url, name));
+  static async connect(
+    url: string | string[],
+    name: string,
+    security: Partial<ConnectionOptions> = {},
+  ): Promise<NatsBus> {
+    return new NatsBus(await connectNats(url, name, security));
   }
 
   publish(subject: string, data: Uint8Array): void {

@@ -29,11 +29,18 @@ export async function startCluster(
     adminPorts?: boolean;
     /** Extra environment per node id (e.g. a test-only crash point on one node). */
     nodeEnv?: Record<string, Record<string, string>>;
+    /** Extra environment for every node (after `env`), e.g. the node's NATS user and certificates. */
+    nodesEnv?: Record<string, string>;
+    /** Extra environment for the gateway (after `env`). */
+    gatewayEnv?: Record<string, string>;
+    /** Servers started by the caller (e.g. with TLS and passwords); stopped with the cluster. */
+    nats?: Service;
+    redis?: Service;
   } = {},
 ): Promise<TestCluster> {
   const shards = opts.shards ?? 32;
-  const nats = await startNats();
-  const redis = await startRedis();
+  const nats = opts.nats ?? (await startNats());
+  const redis = opts.redis ?? (await startRedis());
   const common = {
     NATS_URL: nats.url,
     REDIS_URL: redis.url,
@@ -55,6 +62,7 @@ export async function startCluster(
       "cluster/node-main.ts",
       {
         ...common,
+        ...opts.nodesEnv,
         ...opts.nodeEnv?.[id],
         NODE_ID: id,
         GRPC_PORT: String(grpcPort),
@@ -71,7 +79,7 @@ export async function startCluster(
     "gateway",
     "gateway/gateway-main.ts",
     // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
-    { ...common, PORT: String(port), RATE_LIMIT_PER_MINUTE: "0" },
+    { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(port) },
     /listening on port/,
   );
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -101,17 +101,20 @@ async function startService(
   bin: string,
   argsFor: (port: number, dir: string) => string[],
   scheme: string,
+  envFor?: (port: number) => Record<string, string>,
+  userinfo = "",
 ): Promise<Service> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), `${bin}-`));
   const launch = () => {
-    const p = spawn(bin, argsFor(port, dir), { stdio: "ignore" });
+    const env = envFor ? { ...process.env, ...envFor(port) } : undefined;
+    const p = spawn(bin, argsFor(port, dir), { stdio: "ignore", env });
     p.on("error", () => {});
     return p;
   };
   const svc: Service = {
     port,
-    url: `${scheme}://127.0.0.1:${port}`,
+    url: `${scheme}://${userinfo}127.0.0.1:${port}`,
     proc: launch(),
     dir,
     async stop() {
@@ -133,6 +136,24 @@ async function startService(
 
 export function startNats(): Promise<Service> {
   return startService("nats-server", (port) => ["-a", "127.0.0.1", "-p", String(port)], "nats");
+}
+
+/**
+ * nats-server from a configuration file (e.g. docs/nats-server.conf.example)
+ * whose `$NAME` values come from `env`; NATS_LISTEN is set to the free port.
+ * It logs to `nats.log` in the service's dir (errors such as permission
+ * violations included).
+ */
+export function startNatsWithConfig(config: string, env: Record<string, string>): Promise<Service> {
+  return startService(
+    "nats-server",
+    (_port, dir) => ["-c", config, "-l", join(dir, "nats.log")],
+    "nats",
+    (port) => ({
+      ...env,
+      NATS_LISTEN: `127.0.0.1:${port}`,
+    }),
+  );
 }
 
 /**
@@ -172,8 +193,89 @@ export function startRedis(): Promise<Service> {
   return startService("redis-server", (port, dir) => redisArgs(port, dir), "redis");
 }
 
+export interface SecureRedisOptions {
+  /** PEM files of the server's certificate and key, and of the CA clients' certificates must chain to. */
+  cert: string;
+  key: string;
+  ca: string;
+  /** Require a client certificate signed by `ca`. */
+  authClients: boolean;
+  /** The only ACL user (the default user is off). */
+  user: string;
+  password: string;
+}
+
+/**
+ * Redis as a deployment with the cluster secured runs it: TLS only (no
+ * plaintext port), an ACL user with a password and the default user off.
+ * `url` is `rediss://user:password@127.0.0.1:<port>`.
+ */
+/** redisArgs with the plaintext port off and TLS on `port`, an ACL user only. */
+function secureRedisArgs(port: number, dir: string, o: SecureRedisOptions): string[] {
+  const args = redisArgs(port, dir);
+  args.splice(0, 2, "--port", "0", "--tls-port", String(port));
+  return [
+    ...args,
+    "--tls-cert-file",
+    o.cert,
+    "--tls-key-file",
+    o.key,
+    "--tls-ca-cert-file",
+    o.ca,
+    "--tls-auth-clients",
+    o.authClients ? "yes" : "no",
+    "--user",
+    "default",
+    "off",
+    "--user",
+    o.user,
+    "on",
+    `>${o.password}`,
+    "~*",
+    "&*",
+    "+@all",
+  ];
+}
+
+/** redis-cli's flags to reach such a server (the server's own certificate serves as client's). */
+function secureCliArgs(o: SecureRedisOptions): string[] {
+  return [
+    "--tls",
+    "--cacert",
+    o.ca,
+    "--cert",
+    o.cert,
+    "--key",
+    o.key,
+    "--user",
+    o.user,
+    "--pass",
+    o.password,
+    "--no-auth-warning",
+  ];
+}
+
+function userinfo(o: SecureRedisOptions): string {
+  return `${encodeURIComponent(o.user)}:${encodeURIComponent(o.password)}@`;
+}
+
+/**
+ * Redis as a deployment with the cluster secured runs it: TLS only (no
+ * plaintext port), an ACL user with a password and the default user off.
+ * `url` is `rediss://user:password@127.0.0.1:<port>`.
+ */
+export function startSecureRedis(o: SecureRedisOptions): Promise<Service> {
+  return startService(
+    "redis-server",
+    (port, dir) => secureRedisArgs(port, dir, o),
+    "rediss",
+    undefined,
+    userinfo(o),
+  );
+}
+
 export interface RedisClusterService {
-  /** One `redis://127.0.0.1:<port>` per master (seed URLs for REDIS_CLUSTER_URLS). */
+  /** One `redis[s]://[user:password@]127.0.0.1:<port>` per master (seed URLs for REDIS_CLUSTER_URLS). */
   urls: string[];
   procs: ChildProcess[];
   dirs: string[];
@@ -185,9 +287,14 @@ export interface RedisClusterService {
  * A real Redis Cluster of `masters` redis-server processes (no replicas),
  * each on a free port with its own temp dir and cluster bus port, joined with
  * `redis-cli --cluster create`; resolves once every node says cluster_state:ok.
- * AOF on, as deployed.
+ * AOF on, as deployed. With `secure`, every node is TLS only (cluster bus
+ * included) with an ACL user, and the URLs are rediss:// with credentials.
  */
-export async function startRedisCluster(masters = 3): Promise<RedisClusterService> {
+export async function startRedisCluster(
+  masters = 3,
+  secure?: SecureRedisOptions,
+): Promise<RedisClusterService> {
+  const cli = secure ? secureCliArgs(secure) : [];
   const procs: ChildProcess[] = [];
   const dirs: string[] = [];
   const ports: number[] = [];
@@ -210,7 +317,9 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
       const p = spawn(
         "redis-server",
         [
-          ...redisArgs(port, dir),
+          ...(secure
+            ? [...secureRedisArgs(port, dir, secure), "--tls-cluster", "yes"]
+            : redisArgs(port, dir)),
           "--cluster-enabled",
           "yes",
           "--cluster-config-file",
@@ -228,6 +337,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
     execFileSync(
       "redis-cli",
       [
+        ...cli,
         "--cluster",
         "create",
         ...ports.map((p) => `127.0.0.1:${p}`),
@@ -240,13 +350,15 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterServic
     const until = Date.now() + 30_000;
     for (const port of ports) {
       for (;;) {
-        const info = execFileSync("redis-cli", ["-p", String(port), "cluster", "info"]).toString();
+        const info = execFileSync("redis-cli", [...cli, "-p", String(port), "cluster", "info"]).toString();
         if (/cluster_state:ok/.test(info)) break;
         if (Date.now() > until) throw new Error(`redis cluster node ${port} never reached cluster_state:ok`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    svc.urls = ports.map((p) => `redis://127.0.0.1:${p}`);
+    svc.urls = ports.map((p) =>
+      secure ? `rediss://${userinfo(secure)}127.0.0.1:${p}` : `redis://127.0.0.1:${p}`,
+    );
     return svc;
   } catch (err) {
     await svc.stop();
