@@ -9,9 +9,12 @@ import { bootstrapConfig, env, type BootstrapConfig } from "./cluster/config.ts"
 import { singleNodeView, serveNodeAdmin } from "./cluster/admin.ts";
 import { NodeRuntime } from "./cluster/node.ts";
 import { MemoryGuard, overloadConfig } from "./cluster/overload.ts";
-import { createLmdbStore } from "./cluster/storage/index.ts";
+// The modules themselves, not the folders' doors: those also load the
+// Redis, gRPC and NATS clients, which embedded mode never uses.
+import { createLmdbStore } from "./cluster/storage/lmdb-store.ts";
 import { shutdownTracing, startTracing, tracedStore } from "./cluster/tracing.ts";
-import { createInProcessTransport, type ActorClient } from "./cluster/transport/index.ts";
+import type { ActorClient } from "./cluster/transport/contract.ts";
+import { createInProcessTransport } from "./cluster/transport/in-process.ts";
 import { buildApp } from "./gateway/index.ts";
 import { routes } from "./gateway/routes/index.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "./webhook/worker.ts";

@@ -1,7 +1,7 @@
 // Process configuration from the environment, in one place. README lists
 // every variable.
 import { readFileSync } from "node:fs";
-import { credsAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
+import type { ConnectionOptions } from "@nats-io/transport-node";
 import { DEFAULT_SHARDS } from "./addressing.ts";
 
 function int(name: string, dflt: number): number {
@@ -82,13 +82,20 @@ function certAndKey(cert: string, key: string): { cert: string; key: string } | 
 }
 
 /**
+ * NATS connect options plus a creds file's bytes, which connectNats turns
+ * into an authenticator (so that this module, read by every process, does
+ * not load the NATS client: embedded mode never uses it).
+ */
+export type NatsSecurity = Partial<ConnectionOptions> & { creds?: Uint8Array };
+
+/**
  * What every NATS connection of a process (node, gateway, CLI) adds to its
  * connect options: one of user/password, token or creds file, and TLS. An
  * incomplete setting fails at start rather than falling back to plaintext or
  * to no authentication.
  */
-export function natsSecurity(): Partial<ConnectionOptions> {
-  const out: Partial<ConnectionOptions> = {};
+export function natsSecurity(): NatsSecurity {
+  const out: NatsSecurity = {};
   const user = str("NATS_USER");
   const password = str("NATS_PASSWORD");
   const token = str("NATS_TOKEN");
@@ -109,7 +116,7 @@ export function natsSecurity(): Partial<ConnectionOptions> {
     } catch (err) {
       throw new Error(`NATS_CREDS: cannot read ${creds}: ${(err as Error).message}`);
     }
-    out.authenticator = credsAuthenticator(bytes);
+    out.creds = bytes;
   }
   const ca = fileOf("NATS_TLS_CA");
   const pair = certAndKey("NATS_TLS_CERT", "NATS_TLS_KEY");

@@ -2,10 +2,11 @@
 // The same connection carries the node-to-node actor path (nats-actor.ts).
 import {
   connect,
-  type ConnectionOptions,
+  credsAuthenticator,
   type NatsConnection,
   type Subscription as NatsSubscription,
 } from "@nats-io/transport-node";
+import type { NatsSecurity } from "../config.ts";
 import type { Bus, Subscription } from "./contract.ts";
 
 let openConnections = 0;
@@ -29,12 +30,14 @@ export function natsServers(url: string | string[]): string[] {
 export async function connectNats(
   url: string | string[],
   name: string,
-  security: Partial<ConnectionOptions> = {},
+  security: NatsSecurity = {},
 ): Promise<NatsConnection> {
   const servers = natsServers(url);
   if (servers.length === 0) throw new Error("connectNats: no NATS server URL given");
+  const { creds, ...options } = security;
+  if (creds !== undefined) options.authenticator = credsAuthenticator(creds);
   const nc = await connect({
-    ...security,
+    ...options,
     servers,
     name,
     maxReconnectAttempts: -1,
@@ -53,11 +56,7 @@ export async function connectNats(
 export class NatsBus implements Bus {
   constructor(readonly nc: NatsConnection) {}
 
-  static async connect(
-    url: string | string[],
-    name: string,
-    security: Partial<ConnectionOptions> = {},
-  ): Promise<NatsBus> {
+  static async connect(url: string | string[], name: string, security: NatsSecurity = {}): Promise<NatsBus> {
     return new NatsBus(await connectNats(url, name, security));
   }
 
