@@ -240,6 +240,38 @@ describe("security - search in linear time", () => {
   });
 });
 
+describe("security - narrows in linear time", () => {
+  const flagsNarrow = (narrow: unknown) =>
+    call("POST", "/messages/flags/narrow", {
+      narrow,
+      anchor: "oldest",
+      num_before: 0,
+      num_after: 100,
+      op: "add",
+      flag: "starred",
+    });
+
+  test("a narrow of 60000 search terms (1 MB) answers in under a second", async () => {
+    const topic = `terms ${++seq}`;
+    ok(await send("hello world", topic));
+    const terms: unknown[] = [
+      ["channel", await channel()],
+      ["topic", topic],
+    ];
+    for (let i = 0; i < 60_000; i++) terms.push(["search", "hello"]);
+    const r = await flagsNarrow(terms);
+    fast(r, "a narrow of 60000 search terms");
+    assert.equal(ok(r).processed_count, 1);
+  });
+
+  test("a dm operand of 300000 ids answers in under a second", async () => {
+    const ids = new Array<number>(300_000).fill(1);
+    const r = await flagsNarrow([["dm", ids]]);
+    fast(r, "a dm operand of 300000 ids");
+    ok(r);
+  });
+});
+
 describe("security - linkifiers are re2", () => {
   const post = (pattern: string, url_template = "https://x.example/{id}") =>
     call("POST", "/realm/filters", { pattern, url_template });
