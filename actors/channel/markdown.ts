@@ -6,7 +6,7 @@
 import MarkdownIt, { type StateInline } from "markdown-it";
 import { unicodeCodeForName } from "../emoji/index.ts";
 import { sanitizeHref } from "../href.ts";
-import { applyLinkifiers } from "../realm/index.ts";
+import { applyLinkifiers } from "../realm/linkifiers.ts";
 
 export interface MentionTarget {
   userId: number;
