@@ -379,6 +379,18 @@ describe("security - hrefs", () => {
     assert.deepEqual(hrefs(html), ["https://a.example/", "https://b.example/", "mailto:x@y.example"]);
   });
 
+  test("profile field values render their links through the same check", async () => {
+    const field = ok(await call("POST", "/realm/profile_fields", { name: `Bio ${++seq}`, field_type: 2 })).id;
+    const value =
+      "[a](data:image/png;base64,AAAA) [b](java&#x09;script:x) <feed:javascript:x> [c](https://ok.example/)";
+    ok(await call("PATCH", "/users/me/profile_data", { data: [{ id: field, value }] }));
+    const me = ok(await call("GET", "/users/me", {}));
+    const user = ok(await call("GET", `/users/${me.user_id}`, { include_custom_profile_fields: true })).user;
+    const html = user.profile_data[field].rendered_value as string;
+    assertNoDangerousHref(html);
+    assert.deepEqual(hrefs(html), ["https://ok.example/"]);
+  });
+
   test("XSS through a linkifier's captured group", async () => {
     await clearLinkifiers();
     // A reserved expansion at the start would let the group choose the scheme.
