@@ -289,6 +289,17 @@ describe("security - linkifiers are re2", () => {
     assert.deepEqual(ok(await call("GET", "/realm/linkifiers")).linkifiers, []);
   });
 
+  test("patterns too large for linear matching are refused quickly", async () => {
+    await clearLinkifiers();
+    const huge = await post("(?P<id>" + "\\pL".repeat(60_000) + ")");
+    fast(huge, "a 180 KB pattern");
+    refused(huge, "Bad regular expression: pattern too large - compile failed");
+    refused(
+      await post("(?P<id>" + "x*".repeat(600) + "y)"),
+      "Bad regular expression: pattern too large - compile failed",
+    );
+  });
+
   test("a catastrophic-backtracking pattern is matched in linear time", async () => {
     await clearLinkifiers();
     // Exponential in a backtracking engine on a run of a's with no '!'.
