@@ -80,15 +80,34 @@ function canRead(ch: ChannelInfo, c: Caller): boolean {
 
 // ---- content normalisation (Zulip's normalize_body / truncate_topic) --------
 
-function truncate(s: string, max: number, suffix: string): string {
-  const cps = [...s];
-  if (cps.length <= max) return s;
-  return cps.slice(0, max - [...suffix].length).join("") + suffix;
+/** The UTF-16 offset after `n` code points of `s`, or -1 when `s` has at most `n`. */
+function offsetAfterCodePoints(s: string, n: number): number {
+  let i = 0;
+  for (let count = 0; i < s.length; count++) {
+    if (count === n) return i;
+    const c = s.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length ? 2 : 1;
+  }
+  return -1;
 }
 
+/** Zulip's truncate_content, counting code points; walks at most `max` of them. */
+function truncate(s: string, max: number, suffix: string): string {
+  if (offsetAfterCodePoints(s, max) < 0) return s;
+  return s.slice(0, offsetAfterCodePoints(s, max - [...suffix].length)) + suffix;
+}
+
+/**
+ * Zulip's normalize_body: rstrip, drop leading newlines, refuse empty,
+ * truncate. Native trimEnd and index loops only: a backtracking `\s+$`
+ * here took quadratic time on a long run of spaces.
+ */
 export function normalizeContent(raw: string): string {
-  const body = raw.replace(/\s+$/, "");
-  if (body.trim() === "") throw errors.messageEmpty();
+  let start = 0;
+  const body0 = raw.trimEnd();
+  while (start < body0.length && body0.charCodeAt(start) === 0x0a) start++;
+  const body = start ? body0.slice(start) : body0;
+  if (body === "") throw errors.messageEmpty();
   return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
 }
 

@@ -6,7 +6,8 @@
 import MarkdownIt, { type StateInline } from "markdown-it";
 import { own } from "../dict.ts";
 import { unicodeCodeForName } from "../emoji/index.ts";
-import { applyLinkifiers } from "../realm/index.ts";
+import { sanitizeHref } from "../href.ts";
+import { applyLinkifiers } from "../realm/linkifiers.ts";
 
 export interface MentionTarget {
   userId: number;
@@ -98,9 +99,10 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
     const base = `/#narrow/channel/${id}-${slug(name)}`;
     if (gt >= 0) {
       const topic = body.slice(gt + 1);
-      token.content = `<a class="stream-topic" data-stream-id="${id}" href="${base}/topic/${slug(topic, ".20")}">#${escapeHtml(name)} &gt; ${escapeHtml(topic)}</a>`;
+      const href = escapeHtml(sanitizeHref(`${base}/topic/${slug(topic, ".20")}`) ?? "");
+      token.content = `<a class="stream-topic" data-stream-id="${id}" href="${href}">#${escapeHtml(name)} &gt; ${escapeHtml(topic)}</a>`;
     } else {
-      token.content = `<a class="stream" data-stream-id="${id}" href="${base}">#${escapeHtml(name)}</a>`;
+      token.content = `<a class="stream" data-stream-id="${id}" href="${escapeHtml(sanitizeHref(base) ?? "")}">#${escapeHtml(name)}</a>`;
     }
   }
   state.pos += m[0].length;
@@ -125,6 +127,9 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
 
 function build(): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
+  // Zulip has no inline images (![alt](url) is "!" and a link): an <img>
+  // would fetch any URL, or a data: one, for every reader.
+  md.disable("image");
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
@@ -160,6 +165,27 @@ function build(): InstanceType<typeof MarkdownIt> {
       block.children = out;
     }
   });
+  // Every link, whatever made it (markdown, autolink, linkify, linkifier),
+  // passes sanitizeHref; a refused one keeps its text and loses the <a>,
+  // as Zulip leaves a link whose URL its sanitize_url refuses unlinked.
+  // markdown-it's validateLink is a blocklist (javascript:, vbscript:,
+  // file:, most data:) that linkifier tokens never pass through.
+  md.core.ruler.push("zulip_safe_links", (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children) continue;
+      const dropped: boolean[] = [];
+      for (const t of block.children) {
+        if (t.type === "link_open") {
+          const drop = sanitizeHref(String(t.attrGet("href") ?? "")) === null;
+          dropped.push(drop);
+          if (drop) t.type = "zulip_unlinked";
+        } else if (t.type === "link_close" && dropped.pop()) {
+          t.type = "zulip_unlinked";
+        }
+      }
+    }
+  });
+  md.renderer.rules.zulip_unlinked = () => "";
   // Zulip's code blocks: <div class="codehilite" data-code-language="..."><pre><span></span><code>.
   md.renderer.rules.fence = (tokens, idx) => {
     const t = tokens[idx]!;
@@ -197,7 +223,9 @@ export function topicLinks(
   linkifiers: RenderEnv["linkifiers"],
 ): { text: string; url: string }[] {
   if (!linkifiers.length || topic === "") return [];
-  return applyLinkifiers(topic, linkifiers).filter((s): s is { text: string; url: string } => "url" in s);
+  return applyLinkifiers(topic, linkifiers).filter(
+    (s): s is { text: string; url: string } => "url" in s && sanitizeHref(s.url) !== null,
+  );
 }
 
 /** Whether rendering needs the user list or channel list (skip the lookups otherwise). */

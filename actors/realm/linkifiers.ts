@@ -2,13 +2,16 @@
 // pattern -> URL template rules, their validation, and the pure function
 // that applies them to text for the markdown renderer.
 //
-// Patterns are written for re2 with Python syntax ((?P<name>...)); we
-// translate them to JavaScript and refuse what re2 refuses (lookaround,
-// backreferences) so a pattern accepted here behaves as in Zulip. URL
-// templates are RFC 6570, parsed by the `uri-template` package.
+// Patterns are re2 with Python syntax ((?P<name>...)), run by re2js, a
+// linear-time engine: an admin's pattern cannot stall rendering, and what
+// re2 refuses (lookaround, backreferences) is refused here as in Zulip.
+// URL templates are RFC 6570, parsed by the `uri-template` package, and
+// may only produce http(s) or relative URLs.
 
+import { RE2JS, RE2JSSyntaxException } from "re2js";
 import { parse as parseUriTemplate } from "uri-template";
 import { dict } from "../dict.ts";
+import { LINKIFIER_SCHEMES, urlScheme } from "../href.ts";
 import { errors } from "../errors.ts";
 import type { Obj, Value } from "../types.ts";
 
@@ -74,72 +77,75 @@ function invalid(field: string, msg: string): never {
   throw errors.validationFailed(msg, { [field]: [msg] });
 }
 
+/** re2js's (Go's) parser texts -> the texts of C++ RE2, which Zulip shows. */
+const RE2_ERROR_TEXTS: Record<string, string> = {
+  "invalid named capture": "invalid named capture group",
+  "invalid or unsupported Perl syntax": "invalid perl operator",
+  "invalid nested repetition operator": "bad repetition operator",
+  "invalid repeat count": "invalid repetition size",
+  "missing closing ]": "missing ]",
+  "missing closing )": "missing )",
+  "missing argument to repetition operator": "no argument for repetition operator",
+  "trailing backslash at end of expression": "trailing \\",
+  "expression too large": "pattern too large - compile failed",
+  "expression nests too deeply": "pattern too large - compile failed",
+};
+
 /**
- * A re2/Python pattern as a JavaScript RegExp, or a "Bad regular
- * expression" error. Translates (?P<n>...) and (?P=n), a leading (?flags),
- * and refuses the constructs re2 lacks.
+ * Above this many instructions a pattern is refused, as C++ RE2 refuses a
+ * program over its memory budget, but lower: matching is linear in the
+ * text and also proportional to the program (re2js's NFA, with captures,
+ * costs about 40 ms per 100 instructions over a 10000-character message),
+ * and linkifiers run on every message. Real linkifiers use a few dozen.
  */
-export function compilePattern(pattern: string, flags = ""): RegExp {
-  let src = pattern;
-  let f = flags;
-  const lead = /^\(\?([ims]+)\)/.exec(src);
-  if (lead) {
-    for (const ch of lead[1]!) if (!f.includes(ch)) f += ch;
-    src = src.slice(lead[0].length);
-  }
-  let out = "";
-  let inClass = false;
-  for (let i = 0; i < src.length; i++) {
-    const ch = src[i]!;
-    if (ch === "\\") {
-      const next = src[i + 1];
-      if (next !== undefined && /[1-9]/.test(next) && !inClass)
-        throw errors.badRequest(`Bad regular expression: invalid escape sequence: \\${next}`);
-      out += ch + (next ?? "");
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === "]") inClass = false;
-      out += ch;
-      continue;
-    }
-    if (ch === "[") {
-      inClass = true;
-      out += ch;
-      if (src[i + 1] === "^") out += src[++i];
-      if (src[i + 1] === "]") out += src[++i];
-      continue;
-    }
-    if (ch === "(" && src[i + 1] === "?") {
-      const rest = src.slice(i + 2);
-      if (rest.startsWith("P<")) {
-        out += "(?<";
-        i += 3;
-        continue;
-      }
-      if (rest.startsWith("P=")) {
-        throw errors.badRequest("Bad regular expression: invalid named capture group");
-      }
-      for (const op of ["=", "!", "<=", "<!"]) {
-        if (rest.startsWith(op))
-          throw errors.badRequest(`Bad regular expression: invalid perl operator: (?${op[0]}`);
-      }
-    }
-    out += ch;
-  }
-  try {
-    return new RegExp(out, f);
-  } catch (e) {
-    const detail = e instanceof Error ? e.message.replace(/^Invalid regular expression: /, "") : "";
-    throw errors.badRequest(`Bad regular expression: ${detail}`);
-  }
+const MAX_PROGRAM_SIZE = 1000;
+/** Longer patterns are refused before parsing: parsing alone would take a while. */
+const MAX_PATTERN_LENGTH = 10_000;
+
+function badRegex(detail: string): never {
+  throw errors.badRequest(`Bad regular expression: ${detail}`);
 }
 
-function groupNames(re: RegExp): Set<string> {
-  // A match of the empty alternative exposes every named group as a key.
-  const probe = new RegExp(`${re.source}|`, re.flags).exec("");
-  return new Set(Object.keys(probe?.groups ?? {}));
+/** What the rest of the code uses of a compiled re2js pattern, typed as RegExp's results. */
+export interface Pattern {
+  exec(input: string): RegExpExecArray | null;
+  test(input: string): boolean;
+  matchAll(input: string): IterableIterator<RegExpMatchArray>;
+  namedGroups(): Record<string, number>;
+}
+
+const compiled = new Map<string, Pattern>();
+
+/**
+ * A re2 pattern (Python syntax: (?P<name>...), leading (?flags)) compiled
+ * by re2js, a linear-time engine, as Zulip compiles linkifiers with re2:
+ * no lookaround, no backreferences, no catastrophic backtracking. Refusals
+ * carry Zulip's "Bad regular expression: <re2 error>" text. Compiled
+ * patterns are remembered: the renderer asks for them on every message.
+ */
+export function compilePattern(pattern: string): Pattern {
+  const hit = compiled.get(pattern);
+  if (hit) return hit;
+  if (pattern.length > MAX_PATTERN_LENGTH) badRegex("pattern too large - compile failed");
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (e) {
+    if (e instanceof RE2JSSyntaxException) {
+      const text = RE2_ERROR_TEXTS[e.error] ?? e.error;
+      badRegex(e.input && !text.endsWith("\\") ? `${text}: ${e.input}` : text);
+    }
+    badRegex("pattern too large - compile failed");
+  }
+  if (re.programSize() > MAX_PROGRAM_SIZE) badRegex("pattern too large - compile failed");
+  if (compiled.size >= 1000) compiled.clear();
+  const p = re as unknown as Pattern;
+  compiled.set(pattern, p);
+  return p;
+}
+
+function groupNames(re: Pattern): Set<string> {
+  return new Set(Object.keys(re.namedGroups()));
 }
 
 // ---- URL templates ----------------------------------------------------------------
@@ -147,6 +153,8 @@ function groupNames(re: RegExp): Set<string> {
 interface ParsedTemplate {
   variables: Set<string>;
   expand(values: Record<string, string>): string;
+  /** The literal text before the first expression. */
+  literalPrefix: string;
 }
 
 /** RFC 6570, strictly: no braces in literals, no non-standard variable extensions. */
@@ -158,17 +166,31 @@ export function parseUrlTemplate(template: string): ParsedTemplate | null {
     return null;
   }
   const variables = new Set<string>();
+  let literalPrefix = "";
+  let inPrefix = true;
   for (const part of parsed.ast.parts) {
     if (part.type === "literal") {
-      if (/[{}]/.test(part.value)) return null;
+      if (part.value.includes("{") || part.value.includes("}")) return null;
+      if (inPrefix) literalPrefix += part.value;
       continue;
     }
+    inPrefix = false;
     for (const v of part.variables) {
       if (v.extension !== null) return null;
       variables.add(v.name);
     }
   }
-  return { variables, expand: (values) => parsed.expand(values) };
+  return { variables, expand: (values) => parsed.expand(values), literalPrefix };
+}
+
+/**
+ * Whether every expansion of the template is an http(s) or relative URL:
+ * its literal text before the first expression must already decide that,
+ * since a group's text (a "{+x}" keeps ":") could otherwise spell the scheme.
+ */
+function templateSchemeOk(t: ParsedTemplate): boolean {
+  const scheme = urlScheme(t.literalPrefix);
+  return scheme === "" || (typeof scheme === "string" && LINKIFIER_SCHEMES.has(scheme));
 }
 
 // ---- the reverse template ------------------------------------------------------
@@ -225,10 +247,12 @@ export interface LinkifierInput {
  */
 export function checkLinkifier(input: LinkifierInput, others: Linkifier[]): Omit<Linkifier, "id"> {
   const template = parseUrlTemplate(input.url_template);
-  if (!template) invalid("url_template", "Invalid URL template.");
+  if (!template || !templateSchemeOk(template)) invalid("url_template", "Invalid URL template.");
   const alternatives = input.alternative_url_templates ?? [];
-  for (const alt of alternatives)
-    if (!parseUrlTemplate(alt)) invalid("alternative_url_templates", "Invalid URL template.");
+  for (const alt of alternatives) {
+    const parsed = parseUrlTemplate(alt);
+    if (!parsed || !templateSchemeOk(parsed)) invalid("alternative_url_templates", "Invalid URL template.");
+  }
   const re = compilePattern(input.pattern);
   const names = groupNames(re);
   const example = normalizeOptional(input.example_input);
@@ -260,6 +284,18 @@ export function checkLinkifier(input: LinkifierInput, others: Linkifier[]): Omit
 
 // ---- application (for the markdown renderer) --------------------------------------
 
+const templates = new Map<string, ParsedTemplate | null>();
+
+function cachedTemplate(template: string): ParsedTemplate | null {
+  let t = templates.get(template);
+  if (t === undefined) {
+    if (templates.size >= 1000) templates.clear();
+    t = parseUrlTemplate(template);
+    templates.set(template, t);
+  }
+  return t;
+}
+
 export type LinkifiedSegment = { text: string } | { text: string; url: string };
 
 /**
@@ -274,22 +310,27 @@ export function applyLinkifiers(
   linkifiers: Pick<Linkifier, "pattern" | "url_template">[],
 ): LinkifiedSegment[] {
   const claimed: { start: number; end: number; url: string }[] = [];
+  // Positions already linked: checking a match is then proportional to its
+  // length, not to the number of earlier matches.
+  let taken: Uint8Array | null = null;
   for (const l of linkifiers) {
-    let re: RegExp;
-    const template = parseUrlTemplate(l.url_template);
+    let re: Pattern;
+    const template = cachedTemplate(l.url_template);
     if (!template) continue;
     try {
-      re = compilePattern(l.pattern, "g");
+      re = compilePattern(l.pattern);
     } catch {
       continue;
     }
-    for (const m of text.matchAll(re)) {
-      const start = m.index;
+    for (const m of re.matchAll(text)) {
+      const start = m.index!;
       const end = start + m[0].length;
       if (end === start) continue;
       if (start > 0 && !/[\s'"(,:<]/.test(text[start - 1]!)) continue;
       if (end < text.length && /\w/.test(text[end]!)) continue;
-      if (claimed.some((c) => start < c.end && c.start < end)) continue;
+      taken ??= new Uint8Array(text.length);
+      if (taken.subarray(start, end).includes(1)) continue;
+      taken.fill(1, start, end);
       // A group may be named __proto__ or constructor (see dict.ts).
       const values: Record<string, string> = dict();
       for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) values[k] = v;

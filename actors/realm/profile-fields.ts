@@ -8,7 +8,7 @@
 // set, in the handler, and the HTML travels in the fact: `apply` stays
 // deterministic whatever the renderer's version does later.
 
-import MarkdownIt from "markdown-it";
+import { renderMarkdown } from "../channel/markdown.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent, Value } from "../types.ts";
 import { isAdminRole, optBool, optInt, optString } from "../user/index.ts";
@@ -45,10 +45,9 @@ const DEFAULT_EXTERNAL_ACCOUNTS: Record<string, string> = {
   github: "GitHub username",
 };
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
-
+/** Values render as messages do, so their links pass the same href check. */
 function render(source: string): string {
-  return md.render(source).replace(/\n$/, "");
+  return renderMarkdown(source);
 }
 
 function fact(f: RealmFact): Obj {

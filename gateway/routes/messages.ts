@@ -333,7 +333,7 @@ async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
   const userOf = (v: string | number) => userIdOf(req, v);
   const ctxOf = async () => (plan.narrowCtx ??= await narrowContext(req));
   const me = meId(req);
-  let searches: string[] = [];
+  const searches: string[] = [];
   for (const t of terms) {
     const neg = t.negated;
     const keep = (cond: (conv: string) => boolean) => plan.convPreds.push(neg ? (conv) => !cond(conv) : cond);
@@ -380,7 +380,8 @@ async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
         const v = t.operand;
         const ids: number[] = [];
         const parts = typeof v === "string" ? v.split(",").map((s) => s.trim()) : (v as number[]);
-        for (const part of parts) {
+        // One lookup per distinct participant: the operand's length is the client's.
+        for (const part of new Set<string | number>(parts)) {
           const id = await userOf(part);
           if (id === null) throw errors.badNarrow(`unknown user in ${String(v)}`);
           ids.push(id);
@@ -446,7 +447,8 @@ async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
       case "near":
         break;
       case "search":
-        searches = [...searches, String(t.operand)];
+        // push, not a copy per term: a narrow may hold any number of terms.
+        searches.push(String(t.operand));
         break;
       default:
         throw errors.badNarrow(`unknown operator ${t.operator}`);
