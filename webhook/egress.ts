@@ -215,17 +215,7 @@ export interface EgressOptions {
 /** The dispatcher for outbound requests: a proxy when configured, else direct connections with the address check. */
 export function createEgressDispatcher(o: EgressOptions): Dispatcher {
   const policy = AddressPolicy.fromNetworks(o.allowedNetworks);
-  if (o.proxyUrl) {
-    let url: URL;
-    try {
-      url = new URL(o.proxyUrl);
-    } catch {
-      throw new Error(`${PROXY_ENV}: '${o.proxyUrl}' is not a URL (like http://127.0.0.1:4750)`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new Error(`${PROXY_ENV}: '${o.proxyUrl}' must be an http:// or https:// URL`);
-    return new ProxyAgent({ uri: url.href });
-  }
+  if (o.proxyUrl) return new ProxyAgent({ uri: parseProxyUrl(o.proxyUrl).href });
   return new Agent({ connect: guardedConnector(policy, o.lookup) });
 }
 
@@ -239,6 +229,22 @@ export function allowedNetworksFromEnv(): string[] {
   return list;
 }
 
+function parseProxyUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${PROXY_ENV}: '${raw}' is not a URL (like http://127.0.0.1:4750)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new Error(`${PROXY_ENV}: '${raw}' must be an http:// or https:// URL`);
+  return url;
+}
+
+/** The proxy URL of the environment, checked now so a bad value stops the start. */
 export function proxyUrlFromEnv(): string | null {
-  return process.env[PROXY_ENV]?.trim() || null;
+  const raw = process.env[PROXY_ENV]?.trim();
+  if (!raw) return null;
+  parseProxyUrl(raw);
+  return raw;
 }
