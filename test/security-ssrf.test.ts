@@ -16,7 +16,6 @@ import { after, before, describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded } from "../server.ts";
 import { startChat, type Chat, type User } from "./support/chat.ts";
-import { makeApi } from "./support/embedded.ts";
 import { until } from "./support/ops.ts";
 import { assertSuccess } from "./support/zulip-asserts.ts";
 
@@ -66,13 +65,14 @@ class TinyProxy {
   server!: Server;
   port = 0;
   readonly tunnels: string[] = [];
+  readonly forwarded: string[] = [];
   readonly refused: string[] = [];
 
   async start(refuse: (host: string) => boolean): Promise<void> {
     this.server = createServer((req, res) => {
       // Plain forwarding of absolute-URI requests, in case a client does not tunnel.
       const url = new URL(req.url ?? "");
-      this.tunnels.push(url.host);
+      this.forwarded.push(url.host);
       const up = httpRequest(url, { method: req.method, headers: req.headers }, (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);
@@ -318,6 +318,7 @@ describe("outgoing webhooks - OUTGOING_HTTP_PROXY", () => {
     assert.equal(reply!.content, `pong from ${path}`);
     assert.equal(rx.on(path), 1);
     assert.deepEqual(proxy.tunnels, [`127.0.0.1:${rx.port}`]);
+    assert.deepEqual(proxy.forwarded, []);
   });
 
   test("a destination the proxy refuses (407) is reported as a disallowed network", async () => {
