@@ -17,7 +17,12 @@ import type { ActorClient } from "./cluster/transport/contract.ts";
 import { createInProcessTransport } from "./cluster/transport/in-process.ts";
 import { buildApp } from "./gateway/index.ts";
 import { routes } from "./gateway/routes/index.ts";
-import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "./webhook/worker.ts";
+import {
+  startWebhookWorker,
+  webhookOptionsFromEnv,
+  type WebhookWorker,
+  type WebhookWorkerOptions,
+} from "./webhook/worker.ts";
 
 export interface EmbeddedOptions {
   port: number;
@@ -54,6 +59,8 @@ export interface EmbeddedServer {
 }
 
 export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer> {
+  // Read (and checked) before anything opens: a bad OUTGOING_* value stops the start cleanly.
+  const webhookOptions = { ...webhookOptionsFromEnv(), ...o.webhooks };
   mkdirSync(o.dataDir, { recursive: true });
   const store = tracedStore(await createLmdbStore(resolve(o.dataDir), { exclusive: true }), "lmdb");
   const transport = createInProcessTransport();
@@ -79,7 +86,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   transport.serve(guard.admit((req) => node.handle(req)));
   node.start();
   guard.start();
-  const webhooks = startWebhookWorker(node, o.webhooks);
+  const webhooks = startWebhookWorker(node, webhookOptions);
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(Array.from({ length: o.shards }, (_, i) => i));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");

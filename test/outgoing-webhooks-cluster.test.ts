@@ -92,7 +92,8 @@ before(async () => {
   await rx.start();
   c = await startCluster({
     nodes: ["n1", "n2", "n3"],
-    env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) },
+    // The receiver listens on loopback, which bots may not reach by default.
+    env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), OUTGOING_WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8" },
     nodeEnv: { n3: { ZULIP_TEST_CRASH_AFTER_APPEND: CRASH } },
   });
 });

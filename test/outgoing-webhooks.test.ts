@@ -115,7 +115,13 @@ before(async () => {
       realmName: "Test Org",
       externalHost: "localhost",
     },
-    webhooks: { timeoutMs: TIMEOUT_MS, retryBaseMs: 20, maxResponseBytes: 64 * 1024 },
+    // The receivers listen on loopback, which bots may not reach by default.
+    webhooks: {
+      timeoutMs: TIMEOUT_MS,
+      retryBaseMs: 20,
+      maxResponseBytes: 64 * 1024,
+      allowedNetworks: ["127.0.0.0/8"],
+    },
   });
   const b = srv.bootstrapped!;
   realmId = b.realmId!;

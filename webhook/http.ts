@@ -1,8 +1,10 @@
 // One outgoing-webhook POST with the limits a server owes the network it
 // calls out to: a deadline covering the whole exchange, redirects returned
-// rather than followed, a cap on the response size, and a W3C `traceparent`.
+// rather than followed, a cap on the response size, a W3C `traceparent`,
+// and connections only where the egress dispatcher allows (egress.ts).
 
 import { randomBytes } from "node:crypto";
+import { request, type Dispatcher } from "undici";
 
 export type PostResult =
   | { kind: "response"; status: number; text: string }
@@ -10,6 +12,8 @@ export type PostResult =
   | { kind: "timeout" }
   /** No connection, or it broke (Zulip's ConnectionError: retried). */
   | { kind: "connection"; detail: string }
+  /** The destination is in a network outgoing webhooks may not reach (or the egress proxy refused it). */
+  | { kind: "disallowed"; detail: string }
   /** Any other failure (bad URL, response over the size cap): not retried. */
   | { kind: "error"; name: string; detail: string };
 
@@ -21,6 +25,8 @@ export interface PostOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   traceparent: string;
+  /** Where connections come from: the egress dispatcher (egress.ts). */
+  dispatcher: Dispatcher;
 }
 
 const CONNECTION_CODES = new Set([
@@ -55,6 +61,14 @@ function isTimeout(err: unknown, signal: AbortSignal): boolean {
 function classify(err: unknown, signal: AbortSignal): PostResult {
   if (isTimeout(err, signal)) return { kind: "timeout" };
   const code = errorCode(err);
+  if (code === "ERR_DISALLOWED_DESTINATION") return { kind: "disallowed", detail: (err as Error).message };
+  const tunnel = TUNNEL_REFUSED.exec((err as Error | null)?.message ?? "");
+  if (tunnel) {
+    // Smokescreen answers 407 for a destination it refuses.
+    if (tunnel[1] === "407")
+      return { kind: "disallowed", detail: "The egress proxy refused the destination." };
+    return { kind: "connection", detail: `proxy answered ${tunnel[1]}` };
+  }
   if (code && CONNECTION_CODES.has(code)) return { kind: "connection", detail: code };
   const e = err as Error;
   return { kind: "error", name: e?.name ?? "Error", detail: e?.message ?? String(err) };
@@ -66,6 +80,12 @@ export class ResponseTooLargeError extends Error {
     this.name = "ResponseTooLarge";
   }
 }
+
+/** How much of a non-2xx answer is read: enough for the owner's excerpt (payload.ts). */
+export const ERROR_BODY_BYTES = 4096;
+
+/** undici's refusal of a CONNECT the proxy answered with another status than 200. */
+const TUNNEL_REFUSED = /^Proxy response \((\d{3})\) !== 200/;
 
 export async function postWebhook(o: PostOptions): Promise<PostResult> {
   let url: URL;
@@ -83,40 +103,48 @@ export async function postWebhook(o: PostOptions): Promise<PostResult> {
   }
   const signal = AbortSignal.timeout(o.timeoutMs);
   try {
-    const res = await fetch(url, {
+    // undici's request never follows redirects: a 3xx comes back as is.
+    const res = await request(url, {
       method: "POST",
       body: o.body,
-      redirect: "manual",
       signal,
+      dispatcher: o.dispatcher,
       headers: {
         "content-type": o.contentType,
         "user-agent": o.userAgent,
         traceparent: o.traceparent,
       },
     });
-    const declared = Number(res.headers.get("content-length") ?? "NaN");
-    if (Number.isFinite(declared) && declared > o.maxResponseBytes) {
-      await res.body?.cancel().catch(() => undefined);
+    const ok = res.statusCode >= 200 && res.statusCode <= 299;
+    const declared = Number(res.headers["content-length"] ?? "NaN");
+    if (ok && Number.isFinite(declared) && declared > o.maxResponseBytes) {
+      res.body.destroy();
       const e = new ResponseTooLargeError(o.maxResponseBytes);
       return { kind: "error", name: e.name, detail: e.message };
     }
-    const chunks: Uint8Array[] = [];
+    // A reply is read whole (up to the cap, else refused); of an error
+    // answer only the start is read, since only an excerpt is ever shown.
+    const cap = ok ? o.maxResponseBytes : Math.min(o.maxResponseBytes, ERROR_BODY_BYTES);
+    const decoder = new TextDecoder();
+    let text = "";
     let size = 0;
-    if (res.body) {
-      const reader = res.body.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > o.maxResponseBytes) {
-          await reader.cancel().catch(() => undefined);
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      const room = cap - size;
+      size += chunk.byteLength;
+      if (size > cap) {
+        res.body.destroy();
+        if (ok) {
           const e = new ResponseTooLargeError(o.maxResponseBytes);
           return { kind: "error", name: e.name, detail: e.message };
         }
-        chunks.push(value);
+        // stream: true keeps a character cut at the cap out of the text.
+        text += decoder.decode(chunk.subarray(0, room), { stream: true });
+        return { kind: "response", status: res.statusCode, text };
       }
+      text += decoder.decode(chunk, { stream: true });
     }
-    return { kind: "response", status: res.status, text: Buffer.concat(chunks).toString("utf8") };
+    text += decoder.decode();
+    return { kind: "response", status: res.statusCode, text };
   } catch (err) {
     return classify(err, signal);
   }

@@ -166,7 +166,22 @@ export interface OwnerNotice {
   exception?: { name: string; text: string };
 }
 
-/** Zulip's notify_bot_owner text. */
+/**
+ * The owner's notice quotes at most this many characters of the response:
+ * enough to debug a bot server, while a bot aimed somewhere it should not
+ * be cannot turn the notice into a way to read whole pages.
+ */
+export const EXCERPT_CHARS = 500;
+
+/** The first `max` characters (code points, so no surrogate pair is split) and whether any were cut. */
+export function excerpt(s: string, max = EXCERPT_CHARS): { text: string; cut: boolean } {
+  if (s.length <= max) return { text: s, cut: false };
+  let end = 0;
+  for (let n = 0; n < max && end < s.length; n++) end += s.codePointAt(end)! > 0xffff ? 2 : 1;
+  return { text: s.slice(0, end), cut: end < s.length };
+}
+
+/** Zulip's notify_bot_owner text, with the payload cut to an excerpt. */
 export function ownerNoticeText(url: string, botName: string, n: OwnerNotice): string {
   let out = `[A message](${url}) to your bot @_**${botName}** triggered an outgoing webhook.`;
   if (n.exception) {
@@ -181,8 +196,10 @@ export function ownerNoticeText(url: string, botName: string, n: OwnerNotice): s
     out += `\nThe webhook got a response with status code *${n.statusCode}*.`;
   }
   if (n.responseContent && n.responseContent.text !== "") {
-    const r = pyRepr(n.responseContent.text, n.responseContent.bytes);
+    const { text, cut } = excerpt(n.responseContent.text);
+    const r = pyRepr(text, n.responseContent.bytes);
     out += `\nThe response contains the following payload:\n\`\`\`\n${r}\n\`\`\``;
+    if (cut) out += `\n(Only its first ${EXCERPT_CHARS} characters are shown.)`;
   }
   return out;
 }

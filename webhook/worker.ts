@@ -34,6 +34,8 @@ import { shardOf } from "../cluster/addressing.ts";
 import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
 import { ZulipError } from "../actors/errors.ts";
+import type { Dispatcher } from "undici";
+import { allowedNetworksFromEnv, createEgressDispatcher, proxyUrlFromEnv } from "./egress.ts";
 import { makeTraceparent, postWebhook, type PostResult } from "./http.ts";
 import {
   GENERIC_INTERFACE,
@@ -104,6 +106,13 @@ export interface WebhookWorkerOptions {
   retryBaseMs: number;
   /** Scheme of the realm's URL in the owner's notice (realm host from the realm actor). */
   realmScheme: string;
+  /**
+   * Networks (CIDR) bots may reach despite the default refusal of loopback,
+   * private, link-local and other internal ranges (egress.ts).
+   */
+  allowedNetworks: string[];
+  /** An egress proxy every POST goes through (it then decides which destinations are allowed). */
+  proxyUrl: string | null;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookWorkerOptions = {
@@ -112,6 +121,8 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookWorkerOptions = {
   concurrency: 32,
   retryBaseMs: 1_000,
   realmScheme: "http",
+  allowedNetworks: [],
+  proxyUrl: null,
 };
 
 function envInt(name: string, dflt: number): number {
@@ -131,6 +142,8 @@ export function webhookOptionsFromEnv(): WebhookWorkerOptions {
     concurrency: Math.max(1, envInt("WEBHOOK_CONCURRENCY", d.concurrency)),
     retryBaseMs: envInt("WEBHOOK_RETRY_BASE_MS", d.retryBaseMs),
     realmScheme: process.env.WEBHOOK_REALM_SCHEME || d.realmScheme,
+    allowedNetworks: allowedNetworksFromEnv(),
+    proxyUrl: proxyUrlFromEnv(),
   };
 }
 
@@ -152,6 +165,7 @@ interface Failure {
 
 export class WebhookWorker {
   private readonly o: WebhookWorkerOptions;
+  private readonly dispatcher: Dispatcher;
   /** Slots taken: POSTs running plus slots reserved by claims in flight. */
   private active = 0;
   private stopped = false;
@@ -170,6 +184,11 @@ export class WebhookWorker {
     o: Partial<WebhookWorkerOptions> = {},
   ) {
     this.o = { ...DEFAULT_WEBHOOK_OPTIONS, ...o };
+    // Built here so a bad network or proxy URL stops the node's start.
+    this.dispatcher = createEgressDispatcher({
+      allowedNetworks: this.o.allowedNetworks,
+      proxyUrl: this.o.proxyUrl,
+    });
   }
 
   start(): void {
@@ -194,6 +213,7 @@ export class WebhookWorker {
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = null;
     await Promise.allSettled([...this.running]);
+    await this.dispatcher.close().catch(() => undefined);
   }
 
   /**
@@ -369,6 +389,7 @@ export class WebhookWorker {
       timeoutMs: this.o.timeoutMs,
       maxResponseBytes: this.o.maxResponseBytes,
       traceparent: makeTraceparent(),
+      dispatcher: this.dispatcher,
     });
     const retryable = this.retryable(res);
     if (retryable) {
@@ -434,6 +455,16 @@ export class WebhookWorker {
         await this.postAsBot(realmId, bot, d.message, content);
         this.stats.replies++;
       }
+      return;
+    }
+    if (res.kind === "disallowed") {
+      // Reported as Zulip reports Smokescreen's refusal (a 407 answer), so
+      // the bot's owner reads "... for a private or disallowed network."
+      console.warn(`webhook: bot ${bot.botId}: ${res.detail}`);
+      await this.fail(realmId, bot, d, {
+        message: "Third party responded with 407",
+        owner: { statusCode: 407 },
+      });
       return;
     }
     if (res.kind === "response") {
