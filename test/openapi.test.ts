@@ -810,12 +810,14 @@ before(async () => {
   const addr = relay.address();
   if (addr === null || typeof addr === "string") throw new Error("relay did not listen");
   process.env.PUSH_BOUNCER_URL = `http://127.0.0.1:${addr.port}`;
+  process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
   srv = await startEmbedded();
   fx.member = await newUser(srv, 400, "Mem Ber");
   fx.spare = await newUser(srv, 400, "Spare User");
 });
 after(async () => {
   delete process.env.PUSH_BOUNCER_URL;
+  delete process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
   relay?.close();
   await srv?.stop();
 });

@@ -62,11 +62,14 @@ before(async () => {
   await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
   relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
   process.env.PUSH_BOUNCER_URL = relayUrl;
+  // The relay runs on loopback, which outbound requests may reach only when allowed.
+  process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
   srv = await startEmbedded();
 });
 
 after(async () => {
   delete process.env.PUSH_BOUNCER_URL;
+  delete process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
   delete process.env.PUSH_BOUNCER_TIMEOUT_MS;
   await srv?.stop();
   relay.closeAllConnections();
@@ -77,6 +80,7 @@ afterEach(() => {
   answer = ok;
   received.length = 0;
   process.env.PUSH_BOUNCER_URL = relayUrl;
+  process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
   delete process.env.PUSH_BOUNCER_TIMEOUT_MS;
   delete process.env.PUSH_BOUNCER_SERVER_UUID;
   delete process.env.PUSH_BOUNCER_SERVER_KEY;
@@ -587,6 +591,15 @@ describe("E2EE test notification", () => {
     await new Promise((resolve) => closed.close(resolve));
     process.env.PUSH_BOUNCER_URL = `http://127.0.0.1:${port}`;
     assertError(await srv.api("POST", TEST_NOTIFY, {}, me), ...connect);
+
+    // A relay on loopback without OUTGOING_WEBHOOK_ALLOWED_NETWORKS: the
+    // egress check refuses the address before any connection is made.
+    process.env.PUSH_BOUNCER_URL = relayUrl;
+    delete process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
+    received.length = 0;
+    assertError(await srv.api("POST", TEST_NOTIFY, {}, me), ...connect);
+    assert.equal(received.length, 0, "the relay on loopback was not reached");
+    process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
 
     // Relay configuration removed after the device became active.
     delete process.env.PUSH_BOUNCER_URL;

@@ -12,15 +12,56 @@
 //   PUSH_BOUNCER_SERVER_UUID, PUSH_BOUNCER_SERVER_KEY
 //                             this server's relay credentials (Zulip's
 //                             ZULIP_ORG_ID / ZULIP_ORG_KEY), sent as HTTP Basic
+//
+// Like every outbound request, the relay's address goes through the egress
+// check (webhook/egress.ts): a relay on a loopback or private address must be
+// allowed by OUTGOING_WEBHOOK_ALLOWED_NETWORKS, or reached through
+// OUTGOING_HTTP_PROXY. Its answer is read up to RELAY_BODY_BYTES.
 
 import { createHash, randomBytes } from "node:crypto";
 import nacl from "tweetnacl";
+import { request, type Dispatcher } from "undici";
+import { allowedNetworksFromEnv, createEgressDispatcher, proxyUrlFromEnv } from "../../webhook/egress.ts";
 import { errors } from "../../actors/errors.ts";
 import { ZULIP_VERSION } from "../../actors/index.ts";
 
 const DEFAULT_TIMEOUT_MS = 5000;
 const MAX_TIMEOUT_MS = 8000;
 const USER_AGENT = `ZulipServer/${ZULIP_VERSION}`;
+/** The relay answers small JSON objects; anything longer is not a relay's answer. */
+const RELAY_BODY_BYTES = 64 * 1024;
+
+let egress: { key: string; dispatcher: Dispatcher } | null = null;
+
+/** The egress dispatcher for the environment's settings, made again when they change. */
+function relayDispatcher(): Dispatcher {
+  const networks = allowedNetworksFromEnv();
+  const proxy = proxyUrlFromEnv();
+  const key = `${networks.join(",")} ${proxy ?? ""}`;
+  if (egress?.key !== key) {
+    void egress?.dispatcher.close();
+    egress = { key, dispatcher: createEgressDispatcher({ allowedNetworks: networks, proxyUrl: proxy }) };
+  }
+  return egress.dispatcher;
+}
+
+/** The body as text, or null when it is longer than `cap` bytes. */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  cap: number,
+): Promise<string | null> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > cap) {
+      body.destroy();
+      return null;
+    }
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
 
 export function pushRelayUrl(): string | null {
   const url = process.env.PUSH_BOUNCER_URL?.trim();
@@ -74,18 +115,27 @@ async function post(endpoint: string, body: string, contentType: string): Promis
   const id = process.env.PUSH_BOUNCER_SERVER_UUID;
   const key = process.env.PUSH_BOUNCER_SERVER_KEY;
   if (id && key) headers.authorization = "Basic " + Buffer.from(`${id}:${key}`).toString("base64");
-  let res: Response;
-  let text: string;
+  let status: number;
+  let text: string | null;
   try {
     // Like Python's urljoin with an absolute path: the base URL's path is replaced.
     const url = new URL(`/api/v1/remotes/${endpoint}`, base);
-    res = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(timeoutMs()) });
-    text = await res.text();
+    const res = await request(url, {
+      method: "POST",
+      headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs()),
+      dispatcher: relayDispatcher(),
+    });
+    status = res.statusCode;
+    text = await readCapped(res.body as AsyncIterable<Buffer> & { destroy(): void }, RELAY_BODY_BYTES);
   } catch {
+    // Unreachable, timed out, or refused by the egress check.
     return { kind: "network" };
   }
-  if (res.status >= 500) return { kind: "server", status: res.status };
-  if (res.status >= 400) {
+  if (status >= 500) return { kind: "server", status };
+  if (text === null) return { kind: "admin" };
+  if (status >= 400) {
     let parsed: { code?: unknown; msg?: unknown };
     try {
       parsed = JSON.parse(text) as typeof parsed;
@@ -96,7 +146,7 @@ async function post(endpoint: string, body: string, contentType: string): Promis
     if (ADMIN_CODES.has(code)) return { kind: "admin" };
     return { kind: "client", code, msg: typeof parsed?.msg === "string" ? parsed.msg : "" };
   }
-  if (res.status !== 200) return { kind: "admin" };
+  if (status !== 200) return { kind: "admin" };
   try {
     return { kind: "ok", body: text ? JSON.parse(text) : {} };
   } catch {
