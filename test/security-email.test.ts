@@ -80,7 +80,14 @@ async function fetchNewest(auth: Creds, narrow: unknown[] = []): Promise<ApiResu
 }
 
 before(async () => {
-  srv = await startEmbedded();
+  // The bot server of the webhook test listens on loopback, which outgoing
+  // webhooks reach only when allowed (docs/webhooks.md "Destinations").
+  process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
+  try {
+    srv = await startEmbedded();
+  } finally {
+    delete process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
+  }
   toAdmins = await newUser(srv, 400, "Ada Hidden");
   toNobody = await newUser(srv, 400, "Nora Hidden");
   member = await newUser(srv, 400, "Mel Member");
