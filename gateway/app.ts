@@ -393,7 +393,7 @@ async function serve(
     const headers = req.headers;
     // req.host is X-Forwarded-Host only when a trusted proxy sent it.
     const hostHeader = req.host;
-    const realm = gw.realms.peek(hostHeader, now) ?? (await gw.realms.resolve(hostHeader, deadline));
+    const realm = gw.realms.peek(hostHeader) ?? (await gw.realms.resolve(hostHeader, deadline));
 
     let caller: Caller | null = null;
     const mode = cr.def.auth;

@@ -20,6 +20,7 @@
 // a lost notice. Unknown emails are not cached.
 
 import { timingSafeEqual } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { errors } from "../actors/errors.ts";
 import type { ActorRef, Caller } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
@@ -51,7 +52,8 @@ interface Entry {
   /** The key the node verified for this email. */
   key: Buffer;
   caller: Caller;
-  expires: number;
+  /** The realm's invalidation count when the record was fetched (a realm-wide "*" bumps it). */
+  realmEpoch: number;
 }
 
 interface Credentials {
@@ -106,12 +108,18 @@ export function parseBasicAuth(header: string): Credentials {
 }
 
 export class Authenticator {
-  private readonly realms = new Map<number, Map<string, Entry>>();
-  private size = 0;
+  /**
+   * Records by "<realm>\0<email>", least recently used dropped first when
+   * full (a full cache no longer forgets everyone at once, which sent every
+   * user's next request to the realm actor together), expiring after TTL_MS.
+   */
+  private readonly entries = new LRUCache<string, Entry>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  /** Realm-wide invalidations so far, per realm: entries of an older count are stale. */
+  private readonly realmEpochs = new Map<number, number>();
   private readonly inflight = new Map<string, Promise<Entry | null>>();
   /** Bumped by every invalidation: a lookup that raced one is not cached. */
   private generation = 0;
-  private readonly headers = new Map<string, Credentials>();
+  private readonly headers = new LRUCache<string, Credentials>({ max: MAX_HEADERS });
   private readonly sub: Subscription;
 
   constructor(
@@ -134,10 +142,9 @@ export class Authenticator {
     let cred = this.headers.get(header);
     if (cred === undefined) {
       cred = parseBasicAuth(header);
-      if (this.headers.size >= MAX_HEADERS) this.headers.clear();
       this.headers.set(header, cred);
     }
-    const hit = this.peek(realmId, cred.email, Date.now());
+    const hit = this.peek(realmId, cred.email);
     if (hit !== undefined) return verify(hit, cred);
     return this.load(realmId, cred, deadline).then((e) => {
       if (e === null) throw errors.invalidApiKey();
@@ -148,14 +155,8 @@ export class Authenticator {
   /** Drop cached records: one email, or every email of the realm with "*". */
   invalidate(realmId: number, email: string): void {
     this.generation++;
-    const m = this.realms.get(realmId);
-    if (m === undefined) return;
-    if (email === "*") {
-      this.size -= m.size;
-      this.realms.delete(realmId);
-    } else if (m.delete(email.toLowerCase())) {
-      this.size--;
-    }
+    if (email === "*") this.realmEpochs.set(realmId, (this.realmEpochs.get(realmId) ?? 0) + 1);
+    else this.entries.delete(`${realmId}\u0000${email.toLowerCase()}`);
   }
 
   private onNotice(data: Uint8Array): void {
@@ -172,12 +173,9 @@ export class Authenticator {
     if (typeof realmId === "number" && typeof email === "string") this.invalidate(realmId, email);
   }
 
-  private peek(realmId: number, email: string, now: number): Entry | undefined {
-    const e = this.realms.get(realmId)?.get(email);
-    if (e === undefined || e.expires > now) return e;
-    this.realms.get(realmId)!.delete(email);
-    this.size--;
-    return undefined;
+  private peek(realmId: number, email: string): Entry | undefined {
+    const e = this.entries.get(`${realmId}\u0000${email}`);
+    return e !== undefined && e.realmEpoch === (this.realmEpochs.get(realmId) ?? 0) ? e : undefined;
   }
 
   private load(realmId: number, cred: Credentials, deadline: number): Promise<Entry | null> {
@@ -211,22 +209,10 @@ export class Authenticator {
       rec,
       key: cred.key,
       caller: { realmId, userId: rec.userId, role: rec.role, isBot: rec.isBot },
-      expires: Date.now() + TTL_MS,
+      realmEpoch: this.realmEpochs.get(realmId) ?? 0,
     };
-    if (gen === this.generation) this.store(realmId, cred.email, entry);
+    if (gen === this.generation) this.entries.set(`${realmId}\u0000${cred.email}`, entry);
     return entry;
-  }
-
-  private store(realmId: number, email: string, entry: Entry): void {
-    if (this.size >= MAX_ENTRIES) {
-      // Crude but bounded: forget everything. Refills cost one lookup per user.
-      this.realms.clear();
-      this.size = 0;
-    }
-    let m = this.realms.get(realmId);
-    if (m === undefined) this.realms.set(realmId, (m = new Map()));
-    if (!m.has(email)) this.size++;
-    m.set(email, entry);
   }
 }
 

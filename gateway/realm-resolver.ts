@@ -8,6 +8,7 @@
 // deployment says it is a single organization (SINGLE_ORGANIZATION=1): then
 // every host reaches the only organization there is (directory-handlers.ts).
 
+import { LRUCache } from "lru-cache";
 import type { ActorRef } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { responseValue } from "../cluster/responses.ts";
@@ -23,10 +24,6 @@ export interface ResolvedHost {
   realmId: number;
   /** Lowercased host name without the port. */
   host: string;
-}
-
-interface Entry extends ResolvedHost {
-  expires: number;
 }
 
 /** "Chat.Example.com:443" -> "chat.example.com"; "[::1]:80" -> "[::1]". */
@@ -51,8 +48,9 @@ export function singleOrganizationFromEnv(): boolean {
 }
 
 export class RealmResolver {
-  // Keyed by the raw header so the hot path does no string work.
-  private readonly cache = new Map<string, Entry>();
+  // Keyed by the raw header so the hot path does no string work; the least
+  // recently used host goes first when full.
+  private readonly cache = new LRUCache<string, ResolvedHost>({ max: MAX_ENTRIES, ttl: TTL_MS });
   private readonly inflight = new Map<string, Promise<ResolvedHost>>();
   private readonly shard: number;
 
@@ -65,14 +63,8 @@ export class RealmResolver {
   }
 
   /** The cached answer, if fresh. */
-  peek(hostHeader: string, now: number): ResolvedHost | undefined {
-    const e = this.cache.get(hostHeader);
-    if (e === undefined) return undefined;
-    if (e.expires <= now) {
-      this.cache.delete(hostHeader);
-      return undefined;
-    }
-    return e;
+  peek(hostHeader: string): ResolvedHost | undefined {
+    return this.cache.get(hostHeader);
   }
 
   /** Ask the directory (one request per host at a time). Throws ZulipError. */
@@ -99,8 +91,7 @@ export class RealmResolver {
     const realmId = value?.realmId;
     if (typeof realmId !== "number")
       throw new Error(`resolveHost(${host}) answered ${JSON.stringify(value)}`);
-    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-    const entry: Entry = { realmId, host, expires: Date.now() + TTL_MS };
+    const entry: ResolvedHost = { realmId, host };
     this.cache.set(hostHeader, entry);
     return entry;
   }
