@@ -13,6 +13,12 @@ export default tseslint.config(
     },
   },
   {
+    // Runtime code logs through cluster/log.ts (pino: levels, JSON lines,
+    // trace and request ids); the CLIs, tests and benchmarks print.
+    files: ["actors/**/*.ts", "cluster/**/*.ts", "gateway/**/*.ts", "webhook/**/*.ts", "server.ts"],
+    rules: { "no-console": "error" },
+  },
+  {
     // Actor code is plain logic: it never touches the network or the store
     // directly. Only cluster/ and gateway/ may import these clients.
     files: ["actors/**/*.ts"],

@@ -23,6 +23,7 @@ import {
   type WebhookWorker,
   type WebhookWorkerOptions,
 } from "./webhook/worker.ts";
+import { createLogger, setRootLogger } from "./cluster/log.ts";
 
 export interface EmbeddedOptions {
   port: number;
@@ -153,6 +154,8 @@ export function firstLogin(b: BootstrapResult, port: number): string {
 
 const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname);
 if (isMain) {
+  const log = createLogger({ service: "zulip-embedded" });
+  setRootLogger(log);
   // Tracing first (README "Tracing"); tests start their own SDK.
   startTracing({ service: "zulip-embedded" });
   const srv = await startEmbedded({
@@ -165,11 +168,10 @@ if (isMain) {
     logger: process.env.LOG_REQUESTS === "1",
   });
   const b = srv.bootstrapped;
-  if (b?.created) {
-    console.log(`Created organization ${b.realmId} and its owner (user ${b.userId}).`);
-  }
-  if (b?.created && b.generated) console.log(firstLogin(b, srv.port));
-  console.log(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
+  if (b?.created) log.info(`Created organization ${b.realmId} and its owner (user ${b.userId}).`);
+  // For the person at the terminal, not a log line: shown once, as text.
+  if (b?.created && b.generated) process.stdout.write(firstLogin(b, srv.port) + "\n");
+  log.info(`Embedded server listening on port ${srv.port} (data in ${env.dataDir()}).`);
   const shutdown = async () => {
     await srv.close();
     await shutdownTracing();

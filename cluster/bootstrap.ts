@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { Value } from "../actors/types.ts";
 import type { BootstrapConfig } from "./config.ts";
+import { rootLogger } from "./log.ts";
 
 type Caller = (
   ref: { kind: "realm"; realm: number; key: string },
@@ -41,7 +42,7 @@ export async function bootstrap(
         const r = await bootstrap(call, { ...cfg, ownerEmail: email, ownerPassword: password });
         return r && { ...r, generated: { email, password } };
       }
-      console.warn(
+      rootLogger().warn(
         "No organization exists yet. Set OWNER_EMAIL and OWNER_PASSWORD on first start, " +
           "or run `npm run manage -- create-realm`.",
       );

@@ -29,6 +29,10 @@ import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { shardOf } from "./addressing.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
 import { nextMacrotask } from "./transport/retry.ts";
+import { componentLogger, type Logger } from "./log.ts";
+
+let logger: Logger | undefined;
+const log = () => (logger ??= componentLogger("event-router"));
 
 export const ROUTER_METHOD = "routeEvents";
 const ROUTER_PREFIX = "~router.";
@@ -234,7 +238,7 @@ export class EventRouter {
       if (res.kind === "zulip") return true; // refused for good: sending again would not help
     }
     this.stats.failures++;
-    console.warn(`event delivery to ${ref.realm}/${ref.key} failed; left in the emitter's outbox`);
+    log().warn({ realm: ref.realm, key: ref.key }, "event delivery failed; left in the emitter's outbox");
     return false;
   }
 
@@ -277,7 +281,7 @@ export class EventRouter {
       if (res.kind === "zulip") return true;
     }
     this.stats.failures++;
-    console.warn(`event fan-out to shard ${shard} failed; ${batches.length} batches left in outboxes`);
+    log().warn({ shard, batches: batches.length }, "event fan-out failed; batches left in outboxes");
     return false;
   }
 }

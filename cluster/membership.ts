@@ -10,6 +10,7 @@
 // and dead-node sweeps), never a timer per node.
 import { pb } from "../proto/codec.ts";
 import type { Bus, NodeInfo, Subscription } from "./transport/contract.ts";
+import { componentLogger } from "./log.ts";
 
 export const HEARTBEAT_MS = 500;
 export const DEAD_AFTER_MS = 2500;
@@ -282,7 +283,7 @@ export class Membership {
       try {
         cb(nodes);
       } catch (err) {
-        console.error("membership listener threw", err);
+        componentLogger("membership").error({ err }, "membership listener threw");
       }
     }
   }

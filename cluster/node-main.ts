@@ -13,8 +13,11 @@ import { createRedisClusterStore, createRedisStore } from "./storage/index.ts";
 import { shutdownTracing, startTracing, tracedStore } from "./tracing.ts";
 import { NatsActorClient, NatsBus, serveShardSubjects, startGrpcServer } from "./transport/index.ts";
 import { startWebhookWorker } from "../webhook/worker.ts";
+import { createLogger, setRootLogger } from "./log.ts";
 
 const nodeId = env.nodeId();
+const log = createLogger({ service: "zulip-node", node: nodeId });
+setRootLogger(log);
 // Tracing first (README "Tracing").
 startTracing({ service: "zulip-node", instance: nodeId });
 const shards = env.shards();
@@ -93,11 +96,11 @@ await node.ready(15_000);
 
 try {
   const b = await bootstrap((ref, m, a) => node.call(ref, m, a), bootstrapConfig());
-  if (b?.created) console.log(`Created organization ${b.realmId} and its owner (user ${b.userId}).`);
+  if (b?.created) log.info(`Created organization ${b.realmId} and its owner (user ${b.userId}).`);
 } catch (err) {
-  console.error("bootstrap failed (another node may be doing it):", (err as Error).message);
+  log.error({ err: (err as Error).message }, "bootstrap failed (another node may be doing it)");
 }
-console.log(
+log.info(
   `node ${nodeId} ready (gRPC ${grpcHost}:${grpc.port}${tls ? " TLS" : ""}, ${node.servingShards().length} shards` +
     (adminHttp ? `, admin port ${adminHttp.port})` : ")"),
 );

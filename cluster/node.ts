@@ -21,6 +21,7 @@ import { errors, MovedError, type ZulipError } from "../actors/errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
+import { rootLogger, type Logger } from "./log.ts";
 import { Catalog, type Activation, type Turn } from "./catalog.ts";
 import { EventRouter, isRouterRef } from "./event-router.ts";
 import { metrics } from "./metrics.ts";
@@ -49,6 +50,8 @@ export interface NodeOptions {
    * holds the shard now.
    */
   exclusiveStore?: boolean;
+  /** The process's logger (cluster/log.ts); the node logs through a child naming it. */
+  log?: Logger;
   /** How often to retry acquiring wanted shards held by someone else. */
   acquireRetryMs?: number;
   idleMs?: number;
@@ -89,6 +92,7 @@ export class NodeRuntime {
   private readonly leaseTtlMs: number;
   private readonly renewMs: number;
   private readonly exclusiveStore: boolean;
+  private readonly log: Logger;
   private readonly acquireRetryMs: number;
   private readonly callTimeoutMs: number;
   private readonly state = new Map<number, ShardState>();
@@ -110,6 +114,7 @@ export class NodeRuntime {
     this.leaseTtlMs = o.leaseTtlMs ?? 3000;
     this.renewMs = o.renewMs ?? 1000;
     this.exclusiveStore = o.exclusiveStore === true;
+    this.log = (o.log ?? rootLogger()).child({ node: o.nodeId });
     this.acquireRetryMs = o.acquireRetryMs ?? 250;
     this.callTimeoutMs = o.callTimeoutMs ?? 10_000;
     this.wheel = new TimerWheel();
@@ -149,7 +154,7 @@ export class NodeRuntime {
           this.o.bus.publish(`notice.${subject}`, encodeNotice(data));
         },
         fenced: (shard) => {
-          console.warn(`node ${this.nodeId}: write fenced (stale epoch) on shard ${shard}`);
+          this.log.warn({ shard }, "write fenced (stale epoch)");
           void this.loseShard(shard);
         },
         settled: (act) => {
@@ -244,8 +249,7 @@ export class NodeRuntime {
     if (!this.exclusiveStore && Date.now() - st.renewedAt > this.leaseTtlMs) {
       // Self-fencing: our lease may have expired (paused process, store
       // unreachable). Refuse rather than risk a second writer.
-      if (!st.selfFenced)
-        console.warn(`node ${this.nodeId}: lost lease of shard ${req.shard} (not renewed in time)`);
+      if (!st.selfFenced) this.log.warn({ shard: req.shard }, "lost the shard's lease (not renewed in time)");
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
     }
@@ -443,7 +447,7 @@ export class NodeRuntime {
           this.stats.leaseRenewals++;
           metrics.leaseRenewal("ok");
         } else {
-          console.warn(`node ${this.nodeId}: lost lease of shard ${shard} (epoch ${st.epoch})`);
+          this.log.warn({ shard, epoch: st.epoch }, "lost the shard's lease");
           metrics.leaseRenewal("lost");
           await this.loseShard(shard);
         }

@@ -19,6 +19,7 @@ import { isRouterRef } from "./event-router.ts";
 import { errorToResponse } from "./responses.ts";
 import { metrics } from "./metrics.ts";
 import type { ActorRequest, ActorResponse, RequestHandler } from "./transport/contract.ts";
+import { componentLogger } from "./log.ts";
 
 export const SAMPLE_MS = 200;
 /** Seconds a refused client is told to wait (Retry-After). */
@@ -68,11 +69,12 @@ export class MemoryGuard {
     const was = this.over;
     this.over = this.budgetBytes > 0 && this.heapUsed > this.budgetBytes;
     if (this.over && !was)
-      console.warn(
-        `node ${this.nodeId}: heap ${mb(this.heapUsed)} MB past the budget of ${mb(this.budgetBytes)} MB; refusing new requests`,
+      componentLogger("overload").warn(
+        { node: this.nodeId, heapMb: mb(this.heapUsed), budgetMb: mb(this.budgetBytes) },
+        "heap past the budget; refusing new requests",
       );
     else if (!this.over && was)
-      console.warn(`node ${this.nodeId}: heap back under budget; accepting requests`);
+      componentLogger("overload").warn({ node: this.nodeId }, "heap back under budget; accepting requests");
     return this.over;
   }
 

@@ -3,6 +3,7 @@
 import { MovedError, UnavailableError, ZulipError } from "../actors/errors.ts";
 import type { Obj, Value } from "../actors/types.ts";
 import type { ActorResponse } from "./transport/contract.ts";
+import { componentLogger } from "./log.ts";
 
 export function errorToResponse(err: unknown): ActorResponse {
   if (err instanceof ZulipError) {
@@ -32,7 +33,7 @@ export function errorToResponse(err: unknown): ActorResponse {
   }
   if (isStoreUnavailable(err)) {
     // The store is restarting or unreachable: the client may retry.
-    console.warn("store unavailable in actor turn:", (err as Error).message);
+    componentLogger("actor-turn").warn({ err: (err as Error).message }, "store unavailable in actor turn");
     return {
       ok: false,
       kind: "unavailable",
@@ -42,7 +43,7 @@ export function errorToResponse(err: unknown): ActorResponse {
       headers: { "Retry-After": "1" },
     };
   }
-  console.error("unexpected error in actor turn", err);
+  componentLogger("actor-turn").error({ err }, "unexpected error in actor turn");
   return { ok: false, kind: "zulip", code: "", msg: "Internal server error", status: 500 };
 }
 

@@ -6,6 +6,8 @@
 // callback and up to three arguments (`schedule(ms, fn, a, b, c)` calls
 // `fn(a, b, c)`), about 80 B per entry, and one interval drives them all.
 
+import { componentLogger } from "./log.ts";
+
 export interface TimerHandle {
   /** Cancelled timers are skipped when their slot comes round. */
   cancelled: boolean;
@@ -131,7 +133,7 @@ export class TimerWheel {
         try {
           (fn as (a: unknown, b: unknown, c: unknown) => void)(a, b, c);
         } catch (err) {
-          console.error("timer callback failed", err);
+          componentLogger("timer-wheel").error({ err }, "timer callback failed");
         }
       }
     }

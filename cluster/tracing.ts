@@ -61,6 +61,7 @@ import {
 import type { ActorRef } from "../actors/types.ts";
 import type { Store } from "./storage/contract.ts";
 import type { ActorResponse } from "./transport/contract.ts";
+import { componentLogger } from "./log.ts";
 
 export { SpanKind, type Span };
 
@@ -93,7 +94,10 @@ export function samplerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Samp
       return { parentBased: false, ratio };
     default:
       if (name !== "" && name !== "parentbased_traceidratio")
-        console.warn(`tracing: unknown OTEL_TRACES_SAMPLER "${name}", using parentbased_traceidratio`);
+        componentLogger("tracing").warn(
+          { sampler: name },
+          "unknown OTEL_TRACES_SAMPLER, using parentbased_traceidratio",
+        );
       return { parentBased: true, ratio };
   }
 }

@@ -10,7 +10,12 @@
 
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import { isIP } from "node:net";
 import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
@@ -24,6 +29,10 @@ import { Authenticator } from "./auth.ts";
 import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
 import { RealmResolver, singleOrganizationFromEnv } from "./realm-resolver.ts";
 import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
+import { componentLogger, type Logger } from "../cluster/log.ts";
+
+let httpLogger: Logger | undefined;
+const httpLog = () => (httpLogger ??= componentLogger("http"));
 
 export const API_PREFIX = "/api/v1";
 /** zulip-facts §2: DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */
@@ -225,7 +234,7 @@ function toHttpError(err: unknown, req: FastifyRequest, logged: boolean): ZulipE
     return errors.badRequest(err instanceof Error && err.message ? err.message : "Bad request");
   }
   if (logged) req.log.error({ err }, "unhandled error");
-  else console.error(`unhandled error in ${req.method} ${req.url}:`, err);
+  else httpLog().error({ err, req_id: req.id, method: req.method, url: req.url }, "unhandled error");
   return errors.internal();
 }
 
@@ -350,7 +359,7 @@ function ended(reply: FastifyReply, span: Span | null): void {
   try {
     endHttpSpan(span, reply.statusCode, reply.request.url.split("?", 1)[0]!);
   } catch (err) {
-    console.error("ending an HTTP span failed:", err);
+    httpLog().error({ err, req_id: reply.request.id }, "ending an HTTP span failed");
   }
 }
 
@@ -359,7 +368,8 @@ function fail(reply: FastifyReply, err: unknown, logged: boolean): void {
   try {
     sendError(reply, toHttpError(err, reply.request, logged));
   } catch (e) {
-    console.error(`answering ${reply.request.method} ${reply.request.url} failed:`, e);
+    const req = reply.request;
+    httpLog().error({ err: e, req_id: req.id, method: req.method, url: req.url }, "answering failed");
     if (!reply.sent) reply.raw.destroy();
   }
 }
@@ -544,8 +554,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Fastify believes X-Forwarded-* (req.ip, req.protocol, req.host, the
   // request log's remoteAddress) only when the socket's peer is one of these.
   const proxies = opts.trustedProxies ?? trustedProxiesFromEnv();
+  // LOG_REQUESTS=1: Fastify logs every request through the process's logger
+  // (a child per request carrying its reqId). Off by default: a child logger
+  // per request costs throughput, and errors are logged with req_id anyway.
   const app = Fastify({
-    logger: logged,
+    ...(logged ? { loggerInstance: httpLog() as FastifyBaseLogger } : { logger: false }),
     trustProxy: proxies.length > 0 ? proxies : false,
     bodyLimit,
     // Path parameters carry emails; find-my-way's default cap is 100 characters.

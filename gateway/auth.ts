@@ -27,6 +27,7 @@ import { shardOf } from "../cluster/addressing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient, Bus, Subscription } from "../cluster/transport/contract.ts";
 import { fromPbMap, pb } from "../proto/codec.ts";
+import { componentLogger } from "../cluster/log.ts";
 
 export const AUTH_INVALIDATE_SUBJECT = "notice.auth.invalidate";
 
@@ -167,7 +168,7 @@ export class Authenticator {
       realmId = o.realmId;
       email = o.email;
     } catch (err) {
-      console.error("bad auth invalidation notice", err);
+      componentLogger("auth").error({ err }, "bad auth invalidation notice");
       return;
     }
     if (typeof realmId === "number" && typeof email === "string") this.invalidate(realmId, email);

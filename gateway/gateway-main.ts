@@ -7,7 +7,10 @@ import { Membership } from "../cluster/membership.ts";
 import { ClusterClient, NatsBus } from "../cluster/transport/index.ts";
 import { buildApp } from "./index.ts";
 import { routes } from "./routes/index.ts";
+import { createLogger, setRootLogger } from "../cluster/log.ts";
 
+const log = createLogger({ service: "zulip-gateway", gateway: `gateway:${process.pid}` });
+setRootLogger(log);
 // Tracing first (README "Tracing").
 startTracing({ service: "zulip-gateway", instance: `gateway:${process.pid}` });
 const shards = env.shards();
@@ -29,7 +32,7 @@ const app = await buildApp({
 // a restart, and a SYN dropped on a full queue is retried only after 1, 3, 7 s.
 await app.listen({ port: env.port(), host: env.host(), backlog: 4096 });
 const addr = app.server.address();
-console.log(`gateway listening on port ${typeof addr === "object" && addr ? addr.port : env.port()}`);
+log.info(`gateway listening on port ${typeof addr === "object" && addr ? addr.port : env.port()}`);
 
 let closing = false;
 async function close(): Promise<void> {

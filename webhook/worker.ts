@@ -51,6 +51,10 @@ import {
   type DeliveryView,
   type OwnerNotice,
 } from "./payload.ts";
+import { componentLogger, type Logger } from "../cluster/log.ts";
+
+let logger: Logger | undefined;
+const log = () => (logger ??= componentLogger("webhook"));
 
 /** What the worker needs of a node. */
 export interface WorkerHost {
@@ -245,10 +249,10 @@ export class WebhookWorker {
         return true;
       } catch (err) {
         if (err instanceof ZulipError) {
-          console.warn(`webhook: could not ${what}:`, err.message);
+          log().warn({ err: err.message }, `could not ${what}`);
           return true;
         }
-        if (i === TRIES - 1) console.warn(`webhook: could not ${what}; left for later:`, err);
+        if (i === TRIES - 1) log().warn({ err }, `could not ${what}; left for later`);
         else await sleep(RETRY_MS);
       }
     }
@@ -325,7 +329,7 @@ export class WebhookWorker {
       got = r.deliveries.length;
       for (const d of r.deliveries) {
         const p = this.run(realmId, botId, d)
-          .catch((err) => console.warn(`webhook: delivery ${d.messageId} of bot ${botId} failed:`, err))
+          .catch((err) => log().warn({ err, bot: botId, message: d.messageId }, "delivery failed"))
           .finally(() => {
             this.running.delete(p);
             this.active--;
@@ -334,7 +338,7 @@ export class WebhookWorker {
         this.running.add(p);
       }
     } catch (err) {
-      console.warn(`webhook: claim for bot ${botId} failed:`, err);
+      log().warn({ err, bot: botId }, "claim failed");
     } finally {
       this.active -= free - got;
       this.claiming.delete(key);
@@ -460,7 +464,7 @@ export class WebhookWorker {
     if (res.kind === "disallowed") {
       // Reported as Zulip reports Smokescreen's refusal (a 407 answer), so
       // the bot's owner reads "... for a private or disallowed network."
-      console.warn(`webhook: bot ${bot.botId}: ${res.detail}`);
+      log().warn({ bot: bot.botId, detail: res.detail }, "bot server call failed");
       await this.fail(realmId, bot, d, {
         message: "Third party responded with 407",
         owner: { statusCode: 407 },
@@ -514,7 +518,7 @@ export class WebhookWorker {
     } catch (err) {
       // Like Zulip, a reply that cannot be posted (channel gone, no
       // permission) ends the delivery all the same.
-      console.warn(`webhook: bot ${bot.botId} could not post its reply:`, (err as Error).message);
+      log().warn({ bot: bot.botId, err: (err as Error).message }, "could not post the bot's reply");
     }
   }
 

@@ -10,6 +10,7 @@ import type {
   Subscription,
 } from "./contract.ts";
 import { BACKOFF_MIN_MS, delay, internalError, nextBackoff, replyWaitUntil, unavailable } from "./retry.ts";
+import { componentLogger } from "../log.ts";
 
 export interface InProcessTransport {
   /** Internal: the node's outbound client, tools, tests. */
@@ -161,7 +162,7 @@ export class MemoryBus implements Bus {
           s.onMessage(data, subject);
         } catch (err) {
           // One subscriber's bug must not starve the others (NATS behaves the same).
-          console.error(`bus subscriber for ${s.subject} threw`, err);
+          componentLogger("bus").error({ err, subject: s.subject }, "bus subscriber threw");
         }
       }
     });

@@ -8,6 +8,7 @@ import {
 } from "@nats-io/transport-node";
 import type { NatsSecurity } from "../config.ts";
 import type { Bus, Subscription } from "./contract.ts";
+import { componentLogger } from "../log.ts";
 
 let openConnections = 0;
 
@@ -77,7 +78,7 @@ export class NatsBus implements Bus {
         try {
           onMessage(msg.data, msg.subject);
         } catch (e) {
-          console.error(`bus subscriber for ${subject} threw`, e);
+          componentLogger("bus").error({ err: e, subject }, "bus subscriber threw");
         }
       },
     });

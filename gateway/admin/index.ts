@@ -30,6 +30,7 @@ import { p } from "../params.ts";
 import type { RealmResolver } from "../realm-resolver.ts";
 import type { Parser } from "../route-types.ts";
 import { AdminAuth, type AdminPrincipal } from "./auth.ts";
+import { componentLogger } from "../../cluster/log.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 export const PLACEMENT_PAGE = "/admin/placement";
@@ -60,7 +61,7 @@ export function sendJson(reply: FastifyReply, payload: object): void {
 }
 
 export function sendAdminError(reply: FastifyReply, err: unknown): void {
-  if (!(err instanceof ZulipError)) console.error("admin endpoint failed", err);
+  if (!(err instanceof ZulipError)) componentLogger("admin").error({ err }, "admin endpoint failed");
   const e = toZulipError(err);
   const o: Record<string, unknown> = { result: "error", msg: e.message };
   if (e.code !== "") o.code = e.code;
