@@ -312,6 +312,7 @@ export const errors = {
   invalidFlag: (flag: string) => new ZulipError(`Invalid flag: '${flag}'`),
   flagNotEditable: (flag: string) => new ZulipError(`Flag not editable: '${flag}'`),
   invalidFlagOperation: (op: string) => new ZulipError(`Invalid message flag operation: '${op}'`),
+  noSuchTopic: (topic: string) => new ZulipError(`No such topic '${topic}'`),
   messageEmpty: () => new ZulipError("Message must not be empty"),
   topicBadChar: (pos: number) => new ZulipError(`Invalid character in topic, at position ${pos}!`),
   notAuthorizedToSend: (name: string) => new ZulipError(`Not authorized to send to channel '${name}'`),

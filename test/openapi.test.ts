@@ -449,6 +449,22 @@ const cases: Case[] = [
     params: { anchor: "oldest", op: "add", flag: "read" },
     status: 400,
   },
+  { method: "POST", path: "/mark_all_as_read", status: 200 },
+  { method: "POST", path: "/mark_all_as_read", auth: null, status: 401 },
+  { method: "POST", path: "/mark_stream_as_read", params: (f) => ({ stream_id: f.channelId }), status: 200 },
+  { method: "POST", path: "/mark_stream_as_read", params: { stream_id: BAD_ID }, status: 400 },
+  {
+    method: "POST",
+    path: "/mark_topic_as_read",
+    params: (f) => ({ stream_id: f.channelId, topic_name: "GREETINGS" }),
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/mark_topic_as_read",
+    params: (f) => ({ stream_id: f.channelId, topic_name: "no such topic" }),
+    status: 400,
+  },
   { method: "GET", path: (f) => `/users/me/${f.channelId}/topics`, status: 200 },
   { method: "GET", path: `/users/me/${BAD_ID}/topics`, status: 400 },
   {

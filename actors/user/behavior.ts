@@ -24,6 +24,7 @@ import type {
 } from "../types.ts";
 import { emailSyncHandlers } from "./email-sync.ts";
 import { applyFlagFact, flagHandlers } from "./flags.ts";
+import { markReadHandlers } from "./mark-read.ts";
 import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "./format.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
@@ -461,6 +462,7 @@ export const userBehavior: Behavior<UserState> = {
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
+    ...markReadHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -491,5 +493,7 @@ export const userBehavior: Behavior<UserState> = {
     devices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
+    markAllAsRead: "caller",
+    markChannelAsRead: "caller",
   },
 };

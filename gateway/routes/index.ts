@@ -13,6 +13,7 @@ import { savedSnippetRoutes } from "./saved-snippets.ts";
 import { serverRoutes } from "./server.ts";
 import { settingsRoutes } from "./settings.ts";
 import { linkifierRoutes } from "./linkifiers.ts";
+import { markReadRoutes } from "./mark-read.ts";
 import { userGroupRoutes } from "./user-groups.ts";
 import { userRoutes } from "./users.ts";
 
@@ -31,4 +32,5 @@ export const routes: RouteDef[] = [
   ...savedSnippetRoutes,
   ...pushRoutes,
   ...emojiRoutes,
+  ...markReadRoutes,
 ];

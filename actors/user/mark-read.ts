@@ -1,0 +1,92 @@
+// Bulk mark-as-read (Zulip's deprecated POST /mark_all_as_read,
+// /mark_stream_as_read, /mark_topic_as_read): one turn of the user actor
+// over the user's own flag entries (Zulip's UserMessage rows), so only
+// messages the user received change and no historical rows appear, as in
+// a channel with protected history.
+//
+// The channel handler asks the channel directory's leaf `contentAccess`
+// (Zulip's access_stream_by_id), as the topic-policy handlers do; so it is
+// not a leaf itself, and conversation actors never call it.
+
+import { channelDirectoryRef } from "../channel/index.ts";
+import { errors } from "../errors.ts";
+import type { Caller, Handler, Obj } from "../types.ts";
+import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import type { UserState } from "./state.ts";
+
+/** Zulip's realm_empty_topic_display_name, which names the empty topic here. */
+const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
+
+function requireSelf(state: UserState, caller: Caller | null): Caller {
+  if (!state.created || !caller || caller.userId !== state.userId || caller.realmId !== state.realmId)
+    throw errors.accessDenied();
+  return caller;
+}
+
+/**
+ * POST /mark_all_as_read: every unread entry becomes read. Zulip batches
+ * against a timeout; one pass here always finishes, so `complete` is
+ * true. The event carries no ids and `all: true`, and goes out even when
+ * nothing was unread (Zulip's do_mark_all_as_read).
+ */
+const markAllAsRead: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const m = msgsOf(state);
+  const read = FLAG_BITS.read!;
+  const changed = m.ids.filter((id) => !(m.entries[String(id)]![1] & read));
+  const d = flagDecision(state, changed, "read", "add", { complete: true });
+  const event: Obj = {
+    type: "update_message_flags",
+    op: "add",
+    operation: "add",
+    flag: "read",
+    messages: [],
+    all: true,
+  };
+  return { ...d, events: [{ event, userIds: [state.userId] }] };
+};
+
+/**
+ * POST /mark_stream_as_read and /mark_topic_as_read: {stream_id, topic?}.
+ * The caller needs content access to the channel ("Invalid channel ID"
+ * otherwise, unknown and archived channels included); a named topic must
+ * be one the user has a message in, compared case-insensitively ("No such
+ * topic '<name>'"). The event lists the ids that changed, ascending, and
+ * is sent only when some did.
+ */
+const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) => {
+  const c = requireSelf(state, caller);
+  const streamId = args.stream_id;
+  if (typeof streamId !== "number" || !Number.isSafeInteger(streamId)) throw errors.invalidChannelId();
+  const access = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+    stream_id: streamId,
+    userId: c.userId,
+    role: c.role,
+  })) as { ok: boolean };
+  if (!access.ok) throw errors.invalidChannelId();
+
+  const conv = String(streamId);
+  const hasTopic = typeof args.topic === "string";
+  const raw = hasTopic ? (args.topic as string) : "";
+  // The documented meaning of the display name: the empty topic.
+  const topic = raw === EMPTY_TOPIC_DISPLAY_NAME ? "" : raw;
+  const wanted = topic.toLowerCase();
+  const m = msgsOf(state);
+  const read = FLAG_BITS.read!;
+  let found = false;
+  const changed: number[] = [];
+  for (const id of m.ids) {
+    const e = m.entries[String(id)]!;
+    if (e[0] !== conv) continue;
+    if (hasTopic && e[2].toLowerCase() !== wanted) continue;
+    found = true;
+    if (!(e[1] & read)) changed.push(id);
+  }
+  if (hasTopic && !found) throw errors.noSuchTopic(topic);
+  return flagDecision(state, changed, "read", "add", {});
+};
+
+export const markReadHandlers: Record<string, Handler<UserState>> = {
+  markAllAsRead,
+  markChannelAsRead,
+};

@@ -1,0 +1,54 @@
+// Bulk mark-as-read (Zulip's zerver/views/message_flags.py mark_all_as_read,
+// mark_stream_as_read, mark_topic_as_read; deprecated in favour of POST
+// /messages/flags/narrow but still served): parse, one call to the caller's
+// user actor, which checks channel access and changes its own flag entries
+// in one turn.
+
+import { userRef } from "../../actors/index.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+
+function me(req: RouteRequest) {
+  return userRef(req.realmId, req.caller!.userId);
+}
+
+const markAllAsRead: RouteDef = {
+  method: "POST",
+  path: "/mark_all_as_read",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(me(req), "markAllAsRead", {})) as Obj;
+  },
+};
+
+const markStreamAsRead: RouteDef = {
+  method: "POST",
+  path: "/mark_stream_as_read",
+  auth: "required",
+  params: { stream_id: param(p.int(), { required: true }) },
+  async handler(req) {
+    await req.call(me(req), "markChannelAsRead", { stream_id: req.params.stream_id as number });
+    return {};
+  },
+};
+
+const markTopicAsRead: RouteDef = {
+  method: "POST",
+  path: "/mark_topic_as_read",
+  auth: "required",
+  // Zulip's signature order: topic_name is checked before stream_id.
+  params: {
+    topic_name: param(p.string(), { required: true }),
+    stream_id: param(p.int(), { required: true }),
+  },
+  async handler(req) {
+    await req.call(me(req), "markChannelAsRead", {
+      stream_id: req.params.stream_id as number,
+      topic: req.params.topic_name as string,
+    });
+    return {};
+  },
+};
+
+export const markReadRoutes: RouteDef[] = [markAllAsRead, markStreamAsRead, markTopicAsRead];
