@@ -44,7 +44,11 @@ export interface ChannelInfo {
   subscribers: number[];
 }
 
-export async function channelInfo(ctx: ActorContext, state: ConvState, forSend = false): Promise<ChannelInfo> {
+export async function channelInfo(
+  ctx: ActorContext,
+  state: ConvState,
+  forSend = false,
+): Promise<ChannelInfo> {
   return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
     stream_id: Number(state.key),
     forSend,
