@@ -423,6 +423,10 @@ export const errors = {
   /** DELETE /realm/emoji/{name}: ResourceNotFoundError since feature level 190. */
   customEmojiNotFound: (name: string) => new ZulipError(`Emoji '${name}' does not exist`, "BAD_REQUEST", 404),
   notEmojiAuthor: () => new ZulipError("Must be an organization administrator or emoji author"),
+
+  // Message history and read receipts (zerver/views/message_edit.py, read_receipts.py)
+  editHistoryDisabled: () => new ZulipError("Message edit history is disabled in this organization"),
+  readReceiptsDisabled: () => new ZulipError("Read receipts are disabled in this organization."),
 } as const;
 
 /** Normalise anything thrown into a ZulipError for the HTTP boundary. */

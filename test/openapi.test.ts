@@ -465,6 +465,20 @@ const cases: Case[] = [
     params: (f) => ({ stream_id: f.channelId, topic_name: "no such topic" }),
     status: 400,
   },
+  // message extras (gateway/routes/message-extras.ts)
+  { method: "GET", path: (f) => `/messages/${f.messageId}/history`, status: 200 },
+  { method: "GET", path: `/messages/${BAD_ID}/history`, status: 400 },
+  { method: "POST", path: "/messages/render", params: { content: "**foo** :octopus:" }, status: 200 },
+  { method: "POST", path: "/messages/render", params: {}, status: 400 },
+  { method: "GET", path: (f) => `/messages/${f.messageId}/read_receipts`, status: 200 },
+  { method: "GET", path: `/messages/${BAD_ID}/read_receipts`, status: 400 },
+  {
+    method: "GET",
+    path: "/messages/matches_narrow",
+    params: (f) => ({ msg_ids: [f.messageId], narrow: [{ operator: "search", operand: "hello" }] }),
+    status: 200,
+  },
+  { method: "GET", path: "/messages/matches_narrow", params: { narrow: [] }, status: 400 },
   { method: "GET", path: (f) => `/users/me/${f.channelId}/topics`, status: 200 },
   { method: "GET", path: `/users/me/${BAD_ID}/topics`, status: 400 },
   {

@@ -32,7 +32,7 @@ function fact(f: ConvFact): Obj {
   return f as unknown as Obj;
 }
 
-interface ChannelInfo {
+export interface ChannelInfo {
   stream_id: number;
   name: string;
   invite_only: boolean;
@@ -44,7 +44,11 @@ interface ChannelInfo {
   subscribers: number[];
 }
 
-async function channelInfo(ctx: ActorContext, state: ConvState, forSend = false): Promise<ChannelInfo> {
+export async function channelInfo(
+  ctx: ActorContext,
+  state: ConvState,
+  forSend = false,
+): Promise<ChannelInfo> {
   return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
     stream_id: Number(state.key),
     forSend,
@@ -52,9 +56,9 @@ async function channelInfo(ctx: ActorContext, state: ConvState, forSend = false)
 }
 
 type Linkifiers = RenderEnv["linkifiers"];
-type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers };
+export type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers };
 
-async function roster(ctx: ActorContext, realmId: number): Promise<Roster> {
+export async function roster(ctx: ActorContext, realmId: number): Promise<Roster> {
   const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as {
     users: RosterEntry[];
     linkifiers?: Linkifiers;
@@ -73,7 +77,7 @@ const isAdmin = (role: number) => role <= 200;
 const isGuest = (role: number) => role >= 600;
 
 /** Content access to a channel's messages (not counting history protection). */
-function canRead(ch: ChannelInfo, c: Caller): boolean {
+export function canRead(ch: ChannelInfo, c: Caller): boolean {
   if (ch.subscribers.includes(c.userId) || ch.is_web_public) return true;
   return !ch.invite_only && !isGuest(c.role);
 }

@@ -25,6 +25,10 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   new_stream_announcements_stream_id: -1,
   signup_announcements_stream_id: -1,
   zulip_update_announcements_stream_id: -1,
+  /** Zulip's do_create_realm enables read receipts when invite_required (the default). */
+  enable_read_receipts: true,
+  /** "all" | "moves" | "none": what GET /messages/{id}/history shows. */
+  message_edit_history_visibility_policy: "all",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -52,4 +56,10 @@ export const REALM_BOOL_PROPERTIES = [
   "invite_required",
   "require_unique_names",
   "presence_disabled",
+  "enable_read_receipts",
 ] as const;
+
+/** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
+export const REALM_CHOICE_PROPERTIES: Record<string, readonly string[]> = {
+  message_edit_history_visibility_policy: ["all", "moves", "none"],
+};

@@ -12,6 +12,8 @@ const registerRealmState: Handler<RealmState> = (state) => {
   for (const name of new Set([...Object.keys(REALM_SETTING_DEFAULTS), ...Object.keys(state.settings)])) {
     settings[name] = realmSetting(state, name);
   }
+  // Zulip's deprecated realm_allow_edit_history, derived from the policy that replaced it.
+  settings.allow_edit_history = settings.message_edit_history_visibility_policy !== "none";
   return { reply: { settings, dateCreated: state.dateCreated } };
 };
 

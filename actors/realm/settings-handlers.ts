@@ -8,7 +8,12 @@
 import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
 import type { Handler, Obj } from "../types.ts";
-import { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES, realmSetting } from "./defaults.ts";
+import {
+  ANNOUNCEMENT_STREAM_SETTINGS,
+  REALM_BOOL_PROPERTIES,
+  REALM_CHOICE_PROPERTIES,
+  realmSetting,
+} from "./defaults.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import type { RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
@@ -77,6 +82,12 @@ const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) =
     const v = updates[name];
     if (v === undefined) continue;
     if (typeof v !== "boolean") throw errors.notBoolean(name);
+    if (realmSetting(state, name) !== v) values[name] = v;
+  }
+  for (const [name, choices] of Object.entries(REALM_CHOICE_PROPERTIES)) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || !choices.includes(v)) throw errors.invalid(name);
     if (realmSetting(state, name) !== v) values[name] = v;
   }
   if (!Object.keys(values).length) return { reply: {} };

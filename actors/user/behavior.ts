@@ -31,6 +31,7 @@ import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
+import { readReceiptHandlers } from "./read-receipts.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -463,6 +464,7 @@ export const userBehavior: Behavior<UserState> = {
     ...emailSyncHandlers,
     ...sentMessageHandlers,
     ...markReadHandlers,
+    ...readReceiptHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.

@@ -16,6 +16,7 @@ import { linkifierRoutes } from "./linkifiers.ts";
 import { markReadRoutes } from "./mark-read.ts";
 import { userGroupRoutes } from "./user-groups.ts";
 import { userRoutes } from "./users.ts";
+import { messageExtraRoutes } from "./message-extras.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -33,4 +34,5 @@ export const routes: RouteDef[] = [
   ...pushRoutes,
   ...emojiRoutes,
   ...markReadRoutes,
+  ...messageExtraRoutes,
 ];

@@ -24,7 +24,7 @@ function meId(req: RouteRequest): number {
   return req.caller!.userId;
 }
 
-function pathInt(req: RouteRequest, name: string): number {
+export function pathInt(req: RouteRequest, name: string): number {
   const raw = req.path[name] ?? "";
   if (!/^\d{1,15}$/.test(raw)) throw errors.noSuchRoute();
   return Number(raw);
@@ -116,13 +116,13 @@ const sendMessage: RouteDef = {
 // to the conversation actors. One plan serves GET /messages and POST
 // /messages/flags/narrow.
 
-interface Term {
+export interface Term {
   operator: string;
   operand: Value;
   negated: boolean;
 }
 
-const narrowChecker = c.list((v: unknown, name: string): Term => {
+export const narrowChecker = c.list((v: unknown, name: string): Term => {
   if (Array.isArray(v)) {
     if (v.length !== 2 || typeof v[0] !== "string") throw errors.invalid(name);
     return { operator: v[0], operand: v[1] as Value, negated: false };
@@ -305,7 +305,7 @@ async function resolveWith(req: RouteRequest, terms: Term[]): Promise<Term[]> {
   return [...conv, ...kept];
 }
 
-async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
+export async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<Plan> {
   for (const t of rawTerms) checkOperand(t);
   const terms = await resolveWith(req, rawTerms);
   const plan: Plan = {
@@ -535,7 +535,7 @@ function channelBound(plan: Plan): boolean {
 }
 
 /** Candidates from the caller's flag index, filtered by everything but has/search. */
-async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
+export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
   const args: Obj = {};
   if (ids) args.ids = ids;
   const r = (await req.call(userRef(req.realmId, meId(req)), "selectMessages", args)) as {
@@ -573,13 +573,13 @@ async function findMessages(req: RouteRequest, ids: number[]): Promise<Item[]> {
   return [...own, ...found.flat()].sort((a, b) => a.id - b.id);
 }
 
-function byConv(items: Item[]): Map<string, number[]> {
+export function byConv(items: Item[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const i of items) (out.get(i.conv) ?? out.set(i.conv, []).get(i.conv)!).push(i.id);
   return out;
 }
 
-function convRef(req: RouteRequest, conv: string) {
+export function convRef(req: RouteRequest, conv: string) {
   return conv.startsWith("dm:")
     ? dmConvRef(req.realmId, dmParticipants(conv))
     : channelConvRef(req.realmId, Number(conv));
@@ -946,7 +946,7 @@ export const messageRoutes: RouteDef[] = [
 
 // ---- reactions, edit, delete: find the message's conversation (index, then public history) ----
 
-async function locate(req: RouteRequest, id: number): Promise<Item> {
+export async function locate(req: RouteRequest, id: number): Promise<Item> {
   const items = await findMessages(req, [id]);
   if (!items.length) throw errors.invalidMessages();
   return items[0]!;

@@ -5,6 +5,7 @@
 import {
   GROUP_SETTING_NAMES,
   REALM_BOOL_PROPERTIES,
+  REALM_CHOICE_PROPERTIES,
   REALM_GROUP_SETTING_NAMES,
   groupDirectoryRef,
   realmRef,
@@ -183,6 +184,9 @@ const updateRealm: RouteDef = {
     ...settingParams(REALM_GROUP_SETTING_NAMES),
     ...announcementSettingParams,
     ...Object.fromEntries(REALM_BOOL_PROPERTIES.map((n) => [n, param(p.bool())])),
+    ...Object.fromEntries(
+      Object.entries(REALM_CHOICE_PROPERTIES).map(([n, v]) => [n, param(p.oneOf(v, p.string()))]),
+    ),
   },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
@@ -190,7 +194,7 @@ const updateRealm: RouteDef = {
     const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
     })) as Obj;
-    const props = sentSettings(req, [...REALM_BOOL_PROPERTIES]);
+    const props = sentSettings(req, [...REALM_BOOL_PROPERTIES, ...Object.keys(REALM_CHOICE_PROPERTIES)]);
     const changed = Object.keys(props).length
       ? ((await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })) as Obj)
       : {};

@@ -1,0 +1,103 @@
+// Message reads beside the fetch (Zulip's zerver/views/message_edit.py
+// get_message_edit_history, read_receipts.py, message_send.py
+// render_message_backend, message_fetch.py messages_in_narrow_backend).
+// The message is found as every single-message route finds it (messages.ts
+// `locate`), then its conversation actor answers and checks access itself.
+
+import { channelDirectoryRef, realmRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj, Value } from "../../actors/types.ts";
+import { c, p, param, type RouteDef } from "../index.ts";
+import {
+  byConv,
+  convRef,
+  indexCandidates,
+  locate,
+  narrowChecker,
+  pathInt,
+  planNarrow,
+  type Term,
+} from "./messages.ts";
+
+/** settings.MAX_MESSAGE_LENGTH: the longest content POST /messages/render takes. */
+const MAX_RENDER_LENGTH = 10000;
+
+const messageHistory: RouteDef = {
+  method: "GET",
+  path: "/messages/:message_id/history",
+  auth: "required",
+  params: { allow_empty_topic_name: param(p.bool(), { default: false }) },
+  async handler(req) {
+    const id = pathInt(req, "message_id");
+    // Zulip refuses before looking the message up: a disabled history says so for any id.
+    const { settings } = (await req.call(realmRef(req.realmId), "registerRealmState", {})) as {
+      settings: Obj;
+    };
+    if (settings.message_edit_history_visibility_policy === "none") throw errors.editHistoryDisabled();
+    const item = await locate(req, id);
+    return (await req.call(convRef(req, item.conv), "messageEditHistory", {
+      message_id: id,
+      allow_empty_topic_name: req.params.allow_empty_topic_name as boolean,
+    })) as Obj;
+  },
+};
+
+const renderMessage: RouteDef = {
+  method: "POST",
+  path: "/messages/render",
+  auth: "required",
+  params: { content: param(p.string({ maxLength: MAX_RENDER_LENGTH }), { required: true }) },
+  async handler(req) {
+    return (await req.call(channelDirectoryRef(req.realmId), "renderPreview", {
+      content: req.params.content as string,
+    })) as Obj;
+  },
+};
+
+const readReceipts: RouteDef = {
+  method: "GET",
+  path: "/messages/:message_id/read_receipts",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const id = pathInt(req, "message_id");
+    const item = await locate(req, id);
+    return (await req.call(convRef(req, item.conv), "readReceipts", { message_id: id })) as Obj;
+  },
+};
+
+/**
+ * Zulip checks only messages the caller received (their UserMessage rows):
+ * the caller's flag index, filtered by the narrow plan of GET /messages;
+ * the content terms (has, search) and the match fields come from the
+ * conversations, one call each.
+ */
+const matchesNarrow: RouteDef = {
+  method: "GET",
+  path: "/messages/matches_narrow",
+  auth: "required",
+  params: {
+    msg_ids: param(p.json(c.list(c.int())), { required: true }),
+    narrow: param(p.json(narrowChecker), { required: true }),
+  },
+  async handler(req) {
+    const ids = [...new Set(req.params.msg_ids as number[])];
+    const plan = await planNarrow(req, req.params.narrow as Term[]);
+    const items = ids.length ? await indexCandidates(req, plan, ids) : [];
+    const filters: Obj = { has: plan.filters.has as unknown as Value };
+    if (plan.filters.search !== undefined) filters.search = plan.filters.search;
+    const messages: Obj = {};
+    const parts = await Promise.all(
+      [...byConv(items)].map(
+        async ([conv, convIds]) =>
+          (await req.call(convRef(req, conv), "matchNarrow", { ids: convIds, filters })) as {
+            messages: Obj;
+          },
+      ),
+    );
+    for (const part of parts) Object.assign(messages, part.messages);
+    return { messages };
+  },
+};
+
+export const messageExtraRoutes: RouteDef[] = [messageHistory, renderMessage, readReceipts, matchesNarrow];
