@@ -13,6 +13,7 @@ import {
   type ConvState,
 } from "./conversation-state.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
+import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
@@ -20,7 +21,11 @@ type ChannelKindState = DirState | ConvState;
 const isDir = (ref: ActorRef) => ref.key === "directory";
 
 const handlers: Record<string, Handler<ChannelKindState>> = {};
-for (const [name, h] of Object.entries({ ...directoryHandlers, ...bulkDeleteDirectoryHandlers })) {
+for (const [name, h] of Object.entries({
+  ...directoryHandlers,
+  ...bulkDeleteDirectoryHandlers,
+  ...registerStateDirectoryHandlers,
+})) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
     return h(state as DirState, args, ctx, caller);
@@ -55,6 +60,8 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     archiveChannel: "caller",
     setSubProperties: "caller",
     registerState: "caller",
+    defaultChannelIds: "caller",
+    channelNamesByIds: "caller",
     sendContext: "caller",
     lookupNames: "caller",
     narrowContext: "caller",

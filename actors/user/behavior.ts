@@ -30,6 +30,7 @@ import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
+import { registerStateHandlers } from "./register-state.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -461,6 +462,7 @@ export const userBehavior: Behavior<UserState> = {
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
+    ...registerStateHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -491,5 +493,7 @@ export const userBehavior: Behavior<UserState> = {
     devices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
+    starredMessages: "caller",
+    recentPrivateConversations: "caller",
   },
 };
