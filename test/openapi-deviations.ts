@@ -92,6 +92,10 @@ export const deviations: Deviation[] = [
     "user_settings/web_left_sidebar_unreads_count_summary",
     "user_settings/web_inbox_show_channel_folders",
     "user_settings/web_left_sidebar_show_channel_folders",
+    "realm_user_settings_defaults/resolved_topic_notice_auto_read_policy",
+    "realm_user_settings_defaults/web_left_sidebar_unreads_count_summary",
+    "realm_user_settings_defaults/web_inbox_show_channel_folders",
+    "realm_user_settings_defaults/web_left_sidebar_show_channel_folders",
   ].map((f) => ({ method: "POST", path: "/register", pointer: `/${f}`, why: AFTER_10_2 })),
 
   // --- linkifiers

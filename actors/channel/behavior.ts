@@ -13,6 +13,7 @@ import {
   type ConvState,
 } from "./conversation-state.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
+import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
 import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } from "./message-extras.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
@@ -25,6 +26,7 @@ for (const [name, h] of Object.entries({
   ...directoryHandlers,
   ...bulkDeleteDirectoryHandlers,
   ...messageExtrasDirectoryHandlers,
+  ...registerStateDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -64,6 +66,8 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     archiveChannel: "caller",
     setSubProperties: "caller",
     registerState: "caller",
+    defaultChannelIds: "caller",
+    channelNamesByIds: "caller",
     sendContext: "caller",
     lookupNames: "caller",
     narrowContext: "caller",

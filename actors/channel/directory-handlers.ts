@@ -52,7 +52,7 @@ function fact(f: DirFact): Obj {
 }
 
 /** Defaults of the channel group settings (zulip-facts §6). */
-const GROUP_DEFAULTS: Record<string, string | "creator"> = {
+export const GROUP_DEFAULTS: Record<string, string | "creator"> = {
   can_add_subscribers_group: "role:nobody",
   can_administer_channel_group: "creator",
   can_create_topic_group: "role:everyone",
@@ -66,7 +66,7 @@ const GROUP_DEFAULTS: Record<string, string | "creator"> = {
   can_subscribe_group: "role:nobody",
 };
 /** Settings where role:everyone is refused (zulip-facts §6). */
-const NO_EVERYONE = new Set([
+export const NO_EVERYONE: ReadonlySet<string> = new Set([
   "can_add_subscribers_group",
   "can_administer_channel_group",
   "can_subscribe_group",

@@ -3,6 +3,10 @@
 export { channelBehavior } from "./behavior.ts";
 export { channelConvRef, channelDirectoryRef, dmConvRef } from "./refs.ts";
 export { GROUP_SETTINGS, TOPICS_POLICIES } from "./state.ts";
+export {
+  GROUP_DEFAULTS as CHANNEL_GROUP_DEFAULTS,
+  NO_EVERYONE as CHANNEL_NO_EVERYONE,
+} from "./directory-handlers.ts";
 export type { DirState, GroupValue } from "./state.ts";
 export { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "./validate.ts";
 export {

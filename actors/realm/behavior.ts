@@ -104,6 +104,7 @@ const external: Record<string, Exposure> = {
   removeOwnProfileData: "caller",
   updatePresence: "caller",
   realmPresence: "caller",
+  presenceState: "caller",
   userPresence: "caller",
   resolveEmails: "caller",
   updateRealmGroupSettings: "caller",

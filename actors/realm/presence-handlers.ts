@@ -140,7 +140,28 @@ const userPresence: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { reply: { presence: legacyInfo(p) } };
 };
 
+/**
+ * POST /register's presence state: presences (modern format keyed by user
+ * id for slim clients, else legacy keyed by email), the newest update id
+ * the map reflects, and the server's time of the read.
+ */
+const presenceState: Handler<RealmState> = (state, args, ctx, caller) => {
+  me(state, caller);
+  const nowMs = ctx.now();
+  const slim = optBool(args, "slimPresence") ?? false;
+  const days = optInt(args, "historyLimitDays") ?? HISTORY_LIMIT_DAYS;
+  return {
+    reply: {
+      presences: presenceMap(state, Math.floor(nowMs / 1000), slim, days, -1),
+      // Zulip sends -1 while no presence row exists.
+      presence_last_update_id: state.presenceUpdateId || -1,
+      server_timestamp: nowMs / 1000,
+    },
+  };
+};
+
 export const presenceHandlers: Record<string, Handler<RealmState>> = {
+  presenceState,
   updatePresence,
   realmPresence,
   userPresence,

@@ -32,6 +32,7 @@ import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
+import { registerStateHandlers } from "./register-state.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -465,6 +466,7 @@ export const userBehavior: Behavior<UserState> = {
     ...sentMessageHandlers,
     ...markReadHandlers,
     ...readReceiptHandlers,
+    ...registerStateHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -497,5 +499,7 @@ export const userBehavior: Behavior<UserState> = {
     sentMessages: "caller",
     markAllAsRead: "caller",
     markChannelAsRead: "caller",
+    starredMessages: "caller",
+    recentPrivateConversations: "caller",
   },
 };

@@ -14,6 +14,10 @@ import { userGroupsArea } from "./user-groups.ts";
 import { userSettingsArea } from "./user-settings.ts";
 import { userStatusArea } from "./user-status.ts";
 import { usersArea } from "./users.ts";
+import { presenceArea } from "./presence.ts";
+import { userMessageAreas } from "./user-messages.ts";
+import { legacySettingsAreas } from "./legacy-settings.ts";
+import { serverStateAreas } from "./server-state.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -29,4 +33,8 @@ export const registerAreas: RegisterArea[] = [
   savedSnippetsArea,
   emojiArea,
   devicesArea,
+  presenceArea,
+  ...userMessageAreas,
+  ...legacySettingsAreas,
+  ...serverStateAreas,
 ];

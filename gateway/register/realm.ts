@@ -5,6 +5,7 @@
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import { pushRelayUrl } from "../routes/push-relay.ts";
+import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
 /** Constants of zerver/lib/events.py's realm section (values: zulip-facts §4, §6). */
@@ -48,6 +49,7 @@ export const realmArea: RegisterArea = {
     const out: Obj = {};
     for (const [name, value] of Object.entries(settings)) out[`realm_${name}`] = value;
     return {
+      ...realmDefaults(pub.host || ctx.host),
       ...out,
       realm_name: pub.name,
       realm_description: pub.description,
