@@ -422,6 +422,14 @@ export const errors = {
   /** DELETE /realm/emoji/{name}: ResourceNotFoundError since feature level 190. */
   customEmojiNotFound: (name: string) => new ZulipError(`Emoji '${name}' does not exist`, "BAD_REQUEST", 404),
   notEmojiAuthor: () => new ZulipError("Must be an organization administrator or emoji author"),
+  // Typing notifications (zerver/views/typing.py, zerver/actions/typing.py): plain
+  // JsonableErrors, so the missing-argument texts carry BAD_REQUEST, not REQUEST_VARIABLE_MISSING.
+  typingDisabledChannel: () => new ZulipError("User has disabled typing notifications for channel messages"),
+  typingDisabledDirect: () => new ZulipError("User has disabled typing notifications for direct messages"),
+  typingEmptyTo: () => new ZulipError("Empty 'to' list"),
+  typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
+  typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
+  typingMissingTo: () => new ZulipError("Missing 'to' argument"),
 } as const;
 
 /** Normalise anything thrown into a ZulipError for the HTTP boundary. */

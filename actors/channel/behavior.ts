@@ -14,19 +14,28 @@ import {
 } from "./conversation-state.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
 import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
+import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
 const isDir = (ref: ActorRef) => ref.key === "directory";
 
 const handlers: Record<string, Handler<ChannelKindState>> = {};
-for (const [name, h] of Object.entries({ ...directoryHandlers, ...bulkDeleteDirectoryHandlers })) {
+for (const [name, h] of Object.entries({
+  ...directoryHandlers,
+  ...bulkDeleteDirectoryHandlers,
+  ...typingDirectoryHandlers,
+})) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
     return h(state as DirState, args, ctx, caller);
   };
 }
-for (const [name, h] of Object.entries({ ...conversationHandlers, ...bulkDeleteConversationHandlers })) {
+for (const [name, h] of Object.entries({
+  ...conversationHandlers,
+  ...bulkDeleteConversationHandlers,
+  ...typingConversationHandlers,
+})) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
     return h(state as ConvState, args, ctx, caller);
@@ -71,5 +80,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     moveIn: "caller",
     completeMove: "caller",
     removeMany: "caller",
+    editTyping: "caller",
   },
 };

@@ -30,6 +30,7 @@ import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
+import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -247,6 +248,7 @@ async function updateOthers(
   for (const userId of resolved.userIds) {
     if (userId === state.userId) {
       own = settingsDecision(state, settings, false, target.skip);
+      await mirrorReceivesTyping(ctx, state, own.facts ?? []);
     } else {
       await ctx.call(
         userRef(state.realmId, userId),
@@ -318,6 +320,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   if (wantsVisibility) sync.emailVisibility = newVisibility;
 
   const own = settingsDecision(state, settings, true, false);
+  await mirrorReceivesTyping(ctx, state, own.facts);
   facts.push(...own.facts);
   events.push(...own.events);
 
@@ -354,8 +357,8 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   return { facts, events, reply: {} };
 };
 
-/** An administrator's target_users change reaching one target (leaf: calls nobody). */
-const applySettings: Handler<UserState> = (state, args, _ctx, caller) => {
+/** An administrator's target_users change reaching one target (calls only the realm's syncMember). */
+const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   if (!caller || !isAdminRole(caller.role) || caller.realmId !== state.realmId) throw errors.mustBeAdmin();
   const raw = optObj(args, "values") ?? {};
@@ -372,6 +375,7 @@ const applySettings: Handler<UserState> = (state, args, _ctx, caller) => {
     false,
     optBool(args, "skipIfAlreadyEdited") ?? false,
   );
+  await mirrorReceivesTyping(ctx, state, facts);
   return { facts, events, reply: {} };
 };
 
@@ -461,6 +465,7 @@ export const userBehavior: Behavior<UserState> = {
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
+    ...typingHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -491,5 +496,6 @@ export const userBehavior: Behavior<UserState> = {
     devices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
+    typing: "caller",
   },
 };

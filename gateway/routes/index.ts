@@ -14,6 +14,7 @@ import { serverRoutes } from "./server.ts";
 import { settingsRoutes } from "./settings.ts";
 import { linkifierRoutes } from "./linkifiers.ts";
 import { userGroupRoutes } from "./user-groups.ts";
+import { typingRoutes } from "./typing.ts";
 import { userRoutes } from "./users.ts";
 
 export const routes: RouteDef[] = [
@@ -31,4 +32,5 @@ export const routes: RouteDef[] = [
   ...savedSnippetRoutes,
   ...pushRoutes,
   ...emojiRoutes,
+  ...typingRoutes,
 ];

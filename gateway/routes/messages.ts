@@ -577,7 +577,7 @@ function byConv(items: Item[]): Map<string, number[]> {
   return out;
 }
 
-function convRef(req: RouteRequest, conv: string) {
+export function convRef(req: RouteRequest, conv: string) {
   return conv.startsWith("dm:")
     ? dmConvRef(req.realmId, dmParticipants(conv))
     : channelConvRef(req.realmId, Number(conv));
@@ -944,7 +944,7 @@ export const messageRoutes: RouteDef[] = [
 
 // ---- reactions, edit, delete: find the message's conversation (index, then public history) ----
 
-async function locate(req: RouteRequest, id: number): Promise<Item> {
+export async function locate(req: RouteRequest, id: number): Promise<Item> {
   const items = await findMessages(req, [id]);
   if (!items.length) throw errors.invalidMessages();
   return items[0]!;
