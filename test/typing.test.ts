@@ -177,7 +177,12 @@ describe("POST /typing, channel", () => {
       await srv.api("POST", "/typing", { type: "stream", op: "start", stream_id: id, topic: " lunch " }, a),
     );
     assertSuccess(
-      await srv.api("POST", "/typing", { type: "channel", op: "stop", stream_id: id, topic: "general chat" }, a),
+      await srv.api(
+        "POST",
+        "/typing",
+        { type: "channel", op: "stop", stream_id: id, topic: "general chat" },
+        a,
+      ),
     );
     const sender = { user_id: a.userId, email: await emailOf(a.userId) };
     const expected = (emptyName: string) => [
@@ -197,7 +202,9 @@ describe("POST /typing, channel", () => {
     const id = await channel([b.userId]);
     const qa = await typingQueue(a, { stream_typing_notifications: true });
     const qb = await typingQueue(b, { stream_typing_notifications: true });
-    assertSuccess(await srv.api("POST", "/typing", { type: "stream", op: "start", stream_id: id, topic: "t" }, a));
+    assertSuccess(
+      await srv.api("POST", "/typing", { type: "stream", op: "start", stream_id: id, topic: "t" }, a),
+    );
     assert.equal((await eventsUntil(srv, qb, (e) => e.length >= 1)).length, 1);
     await quiet(qa);
   });
@@ -282,7 +289,12 @@ describe("POST /messages/{id}/typing", () => {
     const b = await newUser(srv);
     const c = await newUser(srv);
     const secret = await channel([a.userId, b.userId], { invite_only: true });
-    const sent = await srv.api("POST", "/messages", { type: "stream", to: secret, topic: "t", content: "x" }, a);
+    const sent = await srv.api(
+      "POST",
+      "/messages",
+      { type: "stream", to: secret, topic: "t", content: "x" },
+      a,
+    );
     const mid = sent.body.id as number;
     const qb = await typingQueue(b);
     assertError(
@@ -336,7 +348,10 @@ describe("typing in cluster mode", { skip: requireBinaries("nats-server", "redis
       users.push({ ...creds, userId: created.body.user_id as number, api: makeApi(c.baseUrl, creds) });
     }
     const [a, b, d] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
-    const ch = await c.api("POST", "/channels/create", { name: "typing-cluster", subscribers: [a.userId, b.userId] });
+    const ch = await c.api("POST", "/channels/create", {
+      name: "typing-cluster",
+      subscribers: [a.userId, b.userId],
+    });
     assertSuccess(ch);
     const reg = async (u: typeof a) => {
       const r = await u.api("POST", "/register", {
@@ -368,7 +383,11 @@ describe("typing in cluster mode", { skip: requireBinaries("nats-server", "redis
         ["stream", a.userId],
       ],
     );
-    const other = await d.api("GET", "/events", { queue_id: qd.id, last_event_id: qd.last, dont_block: true });
+    const other = await d.api("GET", "/events", {
+      queue_id: qd.id,
+      last_event_id: qd.last,
+      dont_block: true,
+    });
     assert.deepEqual(
       (other.body.events as Ev[]).filter((e) => e.type === "typing"),
       [],
