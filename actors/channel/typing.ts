@@ -11,13 +11,7 @@ import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import {
-  accessibleIds,
-  canAccessContent,
-  historyProtected,
-  isSubscribed,
-  type RosterEntry,
-} from "./access.ts";
+import { accessibleIds, canAccessContent, historyProtected, type RosterEntry } from "./access.ts";
 import { CONTENT_EDIT_LIMIT_SECONDS, audience, me, msgOf } from "./conversation-handlers.ts";
 import { isDmKey, type ConvState } from "./conversation-state.ts";
 import type { DirState } from "./state.ts";
