@@ -112,6 +112,23 @@ describe("POST /typing, direct", () => {
     assert.equal((await eventsUntil(srv, qb, (e) => e.length >= 1)).length, 1);
   });
 
+  test("receives_typing_notifications set by an administrator (target_users) is honoured too", async () => {
+    const a = await newUser(srv);
+    const b = await newUser(srv);
+    const target = { user_ids: [b.userId], skip_if_already_edited: false };
+    assertSuccess(
+      await srv.api("PATCH", "/settings", { target_users: target, receives_typing_notifications: false }),
+    );
+    const qb = await typingQueue(b);
+    assertSuccess(await srv.api("POST", "/typing", { op: "start", to: JSON.stringify([b.userId]) }, a));
+    await quiet(qb);
+    assertSuccess(
+      await srv.api("PATCH", "/settings", { target_users: target, receives_typing_notifications: true }),
+    );
+    assertSuccess(await srv.api("POST", "/typing", { op: "stop", to: JSON.stringify([b.userId]) }, a));
+    assert.equal((await eventsUntil(srv, qb, (e) => e.length >= 1))[0].op, "stop");
+  });
+
   test("a deactivated recipient is named but not notified", async () => {
     const a = await newUser(srv);
     const gone = await newUser(srv);
