@@ -427,6 +427,14 @@ export const errors = {
   // Message history and read receipts (zerver/views/message_edit.py, read_receipts.py)
   editHistoryDisabled: () => new ZulipError("Message edit history is disabled in this organization"),
   readReceiptsDisabled: () => new ZulipError("Read receipts are disabled in this organization."),
+  // Typing notifications (zerver/views/typing.py, zerver/actions/typing.py): plain
+  // JsonableErrors, so the missing-argument texts carry BAD_REQUEST, not REQUEST_VARIABLE_MISSING.
+  typingDisabledChannel: () => new ZulipError("User has disabled typing notifications for channel messages"),
+  typingDisabledDirect: () => new ZulipError("User has disabled typing notifications for direct messages"),
+  typingEmptyTo: () => new ZulipError("Empty 'to' list"),
+  typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
+  typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
+  typingMissingTo: () => new ZulipError("Missing 'to' argument"),
 } as const;
 
 /** Normalise anything thrown into a ZulipError for the HTTP boundary. */

@@ -425,6 +425,18 @@ const cases: Case[] = [
     status: 200,
   },
   { method: "DELETE", path: `/messages/${BAD_ID}/reactions`, params: { emoji_name: "octopus" }, status: 400 },
+  // --- typing
+  { method: "POST", path: "/typing", params: (f) => ({ op: "start", to: [f.member.userId] }), status: 200 },
+  {
+    method: "POST",
+    path: "/typing",
+    params: (f) => ({ type: "channel", op: "stop", stream_id: f.channelId, topic: "greetings" }),
+    status: 200,
+  },
+  { method: "POST", path: "/typing", params: { op: "start", to: [BAD_ID] }, status: 400 },
+  { method: "POST", path: "/typing", params: { type: "stream", op: "start", topic: "t" }, status: 400 },
+  { method: "POST", path: (f) => `/messages/${f.messageId}/typing`, params: { op: "start" }, status: 200 },
+  { method: "POST", path: `/messages/${BAD_ID}/typing`, params: { op: "start" }, status: 400 },
   {
     method: "POST",
     path: "/messages/flags",

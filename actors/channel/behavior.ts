@@ -16,6 +16,7 @@ import { directoryHandlers } from "./directory-handlers.ts";
 import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
 import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } from "./message-extras.ts";
+import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -27,6 +28,7 @@ for (const [name, h] of Object.entries({
   ...bulkDeleteDirectoryHandlers,
   ...messageExtrasDirectoryHandlers,
   ...registerStateDirectoryHandlers,
+  ...typingDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -37,6 +39,7 @@ for (const [name, h] of Object.entries({
   ...conversationHandlers,
   ...bulkDeleteConversationHandlers,
   ...messageExtrasConversationHandlers,
+  ...typingConversationHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
@@ -88,5 +91,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     readReceipts: "caller",
     matchNarrow: "caller",
     renderPreview: "caller",
+    editTyping: "caller",
   },
 };

@@ -68,7 +68,7 @@ export async function roster(ctx: ActorContext, realmId: number): Promise<Roster
   return map;
 }
 
-function me(caller: Caller | null): Caller {
+export function me(caller: Caller | null): Caller {
   if (!caller) throw errors.accessDenied();
   return caller;
 }
@@ -707,7 +707,7 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
 // ---- reactions, edits, deletion ---------------------------------------------------
 
 /** Who hears about changes to a message: the channel's subscribers, or the DM's participants. */
-async function audience(
+export async function audience(
   ctx: ActorContext,
   state: ConvState,
   c: Caller,
@@ -722,7 +722,7 @@ async function audience(
   return { userIds: [...new Set([...ch.subscribers, c.userId])], ch };
 }
 
-function msgOf(state: ConvState, id: unknown): Msg {
+export function msgOf(state: ConvState, id: unknown): Msg {
   const m = typeof id === "number" ? state.msgs[String(id)] : undefined;
   if (!m) throw errors.invalidMessages();
   return m;
@@ -786,7 +786,7 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 /** Zulip's defaults: content edits by the sender within 10 minutes; topic edits by members within 3 days. */
-const CONTENT_EDIT_LIMIT_SECONDS = 600;
+export const CONTENT_EDIT_LIMIT_SECONDS = 600;
 const TOPIC_EDIT_LIMIT_SECONDS = 259200;
 const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 

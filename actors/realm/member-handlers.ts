@@ -455,6 +455,9 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (fullName !== undefined && fullName !== target.fullName) changes.fullName = fullName;
   if (timezone !== undefined && timezone !== target.timezone) changes.timezone = timezone;
   if (visibility !== undefined && visibility !== target.emailVisibility) changes.emailVisibility = visibility;
+  const receivesTyping = optBool(args, "receivesTyping");
+  if (receivesTyping !== undefined && receivesTyping !== (target.receivesTyping ?? true))
+    changes.receivesTyping = receivesTyping;
   const after: DirEntry = { ...target, ...changes };
   const reply = {
     activeUserIds: activeIds(state),

@@ -53,6 +53,11 @@ export interface DirEntry {
   profileData?: Record<string, ProfileValue>;
   /** An outgoing webhook bot's service (Zulip's Service row); null for everyone else. */
   service?: BotService | null;
+  /**
+   * The user's receives_typing_notifications setting, mirrored here (syncMember) so a
+   * typing notification finds its audience in one realm turn; absent: true.
+   */
+  receivesTyping?: boolean;
 }
 
 /** One user's value of one custom profile field; `rendered` for the Markdown-capable types. */
@@ -88,7 +93,15 @@ export interface BotService {
 export type MemberChanges = Partial<
   Pick<
     DirEntry,
-    "fullName" | "role" | "isActive" | "timezone" | "emailVisibility" | "apiKey" | "botOwnerId" | "service"
+    | "fullName"
+    | "role"
+    | "isActive"
+    | "timezone"
+    | "emailVisibility"
+    | "apiKey"
+    | "botOwnerId"
+    | "service"
+    | "receivesTyping"
   >
 >;
 

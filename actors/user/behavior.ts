@@ -33,6 +33,7 @@ import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
 import { registerStateHandlers } from "./register-state.ts";
+import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -250,6 +251,7 @@ async function updateOthers(
   for (const userId of resolved.userIds) {
     if (userId === state.userId) {
       own = settingsDecision(state, settings, false, target.skip);
+      await mirrorReceivesTyping(ctx, state, own.facts ?? []);
     } else {
       await ctx.call(
         userRef(state.realmId, userId),
@@ -321,6 +323,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   if (wantsVisibility) sync.emailVisibility = newVisibility;
 
   const own = settingsDecision(state, settings, true, false);
+  await mirrorReceivesTyping(ctx, state, own.facts);
   facts.push(...own.facts);
   events.push(...own.events);
 
@@ -357,8 +360,8 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   return { facts, events, reply: {} };
 };
 
-/** An administrator's target_users change reaching one target (leaf: calls nobody). */
-const applySettings: Handler<UserState> = (state, args, _ctx, caller) => {
+/** An administrator's target_users change reaching one target (calls only the realm's syncMember). */
+const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   if (!caller || !isAdminRole(caller.role) || caller.realmId !== state.realmId) throw errors.mustBeAdmin();
   const raw = optObj(args, "values") ?? {};
@@ -375,6 +378,7 @@ const applySettings: Handler<UserState> = (state, args, _ctx, caller) => {
     false,
     optBool(args, "skipIfAlreadyEdited") ?? false,
   );
+  await mirrorReceivesTyping(ctx, state, facts);
   return { facts, events, reply: {} };
 };
 
@@ -467,6 +471,7 @@ export const userBehavior: Behavior<UserState> = {
     ...markReadHandlers,
     ...readReceiptHandlers,
     ...registerStateHandlers,
+    ...typingHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -501,5 +506,6 @@ export const userBehavior: Behavior<UserState> = {
     markChannelAsRead: "caller",
     starredMessages: "caller",
     recentPrivateConversations: "caller",
+    typing: "caller",
   },
 };

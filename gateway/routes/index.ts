@@ -15,6 +15,7 @@ import { settingsRoutes } from "./settings.ts";
 import { linkifierRoutes } from "./linkifiers.ts";
 import { markReadRoutes } from "./mark-read.ts";
 import { userGroupRoutes } from "./user-groups.ts";
+import { typingRoutes } from "./typing.ts";
 import { userRoutes } from "./users.ts";
 import { messageExtraRoutes } from "./message-extras.ts";
 
@@ -35,4 +36,5 @@ export const routes: RouteDef[] = [
   ...emojiRoutes,
   ...markReadRoutes,
   ...messageExtraRoutes,
+  ...typingRoutes,
 ];

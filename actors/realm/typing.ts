@@ -1,0 +1,58 @@
+// A leaf read for typing notifications (Zulip's zerver/actions/typing.py):
+// who a notification names and who hears it. The realm holds every user's
+// activation and, mirrored by the user actors (syncMember), their
+// receives_typing_notifications, so one turn answers without fetching the
+// roster. Calls nobody: user and channel actors call it inside their turns.
+
+import { errors } from "../errors.ts";
+import type { Handler, Obj } from "../types.ts";
+import { memberById, requireCreated } from "./member-handlers.ts";
+import { apiEmail } from "./members.ts";
+import type { RealmState } from "./state.ts";
+import { NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_ID } from "./system-bot.ts";
+
+/** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events. */
+export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
+
+/**
+ * args: `senderId`; `userIds`, the conversation's users; `validate` (a
+ * direct message's `to`): an unknown id is "Invalid user ID <id>" and the
+ * reply lists `recipients`, else unknown ids are skipped; `channel` (a
+ * channel's subscribers): more than MAX_CHANNEL_SIZE_FOR_TYPING active ones
+ * notify nobody. `notify`: the active users among them who receive typing
+ * notifications.
+ */
+const typingAudience: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  requireCreated(state);
+  const ids = Array.isArray(args.userIds) ? args.userIds : [];
+  const validate = args.validate === true;
+  const recipients: Obj[] = [];
+  let notify: number[] = [];
+  let active = 0;
+  for (const raw of ids) {
+    const id = typeof raw === "number" ? raw : NaN;
+    if (id === NOTIFICATION_BOT_ID) {
+      // A cross-realm bot names the conversation; it has no queue to notify.
+      if (validate) recipients.push({ user_id: id, email: NOTIFICATION_BOT_EMAIL });
+      continue;
+    }
+    const u = memberById(state, id);
+    if (!u) {
+      if (validate) throw errors.typingInvalidUserId(id);
+      continue;
+    }
+    if (validate) recipients.push({ user_id: id, email: apiEmail(state, u) });
+    if (!u.isActive) continue;
+    active++;
+    if (u.receivesTyping !== false) notify.push(id);
+  }
+  if (args.channel === true && active > MAX_CHANNEL_SIZE_FOR_TYPING) notify = [];
+  const sender = memberById(state, typeof args.senderId === "number" ? args.senderId : NaN);
+  if (!sender) throw errors.accessDenied();
+  const reply: Obj = { sender: { user_id: sender.userId, email: apiEmail(state, sender) }, notify };
+  if (validate) reply.recipients = recipients;
+  return { reply };
+};
+
+export const typingRealmHandlers: Record<string, Handler<RealmState>> = { typingAudience };
