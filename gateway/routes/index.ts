@@ -3,6 +3,7 @@
 import type { RouteDef } from "../index.ts";
 import { botRoutes } from "./bots.ts";
 import { channelRoutes } from "./channels.ts";
+import { draftRoutes } from "./drafts.ts";
 import { emojiRoutes } from "./emoji.ts";
 import { eventRoutes } from "./events.ts";
 import { memberRoutes } from "./members.ts";
@@ -31,4 +32,5 @@ export const routes: RouteDef[] = [
   ...savedSnippetRoutes,
   ...pushRoutes,
   ...emojiRoutes,
+  ...draftRoutes,
 ];
