@@ -56,13 +56,15 @@ export function applyDraftFact(state: UserState, raw: Obj): UserState {
   }
   const fact = raw as unknown as DraftFact;
   switch (fact.type) {
-    case "draftsSaved":
+    case "draftsSaved": {
+      const at = new Map(state.drafts.map((x, i) => [x.id, i]));
       for (const d of fact.drafts) {
-        const i = state.drafts.findIndex((x) => x.id === d.id);
-        if (i >= 0) state.drafts[i] = { ...d, to: [...d.to] };
-        else state.drafts.push({ ...d, to: [...d.to] });
+        const i = at.get(d.id);
+        if (i !== undefined) state.drafts[i] = { ...d, to: [...d.to] };
+        else at.set(d.id, state.drafts.push({ ...d, to: [...d.to] }) - 1);
       }
       break;
+    }
     case "draftRemoved":
       state.drafts = state.drafts.filter((x) => x.id !== fact.id);
       break;
@@ -154,10 +156,20 @@ interface RosterUser {
   isActive: boolean;
 }
 
-/** One realm roster per request, fetched when a direct-message draft first needs it. */
-type RosterCache = { users: Map<number, RosterUser> | null };
+/**
+ * Per request: the realm roster, fetched when a direct-message draft first
+ * needs it, and the channels already checked.
+ */
+interface RequestCache {
+  users: Map<number, RosterUser> | null;
+  channels: Map<number, boolean>;
+}
 
-async function rosterOf(ctx: ActorContext, state: UserState, cache: RosterCache) {
+function newCache(): RequestCache {
+  return { users: null, channels: new Map() };
+}
+
+async function rosterOf(ctx: ActorContext, state: UserState, cache: RequestCache) {
   if (!cache.users) {
     const r = (await ctx.call(realmRef(state.realmId), "roster", {})) as unknown as { users: RosterUser[] };
     cache.users = new Map(r.users.map((u) => [u.userId, u]));
@@ -171,7 +183,7 @@ async function validate(
   d: DraftIn,
   ctx: ActorContext,
   caller: Caller,
-  cache: RosterCache,
+  cache: RequestCache,
 ): Promise<Omit<Draft, "id">> {
   const content = normalizeBody(d.content);
   let timestamp = d.timestamp ?? ctx.now() / 1000;
@@ -183,12 +195,18 @@ async function validate(
     const topic = truncate(d.topic, TOPIC_MAX, "...");
     if (topic.includes("\0")) throw errors.topicNullBytes();
     if (d.to.length !== 1) throw errors.exactlyOneChannel();
-    const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
-      stream_id: d.to[0]!,
-      userId: caller.userId,
-      role: caller.role,
-    })) as { ok: boolean };
-    if (!r.ok) throw errors.invalidChannelId();
+    const streamId = d.to[0]!;
+    let ok = cache.channels.get(streamId);
+    if (ok === undefined) {
+      const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+        stream_id: streamId,
+        userId: caller.userId,
+        role: caller.role,
+      })) as { ok: boolean };
+      ok = r.ok;
+      cache.channels.set(streamId, ok);
+    }
+    if (!ok) throw errors.invalidChannelId();
     return { type: "stream", to: [d.to[0]!], topic, content, timestamp };
   }
   if (d.type === "private" && d.to.length > 0) {
@@ -226,11 +244,12 @@ const draftsState: Handler<UserState> = (state, _args, _ctx, caller) => {
 const createDrafts: Handler<UserState> = async (state, args, ctx, caller) => {
   const c = requireSync(state, caller);
   if (!Array.isArray(args.drafts)) throw errors.badRequest("Invalid drafts");
+  // Before the checks, which may ask other actors for each draft.
+  if (state.drafts.length + args.drafts.length > DRAFTS_MAX) throw errors.tooManyDrafts(DRAFTS_MAX);
   const input = args.drafts.map(readDraft);
-  const cache: RosterCache = { users: null };
+  const cache = newCache();
   const valid: Omit<Draft, "id">[] = [];
   for (const d of input) valid.push(await validate(state, d, ctx, c, cache));
-  if (state.drafts.length + valid.length > DRAFTS_MAX) throw errors.tooManyDrafts(DRAFTS_MAX);
   const created: Draft[] = [];
   for (const v of valid) created.push({ id: await ctx.nextId(`draft.${state.realmId}`), ...v });
   return {
@@ -248,7 +267,7 @@ const createDrafts: Handler<UserState> = async (state, args, ctx, caller) => {
 const editDraft: Handler<UserState> = async (state, args, ctx, caller) => {
   const c = requireSync(state, caller);
   const old = find(state, args.id);
-  const v = await validate(state, readDraft(args.draft), ctx, c, { users: null });
+  const v = await validate(state, readDraft(args.draft), ctx, c, newCache());
   const draft: Draft = { id: old.id, ...v };
   return {
     facts: [{ type: "draftsSaved", drafts: [draft as unknown as Obj] }],
