@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { userBehavior } from "../actors/user/index.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { makeApi, type Api, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
@@ -439,6 +440,30 @@ describe("drafts", () => {
     assert.equal(beforeRestart[0]!.content, "kept 2");
     const [next] = await create(me, [{ type: "", to: [], topic: "", content: "after" }]);
     assert.ok(next! > ids[1]!, `${next} > ${ids[1]}`);
+  });
+});
+
+describe("drafts - user actor state", () => {
+  const ref = { kind: "user" as const, realm: 1, key: "7" };
+
+  test("a snapshot written before drafts existed reads as no drafts", () => {
+    const old = JSON.parse(userBehavior.toSnapshot(userBehavior.initial(ref))) as Record<string, unknown>;
+    delete old.drafts;
+    assert.deepEqual(userBehavior.fromSnapshot(JSON.stringify(old), ref).drafts, []);
+  });
+
+  test("the settings fact that turns synchronization off clears the drafts; others keep them", () => {
+    const draft = { id: 3, type: "", to: [], topic: "", content: "c", timestamp: 1 };
+    let s = userBehavior.initial(ref);
+    s = userBehavior.apply(s, { type: "draftsSaved", drafts: [draft] }, ref);
+    s = userBehavior.apply(s, { type: "settings", values: { enter_sends: true }, bySelf: true }, ref);
+    assert.deepEqual(s.drafts, [draft]);
+    s = userBehavior.apply(
+      s,
+      { type: "settings", values: { enable_drafts_synchronization: false }, bySelf: true },
+      ref,
+    );
+    assert.deepEqual(s.drafts, []);
   });
 });
 
