@@ -204,6 +204,17 @@ export const errors = {
   cannotRemoveOnlyOwner: () =>
     new ZulipError("The owner permission cannot be removed from the only organization owner."),
   savedSnippetNotFound: () => new ZulipError("Saved snippet does not exist.", "BAD_REQUEST", 404),
+  // Drafts (zerver/lib/drafts.py, zerver/lib/addressee.py, zerver/lib/recipient_users.py)
+  draftNotFound: () => new ZulipError("Draft does not exist", "BAD_REQUEST", 404),
+  draftsSyncDisabled: () => new ZulipError("User has disabled synchronizing drafts."),
+  /** Not Zulip's (it has no cap): a user's synchronized drafts are kept to this many. */
+  tooManyDrafts: (limit: number) => new ZulipError(`Too many drafts (limit: ${limit})`),
+  messageNullBytes: () => new ZulipError("Message must not contain null bytes"),
+  timestampNegative: () => new ZulipError("Timestamp must not be negative."),
+  topicNullBytes: () => new ZulipError("Topic must not contain null bytes"),
+  /** get_user_profiles_by_ids: no colon, unlike invalidUserId. */
+  invalidRecipientId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
+  noLongerUsingZulip: (email: string) => new ZulipError(`'${email}' is no longer using Zulip.`),
   // Push tokens (zerver/lib/push_notifications.py validate_token, remove_push_device_token)
   emptyOrInvalidToken: () => new ZulipError("Empty or invalid length token"),
   invalidApnsToken: () => new ZulipError("Invalid APNS token"),

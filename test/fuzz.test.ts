@@ -94,6 +94,8 @@ before(async () => {
   const botId = (await ok("POST", "/bots", { full_name: "Fuzz Bot", short_name: "fuzzbot" })).user_id;
   const fieldId = (await ok("POST", "/realm/profile_fields", { name: "Fuzz field", field_type: 1 })).id;
   const snippetId = (await ok("POST", "/saved_snippets", { title: "t", content: "c" })).saved_snippet_id;
+  const draftId = (await ok("POST", "/drafts", { drafts: [{ type: "", to: [], topic: "", content: "c" }] }))
+    .ids[0];
   fixtures = {
     user_id: String(member.userId),
     stream_id: String(streamId),
@@ -103,6 +105,7 @@ before(async () => {
     bot_id: String(botId),
     field_id: String(fieldId),
     saved_snippet_id: String(snippetId),
+    draft_id: String(draftId),
     realm_id: "1",
     file: "fuzz.png",
     "*": "fuzz_emoji",

@@ -52,6 +52,7 @@ interface Fx {
   filterId: number;
   fieldId: number;
   snippetId: number;
+  draftId: number;
   botId: number;
   queueId: string;
   deviceId: number;
@@ -701,6 +702,43 @@ const cases: Case[] = [
   { method: "PATCH", path: `/saved_snippets/${BAD_ID}`, params: { title: "Hi" }, status: 404 },
   { method: "DELETE", path: (f) => `/saved_snippets/${f.snippetId}`, status: 200 },
   { method: "DELETE", path: `/saved_snippets/${BAD_ID}`, status: 404 },
+
+  // --- drafts
+  {
+    method: "POST",
+    path: "/drafts",
+    params: (f) => ({
+      drafts: [
+        { type: "stream", to: [f.channelId], topic: "drafts", content: "A draft", timestamp: 1595479019 },
+      ],
+    }),
+    status: 200,
+    save: (b, f) => {
+      f.draftId = (b.ids as number[])[0]!;
+    },
+  },
+  {
+    method: "POST",
+    path: "/drafts",
+    params: { drafts: [{ type: "stream", to: [], topic: "", content: "x" }] },
+    status: 400,
+  },
+  { method: "GET", path: "/drafts", status: 200 },
+  { method: "GET", path: "/drafts", auth: null, status: 401 },
+  {
+    method: "PATCH",
+    path: (f) => `/drafts/${f.draftId}`,
+    params: { draft: { type: "", to: [], topic: "", content: "Edited" } },
+    status: 200,
+  },
+  {
+    method: "PATCH",
+    path: `/drafts/${BAD_ID}`,
+    params: { draft: { type: "", to: [], topic: "", content: "x" } },
+    status: 404,
+  },
+  { method: "DELETE", path: (f) => `/drafts/${f.draftId}`, status: 200 },
+  { method: "DELETE", path: `/drafts/${BAD_ID}`, status: 404 },
 
   // --- bots
   {

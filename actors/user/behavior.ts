@@ -28,6 +28,7 @@ import { markReadHandlers } from "./mark-read.ts";
 import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "./format.ts";
 import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
+import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
@@ -449,8 +450,8 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
 export const userBehavior: Behavior<UserState> = {
   kind: "user",
   initial: initialUser,
-  // Message flags (flags.ts) fold their own facts; applyUserFact ignores them.
-  apply: (state, f) => applyFlagFact(applyUserFact(state, f), f),
+  // Message flags (flags.ts) and drafts (drafts.ts) fold their own facts; applyUserFact ignores them.
+  apply: (state, f) => applyDraftFact(applyFlagFact(applyUserFact(state, f), f), f),
   toSnapshot: userToSnapshot,
   fromSnapshot: userFromSnapshot,
   handlers: {
@@ -472,6 +473,7 @@ export const userBehavior: Behavior<UserState> = {
     ...readReceiptHandlers,
     ...registerStateHandlers,
     ...typingHandlers,
+    ...draftHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -507,5 +509,10 @@ export const userBehavior: Behavior<UserState> = {
     starredMessages: "caller",
     recentPrivateConversations: "caller",
     typing: "caller",
+    drafts: "caller",
+    draftsState: "caller",
+    createDrafts: "caller",
+    editDraft: "caller",
+    deleteDraft: "caller",
   },
 };

@@ -43,6 +43,21 @@ export interface UserState {
   pushTokens: PushToken[];
   /** Logged-in client devices (Zulip's Device rows), oldest first; see devices.ts. */
   devices: Device[];
+  /** Synchronized message drafts (Zulip's Draft rows), in creation order; see drafts.ts. */
+  drafts: Draft[];
+}
+
+/** A draft as the API shows it; the recipient is resolved when saved. */
+export interface Draft {
+  id: number;
+  /** "stream", "private", or "" (unaddressed). */
+  type: string;
+  /** The channel id, or the other participants' user ids (sorted); [] when unaddressed. */
+  to: number[];
+  topic: string;
+  content: string;
+  /** Seconds since the epoch of the last edit, with up to 6 decimals (the API shows it truncated). */
+  timestamp: number;
 }
 
 /** A logged-in client device and its E2EE push registration. */
@@ -137,6 +152,7 @@ export function initialUser(ref: ActorRef): UserState {
     savedSnippets: [],
     pushTokens: [],
     devices: [],
+    drafts: [],
   };
 }
 

@@ -4,6 +4,7 @@ import { botsArea } from "./bots.ts";
 import { channelsArea } from "./channels.ts";
 import { emojiArea } from "./emoji.ts";
 import { devicesArea } from "./devices.ts";
+import { draftsArea } from "./drafts.ts";
 import { profileFieldsArea } from "./profile-fields.ts";
 import { realmArea } from "./realm.ts";
 import { savedSnippetsArea } from "./saved-snippets.ts";
@@ -37,4 +38,5 @@ export const registerAreas: RegisterArea[] = [
   ...userMessageAreas,
   ...legacySettingsAreas,
   ...serverStateAreas,
+  draftsArea,
 ];

@@ -3,6 +3,7 @@
 import type { RouteDef } from "../index.ts";
 import { botRoutes } from "./bots.ts";
 import { channelRoutes } from "./channels.ts";
+import { draftRoutes } from "./drafts.ts";
 import { emojiRoutes } from "./emoji.ts";
 import { eventRoutes } from "./events.ts";
 import { memberRoutes } from "./members.ts";
@@ -37,4 +38,5 @@ export const routes: RouteDef[] = [
   ...markReadRoutes,
   ...messageExtraRoutes,
   ...typingRoutes,
+  ...draftRoutes,
 ];

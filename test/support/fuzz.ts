@@ -245,6 +245,7 @@ export const NO_FREE: ReadonlySet<string> = new Set([
   "DELETE /api/v1/realm/filters/:filter_id",
   "DELETE /api/v1/realm/profile_fields/:field_id",
   "DELETE /api/v1/saved_snippets/:saved_snippet_id",
+  "DELETE /api/v1/drafts/:draft_id",
   "DELETE /api/v1/users/me/subscriptions",
   "PATCH /api/v1/realm",
   "DELETE /api/v1/realm/emoji/*",
