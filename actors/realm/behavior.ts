@@ -12,6 +12,7 @@ import { realmSettingsHandlers } from "./settings-handlers.ts";
 import { linkifierHandlers } from "./linkifier-handlers.ts";
 import { webhookRealmHandlers } from "./webhook-handlers.ts";
 import { deactivationPlanHandlers } from "./deactivation-plan.ts";
+import { sendPrefsHandlers } from "./send-prefs.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -44,6 +45,7 @@ for (const [name, h] of Object.entries(webhookRealmHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
@@ -115,6 +117,7 @@ const external: Record<string, Exposure> = {
   removeLinkifier: "caller",
   reorderLinkifiers: "caller",
   planDeactivation: "caller",
+  statusTarget: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

@@ -29,6 +29,8 @@ import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
+import { alertWordHandlers } from "./alert-words.ts";
+import { mutedUserHandlers } from "./muted-users.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
@@ -461,6 +463,8 @@ export const userBehavior: Behavior<UserState> = {
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
+    ...alertWordHandlers,
+    ...mutedUserHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -491,5 +495,11 @@ export const userBehavior: Behavior<UserState> = {
     devices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
+    alertWords: "caller",
+    addAlertWords: "caller",
+    removeAlertWords: "caller",
+    mutedUsers: "caller",
+    muteUser: "caller",
+    unmuteUser: "caller",
   },
 };

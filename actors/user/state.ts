@@ -43,6 +43,16 @@ export interface UserState {
   pushTokens: PushToken[];
   /** Logged-in client devices (Zulip's Device rows), oldest first; see devices.ts. */
   devices: Device[];
+  /** Alert words in the order added (Zulip's AlertWord rows); see alert-words.ts. */
+  alertWords: string[];
+  /** Users this user muted, in the order muted; see muted-users.ts. */
+  mutedUsers: MutedUser[];
+}
+
+export interface MutedUser {
+  id: number;
+  /** Seconds since the epoch. */
+  timestamp: number;
 }
 
 /** A logged-in client device and its E2EE push registration. */
@@ -110,6 +120,10 @@ export type UserFact =
   | { type: "pushTokenRemoved"; kind: string; token: string }
   | { type: "deviceAdded"; id: number }
   | { type: "deviceRemoved"; id: number }
+  /** The whole list after an add or remove. */
+  | { type: "alertWords"; words: string[] }
+  | { type: "userMuted"; muted: MutedUser }
+  | { type: "userUnmuted"; id: number }
   /** Only the fields that changed. */
   | { type: "deviceUpdated"; id: number; changes: Partial<Device> };
 
@@ -137,6 +151,8 @@ export function initialUser(ref: ActorRef): UserState {
     savedSnippets: [],
     pushTokens: [],
     devices: [],
+    alertWords: [],
+    mutedUsers: [],
   };
 }
 
@@ -216,6 +232,16 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
       if (d) Object.assign(d, fact.changes, { id: d.id });
       break;
     }
+    case "alertWords":
+      state.alertWords = [...fact.words];
+      break;
+    case "userMuted":
+      state.mutedUsers = state.mutedUsers.filter((m) => m.id !== fact.muted.id);
+      state.mutedUsers.push({ ...fact.muted });
+      break;
+    case "userUnmuted":
+      state.mutedUsers = state.mutedUsers.filter((m) => m.id !== fact.id);
+      break;
     case "snippetRemoved":
       state.savedSnippets = state.savedSnippets.filter((x) => x.id !== fact.id);
       break;
