@@ -14,6 +14,7 @@ import { userGroupsArea } from "./user-groups.ts";
 import { userSettingsArea } from "./user-settings.ts";
 import { userStatusArea } from "./user-status.ts";
 import { usersArea } from "./users.ts";
+import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -29,4 +30,6 @@ export const registerAreas: RegisterArea[] = [
   savedSnippetsArea,
   emojiArea,
   devicesArea,
+  alertWordsArea,
+  mutedUsersArea,
 ];

@@ -15,6 +15,7 @@ import { settingsRoutes } from "./settings.ts";
 import { linkifierRoutes } from "./linkifiers.ts";
 import { userGroupRoutes } from "./user-groups.ts";
 import { userRoutes } from "./users.ts";
+import { userPrefRoutes } from "./user-prefs.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -31,4 +32,5 @@ export const routes: RouteDef[] = [
   ...savedSnippetRoutes,
   ...pushRoutes,
   ...emojiRoutes,
+  ...userPrefRoutes,
 ];
