@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { alertedUsers, buildMatcher, realmMatcher } from "../actors/channel/alert-words.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
@@ -264,6 +265,27 @@ describe("alert words", () => {
     );
     assertSuccess(dm);
     assert.deepEqual(await flagsOf(srv.api, watcher, dm.body.id), ["has_alert_word"]);
+  });
+});
+
+describe("alert word matcher", () => {
+  test("overlapping words, many users, and a stale cache", () => {
+    const m = buildMatcher({ "1": ["he", "she"], "2": ["hers", "SHE"], "3": ["x y"] });
+    assert.deepEqual([...alertedUsers(m, "ushers")].sort(), []);
+    assert.deepEqual([...alertedUsers(m, "she, hers")].sort(), [1, 2]);
+    assert.deepEqual([...alertedUsers(m, "he")].sort(), [1]);
+    assert.deepEqual([...alertedUsers(m, "a X Y.")].sort(), [3]);
+    // Linear in the content: a long adversarial text is quick.
+    const big = buildMatcher({ "1": ["a".repeat(100), `${"a".repeat(99)}b`] });
+    const t0 = performance.now();
+    assert.equal(alertedUsers(big, "a".repeat(10000)).size, 0);
+    assert.ok(performance.now() - t0 < 500);
+    // A stamp this process has no words for must be asked for again.
+    const realm = 1_000_000 + process.pid;
+    assert.ok(realmMatcher(realm, "s1", { "1": ["w"] }));
+    assert.ok(realmMatcher(realm, "s1", undefined));
+    assert.equal(realmMatcher(realm, "s0", undefined), undefined);
+    assert.equal(realmMatcher(realm, undefined, undefined), null);
   });
 });
 

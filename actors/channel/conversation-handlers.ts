@@ -73,11 +73,11 @@ async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promi
 }
 
 /** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
-async function alerted(ctx: ActorContext, realmId: number, users: Roster, content: string) {
+async function alerted(ctx: ActorContext, realmId: number, sender: number, users: Roster, content: string) {
   const p = users.prefs ?? {};
   let matcher = realmMatcher(realmId, p.alertStamp, p.alertWords);
   if (matcher === undefined) {
-    const again = (await roster(ctx, realmId)).prefs ?? {};
+    const again = (await roster(ctx, realmId, { sender })).prefs ?? {};
     matcher = realmMatcher(realmId, again.alertStamp, again.alertWords);
   }
   return matcher ? alertedUsers(matcher, content) : new Set<number>();
@@ -351,7 +351,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Those who muted the sender get the message already read (Zulip's
   // mark_as_read_user_ids): no unread count, mention or notification.
   const mutedBy = users.prefs?.mutedBy ? new Set(users.prefs.mutedBy) : undefined;
-  const alerts = await alerted(ctx, state.realmId, users, content);
+  const alerts = await alerted(ctx, state.realmId, c.userId, users, content);
   const perUser = new Map<number, string[]>();
   for (const uid of recipients) {
     const flags: string[] = [];

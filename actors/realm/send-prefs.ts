@@ -56,10 +56,11 @@ export function applySendPrefsFact(state: RealmState, fact: SendPrefsFact): void
  */
 export function sendPrefsReply(state: RealmState, args: Obj): Obj {
   const v = state.sendPrefs;
-  if (!v) return {};
-  const out: Obj = {};
+  // Other roster reads (no sender) get none of it.
   const sender = optInt(args, "sender");
-  const muters = sender === undefined ? undefined : v.mutedBy[String(sender)];
+  if (!v || sender === undefined) return {};
+  const out: Obj = {};
+  const muters = v.mutedBy[String(sender)];
   if (muters?.length) out.mutedBy = [...muters];
   if (Object.keys(v.alertWords).length) {
     out.alertStamp = v.alertStamp;
