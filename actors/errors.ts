@@ -193,6 +193,10 @@ export const errors = {
   notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
   notAuthorizedToChangeEmails: () => new ZulipError("User not authorized to change user emails"),
   userDeactivated: () => new ZulipError("User is deactivated"),
+  // Muted users (zerver/views/muted_users.py)
+  cannotMuteSelf: () => new ZulipError("Cannot mute self"),
+  userAlreadyMuted: () => new ZulipError("User already muted"),
+  userNotMuted: () => new ZulipError("User is not muted"),
   cannotDeactivateOnlyOwner: () => new ZulipError("Cannot deactivate the only organization owner"),
   cannotDeactivateLastUser: (isLastOwner: boolean) => {
     const entity = isLastOwner ? "organization owner" : "user";

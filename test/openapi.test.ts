@@ -739,6 +739,19 @@ const cases: Case[] = [
   },
   { method: "DELETE", path: (f) => `/drafts/${f.draftId}`, status: 200 },
   { method: "DELETE", path: `/drafts/${BAD_ID}`, status: 404 },
+  // --- a user's status, alert words, muted users
+  { method: "GET", path: (f) => `/users/${f.member.userId}/status`, status: 200 },
+  { method: "GET", path: `/users/${BAD_ID}/status`, status: 400 },
+  { method: "POST", path: "/users/me/alert_words", params: { alert_words: ["conformance"] }, status: 200 },
+  { method: "POST", path: "/users/me/alert_words", params: { alert_words: ["x".repeat(101)] }, status: 400 },
+  { method: "GET", path: "/users/me/alert_words", status: 200 },
+  { method: "GET", path: "/users/me/alert_words", auth: null, status: 401 },
+  { method: "DELETE", path: "/users/me/alert_words", params: { alert_words: ["conformance"] }, status: 200 },
+  { method: "DELETE", path: "/users/me/alert_words", params: {}, status: 400 },
+  { method: "POST", path: (f) => `/users/me/muted_users/${f.member.userId}`, status: 200 },
+  { method: "POST", path: (f) => `/users/me/muted_users/${f.member.userId}`, status: 400 },
+  { method: "DELETE", path: (f) => `/users/me/muted_users/${f.member.userId}`, status: 200 },
+  { method: "DELETE", path: (f) => `/users/me/muted_users/${f.member.userId}`, status: 400 },
 
   // --- bots
   {

@@ -21,6 +21,7 @@ import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } f
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
+import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -56,16 +57,34 @@ export async function channelInfo(
 }
 
 type Linkifiers = RenderEnv["linkifiers"];
-export type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers };
+/** For a send, also the realm's send view (actors/realm/send-prefs.ts): mutes and alert words. */
+interface SendPrefs {
+  mutedBy?: number[];
+  alertStamp?: string;
+  alertWords?: Record<string, string[]>;
+}
+export type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers; prefs?: SendPrefs };
 
-export async function roster(ctx: ActorContext, realmId: number): Promise<Roster> {
-  const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as {
+export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
+  const r = (await ctx.call(realmRef(realmId), "roster", args)) as unknown as {
     users: RosterEntry[];
     linkifiers?: Linkifiers;
-  };
+  } & SendPrefs;
   const map: Roster = new Map(r.users.map((u) => [u.userId, u]));
   map.linkifiers = r.linkifiers ?? [];
+  map.prefs = { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords };
   return map;
+}
+
+/** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
+async function alerted(ctx: ActorContext, realmId: number, sender: number, users: Roster, content: string) {
+  const p = users.prefs ?? {};
+  let matcher = realmMatcher(realmId, p.alertStamp, p.alertWords);
+  if (matcher === undefined) {
+    const again = (await roster(ctx, realmId, { sender })).prefs ?? {};
+    matcher = realmMatcher(realmId, again.alertStamp, again.alertWords);
+  }
+  return matcher ? alertedUsers(matcher, content) : new Set<number>();
 }
 
 export function me(caller: Caller | null): Caller {
@@ -277,7 +296,10 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   const bot = args.notification_bot === true && !isDmKey(state.key);
   const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
-  const users = await roster(ctx, state.realmId);
+  const users = await roster(ctx, state.realmId, {
+    sender: c.userId,
+    ...(cachedStamp(state.realmId) === undefined ? {} : { alertStamp: cachedStamp(state.realmId)! }),
+  });
   const sender = bot ? NOTIFICATION_BOT_ENTRY : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
   const dm = isDmKey(state.key);
@@ -349,15 +371,20 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Topic wildcard mentions reach those who took part in the topic (the topic index).
   const topicParticipants = topicEntry(state, topic)?.senders ?? new Map<number, number>();
   const readBySender = args.read_by_sender !== false;
+  // Those who muted the sender get the message already read (Zulip's
+  // mark_as_read_user_ids): no unread count, mention or notification.
+  const mutedBy = users.prefs?.mutedBy ? new Set(users.prefs.mutedBy) : undefined;
+  const alerts = await alerted(ctx, state.realmId, c.userId, users, content);
   const perUser = new Map<number, string[]>();
   for (const uid of recipients) {
     const flags: string[] = [];
-    if (uid === actor.userId && readBySender) flags.push("read");
+    if ((uid === actor.userId && readBySender) || mutedBy?.has(uid)) flags.push("read");
     if (env.mentionedUserIds.has(uid)) flags.push("mentioned");
     // Zulip flags a channel-wide wildcard (@all, @everyone) the same way in DMs.
     if (env.wildcard === "channel") flags.push("stream_wildcard_mentioned");
     if (env.wildcard === "topic" && (topicParticipants.has(uid) || uid === c.userId))
       flags.push("topic_wildcard_mentioned");
+    if (alerts.has(uid)) flags.push("has_alert_word");
     perUser.set(uid, flags);
   }
   const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });

@@ -13,6 +13,7 @@ import { linkifierHandlers } from "./linkifier-handlers.ts";
 import { webhookRealmHandlers } from "./webhook-handlers.ts";
 import { deactivationPlanHandlers } from "./deactivation-plan.ts";
 import { typingRealmHandlers } from "./typing.ts";
+import { sendPrefsHandlers } from "./send-prefs.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -46,6 +47,7 @@ for (const [name, h] of Object.entries(webhookRealmHandlers))
 for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
@@ -118,6 +120,7 @@ const external: Record<string, Exposure> = {
   removeLinkifier: "caller",
   reorderLinkifiers: "caller",
   planDeactivation: "caller",
+  statusTarget: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

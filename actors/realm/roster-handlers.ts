@@ -7,9 +7,10 @@ import type { Handler, Obj } from "../types.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
 import { memberById } from "./member-handlers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
+import { sendPrefsReply } from "./send-prefs.ts";
 import type { RealmState } from "./state.ts";
 
-const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const roster: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
   return {
@@ -27,6 +28,8 @@ const roster: Handler<RealmState> = (state, _args, _ctx, caller) => {
       })),
       // For message rendering (patterns and URL templates).
       linkifiers: formatLinkifiers(state),
+      // For a send (args sender, alertStamp): mutes and alert words.
+      ...sendPrefsReply(state, args),
     },
   };
 };

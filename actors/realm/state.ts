@@ -10,6 +10,7 @@ import { dict } from "../dict.ts";
 import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
+import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -170,6 +171,8 @@ export interface RealmState {
   presenceUpdateId: number;
   /** Custom profile fields, in display order. */
   profileFields: ProfileField[];
+  /** Users' alert words and mutes, for sends (send-prefs.ts); absent until the first. */
+  sendPrefs?: SendPrefsState;
 }
 
 export type RealmKindState = DirectoryState | RealmState;
@@ -294,6 +297,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       break;
     default:
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
+      else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;

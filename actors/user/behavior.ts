@@ -31,6 +31,8 @@ import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
+import { alertWordHandlers } from "./alert-words.ts";
+import { mutedUserHandlers } from "./muted-users.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
 import { registerStateHandlers } from "./register-state.ts";
@@ -474,6 +476,8 @@ export const userBehavior: Behavior<UserState> = {
     ...registerStateHandlers,
     ...typingHandlers,
     ...draftHandlers,
+    ...alertWordHandlers,
+    ...mutedUserHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -514,5 +518,11 @@ export const userBehavior: Behavior<UserState> = {
     createDrafts: "caller",
     editDraft: "caller",
     deleteDraft: "caller",
+    alertWords: "caller",
+    addAlertWords: "caller",
+    removeAlertWords: "caller",
+    mutedUsers: "caller",
+    muteUser: "caller",
+    unmuteUser: "caller",
   },
 };

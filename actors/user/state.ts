@@ -45,6 +45,10 @@ export interface UserState {
   devices: Device[];
   /** Synchronized message drafts (Zulip's Draft rows), in creation order; see drafts.ts. */
   drafts: Draft[];
+  /** Alert words in the order added (Zulip's AlertWord rows); see alert-words.ts. */
+  alertWords: string[];
+  /** Users this user muted, in the order muted; see muted-users.ts. */
+  mutedUsers: MutedUser[];
 }
 
 /** A draft as the API shows it; the recipient is resolved when saved. */
@@ -57,6 +61,12 @@ export interface Draft {
   topic: string;
   content: string;
   /** Seconds since the epoch of the last edit, with up to 6 decimals (the API shows it truncated). */
+  timestamp: number;
+}
+
+export interface MutedUser {
+  id: number;
+  /** Seconds since the epoch. */
   timestamp: number;
 }
 
@@ -125,6 +135,10 @@ export type UserFact =
   | { type: "pushTokenRemoved"; kind: string; token: string }
   | { type: "deviceAdded"; id: number }
   | { type: "deviceRemoved"; id: number }
+  /** The whole list after an add or remove. */
+  | { type: "alertWords"; words: string[] }
+  | { type: "userMuted"; muted: MutedUser }
+  | { type: "userUnmuted"; id: number }
   /** Only the fields that changed. */
   | { type: "deviceUpdated"; id: number; changes: Partial<Device> };
 
@@ -153,6 +167,8 @@ export function initialUser(ref: ActorRef): UserState {
     pushTokens: [],
     devices: [],
     drafts: [],
+    alertWords: [],
+    mutedUsers: [],
   };
 }
 
@@ -232,6 +248,16 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
       if (d) Object.assign(d, fact.changes, { id: d.id });
       break;
     }
+    case "alertWords":
+      state.alertWords = [...fact.words];
+      break;
+    case "userMuted":
+      state.mutedUsers = state.mutedUsers.filter((m) => m.id !== fact.muted.id);
+      state.mutedUsers.push({ ...fact.muted });
+      break;
+    case "userUnmuted":
+      state.mutedUsers = state.mutedUsers.filter((m) => m.id !== fact.id);
+      break;
     case "snippetRemoved":
       state.savedSnippets = state.savedSnippets.filter((x) => x.id !== fact.id);
       break;

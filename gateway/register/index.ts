@@ -19,6 +19,7 @@ import { presenceArea } from "./presence.ts";
 import { userMessageAreas } from "./user-messages.ts";
 import { legacySettingsAreas } from "./legacy-settings.ts";
 import { serverStateAreas } from "./server-state.ts";
+import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -39,4 +40,6 @@ export const registerAreas: RegisterArea[] = [
   ...legacySettingsAreas,
   ...serverStateAreas,
   draftsArea,
+  alertWordsArea,
+  mutedUsersArea,
 ];

@@ -19,6 +19,7 @@ import { userGroupRoutes } from "./user-groups.ts";
 import { typingRoutes } from "./typing.ts";
 import { userRoutes } from "./users.ts";
 import { messageExtraRoutes } from "./message-extras.ts";
+import { userPrefRoutes } from "./user-prefs.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -39,4 +40,5 @@ export const routes: RouteDef[] = [
   ...messageExtraRoutes,
   ...typingRoutes,
   ...draftRoutes,
+  ...userPrefRoutes,
 ];

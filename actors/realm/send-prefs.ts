@@ -1,0 +1,116 @@
+// The realm's copy of the per-user preferences that change how a new
+// message is delivered: alert words (has_alert_word) and muted users (the
+// muter gets the message already read). The user actor owns them
+// (actors/user/alert-words.ts, muted-users.ts) and reports every change
+// here (`syncSendPrefs`, a leaf), so a send learns them from the roster it
+// already asks for, instead of asking each recipient. Most users have
+// neither, and then the view is empty and the roster reply unchanged.
+//
+// SNAPSHOT NOTE: `RealmState.sendPrefs` is optional; snapshots without it
+// mean no alert words and no mutes.
+
+import { randomUUID } from "node:crypto";
+import { errors } from "../errors.ts";
+import type { Handler, Obj } from "../types.ts";
+import { optBool, optInt } from "../user/index.ts";
+import { accessUser, actorOf, memberById } from "./member-handlers.ts";
+import type { RealmState } from "./state.ts";
+import { NOTIFICATION_BOT_ID } from "./system-bot.ts";
+
+export interface SendPrefsState {
+  /** user id -> that user's alert words; users without any are absent. */
+  alertWords: Record<string, string[]>;
+  /** A new value with every alert word change: the key of a sender's cached matcher. */
+  alertStamp: string;
+  /** muted user id -> ids of the users who muted them. */
+  mutedBy: Record<string, number[]>;
+}
+
+export type SendPrefsFact =
+  | { type: "alertWordsSynced"; userId: number; words: string[]; stamp: string }
+  | { type: "muteSynced"; userId: number; mutedId: number; muted: boolean };
+
+export function isSendPrefsFact(f: { type: string }): f is SendPrefsFact {
+  return f.type === "alertWordsSynced" || f.type === "muteSynced";
+}
+
+export function applySendPrefsFact(state: RealmState, fact: SendPrefsFact): void {
+  const v = (state.sendPrefs ??= { alertWords: {}, alertStamp: "", mutedBy: {} });
+  if (fact.type === "alertWordsSynced") {
+    if (fact.words.length) v.alertWords[String(fact.userId)] = [...fact.words];
+    else delete v.alertWords[String(fact.userId)];
+    v.alertStamp = fact.stamp;
+    return;
+  }
+  const key = String(fact.mutedId);
+  const muters = (v.mutedBy[key] ?? []).filter((id) => id !== fact.userId);
+  if (fact.muted) muters.push(fact.userId);
+  if (muters.length) v.mutedBy[key] = muters;
+  else delete v.mutedBy[key];
+}
+
+/**
+ * What a send needs from the view, added to the roster reply: the users
+ * who muted `sender`, and every user's alert words unless the caller's
+ * cached copy (`alertStamp`) is current. Nothing when the view is empty.
+ */
+export function sendPrefsReply(state: RealmState, args: Obj): Obj {
+  const v = state.sendPrefs;
+  // Other roster reads (no sender) get none of it.
+  const sender = optInt(args, "sender");
+  if (!v || sender === undefined) return {};
+  const out: Obj = {};
+  const muters = v.mutedBy[String(sender)];
+  if (muters?.length) out.mutedBy = [...muters];
+  if (Object.keys(v.alertWords).length) {
+    out.alertStamp = v.alertStamp;
+    if (args.alertStamp !== v.alertStamp) out.alertWords = structuredClone(v.alertWords);
+  }
+  return out;
+}
+
+function stringList(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.every((w) => typeof w === "string") ? (v as string[]) : undefined;
+}
+
+/**
+ * Leaf for the user actor: `alertWords` (the whole new list) and/or
+ * `mutedId` with `muted`. Idempotent, so a user actor retrying after a
+ * failed turn converges the view.
+ */
+const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.invalidSubdomain();
+  const userId = optInt(args, "userId");
+  if (userId === undefined) throw errors.internal();
+  const facts: Obj[] = [];
+  const words = stringList(args.alertWords);
+  if (words !== undefined) {
+    const old = state.sendPrefs?.alertWords[String(userId)] ?? [];
+    if (old.length !== words.length || old.some((w, i) => w !== words[i]))
+      facts.push({ type: "alertWordsSynced", userId, words, stamp: randomUUID() });
+  }
+  const mutedId = optInt(args, "mutedId");
+  const muted = optBool(args, "muted");
+  if (mutedId !== undefined && muted !== undefined) {
+    // Zulip's access_user_by_id_including_cross_realm with bots and
+    // deactivated users allowed: only an unknown id is refused.
+    if (mutedId !== NOTIFICATION_BOT_ID && !memberById(state, mutedId)) throw errors.noSuchUser();
+    const now = (state.sendPrefs?.mutedBy[String(mutedId)] ?? []).includes(userId);
+    if (now !== muted) facts.push({ type: "muteSynced", userId, mutedId, muted });
+  }
+  return { facts, reply: {} };
+};
+
+/**
+ * GET /users/{user_id}/status: Zulip's access_user_by_id for reading
+ * (no bots, no deactivated users). The status itself is the user actor's.
+ */
+const statusTarget: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  const me = actorOf(state, caller);
+  accessUser(state, { userId: optInt(args, "userId") ?? 0 }, me, {});
+  return { reply: {} };
+};
+
+export const sendPrefsHandlers: Record<string, Handler<RealmState>> = { syncSendPrefs, statusTarget };

@@ -1,0 +1,86 @@
+// Muted users (Zulip's zerver/views/muted_users.py, actions/muted_users.py):
+// each user's own list, on their user actor. Every change is also reported
+// to the realm's send view (actors/realm/send-prefs.ts): a message from a
+// muted sender then arrives already read for the muter, which is what keeps
+// it out of their unread counts, mentions and notifications. The realm's
+// `syncSendPrefs` also checks that the muted user exists, so a bad id
+// changes nothing anywhere.
+
+import { errors } from "../errors.ts";
+import { realmRef } from "../realm/index.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent } from "../types.ts";
+import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import type { MutedUser, UserFact, UserState } from "./state.ts";
+import { optInt } from "./validate.ts";
+
+function requireSelf(state: UserState, caller: Caller | null): void {
+  if (!state.created) throw errors.noSuchUser();
+  if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId)) {
+    throw errors.accessDenied();
+  }
+}
+
+function format(list: MutedUser[]): Obj[] {
+  return list.map((m) => ({ id: m.id, timestamp: m.timestamp }));
+}
+
+function fact(f: UserFact): Obj {
+  return f as unknown as Obj;
+}
+
+async function sync(state: UserState, ctx: ActorContext, mutedId: number, muted: boolean): Promise<void> {
+  await ctx.call(realmRef(state.realmId), "syncSendPrefs", { userId: state.userId, mutedId, muted });
+}
+
+function mutedId(args: Obj): number {
+  const id = optInt(args, "mutedId");
+  if (id === undefined) throw errors.noSuchUser();
+  return id;
+}
+
+const mutedUsers: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  return { reply: { muted_users: format(state.mutedUsers) } };
+};
+
+const muteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<Decision> => {
+  requireSelf(state, caller);
+  const id = mutedId(args);
+  if (id === state.userId) throw errors.cannotMuteSelf();
+  // Zulip's order: the target's existence, then the duplicate.
+  await sync(state, ctx, id, true);
+  if (state.mutedUsers.some((m) => m.id === id)) throw errors.userAlreadyMuted();
+  const muted: MutedUser = { id, timestamp: Math.floor(ctx.now() / 1000) };
+  const list = [...state.mutedUsers, muted];
+  const facts: Obj[] = [fact({ type: "userMuted", muted })];
+  const events: OutEvent[] = [
+    { event: { type: "muted_users", muted_users: format(list) }, userIds: [state.userId] },
+  ];
+  // Zulip marks what the muted user already sent as read, at once.
+  const m = msgsOf(state);
+  const read = FLAG_BITS.read!;
+  const unread: number[] = [];
+  for (const mid of m.ids) {
+    const e = m.entries[String(mid)]!;
+    if (e[3] === id && !(e[1] & read)) unread.push(mid);
+  }
+  const d = flagDecision(state, unread, "read", "add", {});
+  facts.push(...(d.facts ?? []));
+  events.push(...(d.events ?? []));
+  return { facts, events, reply: {} };
+};
+
+const unmuteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<Decision> => {
+  requireSelf(state, caller);
+  const id = mutedId(args);
+  await sync(state, ctx, id, false);
+  if (!state.mutedUsers.some((m) => m.id === id)) throw errors.userNotMuted();
+  const list = state.mutedUsers.filter((m) => m.id !== id);
+  return {
+    facts: [fact({ type: "userUnmuted", id })],
+    events: [{ event: { type: "muted_users", muted_users: format(list) }, userIds: [state.userId] }],
+    reply: {},
+  };
+};
+
+export const mutedUserHandlers: Record<string, Handler<UserState>> = { mutedUsers, muteUser, unmuteUser };
