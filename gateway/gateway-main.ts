@@ -8,7 +8,7 @@ import { ClusterClient, NatsBus } from "../cluster/transport/index.ts";
 import { buildApp } from "./index.ts";
 import { routes } from "./routes/index.ts";
 
-// Tracing first (README "Tracing").
+// Tracing first (docs/operations.md "Tracing").
 startTracing({ service: "zulip-gateway", instance: `gateway:${process.pid}` });
 const shards = env.shards();
 const tls = grpcTls();
