@@ -1,5 +1,5 @@
-// `npm run admin -- <command>`: ask a gateway's admin API (README "Admin API
-// and placement page") and print tables.
+// `npm run admin -- <command>`: ask a gateway's admin API (docs/operations.md
+// "Admin API and placement page") and print tables.
 //   ADMIN_URL     the gateway (or embedded server), default http://127.0.0.1:9991
 //   ADMIN_TOKEN   the cluster's admin token (Bearer), or else
 //   ADMIN_EMAIL + ADMIN_API_KEY   an organization owner's credentials (Basic)

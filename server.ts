@@ -49,7 +49,7 @@ export interface EmbeddedServer {
   url: string;
   port: number;
   node: NodeRuntime;
-  /** The node's memory budget (README "Overload"). */
+  /** The node's memory budget (docs/operations.md "Overload"). */
   guard: MemoryGuard;
   /** The outgoing-webhook worker (docs/webhooks.md). */
   webhooks: WebhookWorker;
@@ -156,7 +156,7 @@ const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(new URL(i
 if (isMain) {
   const log = createLogger({ service: "zulip-embedded" });
   setRootLogger(log);
-  // Tracing first (README "Tracing"); tests start their own SDK.
+  // Tracing first (docs/operations.md "Tracing"); tests start their own SDK.
   startTracing({ service: "zulip-embedded" });
   const srv = await startEmbedded({
     port: env.port(),

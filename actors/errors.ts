@@ -79,7 +79,7 @@ export const errors = {
       { "Retry-After": String(retryAfter) },
     ),
 
-  // Parameters (zulip-facts §1, §2)
+  // Parameters (Zulip's parameter errors; https://zulip.com/api/rest-error-handling)
   missingArgument: (name: string) =>
     new ZulipError(`Missing '${name}' argument`, "REQUEST_VARIABLE_MISSING", 400, { var_name: name }),
   confusingArgument: (a: string, b: string) =>
@@ -124,7 +124,7 @@ export const errors = {
   noSuchRoute: () => new ZulipError("Not Found", "NOT_FOUND", 404),
   payloadTooLarge: () => new ZulipError("Request body too large", "BAD_REQUEST", 413),
 
-  // Authentication (zulip-facts §1: on /api/v1 every basic-auth failure is 401 UNAUTHORIZED)
+  // Authentication (as Zulip: on /api/v1 every basic-auth failure is 401 UNAUTHORIZED)
   notLoggedIn: () =>
     new ZulipError(
       "Not logged in: API authentication or user session required",
@@ -171,7 +171,8 @@ export const errors = {
   // Roles
   mustBeOwner: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
   guestsCannotBeAdmins: () => new ZulipError("Guests cannot be organization administrators"),
-  // Admin API (README "Admin API and placement page"): not a Zulip endpoint, so 401/403 like HTTP says.
+  // Admin API (docs/operations.md "Admin API and placement page"): not a Zulip endpoint,
+  // so 401/403 like HTTP says.
   adminInvalidToken: () => errors.unauthorized("Invalid admin token"),
   adminOwnerRequired: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL", 403),
   mustBeAdmin: () => new ZulipError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),

@@ -56,7 +56,7 @@ export const env = {
   nodeId: () => str("NODE_ID", `node-${process.pid}`),
 };
 
-// ---- Securing the internal links (README "Securing the cluster") ------------
+// ---- Securing the internal links (docs/operations.md "Securing the cluster") ------------
 
 /** The contents of the file named by `name`, or undefined when `name` is unset. */
 function fileOf(name: string): string | undefined {

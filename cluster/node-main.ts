@@ -18,7 +18,7 @@ import { createLogger, setRootLogger } from "./log.ts";
 const nodeId = env.nodeId();
 const log = createLogger({ service: "zulip-node", node: nodeId });
 setRootLogger(log);
-// Tracing first (README "Tracing").
+// Tracing first (docs/operations.md "Tracing").
 startTracing({ service: "zulip-node", instance: nodeId });
 const shards = env.shards();
 const grpcHost = env.str("GRPC_HOST", "127.0.0.1");
@@ -52,7 +52,7 @@ const node = new NodeRuntime({
   bus,
   onShardChange: (shard, serving) => (serving ? subjects.add(shard) : subjects.remove(shard)),
 });
-// Requests from gateways and other nodes pass the memory budget (README "Overload").
+// Requests from gateways and other nodes pass the memory budget (docs/operations.md "Overload").
 const guard = new MemoryGuard(nodeId, overload.memoryBudgetMb);
 const admitted = guard.admit((req) => node.handle(req));
 subjects = serveShardSubjects(bus.nc, admitted);

@@ -25,7 +25,7 @@ export const SAMPLE_MS = 200;
 /** Seconds a refused client is told to wait (Retry-After). */
 export const RETRY_AFTER_S = 1;
 
-/** Overload settings from the environment (README "Overload"). */
+/** Overload settings from the environment (docs/operations.md "Overload"). */
 export function overloadConfig(): { mailboxLimit: number | undefined; memoryBudgetMb: number } {
   const mailbox = env.int("ACTOR_MAILBOX_MAX", 0);
   return {

@@ -15,8 +15,8 @@
 // continue a trace whose traceparent says "sampled"; an unsampled request
 // carries no traceparent and costs the nodes nothing.
 //
-// The unsampled path is meant to be nearly free (README "Tracing" has the
-// benchmark): the gateway decides before any span exists (startHttpSpan: one
+// The unsampled path is meant to be nearly free (docs/benchmarks.md
+// "Tracing cost" has the benchmark): the gateway decides before any span exists (startHttpSpan: one
 // Math.random() without a traceparent, a regex over it with one), so an
 // unsampled request allocates no span, ids or attributes; the SDK's own
 // sampler (DecidedSampler) only records what was decided here. The active
@@ -179,7 +179,8 @@ export function startTracing(o: TracingOptions): boolean {
     contextManager: new SyncContextManager(),
     spanProcessors: processors,
     instrumentations: [],
-    // Traces only: metrics are prom-client's (README "Metrics"); no OTel metrics or logs pipelines.
+    // Traces only: metrics are prom-client's (docs/operations.md "Metrics");
+    // no OTel metrics or logs pipelines.
     metricReaders: [],
     logRecordProcessors: [],
   });

@@ -1,5 +1,6 @@
 // The HTTP gateway: Fastify under /api/v1, Zulip's request conventions
-// (zulip-facts §1, §2) around the route modules of gateway/routes/.
+// (parameters, error envelope: https://zulip.com/api/rest-error-handling)
+// around the route modules of gateway/routes/.
 //
 // Per request: resolve the realm from Host, authenticate (route.auth), read
 // the declared parameters from the body then the query string, call the
@@ -35,7 +36,7 @@ let httpLogger: Logger | undefined;
 const httpLog = () => (httpLogger ??= componentLogger("http"));
 
 export const API_PREFIX = "/api/v1";
-/** zulip-facts §2: DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */
+/** Zulip's DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */
 export const DEFAULT_BODY_LIMIT = 25 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_MULTIPART_PARTS = 1000;
@@ -51,7 +52,10 @@ export interface BuildAppOptions {
   bodyLimit?: number;
   /** Authenticated requests per user per minute, cluster-wide; 0 disables. Default: env RATE_LIMIT_PER_MINUTE or 200. */
   rateLimitPerMinute?: number;
-  /** Nodes the admin API expects answers from (Membership; embedded: its one node). README "Admin API". */
+  /**
+   * Nodes the admin API expects answers from (Membership; embedded: its one
+   * node). docs/operations.md "Admin API and placement page".
+   */
   view?: ClusterView;
   /**
    * Peers whose X-Forwarded-For/-Proto/-Host are believed (addresses or
@@ -596,7 +600,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   // Bodies: urlencoded and multipart become parameters, for every method;
-  // anything else (JSON included, zulip-facts §2) is read within the limit
+  // anything else (JSON included, as Zulip does) is read within the limit
   // and ignored.
   app.removeAllContentTypeParsers();
   await app.register(formbody, { bodyLimit });
@@ -622,7 +626,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // GET routes read no body (Fastify parses none): they stay out of
   // @fastify/multipart's scope, whose onRequest hook adds a 'close'
   // listener (a closure and its context) to every response, 20,000 of them
-  // on a gateway holding parked GET /events (README "Benchmarks").
+  // on a gateway holding parked GET /events (docs/benchmarks.md).
   for (const def of opts.routes) if (def.method === "GET") route(app, def);
   await app.register(async (bodies) => {
     bodies.removeContentTypeParser("multipart/form-data");

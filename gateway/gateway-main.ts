@@ -11,7 +11,7 @@ import { createLogger, setRootLogger } from "../cluster/log.ts";
 
 const log = createLogger({ service: "zulip-gateway", gateway: `gateway:${process.pid}` });
 setRootLogger(log);
-// Tracing first (README "Tracing").
+// Tracing first (docs/operations.md "Tracing").
 startTracing({ service: "zulip-gateway", instance: `gateway:${process.pid}` });
 const shards = env.shards();
 const tls = grpcTls();

@@ -1,5 +1,5 @@
 // Parameter parsers (raw request string -> typed value) and checkers (JSON
-// value -> typed value), with Zulip's error texts (zulip-facts §1, §2).
+// value -> typed value), with Zulip's error texts (https://zulip.com/api/rest-error-handling).
 //
 // Zulip parses most parameters as Json[...] with pydantic in strict mode and
 // reports the first failure as "<var_name> <problem>", where var_name is the

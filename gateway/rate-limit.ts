@@ -1,4 +1,4 @@
-// Zulip's api_by_user rate limit (zulip-facts §10): by default 200
+// Zulip's api_by_user rate limit (its RATE_LIMITING_RULES): by default 200
 // authenticated requests per user per 60 s, counted across every gateway of
 // the cluster, with no actor round trip on the request path.
 //

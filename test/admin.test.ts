@@ -1,5 +1,5 @@
 // The admin API (/api/v1/admin/*), the CLI (`npm run admin`) and the
-// placement page (/admin/placement) — README "Admin API and placement page".
+// placement page (/admin/placement) — docs/operations.md "Admin API and placement page".
 // Embedded: shapes, credentials, bad input. Cluster: the answers agree with
 // the real placement that each node reports on its own ADMIN_PORT, the CLI
 // prints the tables, and headless Chromium renders the live shard map.

@@ -1,5 +1,5 @@
-// Cluster mode with every internal link secured (README "Securing the
-// cluster"): nats-server started from docs/nats-server.conf.example (TLS,
+// Cluster mode with every internal link secured (docs/operations.md
+// "Securing the cluster"): nats-server started from docs/nats-server.conf.example (TLS,
 // users with subject permissions), redis-server with TLS only, client
 // certificates and an ACL user, nodes serving gRPC over mutual TLS. The
 // cluster works end to end, and each link refuses who lacks the credentials.

@@ -1,7 +1,7 @@
 // Event queues over HTTP: POST /register, GET /events, DELETE /events, in
 // Zulip's verify_action style (register, act, poll, check the events' shapes,
 // apply them to the first register's state and compare with a fresh one),
-// plus the queue semantics of zulip-facts §3.
+// plus the queue semantics of https://zulip.com/api/get-events.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";

@@ -1,6 +1,6 @@
 // Prometheus /metrics on every process: the embedded server, each gateway and
 // each cluster node's ADMIN_PORT. Who may read it, the text format, and the
-// figures the runtime feeds (README "Metrics").
+// figures the runtime feeds (docs/operations.md "Metrics").
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";

@@ -1,4 +1,4 @@
-// Overload (README "Overload"): bounded mailboxes (ACTOR_MAILBOX_MAX) and a
+// Overload (docs/operations.md "Overload"): bounded mailboxes (ACTOR_MAILBOX_MAX) and a
 // node memory budget (NODE_MEMORY_BUDGET_MB). Past either bound the node
 // refuses with 503 + Retry-After and Zulip's error envelope, never a 500, and
 // keeps serving once the pressure is gone.

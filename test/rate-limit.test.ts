@@ -1,4 +1,4 @@
-// Zulip's per-user API rate limit (zulip-facts §10): headers on every
+// Zulip's per-user API rate limit (the api_by_user rule): headers on every
 // authenticated response, the 429 body and Retry-After, per-user counting,
 // RATE_LIMIT_PER_MINUTE=0, and counting across gateways over the bus.
 

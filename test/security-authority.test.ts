@@ -1,5 +1,5 @@
 // A request that arrives from outside the cluster never carries internal
-// authority by itself (README "Securing the cluster"). These tests forge
+// authority by itself (docs/operations.md "Securing the cluster"). These tests forge
 // requests at a node's gRPC port with the project's own gateway client
 // (cluster/transport/grpc-client.ts), exactly as a gateway sends them, and
 // through the embedded gateway's in-process client: without a caller they

@@ -1,4 +1,4 @@
-// Tracing (cluster/tracing.ts, README "Tracing"): one trace per request from
+// Tracing (cluster/tracing.ts, docs/operations.md "Tracing"): one trace per request from
 // the gateway's HTTP span through the gRPC hop, the actor turn, NATS to
 // another actor and the store calls; parent-based ratio sampling that
 // honours an incoming sampled traceparent; nothing recorded for unsampled

@@ -137,7 +137,7 @@ function envInt(name: string, dflt: number): number {
   return n;
 }
 
-/** Options from the environment (README: WEBHOOK_* variables). */
+/** Options from the environment (WEBHOOK_* in the README's configuration table). */
 export function webhookOptionsFromEnv(): WebhookWorkerOptions {
   const d = DEFAULT_WEBHOOK_OPTIONS;
   return {

@@ -204,7 +204,8 @@ async function currentApiEmails(
 }
 
 /**
- * The message in the shape of message events (zulip-facts §7 and the
+ * The message in the shape of message events (Zulip's message object,
+ * https://zulip.com/api/get-messages, and the
  * conventions in actors/queue/shape.ts): content = Markdown,
  * rendered_content = HTML, sender_avatar_source for client_gravatar.
  */

@@ -51,7 +51,7 @@ function fact(f: DirFact): Obj {
   return f as unknown as Obj;
 }
 
-/** Defaults of the channel group settings (zulip-facts §6). */
+/** Defaults of the channel group settings, as Zulip sets them for a new channel. */
 export const GROUP_DEFAULTS: Record<string, string | "creator"> = {
   can_add_subscribers_group: "role:nobody",
   can_administer_channel_group: "creator",
@@ -65,7 +65,7 @@ export const GROUP_DEFAULTS: Record<string, string | "creator"> = {
   can_send_message_group: "role:everyone",
   can_subscribe_group: "role:nobody",
 };
-/** Settings where role:everyone is refused (zulip-facts §6). */
+/** Settings where role:everyone is refused, as Zulip refuses it. */
 export const NO_EVERYONE: ReadonlySet<string> = new Set([
   "can_add_subscribers_group",
   "can_administer_channel_group",
@@ -707,7 +707,7 @@ const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
   const changes: Obj = { isArchived: true, isDefault: false };
   const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
-  // 10.2 tells clients with a delete event (zulip-facts §5).
+  // 10.2 tells clients with a delete event (the stream delete event, https://zulip.com/api/get-events).
   const event: Obj = { type: "stream", op: "delete", stream_ids: [ch.id], streams: [{ stream_id: ch.id }] };
   return { facts, events: [{ event, userIds: metadataAudience(t, state, ch) }], reply: {} };
 };

@@ -1,5 +1,5 @@
-// Channel and subscription objects as Zulip's API shows them (spec "Channel
-// object", zulip-facts §5 subscription add, §6 full channel object).
+// Channel and subscription objects as Zulip's API shows them (Zulip's API
+// documentation: the channel object, the subscription add event, https://zulip.com/api/get-subscriptions).
 
 import type { Obj, Value } from "../types.ts";
 import { renderMarkdown } from "./markdown.ts";
@@ -19,7 +19,7 @@ function groupValueWire(v: GroupValue): Value {
     : { direct_members: [...v.direct_members], direct_subgroups: [...v.direct_subgroups] };
 }
 
-/** zulip-facts §6: stream_post_policy derives from can_send_message_group. */
+/** As in Zulip: the deprecated stream_post_policy derives from can_send_message_group. */
 function streamPostPolicy(ch: Channel, sys: SystemGroups): number {
   const v = ch.groups.can_send_message_group;
   if (v === sys["role:administrators"]) return 2;

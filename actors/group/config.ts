@@ -1,6 +1,6 @@
 // System groups and the per-setting rules of group-setting values
 // (Zulip's SystemGroups, NamedUserGroup.GROUP_PERMISSION_SETTINGS and
-// Realm.REALM_PERMISSION_GROUP_SETTINGS; zulip-facts §6).
+// Realm.REALM_PERMISSION_GROUP_SETTINGS).
 
 /**
  * System groups have fixed ids in every realm, in Zulip's creation order,

@@ -22,7 +22,7 @@ import {
   type Registration,
 } from "./state.ts";
 
-/** zulip-facts §3: DEFAULT_EVENT_QUEUE_TIMEOUT_SECS and MAX_QUEUE_TIMEOUT_SECS. */
+/** Zulip's DEFAULT_EVENT_QUEUE_TIMEOUT_SECS and MAX_QUEUE_TIMEOUT_SECS. */
 export const DEFAULT_QUEUE_TIMEOUT_SECS = 600;
 export const MAX_QUEUE_TIMEOUT_SECS = 604800;
 /** "mobile" idle_queue_timeout: the docs' "currently 12 hours". */
@@ -218,7 +218,7 @@ const poll: Handler<QueueSetState> = (state, args, ctx, caller) => {
   const queueId = String(args.queueId);
   const q = ownQueue(state, queueId, caller, ctx);
   const last = typeof args.lastEventId === "number" ? args.lastEventId : q.pruned;
-  // zulip-facts §3: prune through last_event_id, which must be an event of this queue.
+  // As Zulip's GET /events: prune through last_event_id, which must be an event of this queue.
   if (last < q.pruned) throw errors.eventAlreadyPruned(last);
   let newest = q.pruned;
   for (const e of q.events) {

@@ -5,8 +5,8 @@
 // own journal (durable, survives failover) and every queue's registration,
 // cursor and unacknowledged events are journaled facts.
 //
-// Compact on purpose: a node holds up to a million idle queues (README
-// "Benchmarks"). A user's queues are a small array (at most 100, searched
+// Compact on purpose: a node holds up to a million idle queues (docs/benchmarks.md
+// "What explains the current figures"). A user's queues are a small array (at most 100, searched
 // linearly) rather than a record keyed by queue id, whose unique keys would
 // each cost V8 a hidden class; a queue is one small object whose empty event
 // buffer is a shared frozen array; registrations are interned (most clients

@@ -123,7 +123,7 @@ export function formatMember(
     email,
     delivery_email: canSeeDeliveryEmail(viewer, target) ? target.email : null,
     full_name: target.fullName,
-    // Spectators get the date only and no timezone (zulip-facts §9).
+    // Spectators get the date only and no timezone (as Zulip's user object for spectators).
     date_joined: viewer === null ? isoMinutes(target.dateJoined).slice(0, 10) : isoMinutes(target.dateJoined),
     is_active: target.isActive,
     is_owner: target.role === ROLE_OWNER,

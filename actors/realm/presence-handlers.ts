@@ -98,7 +98,7 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
           server_timestamp: nowMs / 1000,
           presence: { website: legacyInfo(next).website as Obj },
           // The simplified_presence_events form; a queue sends the clients
-          // with that capability only this key (zulip-facts §5).
+          // with that capability only this key (the presence event, https://zulip.com/api/get-events).
           presences: { [String(user.userId)]: modernInfo(next) },
         },
         userIds: activeIds(state).filter((id) => id !== user.userId),

@@ -28,7 +28,7 @@ export const FLAG_BITS: Record<string, number> = {
   has_alert_word: 128,
   historical: 256,
 };
-/** The flags a client may change (zulip-facts §7). */
+/** The flags a client may change (https://zulip.com/api/update-message-flags). */
 export const EDITABLE_FLAGS = ["read", "starred", "collapsed"];
 
 export interface MsgIndex {
@@ -53,7 +53,7 @@ export function msgsOf(state: UserState): MsgIndex {
 export function flagNames(bits: number): string[] {
   const out: string[] = [];
   for (const [name, bit] of Object.entries(FLAG_BITS)) if (bits & bit) out.push(name);
-  // The deprecated synthetic flag (zulip-facts §7).
+  // The deprecated synthetic flag Zulip still sends.
   if (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) {
     out.push("wildcard_mentioned");
   }

@@ -37,7 +37,7 @@ export class ClusterClient implements ActorClient {
 
   /**
    * No async frame while the request waits: a parked GET /events holds this
-   * call for up to 100 s, 20,000 of them per gateway (README "Benchmarks"),
+   * call for up to 100 s, 20,000 of them per gateway (docs/benchmarks.md),
    * so the first attempt is a bare promise chain and only a retry enters
    * the loop.
    */

@@ -36,7 +36,7 @@ import type { ActorRequest, ActorResponse } from "./contract.ts";
 // journal append failed or hung, mid-turn. A stall past the grace ends in a
 // 503 without knowing whether the facts were committed; a connection seen
 // lost before the deadline is retried at the shard's next owner, which may
-// run the turn a second time (README, "Requests").
+// run the turn a second time (docs/architecture.md "Deadlines").
 
 /**
  * How long past its deadline a caller waits for the reply to an attempt it

@@ -6,7 +6,7 @@
 //   GET /api/v1/admin/top        deepest mailboxes across the cluster
 //   GET /admin/placement         a page that shows the shard map by node, live
 // All but the page need admin credentials (auth.ts). The gateway asks every
-// node over the bus (cluster/admin.ts) and merges the answers; README
+// node over the bus (cluster/admin.ts) and merges the answers; docs/operations.md
 // "Admin API and placement page" documents the shapes.
 
 import { readFileSync } from "node:fs";
@@ -112,8 +112,8 @@ export function whereTarget(q: Query, who: AdminPrincipal): { kind: Kind; realm:
  *
  * Not an onResponse hook: Fastify implements that with a closure and two
  * listeners ('finish', 'error') on every response, set up when the request
- * arrives, ~0.2 KB that each parked GET /events keeps for up to 100 s (README
- * "Benchmarks"). An onSend hook lives on the route, and the start time is one
+ * arrives, ~0.2 KB that each parked GET /events keeps for up to 100 s (docs/benchmarks.md
+ * "What explains the current figures"). An onSend hook lives on the route, and the start time is one
  * number on the request. The duration ends when the reply is handed to Node
  * instead of when Node has flushed it (the same for our small bodies). A reply
  * to a client that already left (a parked poll whose client disconnected) is

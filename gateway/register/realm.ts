@@ -1,6 +1,6 @@
 // /register fetch type "realm": the realm_<setting> keys the realm actor
 // holds, the organization's identity, and the server constants Zulip sends
-// with them (zulip-facts §3, §4, §6).
+// with them (https://zulip.com/api/register-queue).
 
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
@@ -8,7 +8,7 @@ import { pushRelayUrl } from "../routes/push-relay.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
-/** Constants of zerver/lib/events.py's realm section (values: zulip-facts §4, §6). */
+/** Constants of zerver/lib/events.py's realm section (values as Zulip's POST /register sends them). */
 export const REALM_CONSTANTS: Obj = {
   max_stream_name_length: 60,
   max_stream_description_length: 1024,

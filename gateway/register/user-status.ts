@@ -1,5 +1,5 @@
 // /register fetch type "user_status": user id -> the non-default parts of
-// that user's status; users with none are left out (zulip-facts §4).
+// that user's status; users with none are left out (as Zulip's POST /register).
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";

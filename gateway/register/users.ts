@@ -1,5 +1,5 @@
 // /register fetch type "realm_user": realm_users, realm_non_active_users,
-// cross_realm_bots and the caller's own user fields (zulip-facts §4).
+// cross_realm_bots and the caller's own user fields (as Zulip's POST /register).
 
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";

@@ -265,7 +265,7 @@ const getEvents: RouteDef = {
     ...Object.fromEntries(GET_CAPABILITY_PARAMS.map((k) => [k, param(p.bool())])),
   },
   // Not async: the poll is the actor call's own promise, so a parked poll
-  // keeps no async frame of this handler (README "Benchmarks").
+  // keeps no async frame of this handler (docs/benchmarks.md).
   handler(req) {
     const queueId = req.params.queue_id as string | undefined;
     const dontBlock = req.params.dont_block as boolean;

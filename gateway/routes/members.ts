@@ -148,7 +148,7 @@ const deactivateMember: RouteDef = {
   auth: "required",
   // A non-null comment asks Zulip to mail the user about the deactivation.
   // This server has no mail transport: the comment is validated like
-  // Zulip's and accepted, and no mail is sent (see README, Deactivating users).
+  // Zulip's and accepted, and no mail is sent (docs/architecture.md "Deactivating users").
   params: {
     deactivation_notification_comment: param(p.string({ maxLength: NOTIFICATION_COMMENT_MAX })),
     actions: param(p.json(actionsChecker)),

@@ -187,7 +187,7 @@ export function redisArgs(
 /**
  * Redis with AOF on, as deployed: appendfsync everysec. Redis write()s the AOF
  * before it replies, so a kill -9 of Redis itself loses no acknowledged write;
- * only a machine crash can lose up to one second (README: Durability).
+ * only a machine crash can lose up to one second (docs/architecture.md "Durability").
  */
 export function startRedis(): Promise<Service> {
   return startService("redis-server", (port, dir) => redisArgs(port, dir), "redis");
