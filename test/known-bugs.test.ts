@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertSuccess, newUser } from "./support/zulip-asserts.ts";
+import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertError, assertSuccess, newUser } from "./support/zulip-asserts.ts";
 
 describe("bots and dummy addresses when EXTERNAL_HOST has a port", () => {
   let srv: EmbeddedHandle;
@@ -27,5 +27,99 @@ describe("bots and dummy addresses when EXTERNAL_HOST has a port", () => {
     assertSuccess(await srv.api("PATCH", "/settings", { email_address_visibility: 4 }, m));
     const u = (await srv.api("GET", `/users/${m.userId}`)).body.user;
     assert.equal(u.email, `user${m.userId}@chat.example.com`);
+  });
+});
+
+describe("custom emoji without a useful content type, and JPEG emoji", () => {
+  let srv: EmbeddedHandle;
+  let n = 0;
+  before(async () => {
+    srv = await startEmbedded();
+  });
+  after(async () => {
+    await srv?.stop();
+  });
+
+  /** A minimal valid baseline JPEG: 1x1 greyscale, one quantization table, one-code Huffman tables. */
+  function jpeg(): Buffer {
+    const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex");
+    return Buffer.concat([
+      hex("ffd8"), // SOI
+      hex("ffdb 0043 00"),
+      Buffer.alloc(64, 1), // DQT: table 0, all ones
+      hex("ffc0 000b 08 0001 0001 01 01 11 00"), // SOF0: 8-bit, 1x1, one component
+      hex("ffc4 0014 00 01"),
+      Buffer.alloc(15),
+      hex("00"), // DHT DC 0: one 1-bit code for category 0
+      hex("ffc4 0014 10 01"),
+      Buffer.alloc(15),
+      hex("00"), // DHT AC 0: one 1-bit code for end-of-block
+      hex("ffda 0008 01 01 00 00 3f 00"), // SOS
+      hex("3f"), // DC 0, EOB, padding ones
+      hex("ffd9"), // EOI
+    ]);
+  }
+
+  const PNG_1X1 = Buffer.from(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
+      "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f6f13b0000000049454e44ae426082",
+    "hex",
+  );
+  const GIF_1X1 = Buffer.from("474946383961010001008000000000ffffff2c00000000010001000002024401003b", "hex");
+
+  /** A multipart upload written by hand, so that a part may carry no Content-Type at all. */
+  async function rawUpload(name: string, data: Buffer, filename: string, type: string | null) {
+    const boundary = "----kb" + ++n;
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${filename}"\r\n` +
+      (type === null ? "" : `Content-Type: ${type}\r\n`) +
+      "\r\n";
+    const body = Buffer.concat([Buffer.from(head), data, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const res = await fetch(`${srv.baseUrl}/api/v1/realm/emoji/${name}`, {
+      method: "POST",
+      headers: {
+        authorization: basicAuth(srv.owner),
+        "content-type": `multipart/form-data; boundary=${boundary}`,
+      },
+      body,
+    });
+    return { status: res.status, headers: res.headers, body: await res.json() };
+  }
+
+  async function served(name: string): Promise<string | null> {
+    const e = Object.values((await srv.api("GET", "/realm/emoji")).body.emoji).find(
+      (x: unknown) => (x as { name: string }).name === name,
+    ) as { source_url: string };
+    const r = await fetch(new URL(e.source_url, srv.baseUrl));
+    return r.headers.get("content-type");
+  }
+
+  test("a file part with no Content-Type is typed by its bytes", async () => {
+    assertSuccess(await rawUpload("no_type_png", PNG_1X1, "emoji", null));
+    assert.equal(await served("no_type_png"), "image/png");
+    assertSuccess(await rawUpload("no_type_gif", GIF_1X1, "emoji.bin", null));
+    assert.equal(await served("no_type_gif"), "image/gif");
+  });
+
+  test("application/octet-stream without a known extension is typed by its bytes", async () => {
+    assertSuccess(await rawUpload("octet_jpeg", jpeg(), "upload", "application/octet-stream"));
+    assert.equal(await served("octet_jpeg"), "image/jpeg");
+  });
+
+  test("an ordinary JPEG is accepted, also under the image/jpg name", async () => {
+    assertSuccess(await rawUpload("plain_jpeg", jpeg(), "photo.jpeg", "image/jpeg"));
+    assert.equal(await served("plain_jpeg"), "image/jpeg");
+    assertSuccess(await rawUpload("jpg_alias", jpeg(), "photo.jpg", "image/jpg"));
+    assert.equal(await served("jpg_alias"), "image/jpeg");
+  });
+
+  test("bytes that are no image, with no declared type, stay refused", async () => {
+    assertError(
+      await rawUpload("not_image", Buffer.from("hello"), "x", null),
+      "Invalid image format",
+      "BAD_IMAGE",
+    );
+    const list = (await srv.api("GET", "/realm/emoji")).body.emoji;
+    assert.ok(!Object.values(list).some((x) => (x as { name: string }).name === "not_image"));
   });
 });
