@@ -123,3 +123,85 @@ describe("custom emoji without a useful content type, and JPEG emoji", () => {
     assert.ok(!Object.values(list).some((x) => (x as { name: string }).name === "not_image"));
   });
 });
+
+describe("GET /messages: integer near operand, message_ids without an anchor", () => {
+  let srv: EmbeddedHandle;
+  let chA: number;
+  let chB: number;
+  const sent: number[] = [];
+  before(async () => {
+    srv = await startEmbedded();
+    for (const name of ["kb near a", "kb near b"]) {
+      const r = await srv.api("POST", "/channels/create", { name, subscribers: [srv.owner.userId] });
+      assertSuccess(r);
+      if (name.endsWith("a")) chA = r.body.id;
+      else chB = r.body.id;
+    }
+    for (let i = 0; i < 6; i++) {
+      const r = await srv.api("POST", "/messages", {
+        type: "stream",
+        to: i % 2 ? chB : chA,
+        topic: "t",
+        content: `m${i}`,
+      });
+      assertSuccess(r);
+      sent.push(r.body.id);
+    }
+  });
+  after(async () => {
+    await srv?.stop();
+  });
+  const ids = (r: { body: { messages: { id: number }[] } }) => r.body.messages.map((m) => m.id);
+
+  test("near and id take an integer operand", async () => {
+    const r = await srv.api("GET", "/messages", {
+      anchor: sent[2],
+      num_before: 1,
+      num_after: 1,
+      narrow: [
+        { operator: "channel", operand: chA },
+        { operator: "near", operand: sent[2] },
+      ],
+    });
+    assertSuccess(r);
+    assert.deepEqual(ids(r), [sent[0], sent[2], sent[4]]);
+    const byId = await srv.api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 10,
+      narrow: [{ operator: "id", operand: sent[3] }],
+    });
+    assertSuccess(byId);
+    assert.deepEqual(ids(byId), [sent[3]]);
+  });
+
+  test("message_ids alone fetches those messages, with no anchor in the reply", async () => {
+    const r = await srv.api("GET", "/messages", { message_ids: [sent[4], sent[1], 999999] });
+    assertSuccess(r);
+    assert.deepEqual(ids(r), [sent[1], sent[4]]);
+    assert.ok(!("anchor" in r.body));
+    assert.equal(r.body.found_anchor, false);
+    assert.equal(r.body.found_oldest, false);
+    assert.equal(r.body.found_newest, false);
+    assert.equal(r.body.history_limited, false);
+  });
+
+  test("message_ids with a narrow keeps the matching ones, in a channel and across channels", async () => {
+    const inA = await srv.api("GET", "/messages", {
+      message_ids: sent,
+      narrow: [{ operator: "channel", operand: chA }],
+    });
+    assertSuccess(inA);
+    assert.deepEqual(ids(inA), [sent[0], sent[2], sent[4]]);
+    const none = await srv.api("GET", "/messages", { message_ids: [] });
+    assertSuccess(none);
+    assert.deepEqual(none.body.messages, []);
+  });
+
+  test("message_ids with an anchor or a window is refused", async () => {
+    const combo =
+      "Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor";
+    assertError(await srv.api("GET", "/messages", { message_ids: [sent[0]], anchor: "newest" }), combo);
+    assertError(await srv.api("GET", "/messages", { message_ids: [sent[0]], num_after: 3 }), combo);
+    assertError(await srv.api("GET", "/messages", { message_ids: [-1] }), "message_ids[0] is too small");
+  });
+});

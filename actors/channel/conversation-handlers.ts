@@ -399,6 +399,8 @@ export interface Filters {
   has?: { operand: string; negated: boolean }[];
   /** id terms. */
   ids?: { value: number; negated: boolean }[];
+  /** GET /messages' message_ids: only these messages. */
+  idIn?: number[];
   /** in:home inside one channel: the user's muted topics there (lowercased). */
   home?: { negated: boolean; mutedTopics: string[] };
   /** Zulip's ok_to_include_history is false (an is: term): only the user's own messages. */
@@ -432,7 +434,17 @@ export function messageHas(m: Msg, operand: string): boolean {
   }
 }
 
+// One Set per received filter, so a long message_ids list costs linear time.
+const idSets = new WeakMap<Filters, Set<number>>();
+
+function inIdSet(f: Filters, id: number): boolean {
+  let set = idSets.get(f);
+  if (!set) idSets.set(f, (set = new Set(f.idIn)));
+  return set.has(id);
+}
+
 export function contentFilter(m: Msg, f: Filters): boolean {
+  if (f.idIn && !inIdSet(f, m.id)) return false;
   for (const t of f.topics ?? [])
     if ((m.topic.toLowerCase() === t.value.toLowerCase()) === t.negated) return false;
   for (const t of f.senders ?? []) if ((m.senderId === t.value) === t.negated) return false;
