@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser } from "./support/zulip-asserts.ts";
+import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
 
 describe("bots and dummy addresses when EXTERNAL_HOST has a port", () => {
   let srv: EmbeddedHandle;
@@ -203,5 +203,60 @@ describe("GET /messages: integer near operand, message_ids without an anchor", (
     assertError(await srv.api("GET", "/messages", { message_ids: [sent[0]], anchor: "newest" }), combo);
     assertError(await srv.api("GET", "/messages", { message_ids: [sent[0]], num_after: 3 }), combo);
     assertError(await srv.api("GET", "/messages", { message_ids: [-1] }), "message_ids[0] is too small");
+  });
+});
+
+describe("messages show the sender's current name", () => {
+  let srv: EmbeddedHandle;
+  before(async () => {
+    srv = await startEmbedded();
+  });
+  after(async () => {
+    await srv?.stop();
+  });
+
+  test("after a rename, GET /messages and later events carry the new sender_full_name", async () => {
+    const m = await newUser(srv, 400, "Old Name");
+    const ch = await srv.api("POST", "/channels/create", {
+      name: "kb rename",
+      subscribers: [srv.owner.userId, m.userId],
+    });
+    assertSuccess(ch);
+    const s1 = await srv.api(
+      "POST",
+      "/messages",
+      { type: "stream", to: ch.body.id, topic: "t", content: "x" },
+      m,
+    );
+    assertSuccess(s1);
+    const dm = await srv.api(
+      "POST",
+      "/messages",
+      { type: "direct", to: [srv.owner.userId], content: "y" },
+      m,
+    );
+    assertSuccess(dm);
+    const q = await openQueue(srv, srv.owner, ["message"]);
+    assertSuccess(await srv.api("PATCH", "/settings", { full_name: "New Name" }, m));
+
+    const r = await srv.api("GET", "/messages", { message_ids: [s1.body.id, dm.body.id] });
+    assertSuccess(r);
+    assert.equal(r.body.messages.length, 2);
+    for (const msg of r.body.messages) assert.equal(msg.sender_full_name, "New Name");
+    const dmMsg = r.body.messages.find((x: { id: number }) => x.id === dm.body.id);
+    assert.equal(
+      dmMsg.display_recipient.find((u: { id: number }) => u.id === m.userId).full_name,
+      "New Name",
+    );
+
+    const s2 = await srv.api(
+      "POST",
+      "/messages",
+      { type: "stream", to: ch.body.id, topic: "t", content: "z" },
+      m,
+    );
+    assertSuccess(s2);
+    const evs = await eventsUntil(srv, q, (es) => es.some((e) => e.type === "message"));
+    assert.equal(evs.find((e) => e.type === "message").message.sender_full_name, "New Name");
   });
 });
