@@ -260,3 +260,45 @@ describe("messages show the sender's current name", () => {
     assert.equal(evs.find((e) => e.type === "message").message.sender_full_name, "New Name");
   });
 });
+
+describe("message.client from the User-Agent", () => {
+  let srv: EmbeddedHandle;
+  let ch: number;
+  before(async () => {
+    srv = await startEmbedded();
+    const r = await srv.api("POST", "/channels/create", {
+      name: "kb client",
+      subscribers: [srv.owner.userId],
+    });
+    assertSuccess(r);
+    ch = r.body.id;
+  });
+  after(async () => {
+    await srv?.stop();
+  });
+
+  async function sendAs(userAgent: string | null): Promise<string> {
+    const headers: Record<string, string> = {
+      authorization: basicAuth(srv.owner),
+      "content-type": "application/x-www-form-urlencoded",
+    };
+    if (userAgent !== null) headers["user-agent"] = userAgent;
+    const body = new URLSearchParams({ type: "stream", to: String(ch), topic: "ua", content: "hi" });
+    const res = await fetch(`${srv.baseUrl}/api/v1/messages`, { method: "POST", headers, body });
+    const sent = (await res.json()) as { id: number };
+    const r = await srv.api("GET", "/messages", { message_ids: [sent.id] });
+    assertSuccess(r);
+    return r.body.messages[0].client;
+  }
+
+  test("the User-Agent's product name is the client", async () => {
+    assert.equal(await sendAs("ZulipPython/0.9.0 (Ubuntu; 22.04)"), "ZulipPython");
+    assert.equal(await sendAs("ZulipTerminal/0.7.0 Linux"), "ZulipTerminal");
+    assert.equal(await sendAs("ZulipMobile/27.200 (Android 13)"), "ZulipMobile");
+    assert.equal(await sendAs("ZulipElectron/5.11.1"), "ZulipElectron");
+    assert.equal(await sendAs("ZulipInvalid/1.0"), "ZulipInvalid");
+    assert.equal(await sendAs("Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0"), "Mozilla");
+    assert.equal(await sendAs("Zulip Bot 2 (test)"), "Zulip Bot");
+    assert.equal(await sendAs("x".repeat(200)), "x".repeat(30));
+  });
+});

@@ -17,7 +17,7 @@ import {
 import { own } from "../../actors/dict.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, clientName, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
 import { sendMoveBreadcrumbs } from "./notification-bot.ts";
 
 function meId(req: RouteRequest): number {
@@ -75,7 +75,7 @@ const sendMessage: RouteDef = {
     const to = req.params.to as Value;
     const args: Obj = {
       content: req.params.content as string,
-      client: "API",
+      client: clientName(req),
       ...sentParams(req.params, ["topic", "queue_id", "local_id", "read_by_sender"]),
     };
     if (type === "stream" || type === "channel") {
