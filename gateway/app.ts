@@ -316,6 +316,7 @@ class GatewayRequest implements RouteRequest {
   /** An own arrow, not a method: handlers may destructure `{ call }`. */
   readonly call: (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
   files?: UploadedFile[];
+  userAgent?: string;
 
   constructor(
     gw: Gateway,
@@ -330,6 +331,31 @@ class GatewayRequest implements RouteRequest {
   ) {
     this.call = (ref, method, args) => gw.callActor(ref, method, args, caller, deadline, traceparent);
   }
+}
+
+/**
+ * Zulip's client name of a request (parse_client, parse_user_agent): the
+ * User-Agent's leading product name ("ZulipPython/0.9 (Linux)" ->
+ * "ZulipPython", "Mozilla/5.0 ..." -> "Mozilla"), "Unspecified" without
+ * one; at most 30 characters, as Zulip's Client.name. Scanned once, so a
+ * hostile header costs linear time.
+ */
+export function clientName(req: RouteRequest): string {
+  const ua = (req as GatewayRequest).userAgent;
+  if (ua === undefined) return "Unspecified";
+  // The name: everything up to the first "/" or space, then on through
+  // characters that are neither a digit, "/" nor "(", ending where the rest
+  // starts with "/" or a space (or the header ends).
+  let i = 0;
+  while (i < ua.length && ua[i] !== "/" && ua[i] !== " ") i++;
+  let end = i;
+  for (let j = i; j <= ua.length; j++) {
+    const ch = ua[j];
+    if (ch === undefined || ch === "/" || ch === " ") end = j;
+    if (ch === undefined || ch === "/" || ch === "(" || (ch >= "0" && ch <= "9")) break;
+  }
+  const name = ua.slice(0, end);
+  return name === "" ? "Unspecified" : name.slice(0, 30);
 }
 
 /** Files of a multipart request (for upload routes); empty otherwise. */
@@ -456,6 +482,8 @@ async function serve(
       traceparent,
     );
     if (files !== undefined) r.files = files;
+    const ua = headers["user-agent"];
+    if (typeof ua === "string") r.userAgent = ua;
     // The handler's answer is awaited outside this frame: a long-poll may
     // wait 100 s, and this function's many locals would wait with it. The
     // ignored parameters depend on the request only: listed now, so the

@@ -177,17 +177,25 @@ function avatarUrl(email: string, version: number): string {
   return url;
 }
 
-/** User id -> current API email (the realm's apiEmails). */
-export type ApiEmails = Record<string, string>;
+/** User id -> current API email, full name and avatar version (the realm's apiEmails). */
+export interface ApiEmails {
+  emails: Record<string, string>;
+  fullNames: Record<string, string>;
+  avatarVersions: Record<string, number>;
+}
 
-function dmDisplayRecipient(recipients: Obj[], emails: ApiEmails | undefined): Value {
+function dmDisplayRecipient(recipients: Obj[], current: ApiEmails | undefined): Value {
   return recipients.map((r) => {
-    const email = emails?.[String(r.id)];
-    return email === undefined ? { ...r } : { ...r, email };
+    const out = { ...r };
+    const email = current?.emails[String(r.id)];
+    if (email !== undefined) out.email = email;
+    const name = current?.fullNames[String(r.id)];
+    if (name !== undefined) out.full_name = name;
+    return out;
   }) as unknown as Value;
 }
 
-/** Today's API emails of the senders and DM recipients of `msgs` (one leaf call to the realm). */
+/** Today's API emails, names and avatars of the senders and DM recipients of `msgs` (one leaf call to the realm). */
 async function currentApiEmails(
   ctx: ActorContext,
   state: Pick<ConvState, "realmId" | "dmRecipients">,
@@ -197,10 +205,10 @@ async function currentApiEmails(
   for (const m of msgs) ids.add(m.senderId);
   for (const r of state.dmRecipients ?? []) ids.add(Number(r.id));
   if (!ids.size) return undefined;
-  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [...ids] })) as {
-    emails: ApiEmails;
-  };
-  return r.emails;
+  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", {
+    userIds: [...ids],
+  })) as Partial<ApiEmails>;
+  return { emails: r.emails ?? {}, fullNames: r.fullNames ?? {}, avatarVersions: r.avatarVersions ?? {} };
 }
 
 /**
@@ -213,24 +221,27 @@ export function formatMessage(
   state: Pick<ConvState, "key" | "dmRecipients">,
   m: Msg,
   channelName: string | null,
-  emails?: ApiEmails,
+  current?: ApiEmails,
 ): Obj {
   const dm = isDmKey(state.key);
-  // Stored addresses are those of the sending time; `emails` has today's API emails.
-  const senderEmail = emails?.[String(m.senderId)] ?? m.senderEmail;
+  // Stored senders are those of the sending time; `current` has today's
+  // API email, name and avatar version (Zulip shows the current ones).
+  const sid = String(m.senderId);
+  const senderEmail = current?.emails[sid] ?? m.senderEmail;
+  const avatarVersion = current?.avatarVersions[sid] ?? m.senderAvatarVersion;
   const out: Obj = {
     id: m.id,
     sender_id: m.senderId,
     sender_email: senderEmail,
-    sender_full_name: m.senderName,
+    sender_full_name: current?.fullNames[sid] ?? m.senderName,
     sender_realm_str: "",
     // From the API email, never a hidden real one (its MD5 would leak it).
-    avatar_url: avatarUrl(senderEmail, m.senderAvatarVersion),
+    avatar_url: avatarUrl(senderEmail, avatarVersion),
     sender_avatar_source: "G",
     client: m.client,
     content: m.content,
     rendered_content: m.rendered,
-    display_recipient: dm ? dmDisplayRecipient(state.dmRecipients ?? [], emails) : channelName,
+    display_recipient: dm ? dmDisplayRecipient(state.dmRecipients ?? [], current) : channelName,
     recipient_id: recipientId(state.key),
     type: dm ? "private" : "stream",
     subject: m.topic,
@@ -431,6 +442,8 @@ export interface Filters {
   has?: { operand: string; negated: boolean }[];
   /** id terms. */
   ids?: { value: number; negated: boolean }[];
+  /** GET /messages' message_ids: only these messages. */
+  idIn?: number[];
   /** in:home inside one channel: the user's muted topics there (lowercased). */
   home?: { negated: boolean; mutedTopics: string[] };
   /** Zulip's ok_to_include_history is false (an is: term): only the user's own messages. */
@@ -464,7 +477,17 @@ export function messageHas(m: Msg, operand: string): boolean {
   }
 }
 
+// One Set per received filter, so a long message_ids list costs linear time.
+const idSets = new WeakMap<Filters, Set<number>>();
+
+function inIdSet(f: Filters, id: number): boolean {
+  let set = idSets.get(f);
+  if (!set) idSets.set(f, (set = new Set(f.idIn)));
+  return set.has(id);
+}
+
 export function contentFilter(m: Msg, f: Filters): boolean {
+  if (f.idIn && !inIdSet(f, m.id)) return false;
   for (const t of f.topics ?? [])
     if ((m.topic.toLowerCase() === t.value.toLowerCase()) === t.negated) return false;
   for (const t of f.senders ?? []) if ((m.senderId === t.value) === t.negated) return false;

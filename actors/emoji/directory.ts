@@ -142,10 +142,11 @@ const add: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
   if (size > MAX_EMOJI_FILE_SIZE || typeof args.data !== "string")
     throw errors.emojiFileTooLarge(MAX_EMOJI_FILE_SIZE_MIB);
   const declared = declaredImageType(String(args.mimetype ?? ""), String(args.filename ?? ""));
-  if (own(EMOJI_IMAGE_TYPES, declared) === undefined) throw errors.invalidImageFormat();
+  if (declared !== null && own(EMOJI_IMAGE_TYPES, declared) === undefined) throw errors.invalidImageFormat();
   const bytes = Buffer.from(args.data, "base64");
   const type = sniffImageType(bytes);
-  if (type === null) throw errors.undecodableImage();
+  // Without a declared type only the bytes can make it an image.
+  if (type === null) throw declared === null ? errors.invalidImageFormat() : errors.undecodableImage();
 
   const id = String(await ctx.nextId(`realmEmoji.${state.realmId}`));
   const record: EmojiRecord = {

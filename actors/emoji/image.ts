@@ -36,17 +36,31 @@ const TYPE_BY_EXTENSION: Record<string, string> = {
   tiff: "image/tiff",
 };
 
+// Names some clients use for an accepted type (Android pickers and
+// extension-based guesses say image/jpg; old browsers image/pjpeg).
+const TYPE_ALIASES: Record<string, string> = {
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+  "image/x-png": "image/png",
+};
+
+// Types that say nothing about the bytes: a file part without a
+// Content-Type (the Python client's; busboy reports it as text/plain) or
+// the generic binary type.
+const UNDECLARED_TYPES = new Set(["", "application/octet-stream", "binary/octet-stream", "text/plain"]);
+
 /**
- * The content type an upload declares: its part's type, or (for the generic
- * application/octet-stream that some clients send) the one its file name's
- * extension names, like Django's guess from the name.
+ * The content type an upload declares: its part's type (aliases folded),
+ * else the one its file name's extension names, like Django's guess from
+ * the name; null when neither says anything, and the bytes must tell.
  */
-export function declaredImageType(mimetype: string, filename: string): string {
-  const t = mimetype.split(";")[0]!.trim().toLowerCase();
-  if (t !== "" && t !== "application/octet-stream") return t;
+export function declaredImageType(mimetype: string, filename: string): string | null {
+  const raw = mimetype.split(";")[0]!.trim().toLowerCase();
+  const t = own(TYPE_ALIASES, raw) ?? raw;
+  if (!UNDECLARED_TYPES.has(t)) return t;
   const dot = filename.lastIndexOf(".");
   const ext = dot >= 0 ? filename.slice(dot + 1).toLowerCase() : "";
-  return own(TYPE_BY_EXTENSION, ext) ?? t;
+  return own(TYPE_BY_EXTENSION, ext) ?? null;
 }
 
 function ascii(b: Uint8Array, at: number, s: string): boolean {

@@ -42,7 +42,7 @@ import {
   requireCreated,
   updateEvent,
 } from "./member-handlers.ts";
-import { apiEmail, formatMember } from "./members.ts";
+import { apiEmail, fakeEmailDomain, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
@@ -152,7 +152,7 @@ const createBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (payloadUrl !== "" && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("payload_url");
   const serviceName = optString(args, "serviceName") || shortName;
   const fullName = checkFullName(argString(args, "fullName"));
-  const email = `${shortName}-bot@${state.host}`;
+  const email = `${shortName}-bot@${fakeEmailDomain(state.host)}`;
   if (!isValidEmail(email)) throw errors.badNameOrUsername();
   if (state.users[emailKey(email)]) throw errors.usernameInUse();
   checkBotNameAvailable(state, fullName);

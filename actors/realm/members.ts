@@ -11,6 +11,7 @@ import {
   gravatarUrl,
   isAdminRole,
   isoMinutes,
+  isValidEmail,
 } from "../user/index.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 
@@ -56,9 +57,15 @@ export function canSeeDeliveryEmail(
   }
 }
 
-/** Zulip's get_fake_email_domain: the realm's host without a port. */
-function fakeEmailDomain(host: string): string {
-  return host.replace(/:\d*$/, "").toLowerCase();
+/**
+ * Zulip's get_fake_email_domain, the domain of bot addresses and dummy
+ * addresses: the realm's host when `bot@<host>` is a valid address, else
+ * FAKE_EMAIL_DOMAIN, whose default is the host without its port (a host
+ * like `localhost:9991` makes no valid address).
+ */
+export function fakeEmailDomain(host: string): string {
+  const h = host.toLowerCase();
+  return isValidEmail(`bot@${h}`) ? h : h.replace(/:\d*$/, "");
 }
 
 /** The dummy address standing for a hidden one. */

@@ -53,20 +53,26 @@ const resolveEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /**
- * The current API emails of `userIds` (unknown ids left out): messages are
- * stored with the address of their sending time, and are shown with today's
- * (a user may have hidden theirs since).
+ * The current API emails, full names and avatar versions of `userIds`
+ * (unknown ids left out): messages are stored with the sender as of their
+ * sending time, and are shown with today's (a user may have renamed
+ * themselves or hidden their address since).
  */
 const apiEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
   const ids = Array.isArray(args.userIds) ? args.userIds : [];
   const emails: Obj = {};
+  const fullNames: Obj = {};
+  const avatarVersions: Obj = {};
   for (const id of ids) {
     const u = typeof id === "number" ? memberById(state, id) : undefined;
-    if (u) emails[String(id)] = apiEmail(state, u);
+    if (!u) continue;
+    emails[String(id)] = apiEmail(state, u);
+    fullNames[String(id)] = u.fullName;
+    avatarVersions[String(id)] = u.avatarVersion;
   }
-  return { reply: { emails } };
+  return { reply: { emails, fullNames, avatarVersions } };
 };
 
 export const rosterHandlers: Record<string, Handler<RealmState>> = { roster, resolveEmails, apiEmails };

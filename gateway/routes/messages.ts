@@ -17,7 +17,7 @@ import {
 import { own } from "../../actors/dict.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, clientName, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
 import { sendMoveBreadcrumbs } from "./notification-bot.ts";
 
 function meId(req: RouteRequest): number {
@@ -75,7 +75,7 @@ const sendMessage: RouteDef = {
     const to = req.params.to as Value;
     const args: Obj = {
       content: req.params.content as string,
-      client: "API",
+      client: clientName(req),
       ...sentParams(req.params, ["topic", "queue_id", "local_id", "read_by_sender"]),
     };
     if (type === "stream" || type === "channel") {
@@ -137,6 +137,7 @@ export const narrowChecker = c.list((v: unknown, name: string): Term => {
 
 /** Zulip's NarrowParameter operand validators (messages from zerver/lib/validator.py). */
 const ID_OPERATORS = new Set([
+  "near",
   "channel",
   "stream",
   "id",
@@ -221,6 +222,8 @@ interface Plan {
   includeHistory: boolean;
   muting: Muting | null;
   narrowCtx: NarrowContext | null;
+  /** GET /messages' message_ids, as a set for the caller's index. */
+  idSet?: Set<number>;
 }
 
 interface NarrowContext {
@@ -235,6 +238,8 @@ interface Filters {
   topics: { value: string; negated: boolean }[];
   senders: { value: number; negated: boolean }[];
   ids: { value: number; negated: boolean }[];
+  /** GET /messages' message_ids. */
+  idIn?: number[];
   is: { flag: string; negated: boolean }[];
   has: { operand: string; negated: boolean }[];
   search?: string;
@@ -469,6 +474,7 @@ function itemMatches(plan: Plan, i: Item): boolean {
   if (plan.channel && i.conv !== String(plan.channel.id)) return false;
   if (!plan.convPreds.every((p) => p(i.conv))) return false;
   const f = plan.filters;
+  const idSet = plan.idSet;
   for (const t of f.topics) {
     if (i.conv.startsWith("dm:")) {
       if (!t.negated) return false;
@@ -478,6 +484,7 @@ function itemMatches(plan: Plan, i: Item): boolean {
   }
   for (const t of f.senders) if ((i.sender === t.value) === t.negated) return false;
   for (const t of f.ids) if ((i.id === t.value) === t.negated) return false;
+  if (idSet && !idSet.has(i.id)) return false;
   for (const t of f.is) {
     const has =
       t.flag === "unread"
@@ -670,8 +677,18 @@ async function channelFetch(
 }
 
 /** The messages of a narrow around an anchor (Zulip's fetch_messages). */
-async function select(req: RouteRequest, terms: Term[], w: Window, opts: Obj): Promise<Selection> {
+async function select(
+  req: RouteRequest,
+  terms: Term[],
+  w: Window,
+  opts: Obj,
+  messageIds?: number[],
+): Promise<Selection> {
   const plan = await planNarrow(req, terms);
+  if (messageIds) {
+    plan.filters.idIn = messageIds;
+    plan.idSet = new Set(messageIds);
+  }
   if (channelBound(plan)) return channelFetch(req, plan, plan.channel!.id, plan.channel!.operand, w, opts);
   let items = await contentFilter(req, await indexCandidates(req, plan), plan);
   const anchor =
@@ -749,8 +766,11 @@ const getMessages: RouteDef = {
     apply_markdown: param(p.bool(), { default: true }),
     use_first_unread_anchor: param(p.bool(), { default: false }),
     allow_empty_topic_name: param(p.bool(), { default: false }),
+    message_ids: param(p.json(c.list(c.int({ min: 0 })))),
   },
   async handler(req) {
+    const messageIds = req.params.message_ids as number[] | undefined;
+    if (messageIds !== undefined) return byMessageIds(req, messageIds);
     const anchor = parseAnchor(
       req.params.anchor as string | undefined,
       req.params.use_first_unread_anchor as boolean,
@@ -774,6 +794,50 @@ const getMessages: RouteDef = {
     return s as unknown as Obj;
   },
 };
+
+/**
+ * GET /messages with message_ids: those of the listed messages that match
+ * the narrow and the caller may read, with no anchor and found_* false
+ * (Zulip's get_messages_backend). An anchor or a window is refused.
+ */
+async function byMessageIds(req: RouteRequest, ids: number[]): Promise<Obj> {
+  const pr = req.params;
+  if (
+    (pr.num_before as number) > 0 ||
+    (pr.num_after as number) > 0 ||
+    pr.anchor !== undefined ||
+    pr.use_first_unread_anchor === true
+  )
+    throw errors.unsupportedCombination([
+      "num_before",
+      "num_after",
+      "anchor",
+      "message_ids",
+      "include_anchor",
+      "use_first_unread_anchor",
+    ]);
+  if (ids.length > MAX_MESSAGES_PER_FETCH) throw errors.tooManyMessages();
+  const opts: Obj = {
+    apply_markdown: pr.apply_markdown as boolean,
+    client_gravatar: pr.client_gravatar as boolean,
+    allow_empty_topic_name: pr.allow_empty_topic_name as boolean,
+  };
+  const unique = [...new Set(ids)].sort((a, b) => a - b);
+  let s: Selection | null = null;
+  if (unique.length) {
+    // Only the listed ids pass the filters, so a window from the first of
+    // them as long as the list holds every match.
+    const w = { anchor: unique[0]!, numBefore: 0, numAfter: unique.length, includeAnchor: true };
+    s = await select(req, pr.narrow as Term[], w, opts, unique);
+  }
+  return {
+    messages: (s?.messages ?? []) as unknown as Value,
+    history_limited: s?.history_limited ?? false,
+    found_anchor: false,
+    found_oldest: false,
+    found_newest: false,
+  };
+}
 
 const getMessage: RouteDef = {
   method: "GET",
