@@ -114,7 +114,10 @@ export class NodeRuntime {
     this.leaseTtlMs = o.leaseTtlMs ?? 3000;
     this.renewMs = o.renewMs ?? 1000;
     this.exclusiveStore = o.exclusiveStore === true;
-    this.log = (o.log ?? rootLogger()).child({ node: o.nodeId });
+    // Lines name the node: the entry point's logger does already (node-main),
+    // an embedded or test process's does not, and may hold several nodes.
+    const base = o.log ?? rootLogger();
+    this.log = base.bindings().node === o.nodeId ? base : base.child({ node: o.nodeId });
     this.acquireRetryMs = o.acquireRetryMs ?? 250;
     this.callTimeoutMs = o.callTimeoutMs ?? 10_000;
     this.wheel = new TimerWheel();
@@ -154,7 +157,7 @@ export class NodeRuntime {
           this.o.bus.publish(`notice.${subject}`, encodeNotice(data));
         },
         fenced: (shard) => {
-          this.log.warn({ shard }, "write fenced (stale epoch)");
+          this.log.warn({ shard }, `write fenced (stale epoch) on shard ${shard}`);
           void this.loseShard(shard);
         },
         settled: (act) => {
@@ -249,7 +252,8 @@ export class NodeRuntime {
     if (!this.exclusiveStore && Date.now() - st.renewedAt > this.leaseTtlMs) {
       // Self-fencing: our lease may have expired (paused process, store
       // unreachable). Refuse rather than risk a second writer.
-      if (!st.selfFenced) this.log.warn({ shard: req.shard }, "lost the shard's lease (not renewed in time)");
+      if (!st.selfFenced)
+        this.log.warn({ shard: req.shard }, `lost lease of shard ${req.shard} (not renewed in time)`);
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
     }
@@ -447,7 +451,7 @@ export class NodeRuntime {
           this.stats.leaseRenewals++;
           metrics.leaseRenewal("ok");
         } else {
-          this.log.warn({ shard, epoch: st.epoch }, "lost the shard's lease");
+          this.log.warn({ shard, epoch: st.epoch }, `lost lease of shard ${shard} (epoch ${st.epoch})`);
           metrics.leaseRenewal("lost");
           await this.loseShard(shard);
         }
