@@ -31,8 +31,8 @@ import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
 import { nextMacrotask } from "./transport/retry.ts";
 import { componentLogger, type Logger } from "./log.ts";
 
-let logger: Logger | undefined;
-const log = () => (logger ??= componentLogger("event-router"));
+/** Read at each use (errors are rare): the root logger may be replaced (setRootLogger). */
+const log = (): Logger => componentLogger("event-router");
 
 export const ROUTER_METHOD = "routeEvents";
 const ROUTER_PREFIX = "~router.";

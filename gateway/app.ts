@@ -32,8 +32,8 @@ import { RealmResolver, singleOrganizationFromEnv } from "./realm-resolver.ts";
 import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
 import { componentLogger, type Logger } from "../cluster/log.ts";
 
-let httpLogger: Logger | undefined;
-const httpLog = () => (httpLogger ??= componentLogger("http"));
+/** Read at each use (errors are rare): the root logger may be replaced (setRootLogger). */
+const httpLog = (): Logger => componentLogger("http");
 
 export const API_PREFIX = "/api/v1";
 /** Zulip's DATA_UPLOAD_MAX_MEMORY_SIZE and nginx client_max_body_size. */

@@ -15,6 +15,7 @@ import type {
 } from "../cluster/transport/contract.ts";
 import { buildApp, c, p, param, uploadedFiles, type RouteDef } from "../gateway/index.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
+import { captureLogs } from "./support/logs.ts";
 
 // ---- Fakes ---------------------------------------------------------------------
 
@@ -259,19 +260,6 @@ function params(res: Res): Record<string, unknown> {
   assert.equal(res.json.result, "success");
   assert.equal(res.json.msg, "");
   return res.json.params as Record<string, unknown>;
-}
-
-/** Run f with console.error captured; returns what it logged. */
-function quietly(f: () => void): unknown[][] {
-  const orig = console.error;
-  const logged: unknown[][] = [];
-  console.error = (...a: unknown[]) => void logged.push(a);
-  try {
-    f();
-  } finally {
-    console.error = orig;
-  }
-  return logged;
 }
 
 /** Deterministic PRNG (mulberry32) so a fuzz failure reproduces. */
@@ -777,8 +765,11 @@ describe("gateway http auth", () => {
     assert.equal((await call(app, "GET", url, { auth: basic(email, KEY2) })).status, 200);
     assert.equal(client.lookups, lookups + 1);
     // Garbage on the subject is logged and ignored.
-    const logged = quietly(() => bus.publish("notice.auth.invalidate", new Uint8Array([0xff, 0xff, 0xff])));
+    const { lines: logged } = await captureLogs(() =>
+      bus.publish("notice.auth.invalidate", new Uint8Array([0xff, 0xff, 0xff])),
+    );
     assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.msg, "bad auth invalidation notice");
     assert.equal((await call(app, "GET", url, { auth: basic(email, KEY2) })).status, 200);
 
     // Unknown emails are not cached: creating the user works at once.
@@ -846,17 +837,14 @@ describe("gateway http shape", () => {
     assertError(moved, 503, "Service temporarily unavailable, retry later.", "SERVICE_UNAVAILABLE");
     assert.equal(moved.headers["retry-after"], "1");
 
-    const origError = console.error;
-    const logged: unknown[] = [];
-    console.error = (...a: unknown[]) => void logged.push(a);
-    try {
+    const { lines: logged } = await captureLogs(async () => {
       const boom = await call(app, "POST", "/api/v1/test/boom");
       assert.equal(boom.status, 500);
       assert.deepEqual(boom.json, { result: "error", msg: "Internal server error" });
-    } finally {
-      console.error = origError;
-    }
+    });
     assert.equal(logged.length, 1, "the unexpected error was logged");
+    assert.equal(logged[0]!.msg, "unhandled error");
+    assert.equal(typeof logged[0]!.req_id, "string", "with the request's id");
   });
 
   test("shape - RouteRequest.call builds the ActorRequest", async () => {

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { errorToResponse, isStoreUnavailable } from "../cluster/responses.ts";
+import { captureLogs } from "./support/logs.ts";
 
 function errWithCode(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
@@ -11,7 +12,7 @@ function errWithCode(message: string, code: string): Error {
 
 class SocketClosedUnexpectedlyError extends Error {}
 
-test("store outages answer 503 with Retry-After; bugs answer 500", () => {
+test("store outages answer 503 with Retry-After; bugs answer 500", async () => {
   const outages = [
     new Error("LOADING Redis is loading the dataset in memory"),
     new Error("CLUSTERDOWN The cluster is down"),
@@ -28,15 +29,12 @@ test("store outages answer 503 with Retry-After; bugs answer 500", () => {
     assert.equal(r.kind, "unavailable");
     assert.equal(r.headers?.["Retry-After"], "1");
   }
-  const original = console.error;
-  console.error = () => undefined;
-  try {
+  const { lines } = await captureLogs(() => {
     for (const e of [new TypeError("x is undefined"), new Error("ERR wrong number of arguments"), "boom"]) {
       assert.equal(isStoreUnavailable(e), false);
       const r = errorToResponse(e);
       assert.equal(!r.ok && r.status, 500);
     }
-  } finally {
-    console.error = original;
-  }
+  });
+  assert.equal(lines.length, 3, "each unexpected error is logged");
 });

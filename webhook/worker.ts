@@ -53,8 +53,8 @@ import {
 } from "./payload.ts";
 import { componentLogger, type Logger } from "../cluster/log.ts";
 
-let logger: Logger | undefined;
-const log = () => (logger ??= componentLogger("webhook"));
+/** Read at each use (errors are rare): the root logger may be replaced (setRootLogger). */
+const log = (): Logger => componentLogger("webhook");
 
 /** What the worker needs of a node. */
 export interface WorkerHost {
