@@ -26,8 +26,7 @@ export interface PlaygroundState {
 }
 
 export type PlaygroundFact =
-  | { type: "playgroundAdded"; playground: Playground }
-  | { type: "playgroundRemoved"; id: number };
+  { type: "playgroundAdded"; playground: Playground } | { type: "playgroundRemoved"; id: number };
 
 export function isPlaygroundFact(fact: { type: string }): fact is PlaygroundFact {
   return fact.type === "playgroundAdded" || fact.type === "playgroundRemoved";
@@ -137,7 +136,8 @@ const addPlayground: Handler<RealmState> = async (state, args, ctx: ActorContext
 const removePlayground: Handler<RealmState> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
   const id = Number(args.id);
-  if (!(state.playgrounds?.items ?? []).some((p) => p.id === id)) throw errors.badRequest("Invalid playground");
+  if (!(state.playgrounds?.items ?? []).some((p) => p.id === id))
+    throw errors.badRequest("Invalid playground");
   return change(state, { type: "playgroundRemoved", id });
 };
 
