@@ -35,7 +35,13 @@ export {
   dmConvRef,
   windowIds,
 } from "./channel/index.ts";
-export { REALM_BOOL_PROPERTIES, REALM_CHOICE_PROPERTIES, directoryRef, realmRef } from "./realm/index.ts";
+export {
+  REALM_BOOL_PROPERTIES,
+  REALM_CHOICE_PROPERTIES,
+  directoryRef,
+  realmRef,
+  userDefaultSettings,
+} from "./realm/index.ts";
 export { settingTypes, userRef } from "./user/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
 export {

@@ -56,6 +56,7 @@ interface Fx {
   botId: number;
   queueId: string;
   deviceId: number;
+  playgroundId: number;
   [k: string]: unknown;
 }
 
@@ -645,6 +646,36 @@ const cases: Case[] = [
   { method: "PATCH", path: "/realm/linkifiers", params: { ordered_linkifier_ids: [BAD_ID] }, status: 400 },
   { method: "DELETE", path: (f) => `/realm/filters/${f.filterId}`, status: 200 },
   { method: "DELETE", path: `/realm/filters/${BAD_ID}`, status: 400 },
+
+  // --- realm defaults of user settings, code playgrounds
+  {
+    method: "PATCH",
+    path: "/realm/user_settings_defaults",
+    params: { left_side_userlist: false },
+    status: 200,
+  },
+  { method: "PATCH", path: "/realm/user_settings_defaults", params: { emojiset: "nope" }, status: 400 },
+  {
+    method: "POST",
+    path: "/realm/playgrounds",
+    params: {
+      name: "Python",
+      pygments_language: "Python",
+      url_template: "https://py.example.com?code={code}",
+    },
+    status: 200,
+    save: (b, f) => {
+      f.playgroundId = b.id as number;
+    },
+  },
+  {
+    method: "POST",
+    path: "/realm/playgrounds",
+    params: { name: "Python", pygments_language: "Py<thon>", url_template: "https://py.example.com/{code}" },
+    status: 400,
+  },
+  { method: "DELETE", path: (f) => `/realm/playgrounds/${f.playgroundId}`, status: 200 },
+  { method: "DELETE", path: `/realm/playgrounds/${BAD_ID}`, status: 400 },
 
   // --- custom profile fields
   {

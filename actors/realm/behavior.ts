@@ -14,6 +14,8 @@ import { webhookRealmHandlers } from "./webhook-handlers.ts";
 import { deactivationPlanHandlers } from "./deactivation-plan.ts";
 import { typingRealmHandlers } from "./typing.ts";
 import { sendPrefsHandlers } from "./send-prefs.ts";
+import { playgroundHandlers } from "./playgrounds.ts";
+import { userDefaultsHandlers } from "./user-defaults.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -48,13 +50,22 @@ for (const [name, h] of Object.entries(deactivationPlanHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(userDefaultsHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
  * only once publicInfo said the realm allows spectators; a request from
  * outside that skips that step is refused as the gateway would refuse it.
  */
-const SPECTATOR_READS = ["registerRealmState", "crossRealmBots", "profileFieldsState", "listLinkifiers"];
+const SPECTATOR_READS = [
+  "registerRealmState",
+  "crossRealmBots",
+  "profileFieldsState",
+  "listLinkifiers",
+  "listPlaygrounds",
+];
 for (const name of SPECTATOR_READS) {
   const h = handlers[name]!;
   handlers[name] = (state, args, ctx, caller) => {
@@ -121,6 +132,11 @@ const external: Record<string, Exposure> = {
   reorderLinkifiers: "caller",
   planDeactivation: "caller",
   statusTarget: "caller",
+  addPlayground: "caller",
+  removePlayground: "caller",
+  listPlaygrounds: "anonymous",
+  updateUserSettingsDefaults: "caller",
+  userSettingsDefaults: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

@@ -188,7 +188,7 @@ export function parseUrlTemplate(template: string): ParsedTemplate | null {
  * its literal text before the first expression must already decide that,
  * since a group's text (a "{+x}" keeps ":") could otherwise spell the scheme.
  */
-function templateSchemeOk(t: ParsedTemplate): boolean {
+export function templateSchemeOk(t: ParsedTemplate): boolean {
   const scheme = urlScheme(t.literalPrefix);
   return scheme === "" || (typeof scheme === "string" && LINKIFIER_SCHEMES.has(scheme));
 }

@@ -32,6 +32,7 @@ import { profileFieldHandlers } from "./profile-fields.ts";
 import { memberHandlers } from "./member-handlers.ts";
 import { presenceHandlers } from "./presence-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
+import { newUserSettings, userDefault } from "./user-defaults.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
@@ -100,6 +101,7 @@ async function addUser(
 ): Promise<Decision> {
   const userId = await ctx.nextId(`user.${state.realmId}`);
   const dateJoined = ctx.now();
+  const settings = newUserSettings(state);
   const created = (await ctx.call(userRef(state.realmId, userId), "create", {
     email: u.email,
     password: u.password,
@@ -107,6 +109,7 @@ async function addUser(
     role: u.role,
     apiKey: generateApiKey(),
     dateJoined,
+    settings,
   })) as { userId: number; apiKey: string; person: Obj };
   // System-group membership follows the role (one-way: groups never call us).
   await syncGroupMember(ctx, state.realmId, { userId, role: u.role, isActive: true, isBot: false });
@@ -126,8 +129,9 @@ async function addUser(
     timezone: "",
     avatarVersion: 1,
     botOwnerId: null,
-    emailVisibility: 1,
+    emailVisibility: userDefault(state, "email_address_visibility") as number,
     service: null,
+    ...(settings.receives_typing_notifications === false ? { receivesTyping: false } : {}),
   };
   return {
     facts: [...prior.map(fact), fact({ type: "userAdded", entry })],

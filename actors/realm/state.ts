@@ -11,6 +11,8 @@ import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
+import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
+import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -173,6 +175,10 @@ export interface RealmState {
   profileFields: ProfileField[];
   /** Users' alert words and mutes, for sends (send-prefs.ts); absent until the first. */
   sendPrefs?: SendPrefsState;
+  /** Code playgrounds (playgrounds.ts); absent until the first one is added. */
+  playgrounds?: PlaygroundState;
+  /** New users' settings that differ from the server's (user-defaults.ts); absent until one does. */
+  userDefaults?: Obj;
 }
 
 export type RealmKindState = DirectoryState | RealmState;
@@ -298,6 +304,8 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
     default:
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
       else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
+      else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
+      else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;

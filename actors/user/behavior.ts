@@ -163,8 +163,15 @@ const create: Handler<UserState> = async (state, args, ctx, caller) => {
     // The realm's directory entry carries the same instant.
     dateJoined: optInt(args, "dateJoined") ?? ctx.now(),
   };
-  const after = applyUserFact(structuredClone(state), fact(f));
-  return { facts: [fact(f)], reply: { userId: state.userId, apiKey: f.apiKey, person: formatUser(after) } };
+  const facts = [fact(f)];
+  // A human's first settings are the realm's defaults for new users.
+  const initial: Obj = {};
+  for (const [name, value] of Object.entries(optObj(args, "settings") ?? {}))
+    if (Object.hasOwn(SETTINGS, name)) initial[name] = checkSetting(name, value);
+  if (Object.keys(initial).length) facts.push(fact({ type: "settings", values: initial, bySelf: false }));
+  let after = structuredClone(state);
+  for (const x of facts) after = applyUserFact(after, x);
+  return { facts, reply: { userId: state.userId, apiKey: f.apiKey, person: formatUser(after) } };
 };
 
 // ---- reads ------------------------------------------------------------------

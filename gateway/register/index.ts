@@ -20,6 +20,7 @@ import { userMessageAreas } from "./user-messages.ts";
 import { legacySettingsAreas } from "./legacy-settings.ts";
 import { serverStateAreas } from "./server-state.ts";
 import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
+import { playgroundsArea, userSettingsDefaultsArea } from "./realm-extras.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -42,4 +43,6 @@ export const registerAreas: RegisterArea[] = [
   draftsArea,
   alertWordsArea,
   mutedUsersArea,
+  userSettingsDefaultsArea,
+  playgroundsArea,
 ];

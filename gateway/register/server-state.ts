@@ -1,9 +1,7 @@
 // /register state of features this server has no store for, or serves
 // from constants: each value says what this server does (an empty list
-// where the feature has nothing to list, the defaults new users get).
+// where the feature has nothing to list).
 import { channelDirectoryRef } from "../../actors/index.ts";
-import { formatUserSettings } from "../../actors/user/index.ts";
-import type { UserState } from "../../actors/user/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -19,19 +17,10 @@ function constantArea(fetchType: string, state: () => Obj, authOnly = true): Reg
   };
 }
 
-/** A new user's settings: no realm-level defaults can be changed here. */
-function userSettingsDefaults(): Obj {
-  const blank = { settings: {}, timezone: "" } as unknown as UserState;
-  const out = formatUserSettings(blank);
-  delete out.timezone;
-  return out;
-}
-
 export const serverStateAreas: RegisterArea[] = [
-  // No realm domains, code playgrounds, embedded bots, incoming webhook
+  // No realm domains, embedded bots, incoming webhook
   // integrations, default channel groups or onboarding steps exist here.
   constantArea("realm_domains", () => ({ realm_domains: [] })),
-  constantArea("realm_playgrounds", () => ({ realm_playgrounds: [] }), false),
   constantArea("realm_embedded_bots", () => ({ realm_embedded_bots: [] })),
   constantArea("realm_incoming_webhook_bots", () => ({ realm_incoming_webhook_bots: [] })),
   constantArea("default_stream_groups", () => ({ realm_default_stream_groups: [] })),
@@ -41,9 +30,6 @@ export const serverStateAreas: RegisterArea[] = [
   // No Zoom integration, no GIPHY API key.
   constantArea("video_calls", () => ({ has_zoom_token: false })),
   constantArea("giphy", () => ({ giphy_api_key: "" })),
-  constantArea("realm_user_settings_defaults", () => ({
-    realm_user_settings_defaults: userSettingsDefaults(),
-  })),
   {
     // Self-hosted without billing: no sponsorship can be pending; only
     // those who may manage billing (administrators by default) hear so.
