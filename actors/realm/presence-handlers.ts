@@ -47,18 +47,101 @@ function modernInfo(p: PresenceEntry): Obj {
   return { active_timestamp: p.activeTimestamp, idle_timestamp: p.idleTimestamp };
 }
 
-/** Presence of the realm's active human users seen within the history limit. */
-function presenceMap(state: RealmState, nowSecs: number, slim: boolean, days: number, sinceId: number): Obj {
-  const out: Obj = {};
-  const cutoff = nowSecs - days * 86400;
-  for (const [userId, p] of state.presence) {
-    if (p.idleTimestamp < cutoff || p.updateId <= sinceId) continue;
-    const u = memberById(state, userId);
-    if (!u || !u.isActive || u.isBot) continue;
-    if (slim) out[String(userId)] = modernInfo(p);
-    else out[apiEmail(state, u)] = legacyInfo(p);
+/** Slack before presenceLog is compacted, so small realms don't compact on every beat. */
+const LOG_SLACK = 64;
+
+/**
+ * The next presence update id. A fresh activation (failover, restart) has
+ * forgotten the counter; seeding it from the clock at a thousand ids per
+ * millisecond keeps every new id above the ones issued before, so a client
+ * polling with an id from the previous activation still gets every row
+ * written since instead of nothing.
+ */
+function nextUpdateId(state: RealmState, nowMs: number): number {
+  if (state.presenceUpdateId === 0) state.presenceUpdateId = Math.floor(nowMs) * 1000;
+  return ++state.presenceUpdateId;
+}
+
+/** Store a changed row and append it to the update-ordered log. */
+function recordPresence(state: RealmState, userId: number, entry: PresenceEntry): void {
+  state.presence.set(userId, entry);
+  const log = state.presenceLog;
+  log.ids.push(entry.updateId);
+  log.users.push(userId);
+  // Amortized O(1) per update; memory stays under two log entries per user.
+  if (log.ids.length > 2 * state.presence.size + LOG_SLACK) {
+    let w = 0;
+    for (let r = 0; r < log.ids.length; r++) {
+      if (state.presence.get(log.users[r]!)?.updateId !== log.ids[r]) continue;
+      log.ids[w] = log.ids[r]!;
+      log.users[w] = log.users[r]!;
+      w++;
+    }
+    log.ids.length = w;
+    log.users.length = w;
   }
-  return out;
+}
+
+/** Index of the first log entry with an update id above `id` (ids ascend). */
+function firstAfter(ids: number[], id: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+interface PresenceQuery {
+  slim: boolean;
+  /** The client's last_update_id; absent means "everything". */
+  sinceId?: number;
+  historyLimitDays?: number;
+}
+
+/**
+ * Presences of the realm's active human users (Zulip's
+ * get_presence_dict_by_realm) and presence_last_update_id: the newest id
+ * among the rows returned, else the client's own id, else -1. With a
+ * positive last_update_id the history limit is moot and only the log's tail
+ * past that id is read, so a poll costs O(changes since), not O(users).
+ */
+function fetchPresences(
+  state: RealmState,
+  nowSecs: number,
+  q: PresenceQuery,
+): { presences: Obj; lastId: number } {
+  const presences: Obj = {};
+  if (realmSetting(state, "presence_disabled") === true) return { presences, lastId: -1 };
+  let lastId = -1;
+  const add = (userId: number, p: PresenceEntry): void => {
+    const u = memberById(state, userId);
+    if (!u || !u.isActive || u.isBot) return;
+    if (q.slim) presences[String(userId)] = modernInfo(p);
+    else presences[apiEmail(state, u)] = legacyInfo(p);
+    if (p.updateId > lastId) lastId = p.updateId;
+  };
+  // history_limit_days=0 asks for no presence data at all.
+  if (q.historyLimitDays !== 0) {
+    if (q.sinceId === undefined || q.sinceId <= 0) {
+      const cutoff = nowSecs - (q.historyLimitDays ?? HISTORY_LIMIT_DAYS) * 86400;
+      const since = q.sinceId ?? -1;
+      for (const [userId, p] of state.presence) {
+        if (p.idleTimestamp >= cutoff && p.updateId > since) add(userId, p);
+      }
+    } else {
+      const { ids, users } = state.presenceLog;
+      for (let i = firstAfter(ids, q.sinceId); i < ids.length; i++) {
+        const p = state.presence.get(users[i]!);
+        // A stale entry: the user changed again later in the log.
+        if (p !== undefined && p.updateId === ids[i]) add(users[i]!, p);
+      }
+    }
+  }
+  if (lastId === -1 && q.sinceId !== undefined) lastId = q.sinceId;
+  return { presences, lastId };
 }
 
 /** POST /users/me/presence. */
@@ -69,7 +152,6 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
   const pingOnly = optBool(args, "pingOnly") ?? false;
   const lastUpdateId = optInt(args, "lastUpdateId");
   const slim = (optBool(args, "slimPresence") ?? false) || lastUpdateId !== undefined;
-  const days = optInt(args, "historyLimitDays") ?? HISTORY_LIMIT_DAYS;
   const nowMs = ctx.now();
   const now = Math.floor(nowMs / 1000);
 
@@ -80,14 +162,16 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
     const becameActive =
       status === "active" &&
       (!prev || prev.activeTimestamp + LEGACY_ACTIVITY_OFFSET_SECS < prev.idleTimestamp);
+    const activeTimestamp = status === "active" ? now : (prev?.activeTimestamp ?? 0);
+    // A beat that changes neither timestamp (another tab within the same
+    // second) is no change: no new update id, nothing for pollers to fetch.
+    const unchanged =
+      prev !== undefined && prev.activeTimestamp === activeTimestamp && prev.idleTimestamp === now;
+    const next: PresenceEntry = unchanged
+      ? prev
+      : { activeTimestamp, idleTimestamp: now, updateId: nextUpdateId(state, nowMs) };
     // In-memory only: this mutation is the whole write (see the file comment).
-    state.presenceUpdateId++;
-    const next: PresenceEntry = {
-      activeTimestamp: status === "active" ? now : (prev?.activeTimestamp ?? 0),
-      idleTimestamp: now,
-      updateId: state.presenceUpdateId,
-    };
-    state.presence.set(user.userId, next);
+    if (!unchanged) recordPresence(state, user.userId, next);
     if (wasOffline || becameActive) {
       const email = apiEmail(state, user);
       events.push({
@@ -106,12 +190,17 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
     }
   }
   if (pingOnly) return { events, reply: {} };
+  const { presences, lastId } = fetchPresences(state, now, {
+    slim,
+    sinceId: lastUpdateId,
+    historyLimitDays: optInt(args, "historyLimitDays"),
+  });
   const reply: Obj = {
-    presences: presenceMap(state, now, slim, days, lastUpdateId ?? -1),
+    presences,
     server_timestamp: nowMs / 1000,
     zephyr_mirror_active: false,
+    presence_last_update_id: lastId,
   };
-  if (lastUpdateId !== undefined) reply.presence_last_update_id = state.presenceUpdateId;
   return { events, reply };
 };
 
@@ -121,23 +210,37 @@ const realmPresence: Handler<RealmState> = (state, args, ctx, caller) => {
   const nowMs = ctx.now();
   return {
     reply: {
-      presences: presenceMap(state, Math.floor(nowMs / 1000), false, HISTORY_LIMIT_DAYS, -1),
+      presences: fetchPresences(state, Math.floor(nowMs / 1000), { slim: false }).presences,
       server_timestamp: nowMs / 1000,
     },
   };
 };
 
-/** GET /users/{user_id_or_email}/presence. */
-const userPresence: Handler<RealmState> = (state, args, _ctx, caller) => {
+/**
+ * GET /users/{user_id_or_email}/presence: the legacy shape without `client`
+ * and `pushable`, and the aggregated status "offline" once the newest
+ * timestamp is older than the offline threshold (Zulip's get_presence_backend).
+ */
+const userPresence: Handler<RealmState> = (state, args, ctx, caller) => {
   const viewer = me(state, caller);
   const key = argString(args, "userIdOrEmail");
   // A hidden real address answers like an unknown one (findByEmail).
   const target = /^\d+$/.test(key) ? memberById(state, Number(key)) : findByEmail(state, viewer, key);
-  if (!target) throw errors.noSuchUser();
+  if (!target || !target.isActive) throw errors.noSuchUser();
   if (target.isBot) throw errors.badRequest("Presence is not supported for bot users.");
   const p = state.presence.get(target.userId);
   if (!p) throw errors.badRequest(`No presence data for ${key}`);
-  return { reply: { presence: legacyInfo(p) } };
+  const website = legacyInfo(p).website as Obj;
+  const timestamp = website.timestamp as number;
+  const offline = Math.floor(ctx.now() / 1000) - timestamp > OFFLINE_THRESHOLD_SECS;
+  return {
+    reply: {
+      presence: {
+        aggregated: { status: offline ? "offline" : website.status, timestamp },
+        website: { status: website.status, timestamp },
+      },
+    },
+  };
 };
 
 /**
@@ -148,13 +251,16 @@ const userPresence: Handler<RealmState> = (state, args, _ctx, caller) => {
 const presenceState: Handler<RealmState> = (state, args, ctx, caller) => {
   me(state, caller);
   const nowMs = ctx.now();
-  const slim = optBool(args, "slimPresence") ?? false;
-  const days = optInt(args, "historyLimitDays") ?? HISTORY_LIMIT_DAYS;
+  const { presences, lastId } = fetchPresences(state, Math.floor(nowMs / 1000), {
+    slim: optBool(args, "slimPresence") ?? false,
+    historyLimitDays: optInt(args, "historyLimitDays"),
+  });
   return {
     reply: {
-      presences: presenceMap(state, Math.floor(nowMs / 1000), slim, days, -1),
-      // Zulip sends -1 while no presence row exists.
-      presence_last_update_id: state.presenceUpdateId || -1,
+      presences,
+      // The same rule as the poll's (-1 while no row is returned), so this id
+      // is a valid last_update_id for the client's first poll.
+      presence_last_update_id: lastId,
       server_timestamp: nowMs / 1000,
     },
   };

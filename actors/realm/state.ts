@@ -108,6 +108,12 @@ export type MemberChanges = Partial<
   >
 >;
 
+/** Parallel arrays: ids[i] is the update id of users[i]'s change; ids ascend. */
+export interface PresenceLog {
+  ids: number[];
+  users: number[];
+}
+
 /** Presence of one user: in memory only (see RealmState.presence). Seconds since the epoch. */
 export interface PresenceEntry {
   activeTimestamp: number;
@@ -169,8 +175,19 @@ export interface RealmState {
    * failover only makes users look offline until their next heartbeat.
    */
   presence: Map<number, PresenceEntry>;
-  /** Zulip's presence_last_update_id; in memory like `presence`. */
+  /**
+   * Zulip's presence_last_update_id; in memory like `presence`. 0 until the
+   * first heartbeat after an activation, which seeds it from the clock so
+   * ids stay increasing across failovers (presence-handlers.ts nextUpdateId).
+   */
   presenceUpdateId: number;
+  /**
+   * (update id, user id) of presence changes in update-id order, so a poll
+   * with last_update_id walks only what changed since. An entry is stale
+   * once its user has a newer one; stale entries are dropped when they
+   * outnumber the live ones, which keeps this under two per user.
+   */
+  presenceLog: PresenceLog;
   /** Custom profile fields, in display order. */
   profileFields: ProfileField[];
   /** Users' alert words and mutes, for sends (send-prefs.ts); absent until the first. */
@@ -229,6 +246,7 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     attempts: new AuthRateLimiter(),
     presence: new Map(),
     presenceUpdateId: 0,
+    presenceLog: { ids: [], users: [] },
     profileFields: [],
   };
 }
@@ -319,7 +337,9 @@ export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindS
 export function realmKindToSnapshot(state: RealmKindState): string {
   // `attempts` and `presence` are deliberately left out (see RealmState).
   return JSON.stringify(state, (key, value) =>
-    key === "attempts" || key === "presence" || key === "presenceUpdateId" ? undefined : value,
+    key === "attempts" || key === "presence" || key === "presenceUpdateId" || key === "presenceLog"
+      ? undefined
+      : value,
   );
 }
 
@@ -330,7 +350,12 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
     ...base,
     ...snap,
     ...(base.role === "realm"
-      ? { attempts: new AuthRateLimiter(), presence: new Map(), presenceUpdateId: 0 }
+      ? {
+          attempts: new AuthRateLimiter(),
+          presence: new Map(),
+          presenceUpdateId: 0,
+          presenceLog: { ids: [], users: [] },
+        }
       : {}),
   } as RealmKindState;
   if (out.role === "realm") {
