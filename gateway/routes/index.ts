@@ -20,6 +20,7 @@ import { typingRoutes } from "./typing.ts";
 import { userRoutes } from "./users.ts";
 import { messageExtraRoutes } from "./message-extras.ts";
 import { userPrefRoutes } from "./user-prefs.ts";
+import { channelExtraRoutes } from "./channel-extras.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -41,4 +42,5 @@ export const routes: RouteDef[] = [
   ...typingRoutes,
   ...draftRoutes,
   ...userPrefRoutes,
+  ...channelExtraRoutes,
 ];
