@@ -695,9 +695,13 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
 
 /** The realm's default channels after a change, to active non-guests (guests are never told them). */
 export function defaultStreamsEvent(t: Turn, s: DirState): OutEvent {
-  const defaults = Object.values(s.channels).filter((c) => c.isDefault && !c.isArchived);
+  // Ids since FL 330 (channel objects before).
+  const ids = Object.values(s.channels)
+    .filter((c) => c.isDefault && !c.isArchived)
+    .map((c) => c.id)
+    .sort((a, b) => a - b);
   return {
-    event: { type: "default_streams", default_streams: defaults.map((c) => formatChannel(s, c, t.sys)) },
+    event: { type: "default_streams", default_streams: ids },
     userIds: t
       .activeUsers()
       .filter((u) => !isGuest(u.role))
