@@ -88,6 +88,15 @@ describe("default channels", () => {
     assertSuccess(await srv.api("DELETE", "/default_streams", { stream_id: id }));
   });
 
+  test("PATCH /streams is_default_stream sends the same event, with ids", async () => {
+    const id = await channel([srv.owner.userId]);
+    const q = await openQueue(srv, member, ["default_streams"]);
+    assertSuccess(await srv.api("PATCH", `/streams/${id}`, { is_default_stream: true }));
+    const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.type === "default_streams"));
+    assert.ok(evs.find((x: Ev) => x.type === "default_streams").default_streams.includes(id));
+    assertSuccess(await srv.api("DELETE", "/default_streams", { stream_id: id }));
+  });
+
   test("errors: role, unknown, private, archived, bad input", async () => {
     const id = await channel([srv.owner.userId]);
     assertError(
