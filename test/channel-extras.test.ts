@@ -359,6 +359,13 @@ describe("delete_topic", () => {
       await srv.api("POST", `/streams/${priv}/delete_topic`, { topic_name: "x" }, admin),
       "Invalid channel ID",
     );
+    const archived = await channel([srv.owner.userId]);
+    await send(archived, "old");
+    assertSuccess(await srv.api("DELETE", `/streams/${archived}`));
+    assertError(
+      await srv.api("POST", `/streams/${archived}/delete_topic`, { topic_name: "old" }),
+      "Invalid channel ID",
+    );
     const got = await srv.api("GET", `/messages/${m}`);
     assertSuccess(got);
   });
