@@ -8,14 +8,7 @@
 
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
-import {
-  Turn,
-  accessibleIds,
-  canSeeMetadata,
-  historyProtected,
-  isAdmin,
-  isSubscribed,
-} from "./access.ts";
+import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
 import type { ConvState } from "./conversation-state.ts";
