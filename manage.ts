@@ -8,7 +8,11 @@ import { parseArgs } from "node:util";
 import type { Obj, Value } from "./actors/types.ts";
 import { env, natsSecurity } from "./cluster/config.ts";
 
-type Call = (ref: { kind: "realm"; realm: number; key: string }, method: string, args: Obj) => Promise<Value>;
+type Call = (
+  ref: { kind: "realm" | "channel"; realm: number; key: string },
+  method: string,
+  args: Obj,
+) => Promise<Value>;
 
 const USAGE = `usage: npm run manage -- <command> [options]
   create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
@@ -128,14 +132,20 @@ async function main(): Promise<void> {
       );
       break;
     case "create-user":
-      out = await run(async (call) =>
-        call({ kind: "realm", realm: await realmOf(call), key: "realm" }, "createUser", {
+      out = await run(async (call) => {
+        const realm = await realmOf(call);
+        const made = await call({ kind: "realm", realm, key: "realm" }, "createUser", {
           email: need("email"),
           password: need("password"),
           fullName: need("full-name"),
           role: Number(values.role ?? 400),
-        }),
-      );
+        });
+        // Zulip subscribes a new human user to the realm's default channels.
+        await call({ kind: "channel", realm, key: "directory" }, "joinDefaultChannels", {
+          user_id: (made as { userId: number }).userId,
+        });
+        return made;
+      });
       break;
     case "api-key":
       out = await run(async (call) =>

@@ -895,6 +895,40 @@ const cases: Case[] = [
   { method: "DELETE", path: "/realm/emoji/conformance_emoji", status: 200 },
   { method: "DELETE", path: "/realm/emoji/never_made", status: 404 },
 
+  // --- channel extras
+  { method: "POST", path: "/default_streams", params: (f) => ({ stream_id: f.channel2Id }), status: 200 },
+  { method: "POST", path: "/default_streams", params: { stream_id: BAD_ID }, status: 400 },
+  { method: "DELETE", path: "/default_streams", params: (f) => ({ stream_id: f.channel2Id }), status: 200 },
+  { method: "DELETE", path: "/default_streams", params: { stream_id: BAD_ID }, status: 400 },
+  { method: "GET", path: (f) => `/users/${f.member.userId}/subscriptions/${f.channelId}`, status: 200 },
+  { method: "GET", path: (f) => `/users/${f.member.userId}/subscriptions/${BAD_ID}`, status: 400 },
+  {
+    method: "PATCH",
+    path: "/users/me/subscriptions",
+    params: (f) => ({ add: [{ name: f.channelName }], delete: ["conformance-two"] }),
+    status: 200,
+  },
+  { method: "PATCH", path: "/users/me/subscriptions", params: {}, status: 400 },
+  {
+    method: "PATCH",
+    path: "/users/me/subscriptions",
+    params: { add: [{ name: "conformance-two" }] },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/streams/${f.channelId}/delete_topic`,
+    params: { topic_name: "conformance no such topic" },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/streams/${f.channelId}/delete_topic`,
+    auth: (f) => f.member,
+    params: { topic_name: "x" },
+    status: 400,
+  },
+
   // --- API key (the member's: later cases see the new key)
   {
     method: "POST",

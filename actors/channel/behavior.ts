@@ -17,6 +17,7 @@ import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
 import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } from "./message-extras.ts";
 import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
+import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -29,6 +30,7 @@ for (const [name, h] of Object.entries({
   ...messageExtrasDirectoryHandlers,
   ...registerStateDirectoryHandlers,
   ...typingDirectoryHandlers,
+  ...channelExtrasDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -40,6 +42,7 @@ for (const [name, h] of Object.entries({
   ...bulkDeleteConversationHandlers,
   ...messageExtrasConversationHandlers,
   ...typingConversationHandlers,
+  ...channelExtrasConversationHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
@@ -92,5 +95,10 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     matchNarrow: "caller",
     renderPreview: "caller",
     editTyping: "caller",
+    setDefaultChannel: "caller",
+    joinDefaultChannels: "caller",
+    subscriptionStatus: "caller",
+    updateSubscriptions: "caller",
+    deleteTopicBatch: "caller",
   },
 };

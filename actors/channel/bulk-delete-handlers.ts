@@ -24,7 +24,7 @@ function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
  * from the recipients' flag indexes, and send delete_message: one event per
  * topic in a channel (the event names one topic), one for a DM conversation.
  */
-const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
+export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
   requireAdminOrInternal(state.realmId, caller);
   const wanted = Array.isArray(args.ids) ? args.ids.filter((id): id is number => typeof id === "number") : [];
   const ids = [...new Set(wanted)].filter((id) => state.msgs[String(id)]).sort((a, b) => a - b);

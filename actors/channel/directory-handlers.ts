@@ -78,7 +78,7 @@ function channelById(state: DirState, id: unknown): Channel {
   return ch;
 }
 
-function newSub(state: DirState, userId: number, ch: Channel): Sub {
+export function newSub(state: DirState, userId: number, ch: Channel): Sub {
   return {
     active: true,
     color: pickColor(state, userId),
@@ -218,7 +218,7 @@ async function newChannel(
  * Events for channels just created and subscriptions just added, computed
  * on the state after the facts.
  */
-function subscriptionEvents(
+export function subscriptionEvents(
   t: Turn,
   s: DirState,
   created: Channel[],
@@ -689,15 +689,25 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
     // The event names the channel by its name before a rename.
     out.push({ event: streamUpdate(ch, e.property, e.value, e.extra), userIds: audience });
   }
-  if (changes.isDefault !== undefined) {
-    const defaults = Object.values(s.channels).filter((c) => c.isDefault && !c.isArchived);
-    out.push({
-      event: { type: "default_streams", default_streams: defaults.map((c) => formatChannel(s, c, t.sys)) },
-      userIds: t.activeUsers().map((u) => u.userId),
-    });
-  }
+  if (changes.isDefault !== undefined) out.push(defaultStreamsEvent(t, s));
   return { facts, events: out, reply: {} };
 };
+
+/** The realm's default channels after a change, to active non-guests (guests are never told them). */
+export function defaultStreamsEvent(t: Turn, s: DirState): OutEvent {
+  // Ids since FL 330 (channel objects before).
+  const ids = Object.values(s.channels)
+    .filter((c) => c.isDefault && !c.isArchived)
+    .map((c) => c.id)
+    .sort((a, b) => a - b);
+  return {
+    event: { type: "default_streams", default_streams: ids },
+    userIds: t
+      .activeUsers()
+      .filter((u) => !isGuest(u.role))
+      .map((u) => u.userId),
+  };
+}
 
 const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);

@@ -21,6 +21,7 @@ import { userRoutes } from "./users.ts";
 import { messageExtraRoutes } from "./message-extras.ts";
 import { userPrefRoutes } from "./user-prefs.ts";
 import { realmExtraRoutes } from "./realm-extras.ts";
+import { channelExtraRoutes } from "./channel-extras.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -43,4 +44,5 @@ export const routes: RouteDef[] = [
   ...draftRoutes,
   ...userPrefRoutes,
   ...realmExtraRoutes,
+  ...channelExtraRoutes,
 ];

@@ -1,7 +1,7 @@
 // User administration and the caller's own profile and status
 // (Zulip's zerver/views/users.py and zerver/views/presence.py).
 
-import { realmRef, userRef } from "../../actors/index.ts";
+import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
 import type { Caller, Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
@@ -27,11 +27,16 @@ const createUser: RouteDef = {
     full_name: param(p.string(), { required: true }),
   },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "createUser", {
+    const reply = (await req.call(realmRef(req.realmId), "createUser", {
       email: req.params.email as string,
       password: req.params.password as string,
       fullName: req.params.full_name as string,
     })) as Obj;
+    // Zulip subscribes a new human user to the realm's default channels.
+    await req.call(channelDirectoryRef(req.realmId), "joinDefaultChannels", {
+      user_id: reply.user_id as number,
+    });
+    return reply;
   },
 };
 

@@ -249,6 +249,8 @@ export const NO_FREE: ReadonlySet<string> = new Set([
   "DELETE /api/v1/users/me/subscriptions",
   "PATCH /api/v1/realm",
   "DELETE /api/v1/realm/emoji/*",
+  "PATCH /api/v1/users/me/subscriptions",
+  "POST /api/v1/streams/:stream_id/delete_topic",
 ]);
 
 export function routeKey(def: RouteDef): string {
