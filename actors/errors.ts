@@ -30,36 +30,6 @@ export class ZulipError extends Error {
   }
 }
 
-/** Raised inside a node when it no longer owns the shard of the addressed actor. */
-export class MovedError extends Error {
-  constructor(readonly shard: number) {
-    super(`shard ${shard} moved`);
-    this.name = "MovedError";
-  }
-}
-
-/** Raised when a write was refused because a newer lease epoch exists. */
-export class FencedError extends Error {
-  constructor(
-    readonly shard: number,
-    readonly epoch: number,
-  ) {
-    super(`write to shard ${shard} with stale epoch ${epoch} refused`);
-    this.name = "FencedError";
-  }
-}
-
-/** A node or gateway is overloaded or nothing could answer in time. */
-export class UnavailableError extends Error {
-  constructor(
-    msg: string,
-    readonly retryAfterSeconds = 1,
-  ) {
-    super(msg);
-    this.name = "UnavailableError";
-  }
-}
-
 const WWW_AUTH = { "WWW-Authenticate": 'Basic realm="zulip"' };
 
 /** Constructors for every error the server sends. Keep alphabetical within groups. */
@@ -452,10 +422,3 @@ export const errors = {
   typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
   typingMissingTo: () => new ZulipError("Missing 'to' argument"),
 } as const;
-
-/** Normalise anything thrown into a ZulipError for the HTTP boundary. */
-export function toZulipError(err: unknown): ZulipError {
-  if (err instanceof ZulipError) return err;
-  if (err instanceof UnavailableError) return errors.unavailable(err.retryAfterSeconds);
-  return errors.internal();
-}

@@ -17,7 +17,7 @@ import type {
   OutEvent,
   Value,
 } from "../actors/types.ts";
-import { FencedError, MovedError, UnavailableError } from "../actors/errors.ts";
+import { FencedError, MovedError, UnavailableError } from "./runtime-errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
 import type { AppendItem, Store } from "./storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";

@@ -17,7 +17,8 @@ import type {
   OutEvent,
   Value,
 } from "../actors/types.ts";
-import { errors, MovedError, type ZulipError } from "../actors/errors.ts";
+import { errors, type ZulipError } from "../actors/errors.ts";
+import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";

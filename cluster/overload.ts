@@ -13,7 +13,7 @@
 // The gateway turns UnavailableError into HTTP 503 with Retry-After and
 // Zulip's error envelope (actors/errors.ts errors.unavailable).
 
-import { UnavailableError } from "../actors/errors.ts";
+import { UnavailableError } from "./runtime-errors.ts";
 import { env } from "./config.ts";
 import { isRouterRef } from "./event-router.ts";
 import { errorToResponse } from "./responses.ts";

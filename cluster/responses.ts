@@ -1,6 +1,7 @@
 // The one place where thrown errors become wire responses and back
 // (connect-es style: a closed set of kinds, the Zulip code carried inside).
-import { MovedError, UnavailableError, ZulipError } from "../actors/errors.ts";
+import { ZulipError } from "../actors/errors.ts";
+import { isStoreUnavailable, MovedError, UnavailableError } from "./runtime-errors.ts";
 import type { Obj, Value } from "../actors/types.ts";
 import type { ActorResponse } from "./transport/contract.ts";
 import { componentLogger } from "./log.ts";
@@ -45,33 +46,6 @@ export function errorToResponse(err: unknown): ActorResponse {
   }
   componentLogger("actor-turn").error({ err }, "unexpected error in actor turn");
   return { ok: false, kind: "zulip", code: "", msg: "Internal server error", status: 500 };
-}
-
-const NETWORK_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENOTCONN",
-]);
-// Redis replies that mean "not now" (a restart loading its AOF, a cluster failover).
-const REDIS_BUSY = /^(LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|READONLY|BUSY)\b/;
-// node-redis errors raised while its socket is down or reconnecting.
-const CLIENT_DOWN = new Set([
-  "ClientClosedError",
-  "SocketClosedUnexpectedlyError",
-  "ConnectionTimeoutError",
-  "ReconnectStrategyError",
-  "DisconnectsClientError",
-]);
-
-/** A store error that passes with time (connection lost, Redis loading), as opposed to a bug. */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
-  return REDIS_BUSY.test(err.message) || CLIENT_DOWN.has(err.constructor.name);
 }
 
 /** Re-raise a failed response on the calling side; returns the value otherwise. */

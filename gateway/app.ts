@@ -18,7 +18,8 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { isIP } from "node:net";
-import { errors, UnavailableError, ZulipError, toZulipError } from "../actors/errors.ts";
+import { errors, ZulipError } from "../actors/errors.ts";
+import { toZulipError, UnavailableError } from "../cluster/runtime-errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive, type Span } from "../cluster/tracing.ts";

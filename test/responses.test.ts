@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { errorToResponse, isStoreUnavailable } from "../cluster/responses.ts";
+import { errorToResponse } from "../cluster/responses.ts";
+import { isStoreUnavailable } from "../cluster/runtime-errors.ts";
 import { captureLogs } from "./support/logs.ts";
 
 function errWithCode(message: string, code: string): Error {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { Repository } from "redis-om";
-import { FencedError } from "../actors/errors.ts";
+import { FencedError } from "../cluster/runtime-errors.ts";
 import {
   createLmdbStore,
   createRedisClusterStore,

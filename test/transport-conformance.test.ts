@@ -28,7 +28,7 @@ import {
 } from "../cluster/transport/index.ts";
 import { NESTED_START_RESERVE_MS } from "../cluster/transport/retry.ts";
 import { errorToResponse } from "../cluster/responses.ts";
-import { UnavailableError } from "../actors/errors.ts";
+import { UnavailableError } from "../cluster/runtime-errors.ts";
 import { requireBinaries, startNats, type Service } from "./support/services.ts";
 
 const SHARDS = 16;

@@ -26,7 +26,7 @@
 //   meta   ["ctr", scope]    -> last id reserved (handed out, or in this process's block)
 //   journal [actor, seq]     -> entry bytes (ordered keys: readJournal is a range scan)
 import { open, type Database, type RootDatabase } from "lmdb";
-import { FencedError } from "../../actors/errors.ts";
+import { FencedError } from "../runtime-errors.ts";
 import type { JournalEntry, Snapshot, Store } from "./contract.ts";
 
 type Lease = [node: string, epoch: number, expiresAt: number];

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { createClient, createCluster } from "redis";
 import { Repository, Schema } from "redis-om";
-import { FencedError } from "../../actors/errors.ts";
+import { FencedError } from "../runtime-errors.ts";
 import type { RedisTls } from "../config.ts";
 import type { JournalEntry, Snapshot, Store } from "./contract.ts";
 

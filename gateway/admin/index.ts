@@ -11,7 +11,8 @@
 
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { errors, toZulipError, ZulipError } from "../../actors/errors.ts";
+import { errors, ZulipError } from "../../actors/errors.ts";
+import { toZulipError } from "../../cluster/runtime-errors.ts";
 import { KINDS, type Kind } from "../../actors/types.ts";
 import {
   AdminBusClient,
