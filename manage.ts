@@ -2,11 +2,9 @@
 // keys. Embedded mode (no NATS_URL): opens DATA_DIR itself, so the embedded
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Obj, Value } from "./actors/types.ts";
-import { env, natsSecurity } from "./cluster/config.ts";
+import { env } from "./cluster/config.ts";
 
 type Call = (
   ref: { kind: "realm" | "channel"; realm: number; key: string },
@@ -20,72 +18,15 @@ const USAGE = `usage: npm run manage -- <command> [options]
   api-key      --email EMAIL [--realm-id N]
   realms`;
 
+// Loaded on use: the cluster module loads the Redis, gRPC and NATS clients.
 async function withEmbedded<T>(fn: (call: Call) => Promise<T>): Promise<T> {
-  const dataDir = resolve(env.dataDir());
-  const pidFile = join(dataDir, "server.pid");
-  if (existsSync(pidFile)) {
-    const pid = Number(readFileSync(pidFile, "utf8"));
-    let alive = false;
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
-    if (alive) throw new Error(`the embedded server (pid ${pid}) is running on ${dataDir}: stop it first`);
-  }
-  const { behaviors } = await import("./actors/index.ts");
-  const { NodeRuntime } = await import("./cluster/node.ts");
-  const { createLmdbStore } = await import("./cluster/storage/index.ts");
-  const { createInProcessTransport } = await import("./cluster/transport/index.ts");
-  // The CLI owns the store while it runs, like the embedded server.
-  const store = await createLmdbStore(dataDir, { exclusive: true });
-  const transport = createInProcessTransport();
-  const shards = env.shards();
-  const node = new NodeRuntime({
-    nodeId: "manage",
-    exclusiveStore: true,
-    shards,
-    store,
-    behaviors,
-    outbound: transport.client,
-    bus: transport.bus,
-  });
-  transport.serve((req) => node.handle(req));
-  node.start();
-  node.setDesired(Array.from({ length: shards }, (_, i) => i));
-  await node.ready();
-  try {
-    return await fn((ref, m, a) => node.call(ref, m, a));
-  } finally {
-    await node.stop(true);
-    await store.close();
-  }
+  const { withLocalNode } = await import("./cluster/compose/embedded.ts");
+  return withLocalNode(fn);
 }
 
 async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
-  const { NatsBus, NatsActorClient } = await import("./cluster/transport/index.ts");
-  const { shardOf } = await import("./cluster/addressing.ts");
-  const { responseValue } = await import("./cluster/responses.ts");
-  const bus = await NatsBus.connect(env.natsUrl(), `manage:${process.pid}`, natsSecurity());
-  const client = new NatsActorClient(bus.nc);
-  const shards = env.shards();
-  try {
-    return await fn(async (ref, method, args) =>
-      responseValue(
-        await client.request({
-          ref,
-          shard: shardOf(ref, shards),
-          method,
-          args,
-          caller: null,
-          deadline: Date.now() + 15_000,
-        }),
-      ),
-    );
-  } finally {
-    await bus.close();
-  }
+  const { withClusterCaller } = await import("./cluster/compose/cluster.ts");
+  return withClusterCaller(fn);
 }
 
 async function main(): Promise<void> {
@@ -110,7 +51,7 @@ async function main(): Promise<void> {
     if (typeof v !== "string" || v === "") throw new Error(`--${k} is required\n${USAGE}`);
     return v;
   };
-  const run = process.env.NATS_URL ? withCluster : withEmbedded;
+  const run = env.str("NATS_URL") ? withCluster : withEmbedded;
   const directory = { kind: "realm" as const, realm: 0, key: "directory" };
   const realmOf = async (call: Call): Promise<number> => {
     if (values["realm-id"]) return Number(values["realm-id"]);

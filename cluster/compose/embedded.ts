@@ -1,0 +1,198 @@
+// Embedded mode: gateway and node in one process, the in-process transport in
+// place of gRPC/NATS and LMDB in place of Redis; the same actor code as
+// cluster mode. Also the management CLI's way into a stopped server's store.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { behaviors } from "../../actors/index.ts";
+import { buildApp } from "../../gateway/index.ts";
+import { routes } from "../../gateway/routes/index.ts";
+import {
+  startWebhookWorker,
+  webhookOptionsFromEnv,
+  type WebhookWorker,
+  type WebhookWorkerOptions,
+} from "../../webhook/worker.ts";
+import { singleNodeView, serveNodeAdmin } from "../admin.ts";
+import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
+import { env, type BootstrapConfig } from "../config.ts";
+import { NodeRuntime } from "../node.ts";
+import type { MemoryGuard } from "../overload.ts";
+// The modules themselves, not the folders' doors: those also load the
+// Redis, gRPC and NATS clients, which embedded mode never uses.
+import { createLmdbStore } from "../storage/lmdb-store.ts";
+import { tracedStore } from "../tracing.ts";
+import type { ActorClient } from "../transport/contract.ts";
+import { createInProcessTransport } from "../transport/in-process.ts";
+import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
+
+export interface EmbeddedOptions {
+  port: number;
+  host: string;
+  dataDir: string;
+  shards: number;
+  bootstrap: BootstrapConfig;
+  /** With no owner in `bootstrap` and an empty store, make one up (npm start). */
+  generateOwner?: boolean;
+  logger?: boolean;
+  /** Outgoing-webhook worker settings over the WEBHOOK_* environment (tests). */
+  webhooks?: Partial<WebhookWorkerOptions>;
+  /** Any Host reaches the only organization (default: env SINGLE_ORGANIZATION). */
+  singleOrganization?: boolean;
+  /** Peers whose X-Forwarded-* count (default: env TRUSTED_PROXIES). */
+  trustedProxies?: string[];
+  /** Lease timing (tests): 30 s TTL, renewed every 5 s. */
+  leaseTtlMs?: number;
+  renewMs?: number;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  node: NodeRuntime;
+  /** The node's memory budget (docs/operations.md "Overload"). */
+  guard: MemoryGuard;
+  /** The outgoing-webhook worker (docs/webhooks.md). */
+  webhooks: WebhookWorker;
+  /** The gateway's client: its requests reach the node as external ones (tests forge through it). */
+  gatewayClient: ActorClient;
+  bootstrapped: BootstrapResult | null;
+  close(): Promise<void>;
+}
+
+/** The embedded server's mark on DATA_DIR: the management CLI refuses to open the store while it runs. */
+function pidFileOf(dataDir: string): string {
+  return resolve(dataDir, "server.pid");
+}
+
+export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer> {
+  // Read (and checked) before anything opens: a bad OUTGOING_* value stops the start cleanly.
+  const webhookOptions = { ...webhookOptionsFromEnv(), ...o.webhooks };
+  mkdirSync(o.dataDir, { recursive: true });
+  const store = tracedStore(await createLmdbStore(resolve(o.dataDir), { exclusive: true }), "lmdb");
+  const transport = createInProcessTransport();
+  const { node, guard, handler } = createGuardedNode({
+    nodeId: "embedded",
+    // One process owns DATA_DIR (server.pid guards it), so no other node can
+    // take a shard: an event-loop stall longer than the TTL must not fence
+    // the node out (it answered "moved" until it took its shards again), so
+    // the leases do not lapse while this process lives. The TTL only frees
+    // them after a crash, for the next start or the management CLI.
+    exclusiveStore: true,
+    leaseTtlMs: o.leaseTtlMs ?? 30_000,
+    renewMs: o.renewMs ?? 5_000,
+    shards: o.shards,
+    store,
+    outbound: transport.client,
+    bus: transport.bus,
+  });
+  transport.serve(handler);
+  node.start();
+  guard.start();
+  const webhooks = startWebhookWorker(node, webhookOptions);
+  const adminSub = serveNodeAdmin(transport.bus, node, guard);
+  node.setDesired(allShards(o.shards));
+  if (!(await node.ready())) throw new Error("embedded node could not take its shards");
+  const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap, {
+    generateOwner: o.generateOwner,
+  });
+
+  const app = await buildApp({
+    client: transport.gateway,
+    bus: transport.bus,
+    shards: o.shards,
+    routes,
+    logger: o.logger ?? false,
+    view: singleNodeView("embedded"),
+    ...(o.singleOrganization !== undefined ? { singleOrganization: o.singleOrganization } : {}),
+    ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
+  });
+  await app.listen({ port: o.port, host: o.host });
+  const pidFile = pidFileOf(o.dataDir);
+  writeFileSync(pidFile, String(process.pid));
+  const addr = app.server.address();
+  const port = typeof addr === "object" && addr ? addr.port : o.port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    node,
+    guard,
+    webhooks,
+    gatewayClient: transport.gateway,
+    bootstrapped,
+    async close() {
+      await app.close();
+      adminSub.unsubscribe();
+      guard.stop();
+      await webhooks.stop();
+      await node.stop(true);
+      await store.close();
+      rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+/**
+ * How to log in to an organization made up on first start: printed once,
+ * since only the password's hash is kept.
+ */
+export function firstLogin(b: BootstrapResult, port: number): string {
+  const external = env.str("EXTERNAL_HOST");
+  const host = external ? `http://${external}` : `http://localhost:${port}`;
+  return [
+    "",
+    "No OWNER_EMAIL/OWNER_PASSWORD were set, so the owner was made up. Log in with:",
+    `  email:    ${b.generated!.email}`,
+    `  password: ${b.generated!.password}`,
+    `  API key:  ${b.apiKey}`,
+    "This is shown once. A ready zuliprc for the Python client and zulip-terminal:",
+    "[api]",
+    `email=${b.generated!.email}`,
+    `key=${b.apiKey}`,
+    `site=${host}`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * Run `fn` against the store in DATA_DIR with a node of this process's own,
+ * holding every shard (the management CLI). Refuses while the embedded
+ * server runs on it: LMDB has one owner.
+ */
+export async function withLocalNode<T>(fn: (call: ActorCall) => Promise<T>): Promise<T> {
+  const dataDir = resolve(env.dataDir());
+  const pidFile = pidFileOf(dataDir);
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch {
+      alive = false;
+    }
+    if (alive) throw new Error(`the embedded server (pid ${pid}) is running on ${dataDir}: stop it first`);
+  }
+  // The CLI owns the store while it runs, like the embedded server.
+  const store = await createLmdbStore(dataDir, { exclusive: true });
+  const transport = createInProcessTransport();
+  const shards = env.shards();
+  const node = new NodeRuntime({
+    nodeId: "manage",
+    exclusiveStore: true,
+    shards,
+    store,
+    behaviors,
+    outbound: transport.client,
+    bus: transport.bus,
+  });
+  transport.serve((req) => node.handle(req));
+  node.start();
+  node.setDesired(allShards(shards));
+  await node.ready();
+  try {
+    return await fn((ref, m, a) => node.call(ref, m, a));
+  } finally {
+    await node.stop(true);
+    await store.close();
+  }
+}
