@@ -1,7 +1,7 @@
 // Structured logs: one pino logger per process, JSON lines on stdout, the
 // level from LOG_LEVEL (trace, debug, info, warn, error, fatal, silent;
-// default info). The process's entry point (server.ts, node-main.ts,
-// gateway-main.ts) names the logger once with setRootLogger; components take
+// default info). The process's entry point names the logger once
+// (startProcess in compose/process.ts calls setRootLogger); components take
 // a child of it (per node, shard, actor kind, component), so every line
 // carries where it came from. A line written while a sampled trace is
 // active also carries its trace_id and span_id (the mixin below), so logs

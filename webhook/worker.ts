@@ -92,7 +92,7 @@ export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost 
   };
 }
 
-/** Start the worker of a node: embedded (server.ts) and cluster (cluster/node-main.ts) alike. */
+/** Start the worker of a node: embedded and cluster alike (cluster/compose/). */
 export function startWebhookWorker(node: NodeRuntime, o: Partial<WebhookWorkerOptions> = {}): WebhookWorker {
   const w = new WebhookWorker(nodeHost(node), { ...webhookOptionsFromEnv(), ...o });
   w.start();
