@@ -12,6 +12,8 @@
 // - `message.avatar_url` is the URL; `message.sender_avatar_source` "G"
 //   (gravatar) lets client_gravatar queues get null instead.
 // - `user_flags` {"<user id>": string[]} gives each recipient its `flags`.
+//   A user without an entry is no recipient: only its all_public_streams
+//   queues take the event, with no flags (Zulip's realm_clients_all_streams).
 // - `sender_queue_id` + `local_id`: the queue with that id gets
 //   `local_message_id`.
 // Events of type `presence` may carry both forms (legacy fields and
@@ -62,11 +64,13 @@ function matchesNarrow(narrow: [string, string][], message: Obj, flags: string[]
   return true;
 }
 
-function flagsFor(event: Obj, userId: number): string[] {
+/** The user's flags; null when `user_flags` names recipients and this user is none of them. */
+function flagsFor(event: Obj, userId: number): string[] | null {
   const byUser = event.user_flags;
   if (byUser && typeof byUser === "object" && !Array.isArray(byUser)) {
-    const f = byUser[String(userId)];
+    const f = Object.hasOwn(byUser, String(userId)) ? byUser[String(userId)] : undefined;
     if (Array.isArray(f)) return f.filter((x): x is string => typeof x === "string");
+    return null;
   }
   const f = event.flags;
   return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
@@ -77,7 +81,11 @@ function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Va
 }
 
 function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: string): Obj | null {
-  const flags = flagsFor(event, userId);
+  let flags = flagsFor(event, userId);
+  if (flags === null) {
+    if (!reg.allPublicStreams) return null;
+    flags = [];
+  }
   const src = (event.message ?? {}) as Obj;
   if (!matchesNarrow(reg.narrow, src, flags)) return null;
   const message: Obj = { ...src };
