@@ -140,6 +140,33 @@ describe("all_public_streams - embedded", () => {
     assert.ok(!later.userIds.includes(w.userId), "the send after the deletion addresses the user no more");
   });
 
+  test("a narrowed queue, as Zulip's, also sees the public channels of its narrow", async () => {
+    const me = chat.owner.userId;
+    const pub = ok(await chat.api("POST", "/channels/create", { name: "narrow open", subscribers: [me] }));
+    const other = ok(await chat.api("POST", "/channels/create", { name: "narrow other", subscribers: [me] }));
+    const w = await chat.newUser();
+    const api = makeApi(chat.srv.url, w);
+    const q = ok(
+      await api("POST", "/register", { narrow: [["channel", "narrow open"]], event_types: ["message"] }),
+    ).queue_id as string;
+    const g = await chat.newUser(ROLE_GUEST);
+    const gApi = makeApi(chat.srv.url, g);
+    const gq = ok(
+      await gApi("POST", "/register", { narrow: [["channel", "narrow open"]], event_types: ["message"] }),
+    ).queue_id as string;
+    const skipped = await send(chat.api, other.id as number, "not in the narrow");
+    const m = await send(chat.api, pub.id as number, "in the narrow");
+    const evs = await until("the narrow's message", async () => {
+      const e = await eventsOf(api, q);
+      return messageIds(e).includes(m) ? e : null;
+    });
+    assert.deepEqual(evs.find((e) => (e.message as Obj).id === m)!.flags, []);
+    assert.ok(!messageIds(evs).includes(skipped));
+    // A guest's narrowed queue: never public channels it may not read.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(messageIds(await eventsOf(gApi, gq)), []);
+  });
+
   test("a guest may not register with all_public_streams", async () => {
     const g = await chat.newUser(ROLE_GUEST);
     await guestRefused(makeApi(chat.srv.url, g));
