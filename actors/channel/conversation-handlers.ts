@@ -59,7 +59,7 @@ export async function channelInfo(
 type Linkifiers = RenderEnv["linkifiers"];
 /**
  * For a send, also the realm's send view (actors/realm/send-prefs.ts):
- * mutes, alert words and who has an all_public_streams queue.
+ * mutes, alert words and who has a queue watching public channels (all_public_streams, narrows).
  */
 interface SendPrefs {
   mutedBy?: number[];

@@ -5,14 +5,15 @@
 // (Decision.park) and a later turn (a delivery, a heartbeat timer, a newer
 // poll, DELETE /events) wakes it. Timers come from the node's timer wheel
 // through ctx.schedule. The only call out is the realm's `syncSendPrefs` (a
-// leaf): when the user's first all_public_streams queue appears and when the
-// last one goes, so that sends to public channels address this user.
+// leaf): when the user's first queue that watches public channels
+// (all_public_streams or a narrow, shape.ts) appears and when the last one
+// goes, so that sends to public channels address this user.
 
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import { shapeForQueue } from "./shape.ts";
+import { shapeForQueue, watchesPublicChannels } from "./shape.ts";
 import {
   applyQueueFact,
   findQueue,
@@ -160,13 +161,13 @@ function deliverDecision(
   return { facts, wake, reply: { delivered: Object.keys(per).length } };
 }
 
-// ---- all_public_streams (the realm's view, actors/realm/send-prefs.ts) -------------
+// ---- watching public channels (the realm's view, actors/realm/send-prefs.ts) ------
 
 function reportAllPublic(state: QueueSetState, ctx: ActorContext, on: boolean): Promise<unknown> {
   return ctx.call(realmRef(state.realmId), "syncSendPrefs", { userId: state.userId, allPublic: on });
 }
 
-/** A message event addressed to this user only as an all_public_streams watcher. */
+/** A message event addressed to this user only as a watcher of public channels. */
 function watcherOnly(event: Obj, userId: number): boolean {
   const byUser = event.user_flags;
   return (
@@ -179,7 +180,7 @@ function watcherOnly(event: Obj, userId: number): boolean {
 }
 
 /**
- * After a decision: when it deletes the user's last all_public_streams queue
+ * After a decision: when it deletes the user's last queue watching public channels
  * (or a watcher-only event found none: a stale entry), withdraw the user
  * from the realm's view. Best effort: an entry left behind costs one
  * dropped event per send and is withdrawn again at the next one.
@@ -195,7 +196,7 @@ function withdrawIfLast(
   const now = ctx.now();
   let hadOne = false;
   for (const q of state.queues) {
-    if (!q.reg.allPublicStreams) continue;
+    if (!watchesPublicChannels(q.reg)) continue;
     if (!deleted.has(q.id) && !isExpired(q, now, ctx)) return decision;
     hadOne = true;
   }
@@ -237,7 +238,8 @@ const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
   const now = ctx.now();
   const reg = readRegistration(args);
   // Before the queue exists: a failed report fails the registration.
-  if (reg.allPublicStreams) await reportAllPublic(state, ctx, true);
+  const watches = watchesPublicChannels(reg);
+  if (watches) await reportAllPublic(state, ctx, true);
   const facts: Obj[] = [];
   const live = state.queues.filter((q) => {
     if (!isExpired(q, now, ctx)) return true;
@@ -261,7 +263,7 @@ const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
     wake,
     reply: { queue_id: queueId, last_event_id: -1, idle_queue_timeout_secs: reg.timeoutSecs },
   };
-  return reg.allPublicStreams ? decision : withdrawIfLast(state, ctx, decision);
+  return watches ? decision : withdrawIfLast(state, ctx, decision);
 };
 
 // ---- poll (GET /events) ---------------------------------------------------------

@@ -12,8 +12,8 @@
 // - `message.avatar_url` is the URL; `message.sender_avatar_source` "G"
 //   (gravatar) lets client_gravatar queues get null instead.
 // - `user_flags` {"<user id>": string[]} gives each recipient its `flags`.
-//   A user without an entry is no recipient: only its all_public_streams
-//   queues take the event, with no flags (Zulip's realm_clients_all_streams).
+//   A user without an entry is no recipient: only its queues that watch
+//   public channels (`watchesPublicChannels`) take the event, with no flags.
 // - `sender_queue_id` + `local_id`: the queue with that id gets
 //   `local_message_id`.
 // Events of type `presence` may carry both forms (legacy fields and
@@ -64,6 +64,16 @@ function matchesNarrow(narrow: [string, string][], message: Obj, flags: string[]
   return true;
 }
 
+/**
+ * Zulip's realm_clients_all_streams: queues registered with
+ * all_public_streams or with a narrow get the messages of every public
+ * channel (a narrow then picks its own). Guests never (the realm's view
+ * and the send leave them out).
+ */
+export function watchesPublicChannels(reg: Registration): boolean {
+  return reg.allPublicStreams || reg.narrow.length > 0;
+}
+
 /** The user's flags; null when `user_flags` names recipients and this user is none of them. */
 function flagsFor(event: Obj, userId: number): string[] | null {
   const byUser = event.user_flags;
@@ -83,7 +93,7 @@ function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Va
 function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: string): Obj | null {
   let flags = flagsFor(event, userId);
   if (flags === null) {
-    if (!reg.allPublicStreams) return null;
+    if (!watchesPublicChannels(reg)) return null;
     flags = [];
   }
   const src = (event.message ?? {}) as Obj;

@@ -6,8 +6,8 @@
 // already asks for, instead of asking each recipient. Most users have
 // neither, and then the view is empty and the roster reply unchanged.
 //
-// It also holds who has a live `all_public_streams` event queue (Zulip's
-// realm_clients_all_streams): a queue actor lives on its user's shard, so
+// It also holds who has a live event queue that watches public channels
+// (all_public_streams or a narrow: Zulip's realm_clients_all_streams): a queue actor lives on its user's shard, so
 // the node that emits a channel message cannot see it; the queue actor
 // reports here when the user's first such queue appears and when the last
 // one goes (`syncSendPrefs` with `allPublic`), and a send to a public
@@ -17,7 +17,7 @@
 //
 // SNAPSHOT NOTE: `RealmState.sendPrefs` is optional; snapshots without it
 // mean no alert words and no mutes. `allPublic` is optional in it: absent
-// means nobody has an all_public_streams queue.
+// means nobody has such a queue.
 
 import { randomUUID } from "node:crypto";
 import { errors } from "../errors.ts";
@@ -34,7 +34,7 @@ export interface SendPrefsState {
   alertStamp: string;
   /** muted user id -> ids of the users who muted them. */
   mutedBy: Record<string, number[]>;
-  /** Users with a live all_public_streams queue (ids, no order). */
+  /** Users with a live queue that watches public channels (ids, no order). */
   allPublic?: number[];
 }
 
@@ -97,7 +97,7 @@ function stringList(v: unknown): string[] | undefined {
 /**
  * Leaf for the user actor: `alertWords` (the whole new list) and/or
  * `mutedId` with `muted`; for the queue actor: `allPublic` (whether the
- * user has a live all_public_streams queue). Idempotent, so an actor
+ * user has a live queue that watches public channels). Idempotent, so an actor
  * retrying after a failed turn converges the view.
  */
 const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
