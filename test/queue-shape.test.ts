@@ -71,7 +71,9 @@ test("queue shape - message: markdown, gravatar, flags, local id, empty topic", 
   assert.equal(h.avatar_url, null);
   assert.equal(h.subject, "");
   assert.equal(html!.local_message_id, "1.01");
-  assert.deepEqual(shapeForQueue(message, reg(), 7, "q")[0]!.flags, []);
+  // No user_flags entry: no recipient; only an all_public_streams queue takes it, with no flags.
+  assert.deepEqual(shapeForQueue(message, reg(), 7, "q"), []);
+  assert.deepEqual(shapeForQueue(message, reg({ allPublicStreams: true }), 7, "q")[0]!.flags, []);
 });
 
 test("queue shape - narrow filters message events only", () => {

@@ -57,11 +57,15 @@ export async function channelInfo(
 }
 
 type Linkifiers = RenderEnv["linkifiers"];
-/** For a send, also the realm's send view (actors/realm/send-prefs.ts): mutes and alert words. */
+/**
+ * For a send, also the realm's send view (actors/realm/send-prefs.ts):
+ * mutes, alert words and who has a queue watching public channels (all_public_streams, narrows).
+ */
 interface SendPrefs {
   mutedBy?: number[];
   alertStamp?: string;
   alertWords?: Record<string, string[]>;
+  allPublic?: number[];
 }
 export type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers; prefs?: SendPrefs };
 
@@ -72,7 +76,12 @@ export async function roster(ctx: ActorContext, realmId: number, args: Obj = {})
   } & SendPrefs;
   const map: Roster = new Map(r.users.map((u) => [u.userId, u]));
   map.linkifiers = r.linkifiers ?? [];
-  map.prefs = { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords };
+  map.prefs = {
+    mutedBy: r.mutedBy,
+    alertStamp: r.alertStamp,
+    alertWords: r.alertWords,
+    allPublic: r.allPublic,
+  };
   return map;
 }
 
@@ -316,6 +325,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (!sender || !sender.isActive) throw errors.accessDenied();
   const dm = isDmKey(state.key);
   let recipients: number[];
+  // Queues that see every public channel's messages (not recipients: no flags, no UserMessage).
+  let watchers: number[] = [];
   let topic = "";
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
@@ -355,6 +366,14 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     recipients = [
       ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
+    // Zulip's realm_clients_all_streams: every channel that is not invite-only.
+    if (!ch.invite_only && users.prefs?.allPublic) {
+      const isRecipient = new Set(recipients);
+      watchers = users.prefs.allPublic.filter((id) => {
+        const u = users.get(id);
+        return u !== undefined && u.isActive && !isGuest(u.role) && !isRecipient.has(id);
+      });
+    }
   }
 
   const env = await renderEnv(ctx, state, content, users);
@@ -420,7 +439,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   ];
   return {
     facts: [f],
-    events: [{ event, userIds: recipients }],
+    events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
     handoffs,
     replyAfterHandoffs: true,
     reply: { id },

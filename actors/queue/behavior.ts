@@ -4,12 +4,16 @@
 // Long-polls are deferred replies: a poll with nothing to return parks
 // (Decision.park) and a later turn (a delivery, a heartbeat timer, a newer
 // poll, DELETE /events) wakes it. Timers come from the node's timer wheel
-// through ctx.schedule. Nobody here calls another actor.
+// through ctx.schedule. The only call out is the realm's `syncSendPrefs` (a
+// leaf): when the user's first queue that watches public channels
+// (all_public_streams or a narrow, shape.ts) appears and when the last one
+// goes, so that sends to public channels address this user.
 
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
+import { realmRef } from "../realm/index.ts";
 import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import { shapeForQueue } from "./shape.ts";
+import { shapeForQueue, watchesPublicChannels } from "./shape.ts";
 import {
   applyQueueFact,
   findQueue,
@@ -157,6 +161,52 @@ function deliverDecision(
   return { facts, wake, reply: { delivered: Object.keys(per).length } };
 }
 
+// ---- watching public channels (the realm's view, actors/realm/send-prefs.ts) ------
+
+function reportAllPublic(state: QueueSetState, ctx: ActorContext, on: boolean): Promise<unknown> {
+  return ctx.call(realmRef(state.realmId), "syncSendPrefs", { userId: state.userId, allPublic: on });
+}
+
+/** A message event addressed to this user only as a watcher of public channels. */
+function watcherOnly(event: Obj, userId: number): boolean {
+  const byUser = event.user_flags;
+  return (
+    event.type === "message" &&
+    !!byUser &&
+    typeof byUser === "object" &&
+    !Array.isArray(byUser) &&
+    !Object.hasOwn(byUser, String(userId))
+  );
+}
+
+/**
+ * After a decision: when it deletes the user's last queue watching public channels
+ * (or a watcher-only event found none: a stale entry), withdraw the user
+ * from the realm's view. Best effort: an entry left behind costs one
+ * dropped event per send and is withdrawn again at the next one.
+ */
+function withdrawIfLast(
+  state: QueueSetState,
+  ctx: ActorContext,
+  decision: Decision,
+  stray = false,
+): Decision | Promise<Decision> {
+  const deleted = new Set<string>();
+  for (const f of decision.facts ?? []) if (f.type === "deleted") deleted.add(f.queueId as string);
+  const now = ctx.now();
+  let hadOne = false;
+  for (const q of state.queues) {
+    if (!watchesPublicChannels(q.reg)) continue;
+    if (!deleted.has(q.id) && !isExpired(q, now, ctx)) return decision;
+    hadOne = true;
+  }
+  if (!hadOne && !stray) return decision;
+  return reportAllPublic(state, ctx, false).then(
+    () => decision,
+    () => decision,
+  );
+}
+
 // ---- register ----------------------------------------------------------------
 
 function readRegistration(args: Obj): Registration {
@@ -182,11 +232,14 @@ function readRegistration(args: Obj): Registration {
   };
 }
 
-const register: Handler<QueueSetState> = (state, args, ctx, caller) => {
+const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
   if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
     throw errors.accessDenied();
   const now = ctx.now();
   const reg = readRegistration(args);
+  // Before the queue exists: a failed report fails the registration.
+  const watches = watchesPublicChannels(reg);
+  if (watches) await reportAllPublic(state, ctx, true);
   const facts: Obj[] = [];
   const live = state.queues.filter((q) => {
     if (!isExpired(q, now, ctx)) return true;
@@ -205,11 +258,12 @@ const register: Handler<QueueSetState> = (state, args, ctx, caller) => {
   const queueId = `${state.userId}:${randomBytes(8).toString("hex")}`;
   facts.push(fact({ type: "registered", queueId, reg, at: now }));
   armExpiry(state, ctx, reg);
-  return {
+  const decision: Decision = {
     facts,
     wake,
     reply: { queue_id: queueId, last_event_id: -1, idle_queue_timeout_secs: reg.timeoutSecs },
   };
+  return watches ? decision : withdrawIfLast(state, ctx, decision);
 };
 
 // ---- poll (GET /events) ---------------------------------------------------------
@@ -254,7 +308,11 @@ const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
     ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
     return {};
   }
-  return deliverDecision(state, ctx, null, { [queueId]: [{ type: "heartbeat" }] });
+  return withdrawIfLast(
+    state,
+    ctx,
+    deliverDecision(state, ctx, null, { [queueId]: [{ type: "heartbeat" }] }),
+  );
 };
 
 /**
@@ -269,21 +327,23 @@ const expire: Handler<QueueSetState> = (state, _args, ctx, caller) => {
   for (const q of state.queues) {
     if (isExpired(q, now, ctx)) facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
   }
-  if (facts.length === state.queues.length) return { facts };
-  const expired = new Set(facts.map((f) => f.queueId as string));
-  armExpiry({ ...state, queues: state.queues.filter((q) => !expired.has(q.id)) }, ctx);
-  return { facts };
+  if (facts.length < state.queues.length) {
+    const expired = new Set(facts.map((f) => f.queueId as string));
+    armExpiry({ ...state, queues: state.queues.filter((q) => !expired.has(q.id)) }, ctx);
+  }
+  return facts.length ? withdrawIfLast(state, ctx, { facts }) : { facts };
 };
 
 // ---- deliver (the event router) --------------------------------------------------
 
-const deliver: Handler<QueueSetState> = (state, args, ctx, caller): Decision => {
+const deliver: Handler<QueueSetState> = (state, args, ctx, caller) => {
   requireInternal(caller);
   const queues = state.queues;
-  if (queues.length === 0) return { reply: { delivered: 0 } };
+  const events = Array.isArray(args.events) ? (args.events as Obj[]) : [];
+  const stray = events.some((e) => watcherOnly(e, state.userId));
+  if (queues.length === 0) return withdrawIfLast(state, ctx, { reply: { delivered: 0 } }, stray);
   const key = typeof args.key === "string" ? args.key : null;
   if (key !== null && state.recentKeys?.includes(key)) return { reply: { delivered: 0, duplicate: true } };
-  const events = Array.isArray(args.events) ? (args.events as Obj[]) : [];
   const now = ctx.now();
   const expired: Obj[] = [];
   const shaped: Record<string, Obj[]> = {};
@@ -297,7 +357,7 @@ const deliver: Handler<QueueSetState> = (state, args, ctx, caller): Decision => 
     if (out.length) shaped[q.id] = out;
   }
   armExpiry(state, ctx);
-  return deliverDecision(state, ctx, key, shaped, expired);
+  return withdrawIfLast(state, ctx, deliverDecision(state, ctx, key, shaped, expired), stray);
 };
 
 // ---- delete (DELETE /events) and reads --------------------------------------------
@@ -306,11 +366,11 @@ const remove: Handler<QueueSetState> = (state, args, ctx, caller) => {
   const queueId = String(args.queueId);
   ownQueue(state, queueId, caller, ctx);
   const parked = parkedKey(ctx, queueId);
-  return {
+  return withdrawIfLast(state, ctx, {
     facts: [fact({ type: "deleted", queueId, reason: "client" })],
     wake: parked ? [{ key: parked, reply: { events: [], queue_id: queueId } }] : [],
     reply: {},
-  };
+  });
 };
 
 /**

@@ -12,6 +12,8 @@
 // - `message.avatar_url` is the URL; `message.sender_avatar_source` "G"
 //   (gravatar) lets client_gravatar queues get null instead.
 // - `user_flags` {"<user id>": string[]} gives each recipient its `flags`.
+//   A user without an entry is no recipient: only its queues that watch
+//   public channels (`watchesPublicChannels`) take the event, with no flags.
 // - `sender_queue_id` + `local_id`: the queue with that id gets
 //   `local_message_id`.
 // Events of type `presence` may carry both forms (legacy fields and
@@ -62,11 +64,23 @@ function matchesNarrow(narrow: [string, string][], message: Obj, flags: string[]
   return true;
 }
 
-function flagsFor(event: Obj, userId: number): string[] {
+/**
+ * Zulip's realm_clients_all_streams: queues registered with
+ * all_public_streams or with a narrow get the messages of every public
+ * channel (a narrow then picks its own). Guests never (the realm's view
+ * and the send leave them out).
+ */
+export function watchesPublicChannels(reg: Registration): boolean {
+  return reg.allPublicStreams || reg.narrow.length > 0;
+}
+
+/** The user's flags; null when `user_flags` names recipients and this user is none of them. */
+function flagsFor(event: Obj, userId: number): string[] | null {
   const byUser = event.user_flags;
   if (byUser && typeof byUser === "object" && !Array.isArray(byUser)) {
-    const f = byUser[String(userId)];
+    const f = Object.hasOwn(byUser, String(userId)) ? byUser[String(userId)] : undefined;
     if (Array.isArray(f)) return f.filter((x): x is string => typeof x === "string");
+    return null;
   }
   const f = event.flags;
   return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
@@ -77,7 +91,11 @@ function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Va
 }
 
 function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: string): Obj | null {
-  const flags = flagsFor(event, userId);
+  let flags = flagsFor(event, userId);
+  if (flags === null) {
+    if (!watchesPublicChannels(reg)) return null;
+    flags = [];
+  }
   const src = (event.message ?? {}) as Obj;
   if (!matchesNarrow(reg.narrow, src, flags)) return null;
   const message: Obj = { ...src };

@@ -6,13 +6,23 @@
 // already asks for, instead of asking each recipient. Most users have
 // neither, and then the view is empty and the roster reply unchanged.
 //
+// It also holds who has a live event queue that watches public channels
+// (all_public_streams or a narrow: Zulip's realm_clients_all_streams): a queue actor lives on its user's shard, so
+// the node that emits a channel message cannot see it; the queue actor
+// reports here when the user's first such queue appears and when the last
+// one goes (`syncSendPrefs` with `allPublic`), and a send to a public
+// channel adds those users to the event's recipients. An entry may outlive
+// its queues (a failed report): the queue actor then drops the event and
+// reports again.
+//
 // SNAPSHOT NOTE: `RealmState.sendPrefs` is optional; snapshots without it
-// mean no alert words and no mutes.
+// mean no alert words and no mutes. `allPublic` is optional in it: absent
+// means nobody has such a queue.
 
 import { randomUUID } from "node:crypto";
 import { errors } from "../errors.ts";
 import type { Handler, Obj } from "../types.ts";
-import { optBool, optInt } from "../user/index.ts";
+import { ROLE_GUEST, optBool, optInt } from "../user/index.ts";
 import { accessUser, actorOf, memberById } from "./member-handlers.ts";
 import type { RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID } from "./system-bot.ts";
@@ -24,14 +34,17 @@ export interface SendPrefsState {
   alertStamp: string;
   /** muted user id -> ids of the users who muted them. */
   mutedBy: Record<string, number[]>;
+  /** Users with a live queue that watches public channels (ids, no order). */
+  allPublic?: number[];
 }
 
 export type SendPrefsFact =
   | { type: "alertWordsSynced"; userId: number; words: string[]; stamp: string }
-  | { type: "muteSynced"; userId: number; mutedId: number; muted: boolean };
+  | { type: "muteSynced"; userId: number; mutedId: number; muted: boolean }
+  | { type: "allPublicSynced"; userId: number; on: boolean };
 
 export function isSendPrefsFact(f: { type: string }): f is SendPrefsFact {
-  return f.type === "alertWordsSynced" || f.type === "muteSynced";
+  return f.type === "alertWordsSynced" || f.type === "muteSynced" || f.type === "allPublicSynced";
 }
 
 export function applySendPrefsFact(state: RealmState, fact: SendPrefsFact): void {
@@ -40,6 +53,13 @@ export function applySendPrefsFact(state: RealmState, fact: SendPrefsFact): void
     if (fact.words.length) v.alertWords[String(fact.userId)] = [...fact.words];
     else delete v.alertWords[String(fact.userId)];
     v.alertStamp = fact.stamp;
+    return;
+  }
+  if (fact.type === "allPublicSynced") {
+    const rest = (v.allPublic ?? []).filter((id) => id !== fact.userId);
+    if (fact.on) rest.push(fact.userId);
+    if (rest.length) v.allPublic = rest;
+    else delete v.allPublic;
     return;
   }
   const key = String(fact.mutedId);
@@ -62,6 +82,7 @@ export function sendPrefsReply(state: RealmState, args: Obj): Obj {
   const out: Obj = {};
   const muters = v.mutedBy[String(sender)];
   if (muters?.length) out.mutedBy = [...muters];
+  if (v.allPublic?.length) out.allPublic = [...v.allPublic];
   if (Object.keys(v.alertWords).length) {
     out.alertStamp = v.alertStamp;
     if (args.alertStamp !== v.alertStamp) out.alertWords = structuredClone(v.alertWords);
@@ -75,8 +96,9 @@ function stringList(v: unknown): string[] | undefined {
 
 /**
  * Leaf for the user actor: `alertWords` (the whole new list) and/or
- * `mutedId` with `muted`. Idempotent, so a user actor retrying after a
- * failed turn converges the view.
+ * `mutedId` with `muted`; for the queue actor: `allPublic` (whether the
+ * user has a live queue that watches public channels). Idempotent, so an actor
+ * retrying after a failed turn converges the view.
  */
 const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
@@ -98,6 +120,15 @@ const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
     if (mutedId !== NOTIFICATION_BOT_ID && !memberById(state, mutedId)) throw errors.noSuchUser();
     const now = (state.sendPrefs?.mutedBy[String(mutedId)] ?? []).includes(userId);
     if (now !== muted) facts.push({ type: "muteSynced", userId, mutedId, muted });
+  }
+  const allPublic = optBool(args, "allPublic");
+  if (allPublic !== undefined) {
+    // Zulip's can_access_public_streams: never a guest (the gateway refuses
+    // the registration; this keeps a forged report out of the view too).
+    const member = memberById(state, userId);
+    const on = allPublic && member !== undefined && member.role !== ROLE_GUEST;
+    if ((state.sendPrefs?.allPublic ?? []).includes(userId) !== on)
+      facts.push({ type: "allPublicSynced", userId, on });
   }
   return { facts, reply: {} };
 };

@@ -288,6 +288,8 @@ const getEvents: RouteDef = {
 /** GET /events without queue_id (and with dont_block): register a queue, no initial state. */
 async function registerThroughGet(req: RouteRequest): Promise<Obj> {
   const caller = req.caller!;
+  if (req.params.all_public_streams === true && caller.role === ROLE_GUEST)
+    throw errors.userNotAuthorizedForQuery();
   const capabilities: Record<string, Value> = {};
   for (const k of GET_CAPABILITY_PARAMS)
     if (req.params[k] !== undefined) capabilities[k] = req.params[k] as boolean;
