@@ -6,6 +6,7 @@
 // SNAPSHOT NOTE: a field added to either state needs a default in
 // `realmKindFromSnapshot`, because snapshots written before it lack it.
 
+import { randomUUID } from "node:crypto";
 import { dict } from "../dict.ts";
 import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
@@ -173,6 +174,41 @@ export interface RealmState {
   profileFields: ProfileField[];
   /** Users' alert words and mutes, for sends (send-prefs.ts); absent until the first. */
   sendPrefs?: SendPrefsState;
+  /** Which users' roster entries changed lately; in memory like `presence`. */
+  rosterLog: RosterLog;
+}
+
+/**
+ * Changes of roster entries (roster-handlers.ts), so a caller holding a
+ * copy of the roster is sent only the entries that changed since, not the
+ * whole organization. `epoch` is new with every activation: a copy from
+ * another activation gets the whole roster again.
+ */
+export interface RosterLog {
+  epoch: string;
+  version: number;
+  /** Versions up to this one are no longer in `changes`. */
+  floor: number;
+  /** Ascending by version. */
+  changes: { version: number; userId: number }[];
+}
+
+/** Changes kept: a copy older than that gets the whole roster. */
+const ROSTER_LOG_MAX = 1024;
+
+export function newRosterLog(): RosterLog {
+  return { epoch: randomUUID(), version: 0, floor: 0, changes: [] };
+}
+
+function noteRosterChange(state: RealmState, userId: number): void {
+  const log = state.rosterLog;
+  log.changes.push({ version: ++log.version, userId });
+  if (log.changes.length > 2 * ROSTER_LOG_MAX) {
+    // Trimmed in halves: one copy per ROSTER_LOG_MAX changes, not per change.
+    const drop = log.changes.length - ROSTER_LOG_MAX;
+    log.floor = log.changes[drop - 1]!.version;
+    log.changes = log.changes.slice(drop);
+  }
 }
 
 export type RealmKindState = DirectoryState | RealmState;
@@ -224,6 +260,7 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     presence: new Map(),
     presenceUpdateId: 0,
     profileFields: [],
+    rosterLog: newRosterLog(),
   };
 }
 
@@ -252,15 +289,18 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       const key = fact.entry.email.toLowerCase();
       state.users[key] = entryDefaults(fact.entry);
       state.emailById[String(fact.entry.userId)] = key;
+      noteRosterChange(state, fact.entry.userId);
       break;
     }
     case "memberUpdated": {
       const key = state.emailById[String(fact.userId)];
       const entry = key === undefined ? undefined : state.users[key];
       if (entry) Object.assign(entry, fact.changes);
+      noteRosterChange(state, fact.userId);
       break;
     }
     case "memberEmailChanged": {
+      noteRosterChange(state, fact.userId);
       const oldKey = state.emailById[String(fact.userId)];
       const entry = oldKey === undefined ? undefined : state.users[oldKey];
       if (!entry) break;
@@ -309,9 +349,11 @@ export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindS
 }
 
 export function realmKindToSnapshot(state: RealmKindState): string {
-  // `attempts` and `presence` are deliberately left out (see RealmState).
+  // `attempts`, `presence` and `rosterLog` are deliberately left out (see RealmState).
   return JSON.stringify(state, (key, value) =>
-    key === "attempts" || key === "presence" || key === "presenceUpdateId" ? undefined : value,
+    key === "attempts" || key === "presence" || key === "presenceUpdateId" || key === "rosterLog"
+      ? undefined
+      : value,
   );
 }
 
@@ -322,7 +364,12 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
     ...base,
     ...snap,
     ...(base.role === "realm"
-      ? { attempts: new AuthRateLimiter(), presence: new Map(), presenceUpdateId: 0 }
+      ? {
+          attempts: new AuthRateLimiter(),
+          presence: new Map(),
+          presenceUpdateId: 0,
+          rosterLog: newRosterLog(),
+        }
       : {}),
   } as RealmKindState;
   if (out.role === "realm") {
