@@ -176,6 +176,39 @@ export interface RealmState {
   sendPrefs?: SendPrefsState;
   /** Which users' roster entries changed lately; in memory like `presence`. */
   rosterLog: RosterLog;
+  /** Derived from `users` as facts apply (never snapshotted): see UserIndex. */
+  userIndex: UserIndex;
+}
+
+/**
+ * What creating a user asks of every other user, kept as facts apply so
+ * that it costs the same in any size of organization: whether an active
+ * user carries a name (check_bot_name_available) and who the active
+ * administrators are (realm_bot audiences).
+ */
+export interface UserIndex {
+  /** Exact full name -> active users carrying it. */
+  activeNames: Map<string, number>;
+  activeAdmins: Set<number>;
+}
+
+function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
+  if (!u.isActive) return;
+  const ix = state.userIndex;
+  const n = (ix.activeNames.get(u.fullName) ?? 0) + sign;
+  if (n > 0) ix.activeNames.set(u.fullName, n);
+  else ix.activeNames.delete(u.fullName);
+  // Administrators and owners (Zulip's is_realm_admin).
+  if (u.role === 100 || u.role === 200) {
+    if (sign > 0) ix.activeAdmins.add(u.userId);
+    else ix.activeAdmins.delete(u.userId);
+  }
+}
+
+function buildUserIndex(state: RealmState): UserIndex {
+  state.userIndex = { activeNames: new Map(), activeAdmins: new Set() };
+  for (const u of Object.values(state.users)) indexUser(state, u, 1);
+  return state.userIndex;
 }
 
 /**
@@ -261,6 +294,7 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     presenceUpdateId: 0,
     profileFields: [],
     rosterLog: newRosterLog(),
+    userIndex: { activeNames: new Map(), activeAdmins: new Set() },
   };
 }
 
@@ -287,7 +321,10 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       break;
     case "userAdded": {
       const key = fact.entry.email.toLowerCase();
+      const old = state.users[key];
+      if (old) indexUser(state, old, -1);
       state.users[key] = entryDefaults(fact.entry);
+      indexUser(state, state.users[key], 1);
       state.emailById[String(fact.entry.userId)] = key;
       noteRosterChange(state, fact.entry.userId);
       break;
@@ -295,7 +332,11 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
     case "memberUpdated": {
       const key = state.emailById[String(fact.userId)];
       const entry = key === undefined ? undefined : state.users[key];
-      if (entry) Object.assign(entry, fact.changes);
+      if (entry) {
+        indexUser(state, entry, -1);
+        Object.assign(entry, fact.changes);
+        indexUser(state, entry, 1);
+      }
       noteRosterChange(state, fact.userId);
       break;
     }
@@ -349,9 +390,13 @@ export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindS
 }
 
 export function realmKindToSnapshot(state: RealmKindState): string {
-  // `attempts`, `presence` and `rosterLog` are deliberately left out (see RealmState).
+  // `attempts`, `presence`, `rosterLog` and `userIndex` are deliberately left out (see RealmState).
   return JSON.stringify(state, (key, value) =>
-    key === "attempts" || key === "presence" || key === "presenceUpdateId" || key === "rosterLog"
+    key === "attempts" ||
+    key === "presence" ||
+    key === "presenceUpdateId" ||
+    key === "rosterLog" ||
+    key === "userIndex"
       ? undefined
       : value,
   );
@@ -375,6 +420,7 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
   if (out.role === "realm") {
     out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+    buildUserIndex(out);
   } else {
     out.hosts = dict(out.hosts);
   }
