@@ -17,7 +17,15 @@ import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import { isDmKey, topicEntry, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
-import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "./markdown.ts";
+import {
+  emptyEnv,
+  needsChannels,
+  renderMarkdown,
+  topicLinks,
+  type Mentions,
+  type RenderEnv,
+} from "./markdown.ts";
+import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
@@ -67,22 +75,39 @@ interface SendPrefs {
   alertWords?: Record<string, string[]>;
   allPublic?: number[];
 }
-export type Roster = Map<number, RosterEntry> & { linkifiers?: Linkifiers; prefs?: SendPrefs };
+export interface Roster {
+  get(userId: number): RosterEntry | undefined;
+  linkifiers: Linkifiers;
+  prefs: SendPrefs;
+  mentions: Mentions;
+}
 
+/**
+ * The realm's users (this process's copy, brought up to date: see
+ * roster-view.ts), its linkifiers, and for a send (args `sender`) the
+ * sender's send preferences. The map is shared: read it, never change it.
+ */
 export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
-  const r = (await ctx.call(realmRef(realmId), "roster", args)) as unknown as {
-    users: RosterEntry[];
-    linkifiers?: Linkifiers;
-  } & SendPrefs;
-  const map: Roster = new Map(r.users.map((u) => [u.userId, u]));
-  map.linkifiers = r.linkifiers ?? [];
-  map.prefs = {
-    mutedBy: r.mutedBy,
-    alertStamp: r.alertStamp,
-    alertWords: r.alertWords,
-    allPublic: r.allPublic,
+  const since = rosterSince(realmId);
+  const ask = async (withSince: boolean) =>
+    (await ctx.call(
+      realmRef(realmId),
+      "roster",
+      withSince && since ? { ...args, since } : args,
+    )) as unknown as {
+      linkifiers?: Linkifiers;
+    } & RosterReply &
+      SendPrefs;
+  let r = await ask(true);
+  let view = applyRoster(realmId, r);
+  if (!view) view = applyRoster(realmId, (r = await ask(false)))!;
+  const users = view.users;
+  return {
+    get: (userId) => users.get(userId),
+    linkifiers: r.linkifiers ?? [],
+    prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
+    mentions: view.mentions,
   };
-  return map;
 }
 
 /** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
@@ -296,9 +321,7 @@ async function renderEnv(
 ): Promise<RenderEnv> {
   const env = emptyEnv();
   env.linkifiers = users.linkifiers ?? [];
-  env.users = [...users.values()]
-    .filter((u) => u.isActive)
-    .map((u) => ({ userId: u.userId, fullName: u.fullName }));
+  env.users = users.mentions;
   if (needsChannels(content)) {
     env.channels = (await ctx.call(
       channelDirectoryRef(state.realmId),

@@ -14,9 +14,16 @@ export interface MentionTarget {
   fullName: string;
 }
 
+/** The realm's active users, for mentions: by name (any case), or by id and exact name. */
+export interface Mentions {
+  find(name: string, id?: number): MentionTarget | undefined;
+}
+
+const NO_MENTIONS: Mentions = { find: () => undefined };
+
 export interface RenderEnv {
   /** Active users of the realm, for mentions. */
-  users: MentionTarget[];
+  users: Mentions;
   /** lowercased channel name -> [id, name], for #**channel** links. */
   channels: Record<string, [number, string]>;
   /** The realm's linkifiers, in order. */
@@ -27,7 +34,7 @@ export interface RenderEnv {
 }
 
 export function emptyEnv(): RenderEnv {
-  return { users: [], channels: {}, linkifiers: [], mentionedUserIds: new Set(), wildcard: null };
+  return { users: NO_MENTIONS, channels: {}, linkifiers: [], mentionedUserIds: new Set(), wildcard: null };
 }
 
 const CHANNEL_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
@@ -65,10 +72,7 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
     if (!silent) env.wildcard = env.wildcard === "channel" ? "channel" : kind;
     html = `<span class="user-mention ${kind}-wildcard-mention" data-user-id="*">@${escapeHtml(name)}</span>`;
   } else {
-    const target =
-      idPart !== undefined
-        ? env.users.find((u) => u.userId === idPart && u.fullName === name)
-        : env.users.find((u) => u.fullName.toLowerCase() === name.toLowerCase());
+    const target = env.users.find(name, idPart);
     if (!target) return false;
     if (!isSilent && !silent) env.mentionedUserIds.add(target.userId);
     const cls = isSilent ? "user-mention silent" : "user-mention";

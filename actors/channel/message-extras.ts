@@ -253,9 +253,7 @@ const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
   const users = await roster(ctx, state.realmId);
   const env = emptyEnv();
   env.linkifiers = users.linkifiers ?? [];
-  env.users = [...users.values()]
-    .filter((u) => u.isActive)
-    .map((u) => ({ userId: u.userId, fullName: u.fullName }));
+  env.users = users.mentions;
   if (needsChannels(content)) {
     const channels = dict<[number, string]>();
     for (const ch of Object.values(state.channels))

@@ -49,6 +49,8 @@ import {
   type GroupFact,
   type GroupRecord,
   type GroupSettingValue,
+  hasId,
+  roleSystemGroups,
 } from "./state.ts";
 
 type H = Handler<GroupDirState>;
@@ -92,11 +94,16 @@ function draft(state: GroupDirState): Draft {
   return new Draft(state);
 }
 
-function activeUserIds(state: GroupDirState): number[] {
-  return Object.entries(state.users)
-    .filter(([, u]) => u.isActive)
-    .map(([id]) => Number(id))
-    .sort((a, b) => a - b);
+/** Active users, ascending; `pending`: one user's activation as a fact not yet applied decides it. */
+function activeUserIds(state: GroupDirState, pending?: { userId: number; isActive: boolean }): number[] {
+  const out: number[] = [];
+  for (const [id, u] of Object.entries(state.users)) {
+    const active = pending && Number(id) === pending.userId ? pending.isActive : u.isActive;
+    if (active) out.push(Number(id));
+  }
+  if (pending?.isActive && !(String(pending.userId) in state.users)) out.push(pending.userId);
+  // Integer-like keys iterate in ascending order already, so this sort is linear.
+  return out.sort((a, b) => a - b);
 }
 
 function realmValue(state: GroupDirState, name: string): GroupSettingValue {
@@ -200,34 +207,43 @@ const syncUser: H = (state, args, _ctx, caller) => {
   const role = argInt(args, "role");
   const isActive = args.isActive !== false;
   const isBot = args.isBot === true;
-  const d = draft(state);
-  const before = systemMemberships(d.state, userId);
-  const prev = d.state.users[String(userId)];
-  if (
-    prev &&
-    prev.role === role &&
-    prev.isActive === isActive &&
-    prev.isBot === isBot &&
-    d.facts.length === 0
-  )
+  const prev = state.users[String(userId)];
+  if (state.initialized && prev && prev.role === role && prev.isActive === isActive && prev.isBot === isBot)
     return { reply: {} };
-  d.push({ type: "userSynced", userId, role, isActive, isBot });
-  const after = systemMemberships(d.state, userId);
+  const f: GroupFact = { type: "userSynced", userId, role, isActive, isBot };
+  const events: Obj[] = [];
+  const before = systemMemberships(state, userId);
+  // Without a draft: the memberships after the fact follow from the role,
+  // and copying the whole directory (every user) per new user made
+  // creating a user cost O(organization).
+  const after = state.initialized ? new Set<number>() : null;
+  if (after) for (const g of roleSystemGroups(role)) if (groupById(state, g)) after.add(g);
+  if (after === null) {
+    // The first fact of a realm: the draft initialises the system groups.
+    const d = draft(state);
+    d.push(f);
+    for (const g of systemMemberships(d.state, userId)) {
+      d.events.push({ type: "user_group", op: "add_members", group_id: g, user_ids: [userId] });
+    }
+    return d.decision();
+  }
   for (const g of after) {
     if (!before.has(g))
-      d.events.push({ type: "user_group", op: "add_members", group_id: g, user_ids: [userId] });
+      events.push({ type: "user_group", op: "add_members", group_id: g, user_ids: [userId] });
   }
   for (const g of before) {
     if (!after.has(g))
-      d.events.push({ type: "user_group", op: "remove_members", group_id: g, user_ids: [userId] });
+      events.push({ type: "user_group", op: "remove_members", group_id: g, user_ids: [userId] });
   }
-  return d.decision();
+  const to = events.length ? activeUserIds(state, { userId, isActive }) : [];
+  return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply: {} };
 };
 
 function systemMemberships(state: GroupDirState, userId: number): Set<number> {
   const out = new Set<number>();
   for (let id = 1; id <= SYSTEM_GROUP_COUNT; id++) {
-    if (groupById(state, id)?.members.includes(userId)) out.add(id);
+    const g = groupById(state, id);
+    if (g && hasId(g.members, userId)) out.add(id);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // SNAPSHOT NOTE: a field added to GroupDirState needs a default in
 // `groupFromSnapshot`, because snapshots written before it lack it.
 
+import { insertId, lowerBound, removeId } from "../sorted-ids.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { FULL_MEMBERS, GROUP_SETTING_NAMES, NOBODY, ROLE_GROUP, SYSTEM_GROUPS } from "./config.ts";
 
@@ -90,6 +91,22 @@ function systemGroups(): Record<string, GroupRecord> {
   return out;
 }
 
+/** The system groups `role` puts a user in directly (userSynced). */
+export function roleSystemGroups(role: number): Set<number> {
+  const target = new Set<number>();
+  const roleGroup = ROLE_GROUP[role];
+  if (roleGroup !== undefined) target.add(roleGroup);
+  // Every member is a full member while waiting_period_threshold is 0
+  // (the default); promotion after a waiting period is not modelled.
+  if (role === 400) target.add(FULL_MEMBERS);
+  return target;
+}
+
+/** Whether ascending `ids` holds `id`. */
+export function hasId(ids: readonly number[], id: number): boolean {
+  return ids[lowerBound(ids, id)] === id;
+}
+
 function sortedUnion(a: number[], b: number[]): number[] {
   return [...new Set([...a, ...b])].sort((x, y) => x - y);
 }
@@ -112,18 +129,15 @@ export function applyGroupFact(state: GroupDirState, raw: Obj): GroupDirState {
       break;
     case "userSynced": {
       state.users[String(fact.userId)] = { role: fact.role, isActive: fact.isActive, isBot: fact.isBot };
-      const target = new Set<number>();
-      const roleGroup = ROLE_GROUP[fact.role];
-      if (roleGroup !== undefined) target.add(roleGroup);
-      // Every member is a full member while waiting_period_threshold is 0
-      // (the default); promotion after a waiting period is not modelled.
-      if (fact.role === 400) target.add(FULL_MEMBERS);
+      const target = roleSystemGroups(fact.role);
+      // In place and by binary search: members lists are ascending, and a
+      // new user (always the largest id) must not cost a copy of the
+      // organization-wide groups.
       for (const g of SYSTEM_GROUPS) {
         const rec = state.groups[String(g.id)];
         if (!rec) continue;
-        const has = rec.members.includes(fact.userId);
-        if (target.has(g.id) && !has) rec.members = sortedUnion(rec.members, [fact.userId]);
-        if (!target.has(g.id) && has) rec.members = without(rec.members, [fact.userId]);
+        if (target.has(g.id)) insertId(rec.members, fact.userId);
+        else removeId(rec.members, fact.userId);
       }
       break;
     }

@@ -83,10 +83,7 @@ function accessBot(state: RealmState, me: DirEntry, botId: number): DirEntry {
 
 /** Zulip's check_bot_name_available: no active user carries the name. */
 function checkBotNameAvailable(state: RealmState, fullName: string): void {
-  const name = fullName.trim();
-  for (const u of Object.values(state.users)) {
-    if (u.isActive && u.fullName === name) throw errors.botNameInUse();
-  }
+  if (state.userIndex.activeNames.has(fullName.trim())) throw errors.botNameInUse();
 }
 
 function servicesOf(bot: DirEntry): Obj[] {

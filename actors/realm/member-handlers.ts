@@ -71,9 +71,7 @@ export function activeIds(state: RealmState): number[] {
 }
 
 export function activeAdminIds(state: RealmState): number[] {
-  const out: number[] = [];
-  for (const u of Object.values(state.users)) if (u.isActive && isAdminRole(u.role)) out.push(u.userId);
-  return out;
+  return [...state.userIndex.activeAdmins];
 }
 
 /** Zulip's check_last_owner: the target is the realm's only active human owner. */

@@ -8,24 +8,53 @@ import { formatLinkifiers } from "./linkifiers.ts";
 import { memberById } from "./member-handlers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
 import { sendPrefsReply } from "./send-prefs.ts";
-import type { RealmState } from "./state.ts";
+import type { DirEntry, RealmState } from "./state.ts";
 
+function rosterEntry(state: RealmState, u: DirEntry): Obj {
+  return {
+    userId: u.userId,
+    // The API email: what messages, reactions and principals name users by.
+    email: apiEmail(state, u),
+    role: u.role,
+    isBot: u.isBot,
+    botType: u.botType,
+    isActive: u.isActive,
+    fullName: u.fullName,
+    avatarVersion: u.avatarVersion,
+  };
+}
+
+/**
+ * The organization's users, or, for a caller holding a copy (args `since`:
+ * the `epoch` and `version` of its copy, see RosterLog), only the entries
+ * that changed since (`changed`), so a send costs the same in any size of
+ * organization. Every reply carries the current `epoch` and `version`.
+ */
 const roster: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
+  const log = state.rosterLog;
+  const since = args.since as { epoch?: unknown; version?: unknown } | undefined;
+  const from = since && since.epoch === log.epoch && typeof since.version === "number" ? since.version : null;
+  const users: Obj = {};
+  if (from !== null && from >= log.floor && from <= log.version) {
+    const ids = new Set<number>();
+    for (let i = log.changes.length - 1; i >= 0 && log.changes[i]!.version > from; i--)
+      ids.add(log.changes[i]!.userId);
+    const changed: Obj[] = [];
+    for (const id of ids) {
+      const u = memberById(state, id);
+      if (u) changed.push(rosterEntry(state, u));
+    }
+    users.changed = changed;
+  } else {
+    users.users = Object.values(state.users).map((u) => rosterEntry(state, u));
+  }
   return {
     reply: {
-      users: Object.values(state.users).map((u) => ({
-        userId: u.userId,
-        // The API email: what messages, reactions and principals name users by.
-        email: apiEmail(state, u),
-        role: u.role,
-        isBot: u.isBot,
-        botType: u.botType,
-        isActive: u.isActive,
-        fullName: u.fullName,
-        avatarVersion: u.avatarVersion,
-      })),
+      ...users,
+      epoch: log.epoch,
+      version: log.version,
       // For message rendering (patterns and URL templates).
       linkifiers: formatLinkifiers(state),
       // For a send (args sender, alertStamp): mutes and alert words.

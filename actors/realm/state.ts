@@ -6,6 +6,7 @@
 // SNAPSHOT NOTE: a field added to either state needs a default in
 // `realmKindFromSnapshot`, because snapshots written before it lack it.
 
+import { randomUUID } from "node:crypto";
 import { dict } from "../dict.ts";
 import type { RealmEmoji } from "../emoji/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
@@ -196,6 +197,74 @@ export interface RealmState {
   playgrounds?: PlaygroundState;
   /** New users' settings that differ from the server's (user-defaults.ts); absent until one does. */
   userDefaults?: Obj;
+  /** Which users' roster entries changed lately; in memory like `presence`. */
+  rosterLog: RosterLog;
+  /** Derived from `users` as facts apply (never snapshotted): see UserIndex. */
+  userIndex: UserIndex;
+}
+
+/**
+ * What creating a user asks of every other user, kept as facts apply so
+ * that it costs the same in any size of organization: whether an active
+ * user carries a name (check_bot_name_available) and who the active
+ * administrators are (realm_bot audiences).
+ */
+export interface UserIndex {
+  /** Exact full name -> active users carrying it. */
+  activeNames: Map<string, number>;
+  activeAdmins: Set<number>;
+}
+
+function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
+  if (!u.isActive) return;
+  const ix = state.userIndex;
+  const n = (ix.activeNames.get(u.fullName) ?? 0) + sign;
+  if (n > 0) ix.activeNames.set(u.fullName, n);
+  else ix.activeNames.delete(u.fullName);
+  // Administrators and owners (Zulip's is_realm_admin).
+  if (u.role === 100 || u.role === 200) {
+    if (sign > 0) ix.activeAdmins.add(u.userId);
+    else ix.activeAdmins.delete(u.userId);
+  }
+}
+
+function buildUserIndex(state: RealmState): UserIndex {
+  state.userIndex = { activeNames: new Map(), activeAdmins: new Set() };
+  for (const u of Object.values(state.users)) indexUser(state, u, 1);
+  return state.userIndex;
+}
+
+/**
+ * Changes of roster entries (roster-handlers.ts), so a caller holding a
+ * copy of the roster is sent only the entries that changed since, not the
+ * whole organization. `epoch` is new with every activation: a copy from
+ * another activation gets the whole roster again.
+ */
+export interface RosterLog {
+  epoch: string;
+  version: number;
+  /** Versions up to this one are no longer in `changes`. */
+  floor: number;
+  /** Ascending by version. */
+  changes: { version: number; userId: number }[];
+}
+
+/** Changes kept: a copy older than that gets the whole roster. */
+const ROSTER_LOG_MAX = 1024;
+
+export function newRosterLog(): RosterLog {
+  return { epoch: randomUUID(), version: 0, floor: 0, changes: [] };
+}
+
+function noteRosterChange(state: RealmState, userId: number): void {
+  const log = state.rosterLog;
+  log.changes.push({ version: ++log.version, userId });
+  if (log.changes.length > 2 * ROSTER_LOG_MAX) {
+    // Trimmed in halves: one copy per ROSTER_LOG_MAX changes, not per change.
+    const drop = log.changes.length - ROSTER_LOG_MAX;
+    log.floor = log.changes[drop - 1]!.version;
+    log.changes = log.changes.slice(drop);
+  }
 }
 
 export type RealmKindState = DirectoryState | RealmState;
@@ -248,6 +317,8 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
     presenceUpdateId: 0,
     presenceLog: { ids: [], users: [] },
     profileFields: [],
+    rosterLog: newRosterLog(),
+    userIndex: { activeNames: new Map(), activeAdmins: new Set() },
   };
 }
 
@@ -274,17 +345,27 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       break;
     case "userAdded": {
       const key = fact.entry.email.toLowerCase();
+      const old = state.users[key];
+      if (old) indexUser(state, old, -1);
       state.users[key] = entryDefaults(fact.entry);
+      indexUser(state, state.users[key], 1);
       state.emailById[String(fact.entry.userId)] = key;
+      noteRosterChange(state, fact.entry.userId);
       break;
     }
     case "memberUpdated": {
       const key = state.emailById[String(fact.userId)];
       const entry = key === undefined ? undefined : state.users[key];
-      if (entry) Object.assign(entry, fact.changes);
+      if (entry) {
+        indexUser(state, entry, -1);
+        Object.assign(entry, fact.changes);
+        indexUser(state, entry, 1);
+      }
+      noteRosterChange(state, fact.userId);
       break;
     }
     case "memberEmailChanged": {
+      noteRosterChange(state, fact.userId);
       const oldKey = state.emailById[String(fact.userId)];
       const entry = oldKey === undefined ? undefined : state.users[oldKey];
       if (!entry) break;
@@ -335,9 +416,14 @@ export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindS
 }
 
 export function realmKindToSnapshot(state: RealmKindState): string {
-  // `attempts` and `presence` are deliberately left out (see RealmState).
+  // `attempts`, `presence`, `presenceLog`, `rosterLog` and `userIndex` are deliberately left out (see RealmState).
   return JSON.stringify(state, (key, value) =>
-    key === "attempts" || key === "presence" || key === "presenceUpdateId" || key === "presenceLog"
+    key === "attempts" ||
+    key === "presence" ||
+    key === "presenceUpdateId" ||
+    key === "presenceLog" ||
+    key === "rosterLog" ||
+    key === "userIndex"
       ? undefined
       : value,
   );
@@ -355,12 +441,14 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
           presence: new Map(),
           presenceUpdateId: 0,
           presenceLog: { ids: [], users: [] },
+          rosterLog: newRosterLog(),
         }
       : {}),
   } as RealmKindState;
   if (out.role === "realm") {
     out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+    buildUserIndex(out);
   } else {
     out.hosts = dict(out.hosts);
   }

@@ -47,7 +47,7 @@ export function webhookMessage(formatted: Obj): Obj {
 export function outgoingWebhookHandoffs(
   realmId: number,
   message: Obj,
-  users: Map<number, TriggerUser>,
+  users: { get(userId: number): TriggerUser | undefined },
   mentioned: Iterable<number>,
 ): { subject: string; data: Obj }[] {
   const sender = users.get(Number(message.sender_id));

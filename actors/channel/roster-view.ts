@@ -1,0 +1,112 @@
+// This process's copy of each realm's roster, for the actors of the channel
+// kind. A send used to fetch (and the realm to serialize) every user of the
+// organization, so a 1-subscriber channel got slower as the organization
+// grew. The realm now tells a caller holding a copy only the entries that
+// changed since (actors/realm/roster-handlers.ts, RosterLog), and the copy
+// keeps an index of active users' names for mentions.
+//
+// Shared by every actor of the process, whose turns interleave: the copy
+// only ever moves forward within one realm activation (`epoch`), a delta
+// is applied only over the version it was asked for or a later one, and a
+// whole roster replaces the copy with a new object, so a turn holding the
+// old one keeps a consistent view.
+
+import type { RosterEntry } from "./access.ts";
+import type { Mentions, MentionTarget } from "./markdown.ts";
+
+export interface RosterView {
+  epoch: string;
+  version: number;
+  users: Map<number, RosterEntry>;
+  mentions: Mentions;
+}
+
+/** What the realm's `roster` answers (without the per-send extras). */
+export interface RosterReply {
+  epoch?: string;
+  version?: number;
+  users?: RosterEntry[];
+  changed?: RosterEntry[];
+}
+
+const views = new Map<number, RosterView>();
+
+/** The `since` argument of a roster request from this process. */
+export function rosterSince(realmId: number): { epoch: string; version: number } | undefined {
+  const v = views.get(realmId);
+  return v && { epoch: v.epoch, version: v.version };
+}
+
+/** Active users by lowercased full name: several users may share one. */
+class NameIndex implements Mentions {
+  private readonly byName = new Map<string, Set<number>>();
+  constructor(private readonly users: Map<number, RosterEntry>) {}
+
+  add(u: RosterEntry): void {
+    if (!u.isActive) return;
+    const key = u.fullName.toLowerCase();
+    let ids = this.byName.get(key);
+    if (!ids) this.byName.set(key, (ids = new Set()));
+    ids.add(u.userId);
+  }
+
+  remove(u: RosterEntry): void {
+    const key = u.fullName.toLowerCase();
+    const ids = this.byName.get(key);
+    if (!ids) return;
+    ids.delete(u.userId);
+    if (!ids.size) this.byName.delete(key);
+  }
+
+  find(name: string, id?: number): MentionTarget | undefined {
+    if (id !== undefined) {
+      const u = this.users.get(id);
+      return u && u.isActive && u.fullName === name ? u : undefined;
+    }
+    const ids = this.byName.get(name.toLowerCase());
+    if (!ids) return undefined;
+    // Of several active users with the name, the earliest created (as the
+    // realm lists them).
+    let best: number | undefined;
+    for (const i of ids) if (best === undefined || i < best) best = i;
+    return this.users.get(best!);
+  }
+}
+
+function build(epoch: string, version: number, list: RosterEntry[]): RosterView {
+  const users = new Map(list.map((u) => [u.userId, u]));
+  const index = new NameIndex(users);
+  for (const u of list) index.add(u);
+  return { epoch, version, users, mentions: index };
+}
+
+/**
+ * Bring the copy of `realmId` up to the realm's reply, and return the view
+ * to use for the turn: the reply's own data or newer. Undefined when the
+ * copy was replaced meanwhile (another activation of the realm): ask again
+ * without `since`.
+ */
+export function applyRoster(realmId: number, r: RosterReply): RosterView | undefined {
+  const epoch = r.epoch ?? "";
+  const version = r.version ?? 0;
+  const cur = views.get(realmId);
+  if (r.users) {
+    if (cur && cur.epoch === epoch && cur.version >= version) return cur;
+    const view = build(epoch, version, r.users);
+    views.set(realmId, view);
+    return view;
+  }
+  // A delta answers the `since` we sent; it holds every entry changed after
+  // it, as of `version`, so it brings any copy between the two up to date.
+  if (!cur || cur.epoch !== epoch) return undefined;
+  if (cur.version >= version) return cur;
+  const index = cur.mentions as NameIndex;
+  for (const u of r.changed ?? []) {
+    const old = cur.users.get(u.userId);
+    if (old) index.remove(old);
+    cur.users.set(u.userId, u);
+    index.add(u);
+  }
+  cur.version = version;
+  return cur;
+}
