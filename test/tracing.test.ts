@@ -300,7 +300,20 @@ describe("cluster mode (OTLP to a receiver)", () => {
     assert.equal(http.attributes["http.response.status_code"], 200);
     assert.equal(http.attributes["http.route"], "/api/v1/users");
 
-    const rpcClient = one("zulipactors.Actors/Stream", http);
+    // POST /users makes two calls (createUser, then joinDefaultChannels):
+    // follow the one to the realm.
+    const rpcClients = spans.filter(
+      (s) =>
+        s.name === "zulipactors.Actors/Stream" &&
+        s.parentSpanId === http.spanId &&
+        s.attributes["actor.method"] === "createUser",
+    );
+    assert.equal(
+      rpcClients.length,
+      1,
+      `exactly one createUser call under POST /api/v1/users in ${names.join(", ")}`,
+    );
+    const rpcClient = rpcClients[0]!;
     assert.equal(rpcClient.kind, CLIENT);
     assert.equal(rpcClient.resource["service.name"], "zulip-gateway");
     assert.equal(rpcClient.attributes["rpc.system"], "grpc");
