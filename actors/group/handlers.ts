@@ -217,7 +217,12 @@ const syncUser: H = (state, args, _ctx, caller) => {
   // and copying the whole directory (every user) per new user made
   // creating a user cost O(organization).
   const after = state.initialized ? new Set<number>() : null;
-  if (after) for (const g of roleSystemGroups(role)) if (groupById(state, g)) after.add(g);
+  if (after) {
+    // In group id order, as systemMemberships gives them: events go out in that order.
+    const wanted = new Set(roleSystemGroups(role));
+    for (let id = 1; id <= SYSTEM_GROUP_COUNT; id++)
+      if (wanted.has(id) && groupById(state, id)) after.add(id);
+  }
   if (after === null) {
     // The first fact of a realm: the draft initialises the system groups.
     const d = draft(state);
