@@ -18,6 +18,8 @@ const METHODS = ["get", "post", "put", "patch", "delete"];
  */
 const OUT_OF_SCOPE: Record<string, string> = {
   "GET /calls/bigbluebutton/create": "needs a BigBlueButton server outside this one",
+  "GET /streams/{stream_id}/email_address":
+    "the channel's address of Zulip's email-to-channel gateway, an incoming-mail service outside this server",
   "POST /real-time": "documentation page of the schema (the events system), not an endpoint",
   "POST /rest-error-handling": "documentation page of the schema (error responses), not an endpoint",
   "POST /zulip-outgoing-webhook":
