@@ -21,31 +21,24 @@ function dir(req: RouteRequest) {
 
 const streamIdParam = { stream_id: param(p.json(c.int()), { required: true }) };
 
-const addDefaultStream: RouteDef = {
-  method: "POST",
-  path: "/default_streams",
-  auth: "required",
-  params: streamIdParam,
-  async handler(req) {
-    return (await req.call(dir(req), "setDefaultChannel", {
-      stream_id: req.params.stream_id as number,
-      is_default: true,
-    })) as Obj;
-  },
-};
+/** POST makes a channel default, DELETE stops it being one: the same call either way. */
+function defaultStreamRoute(method: "POST" | "DELETE", isDefault: boolean): RouteDef {
+  return {
+    method,
+    path: "/default_streams",
+    auth: "required",
+    params: streamIdParam,
+    async handler(req) {
+      return (await req.call(dir(req), "setDefaultChannel", {
+        stream_id: req.params.stream_id as number,
+        is_default: isDefault,
+      })) as Obj;
+    },
+  };
+}
 
-const removeDefaultStream: RouteDef = {
-  method: "DELETE",
-  path: "/default_streams",
-  auth: "required",
-  params: streamIdParam,
-  async handler(req) {
-    return (await req.call(dir(req), "setDefaultChannel", {
-      stream_id: req.params.stream_id as number,
-      is_default: false,
-    })) as Obj;
-  },
-};
+const addDefaultStream = defaultStreamRoute("POST", true);
+const removeDefaultStream = defaultStreamRoute("DELETE", false);
 
 const subscriptionStatus: RouteDef = {
   method: "GET",
