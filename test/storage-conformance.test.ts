@@ -945,6 +945,42 @@ describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () 
     assert.equal(await raw.pTTL("{s5}:epoch"), -1);
   });
 
+  test("records are strings and indexes sorted sets (score = id), under the shard's tag", async () => {
+    const e = (await store.acquireLease(6, "A", 10_000))!;
+    await store.append(
+      6,
+      e,
+      "channel.1.8",
+      1,
+      [bytes(1)],
+      [
+        { op: "put", key: "1:msg:{9}", value: bytes(0, 1) },
+        { op: "index", index: "1:conv:8", add: [12, 3] },
+      ],
+    );
+    assert.equal(await raw.type("{s6}:r:1:msg:{9}"), "string");
+    assert.deepEqual(
+      [...(await raw.sendCommand<Buffer>(["GET", "{s6}:r:1:msg:{9}"], { returnBuffers: true }))],
+      [0, 1],
+    );
+    assert.equal(await raw.type("{s6}:x:1:conv:8"), "zset");
+    assert.deepEqual(await raw.zRangeWithScores("{s6}:x:1:conv:8", 0, -1), [
+      { value: "3", score: 3 },
+      { value: "12", score: 12 },
+    ]);
+    assert.equal(await raw.pTTL("{s6}:r:1:msg:{9}"), -1);
+    // Emptied by removes, the index key goes away (Redis drops empty sets).
+    await store.append(
+      6,
+      e,
+      "channel.1.8",
+      2,
+      [bytes(2)],
+      [{ op: "unindex", index: "1:conv:8", remove: [3, 12] }],
+    );
+    assert.equal(await raw.exists("{s6}:x:1:conv:8"), 0);
+  });
+
   test("scripts are reloaded after Redis loses its script cache (restart)", async () => {
     const e = (await store.acquireLease(9, "A", 60_000))!;
     await store.append(9, e, "user.1.9", 1, [bytes(1)]);
@@ -957,3 +993,79 @@ describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () 
     await assert.rejects(createRedisStore(svc.url, { prefix: "{x}" }));
   });
 });
+
+describe(
+  "redis cluster store: records and indexes live in their shard's slot",
+  {
+    skip: requireBinaries("redis-server", "redis-cli"),
+  },
+  () => {
+    let cluster: RedisClusterService;
+    let store: Store;
+    const SHARDS = 24;
+
+    before(async () => {
+      cluster = await startRedisCluster(3);
+      store = await createRedisClusterStore(cluster.urls);
+    });
+    after(async () => {
+      await store?.close();
+      await cluster?.stop();
+    });
+
+    test("every record and index key is in the slot (and on the master) of its shard's lease", async () => {
+      for (let s = 1; s <= SHARDS; s++) {
+        const e = (await store.acquireLease(s, "A", 60_000))!;
+        // Braces in the caller's names must not move the key to another slot.
+        await store.appendMany(s, e, [
+          {
+            actor: `channel.${s}.1`,
+            firstSeq: 1,
+            entries: [bytes(s)],
+            writes: [
+              { op: "put", key: `1:msg:{${s}}`, value: bytes(s) },
+              { op: "put", key: `1:msg:${s}:b`, value: bytes(s, s) },
+              { op: "index", index: `1:conv:{${s}}`, add: [s, s + 100] },
+            ],
+          },
+        ]);
+      }
+      let records = 0;
+      let indexes = 0;
+      for (const url of cluster.urls) {
+        const raw = createClient({ url });
+        await raw.connect();
+        try {
+          const keys = [...(await raw.keys("{s*}:r:*")), ...(await raw.keys("{s*}:x:*"))];
+          assert.ok(keys.length > 0, `${url} holds records or indexes of some shards`);
+          for (const k of keys) {
+            const shardTag = /^\{s(\d+)\}:/.exec(k)![1];
+            const lease = `{s${shardTag}}:lease`;
+            assert.equal(await raw.clusterKeySlot(k), await raw.clusterKeySlot(lease), k);
+            assert.equal(await raw.exists(lease), 1, `${k}: its shard's lease is on the same master`);
+            if (k.includes(":r:")) records++;
+            else indexes++;
+          }
+        } finally {
+          await raw.quit();
+        }
+      }
+      assert.equal(records, 2 * SHARDS);
+      assert.equal(indexes, SHARDS);
+      // Reads are routed to each shard's master.
+      for (let s = 1; s <= SHARDS; s++) {
+        assert.deepEqual(
+          (await store.getRecords(s, [`1:msg:{${s}}`, `1:msg:${s}:b`, "none"])).map((v) =>
+            v ? [...v] : null,
+          ),
+          [[s], [s, s], null],
+        );
+        assert.deepEqual(await store.rangeIndex(s, `1:conv:{${s}}`, { limit: 10, reverse: true }), [
+          s,
+          s + 100,
+        ]);
+        assert.equal(await store.indexSize(s, `1:conv:{${s}}`), 2);
+      }
+    });
+  },
+);
