@@ -34,7 +34,7 @@
 import { open, type Database, type RootDatabase } from "lmdb";
 import { FencedError } from "../runtime-errors.ts";
 import type { JournalEntry, RecordWrite, Snapshot, Store } from "./contract.ts";
-import { checkKeys, checkRange, checkWrites } from "./records.ts";
+import { checkIndexName, checkKeys, checkRange, checkWrites } from "./records.ts";
 
 type Lease = [node: string, epoch: number, expiresAt: number];
 interface StoredSnapshot {
@@ -267,7 +267,7 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
     },
 
     async indexSize(shard, name) {
-      checkRange(name, { limit: 0 });
+      checkIndexName(name);
       return (meta.get(["isize", shard, name]) as number | undefined) ?? 0;
     },
 

@@ -51,6 +51,10 @@ export function checkRange(index: string, r: IndexRange): void {
   if (r.after !== undefined) checkId(r.after);
 }
 
+export function checkIndexName(index: string): void {
+  checkName("index name", index);
+}
+
 export function checkKeys(keys: readonly string[]): void {
   for (const k of keys) checkName("record key", k);
 }

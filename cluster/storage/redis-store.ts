@@ -16,7 +16,7 @@ import { Repository, Schema } from "redis-om";
 import { FencedError } from "../runtime-errors.ts";
 import type { RedisTls } from "../config.ts";
 import type { JournalEntry, RecordWrite, Snapshot, Store } from "./contract.ts";
-import { checkKeys, checkRange, checkWrites } from "./records.ts";
+import { checkIndexName, checkKeys, checkRange, checkWrites } from "./records.ts";
 
 export interface RedisStoreOptions {
   /** Prepended to every key (e.g. "test1:"); must not contain "{" or "}". */
@@ -518,7 +518,7 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
     },
 
     async indexSize(shard, index) {
-      checkRange(index, { limit: 0 });
+      checkIndexName(index);
       const key = indexKey(shard, index);
       return Number(await client.send<number>(key, true, ["ZCARD", key]));
     },
