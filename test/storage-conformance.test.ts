@@ -363,6 +363,418 @@ function conformance(name: string, backend: Backend, skip?: string): void {
       });
     });
 
+    test("records: put, batched get, overwrite, delete, binary values, per shard", async () => {
+      const s = shard();
+      const other = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const eo = (await store.acquireLease(other, "A", 10_000))!;
+      const actor = `channel.1.${run}-rec`;
+      // Keys are the caller's: colons and braces must not matter.
+      const [k1, k2, k3] = ["1:msg:1", "1:msg:{2}", "1:msg:3"];
+      assert.deepEqual(await store.getRecords(s, [k1, k2]), [null, null]);
+      assert.deepEqual(await store.getRecords(s, []), []);
+      await store.append(
+        s,
+        e,
+        actor,
+        1,
+        [bytes(1)],
+        [
+          { op: "put", key: k1, value: text("first") },
+          { op: "put", key: k2, value: bytes(0x00, 0xff, 0x00) },
+          { op: "put", key: k3, value: new Uint8Array(0) },
+          { op: "put", key: k1, value: text("héllo ✓ 💬") }, // a later put of a key wins
+        ],
+      );
+      const got = await store.getRecords(s, [k3, "1:msg:none", k1, k2, k1]);
+      assert.ok(got.every((v) => v === null || v instanceof Uint8Array));
+      assert.deepEqual(
+        got.map((v) => (v === null ? null : [...v])),
+        [[], null, [...text("héllo ✓ 💬")], [0x00, 0xff, 0x00], [...text("héllo ✓ 💬")]],
+      );
+      // The same key on another shard is another record.
+      assert.deepEqual(await store.getRecords(other, [k1]), [null]);
+      await store.append(
+        other,
+        eo,
+        `${actor}-other`,
+        1,
+        [bytes(1)],
+        [{ op: "put", key: k1, value: text("other") }],
+      );
+      assert.deepEqual(
+        (await store.getRecords(other, [k1])).map((v) => new TextDecoder().decode(v!)),
+        ["other"],
+      );
+      await store.append(
+        s,
+        e,
+        actor,
+        2,
+        [bytes(2)],
+        [
+          { op: "delete", key: k2 },
+          { op: "delete", key: "1:msg:never" },
+          { op: "put", key: k3, value: bytes(3) },
+        ],
+      );
+      assert.deepEqual(
+        (await store.getRecords(s, [k1, k2, k3])).map((v) => (v === null ? null : v.length)),
+        [text("héllo ✓ 💬").length, null, 1],
+      );
+      // Delete then put again in one append: order is kept.
+      await store.append(
+        s,
+        e,
+        actor,
+        3,
+        [bytes(3)],
+        [
+          { op: "delete", key: k2 },
+          { op: "put", key: k2, value: bytes(9) },
+        ],
+      );
+      assert.deepEqual(
+        (await store.getRecords(s, [k2])).map((v) => [...v!]),
+        [[9]],
+      );
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => x.seq),
+        [1, 2, 3],
+      );
+    });
+
+    test("index: range reads around anchors at both ends, reverse, limit", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const ix = `1:conv:{7}:${run}`;
+      const even = Array.from({ length: 20 }, (_, i) => 2 * (i + 1)); // 2, 4, ..., 40
+      // Added out of order, in two writes: the index orders them.
+      await store.append(
+        s,
+        e,
+        `channel.1.${run}-ix`,
+        1,
+        [bytes(1)],
+        [
+          { op: "index", index: ix, add: even.slice(10).reverse() },
+          { op: "index", index: ix, add: even.slice(0, 10) },
+        ],
+      );
+      const r = (range: Parameters<Store["rangeIndex"]>[2]) => store.rangeIndex(s, ix, range);
+      const span = (from: number, to: number) => even.filter((x) => x >= from && x <= to);
+      assert.equal(await store.indexSize(s, ix), 20);
+      assert.deepEqual(await r({ limit: 100 }), even);
+      assert.deepEqual(await r({ limit: 100, reverse: true }), even);
+      // Oldest and newest ends.
+      assert.deepEqual(await r({ limit: 3 }), [2, 4, 6]);
+      assert.deepEqual(await r({ limit: 3, reverse: true }), [36, 38, 40]);
+      // Before an anchor in the index, and one not in it.
+      assert.deepEqual(await r({ before: 10, limit: 100 }), [2, 4, 6, 8]);
+      assert.deepEqual(await r({ before: 10, limit: 2 }), [2, 4]);
+      assert.deepEqual(await r({ before: 10, limit: 2, reverse: true }), [6, 8]);
+      assert.deepEqual(await r({ before: 11, limit: 2, reverse: true }), [8, 10]);
+      // After an anchor.
+      assert.deepEqual(await r({ after: 36, limit: 10 }), [38, 40]);
+      assert.deepEqual(await r({ after: 35, limit: 1 }), [36]);
+      assert.deepEqual(await r({ after: 36, limit: 1, reverse: true }), [40]);
+      assert.deepEqual(await r({ after: 0, limit: 2 }), [2, 4]);
+      // Both anchors.
+      assert.deepEqual(await r({ after: 10, before: 20, limit: 100 }), span(12, 18));
+      assert.deepEqual(await r({ after: 10, before: 20, limit: 2 }), [12, 14]);
+      assert.deepEqual(await r({ after: 10, before: 20, limit: 2, reverse: true }), [16, 18]);
+      assert.deepEqual(await r({ after: 9, before: 21, limit: 100, reverse: true }), span(10, 20));
+      // Nothing beyond the ends, nothing in an empty or inverted range.
+      assert.deepEqual(await r({ before: 2, limit: 10 }), []);
+      assert.deepEqual(await r({ before: 2, limit: 10, reverse: true }), []);
+      assert.deepEqual(await r({ before: 0, limit: 10, reverse: true }), []);
+      assert.deepEqual(await r({ after: 40, limit: 10 }), []);
+      assert.deepEqual(await r({ after: 40, limit: 10, reverse: true }), []);
+      assert.deepEqual(await r({ after: Number.MAX_SAFE_INTEGER, limit: 10 }), []);
+      assert.deepEqual(await r({ after: 20, before: 22, limit: 10 }), []);
+      assert.deepEqual(await r({ after: 20, before: 20, limit: 10 }), []);
+      assert.deepEqual(await r({ after: 30, before: 10, limit: 10, reverse: true }), []);
+      assert.deepEqual(await r({ limit: 0 }), []);
+      assert.deepEqual(await r({ limit: 0, reverse: true }), []);
+      // An index never written is empty.
+      assert.deepEqual(await store.rangeIndex(s, `${ix}-none`, { limit: 10 }), []);
+      assert.equal(await store.indexSize(s, `${ix}-none`), 0);
+
+      // The extreme ids: 0 and 2^53 - 1.
+      const top = Number.MAX_SAFE_INTEGER;
+      const edge = `${ix}-edge`;
+      await store.append(
+        s,
+        e,
+        `channel.1.${run}-ix`,
+        2,
+        [bytes(2)],
+        [{ op: "index", index: edge, add: [top, 1, 0] }],
+      );
+      const re = (range: Parameters<Store["rangeIndex"]>[2]) => store.rangeIndex(s, edge, range);
+      assert.deepEqual(await re({ limit: 10 }), [0, 1, top]);
+      assert.deepEqual(await re({ limit: 1, reverse: true }), [top]);
+      assert.deepEqual(await re({ limit: 1 }), [0]);
+      assert.deepEqual(await re({ after: 0, limit: 10 }), [1, top]);
+      assert.deepEqual(await re({ before: top, limit: 10, reverse: true }), [0, 1]);
+      assert.deepEqual(await re({ before: 1, limit: 10, reverse: true }), [0]);
+      assert.deepEqual(await re({ after: 1, before: top, limit: 10 }), []);
+    });
+
+    test("index: removes, repeated adds, indexSize", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `channel.2.${run}-ixdel`;
+      const ix = `1:topic:${run}`;
+      await store.append(s, e, actor, 1, [bytes(1)], [{ op: "index", index: ix, add: [1, 2, 3, 3] }]);
+      assert.equal(await store.indexSize(s, ix), 3);
+      await store.append(s, e, actor, 2, [bytes(2)], [{ op: "index", index: ix, add: [2, 3, 4] }]);
+      assert.equal(await store.indexSize(s, ix), 4);
+      await store.append(s, e, actor, 3, [bytes(3)], [{ op: "unindex", index: ix, remove: [2, 99, 2] }]);
+      assert.equal(await store.indexSize(s, ix), 3);
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10 }), [1, 3, 4]);
+      assert.deepEqual(await store.rangeIndex(s, ix, { after: 1, limit: 1 }), [3]);
+      assert.deepEqual(await store.rangeIndex(s, ix, { before: 4, limit: 1, reverse: true }), [3]);
+      // Add and remove in one append, in order.
+      await store.append(
+        s,
+        e,
+        actor,
+        4,
+        [bytes(4)],
+        [
+          { op: "unindex", index: ix, remove: [1, 3, 4] },
+          { op: "index", index: ix, add: [5] },
+          { op: "unindex", index: ix, remove: [5] },
+        ],
+      );
+      assert.equal(await store.indexSize(s, ix), 0);
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10 }), []);
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10, reverse: true }), []);
+      await store.append(s, e, actor, 5, [bytes(5)], [{ op: "index", index: ix, add: [7] }]);
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10 }), [7]);
+      assert.equal(await store.indexSize(s, ix), 1);
+    });
+
+    test("writes are atomic with the journal: a fenced append writes no record and no index entry", async () => {
+      const s = shard();
+      const actor = `channel.3.${run}-wfence`;
+      const ix = `1:conv:${run}-wfence`;
+      const put = (k: string, ...ids: number[]) => [
+        { op: "put" as const, key: k, value: text(k) },
+        { op: "index" as const, index: ix, add: ids },
+      ];
+      const e1 = (await store.acquireLease(s, "A", 10_000))!;
+      await store.append(s, e1, actor, 1, [bytes(1)], put("m1", 1));
+      await store.releaseLease(s, "A", e1);
+      const e2 = (await store.acquireLease(s, "B", 10_000))!;
+      // The old owner: append, appendMany, and a writes-only append are all refused.
+      await fenced(store.append(s, e1, actor, 2, [bytes(2)], put("m2", 2)), s, e1);
+      await fenced(store.append(s, e1, actor, 2, [], put("m2", 2)), s, e1);
+      await fenced(
+        store.appendMany(s, e1, [
+          { actor, firstSeq: 2, entries: [bytes(2)], writes: put("m2", 2) },
+          { actor: `${actor}-2`, firstSeq: 1, entries: [bytes(1)], writes: put("m3", 3) },
+        ]),
+        s,
+        e1,
+      );
+      // An epoch never handed out.
+      await fenced(store.append(s, e2 + 1, actor, 2, [bytes(2)], put("m2", 2)), s, e2 + 1);
+      // And a shard nobody leased.
+      const never = shard();
+      await fenced(store.append(never, 1, actor, 1, [bytes(1)], put("m2", 2)), never, 1);
+      assert.deepEqual(await store.getRecords(never, ["m2"]), [null]);
+      assert.equal(await store.indexSize(never, ix), 0);
+
+      assert.deepEqual(
+        (await store.getRecords(s, ["m1", "m2", "m3"])).map((v) => v !== null),
+        [true, false, false],
+      );
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10 }), [1]);
+      assert.equal(await store.indexSize(s, ix), 1);
+      assert.deepEqual(
+        (await store.readJournal(s, actor, 0)).map((x) => x.seq),
+        [1],
+      );
+      // The new owner writes, continuing the sequence.
+      await store.append(s, e2, actor, 2, [bytes(2)], put("m2", 2));
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 10 }), [1, 2]);
+    });
+
+    test("writes are atomic with the journal: an item skipped for its seq writes none of its writes", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const [a, b, c] = ["a", "b", "c"].map((x) => `channel.4.${run}-wgap-${x}`) as [string, string, string];
+      const ix = (x: string) => `1:conv:${x}`;
+      await store.append(s, e, a, 1, [bytes(1)]);
+      // append: a gap, an overlap and a replay all write nothing.
+      for (const seq of [3, 1]) {
+        await fenced(
+          store.append(
+            s,
+            e,
+            a,
+            seq,
+            [bytes(seq)],
+            [
+              { op: "put", key: `${a}:x`, value: bytes(1) },
+              { op: "index", index: ix(a), add: [1] },
+            ],
+          ),
+          s,
+          e,
+        );
+      }
+      assert.deepEqual(await store.getRecords(s, [`${a}:x`]), [null]);
+      assert.equal(await store.indexSize(s, ix(a)), 0);
+      // appendMany: the skipped item's writes are not applied, the others' are,
+      // including those of an item with no entries.
+      await store.append(s, e, b, 1, [bytes(1)], [{ op: "index", index: ix(b), add: [5] }]);
+      assert.deepEqual(
+        await store.appendMany(s, e, [
+          {
+            actor: a,
+            firstSeq: 2,
+            entries: [bytes(2)],
+            writes: [
+              { op: "put", key: `${a}:2`, value: bytes(2) },
+              { op: "index", index: ix(a), add: [2, 3] },
+            ],
+          },
+          {
+            actor: b,
+            firstSeq: 5,
+            entries: [bytes(5)],
+            writes: [
+              { op: "put", key: `${b}:5`, value: bytes(5) },
+              { op: "index", index: ix(b), add: [6] },
+              { op: "unindex", index: ix(b), remove: [5] },
+              { op: "delete", key: `${a}:2` },
+            ],
+          },
+          { actor: c, firstSeq: 1, entries: [], writes: [{ op: "put", key: `${c}:0`, value: bytes(0) }] },
+          { actor: c, firstSeq: 1, entries: [bytes(1)], writes: [{ op: "index", index: ix(c), add: [9] }] },
+        ]),
+        [true, false, true, true],
+      );
+      assert.deepEqual(
+        (await store.getRecords(s, [`${a}:2`, `${b}:5`, `${c}:0`])).map((v) => (v === null ? null : [...v])),
+        [[2], null, [0]],
+      );
+      assert.deepEqual(await store.rangeIndex(s, ix(a), { limit: 10 }), [2, 3]);
+      assert.deepEqual(await store.rangeIndex(s, ix(b), { limit: 10 }), [5]);
+      assert.deepEqual(await store.rangeIndex(s, ix(c), { limit: 10 }), [9]);
+      assert.deepEqual(
+        (await store.readJournal(s, b, 0)).map((x) => x.seq),
+        [1],
+      );
+    });
+
+    test("writes: a bad write is refused before anything of its append is written", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `channel.5.${run}-wbad`;
+      const ok = { op: "put" as const, key: "k", value: bytes(1) };
+      for (const id of [-1, 1.5, 2 ** 53, Number.NaN]) {
+        await assert.rejects(
+          store.append(s, e, actor, 1, [bytes(1)], [ok, { op: "index", index: "i", add: [1, id] }]),
+          RangeError,
+        );
+        await assert.rejects(
+          store.appendMany(s, e, [
+            { actor, firstSeq: 1, entries: [bytes(1)], writes: [ok] },
+            {
+              actor: `${actor}-2`,
+              firstSeq: 1,
+              entries: [bytes(1)],
+              writes: [{ op: "unindex", index: "i", remove: [id] }],
+            },
+          ]),
+          RangeError,
+        );
+      }
+      await assert.rejects(
+        store.append(s, e, actor, 1, [bytes(1)], [{ op: "put", key: "x".repeat(513), value: bytes(1) }]),
+        RangeError,
+      );
+      await assert.rejects(store.rangeIndex(s, "i", { limit: -1 }), RangeError);
+      await assert.rejects(store.rangeIndex(s, "i", { limit: 1, before: -1 }), RangeError);
+      assert.deepEqual(await store.getRecords(s, ["k"]), [null]);
+      assert.equal(await store.indexSize(s, "i"), 0);
+      assert.deepEqual(await store.readJournal(s, actor, 0), []);
+      assert.deepEqual(await store.readJournal(s, `${actor}-2`, 0), []);
+    });
+
+    test("index: 100k ids; range reads return exactly the ids asked for at either end and in the middle", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 60_000))!;
+      const actor = `channel.6.${run}-large`;
+      const ix = `1:conv:${run}-large`;
+      const N = 100_000;
+      const BATCH = 10_000;
+      for (let b = 0; b < N / BATCH; b++) {
+        const ids = Array.from({ length: BATCH }, (_, i) => b * BATCH + i + 1);
+        await store.append(
+          s,
+          e,
+          actor,
+          b + 1,
+          [bytes(b)],
+          [
+            { op: "index", index: ix, add: ids },
+            // The records of the first and last 100 ids.
+            ...ids
+              .filter((id) => id <= 100 || id > N - 100)
+              .map((id) => ({ op: "put" as const, key: `m:${id}`, value: text(String(id)) })),
+          ],
+        );
+      }
+      assert.equal(await store.indexSize(s, ix), N);
+      const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+      // Newest 100 and their records: the read a conversation's first page makes.
+      const newest = await store.rangeIndex(s, ix, { limit: 100, reverse: true });
+      assert.deepEqual(newest, seq(N - 99, 100));
+      const recs = await store.getRecords(
+        s,
+        newest.map((id) => `m:${id}`),
+      );
+      assert.deepEqual(
+        recs.map((v) => Number(new TextDecoder().decode(v!))),
+        newest,
+      );
+      assert.deepEqual(await store.rangeIndex(s, ix, { limit: 100 }), seq(1, 100));
+      assert.deepEqual(
+        await store.rangeIndex(s, ix, { before: 50_001, limit: 100, reverse: true }),
+        seq(49_901, 100),
+      );
+      assert.deepEqual(await store.rangeIndex(s, ix, { after: 50_000, limit: 100 }), seq(50_001, 100));
+      assert.deepEqual(await store.rangeIndex(s, ix, { after: N - 10, limit: 100 }), seq(N - 9, 10));
+      assert.deepEqual(await store.rangeIndex(s, ix, { before: 11, limit: 100, reverse: true }), seq(1, 10));
+      assert.deepEqual(
+        await store.rangeIndex(s, ix, { after: 70_000, before: 70_004, limit: 100 }),
+        seq(70_001, 3),
+      );
+      // Remove a block in the middle; reads skip over it.
+      await store.append(
+        s,
+        e,
+        actor,
+        N / BATCH + 1,
+        [bytes(0)],
+        [{ op: "unindex", index: ix, remove: seq(40_001, 20_000) }],
+      );
+      assert.equal(await store.indexSize(s, ix), N - 20_000);
+      assert.deepEqual(
+        await store.rangeIndex(s, ix, { before: 60_003, limit: 4, reverse: true }),
+        [39_999, 40_000, 60_001, 60_002],
+      );
+      assert.deepEqual(
+        await store.rangeIndex(s, ix, { after: 39_998, limit: 4 }),
+        [39_999, 40_000, 60_001, 60_002],
+      );
+    });
+
     test("persistence: data survives close and reopen", async () => {
       const s = shard();
       const actor = `user.3.${run}-persist`;
@@ -370,9 +782,26 @@ function conformance(name: string, backend: Backend, skip?: string): void {
       const e1 = (await store.acquireLease(s, "A", 60_000))!;
       await store.append(s, e1, actor, 1, [bytes(0, 1), bytes(0xff)]);
       await store.saveSnapshot(s, e1, actor, { seq: 1, data: "one" });
+      await store.append(
+        s,
+        e1,
+        `${actor}-w`,
+        1,
+        [bytes(1)],
+        [
+          { op: "put", key: "kept", value: bytes(4, 2) },
+          { op: "index", index: "ix", add: [3, 1, 2] },
+        ],
+      );
       assert.equal(await store.nextId(scope), 1);
       await store.close();
       store = await backend.open();
+      assert.deepEqual(
+        (await store.getRecords(s, ["kept"])).map((v) => [...v!]),
+        [[4, 2]],
+      );
+      assert.deepEqual(await store.rangeIndex(s, "ix", { limit: 2, reverse: true }), [2, 3]);
+      assert.equal(await store.indexSize(s, "ix"), 3);
       assert.deepEqual(await store.loadSnapshot(s, actor), { seq: 1, data: "one" });
       assert.deepEqual(
         (await store.readJournal(s, actor, 0)).map((x) => [x.seq, [...x.data]]),
@@ -516,6 +945,42 @@ describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () 
     assert.equal(await raw.pTTL("{s5}:epoch"), -1);
   });
 
+  test("records are strings and indexes sorted sets (score = id), under the shard's tag", async () => {
+    const e = (await store.acquireLease(6, "A", 10_000))!;
+    await store.append(
+      6,
+      e,
+      "channel.1.8",
+      1,
+      [bytes(1)],
+      [
+        { op: "put", key: "1:msg:{9}", value: bytes(0, 1) },
+        { op: "index", index: "1:conv:8", add: [12, 3] },
+      ],
+    );
+    assert.equal(await raw.type("{s6}:r:1:msg:{9}"), "string");
+    assert.deepEqual(
+      [...(await raw.sendCommand<Buffer>(["GET", "{s6}:r:1:msg:{9}"], { returnBuffers: true }))],
+      [0, 1],
+    );
+    assert.equal(await raw.type("{s6}:x:1:conv:8"), "zset");
+    assert.deepEqual(await raw.zRangeWithScores("{s6}:x:1:conv:8", 0, -1), [
+      { value: "3", score: 3 },
+      { value: "12", score: 12 },
+    ]);
+    assert.equal(await raw.pTTL("{s6}:r:1:msg:{9}"), -1);
+    // Emptied by removes, the index key goes away (Redis drops empty sets).
+    await store.append(
+      6,
+      e,
+      "channel.1.8",
+      2,
+      [bytes(2)],
+      [{ op: "unindex", index: "1:conv:8", remove: [3, 12] }],
+    );
+    assert.equal(await raw.exists("{s6}:x:1:conv:8"), 0);
+  });
+
   test("scripts are reloaded after Redis loses its script cache (restart)", async () => {
     const e = (await store.acquireLease(9, "A", 60_000))!;
     await store.append(9, e, "user.1.9", 1, [bytes(1)]);
@@ -528,3 +993,79 @@ describe("redis store: key layout and redis-om schema", { skip: redisSkip }, () 
     await assert.rejects(createRedisStore(svc.url, { prefix: "{x}" }));
   });
 });
+
+describe(
+  "redis cluster store: records and indexes live in their shard's slot",
+  {
+    skip: requireBinaries("redis-server", "redis-cli"),
+  },
+  () => {
+    let cluster: RedisClusterService;
+    let store: Store;
+    const SHARDS = 24;
+
+    before(async () => {
+      cluster = await startRedisCluster(3);
+      store = await createRedisClusterStore(cluster.urls);
+    });
+    after(async () => {
+      await store?.close();
+      await cluster?.stop();
+    });
+
+    test("every record and index key is in the slot (and on the master) of its shard's lease", async () => {
+      for (let s = 1; s <= SHARDS; s++) {
+        const e = (await store.acquireLease(s, "A", 60_000))!;
+        // Braces in the caller's names must not move the key to another slot.
+        await store.appendMany(s, e, [
+          {
+            actor: `channel.${s}.1`,
+            firstSeq: 1,
+            entries: [bytes(s)],
+            writes: [
+              { op: "put", key: `1:msg:{${s}}`, value: bytes(s) },
+              { op: "put", key: `1:msg:${s}:b`, value: bytes(s, s) },
+              { op: "index", index: `1:conv:{${s}}`, add: [s, s + 100] },
+            ],
+          },
+        ]);
+      }
+      let records = 0;
+      let indexes = 0;
+      for (const url of cluster.urls) {
+        const raw = createClient({ url });
+        await raw.connect();
+        try {
+          const keys = [...(await raw.keys("{s*}:r:*")), ...(await raw.keys("{s*}:x:*"))];
+          assert.ok(keys.length > 0, `${url} holds records or indexes of some shards`);
+          for (const k of keys) {
+            const shardTag = /^\{s(\d+)\}:/.exec(k)![1];
+            const lease = `{s${shardTag}}:lease`;
+            assert.equal(await raw.clusterKeySlot(k), await raw.clusterKeySlot(lease), k);
+            assert.equal(await raw.exists(lease), 1, `${k}: its shard's lease is on the same master`);
+            if (k.includes(":r:")) records++;
+            else indexes++;
+          }
+        } finally {
+          await raw.quit();
+        }
+      }
+      assert.equal(records, 2 * SHARDS);
+      assert.equal(indexes, SHARDS);
+      // Reads are routed to each shard's master.
+      for (let s = 1; s <= SHARDS; s++) {
+        assert.deepEqual(
+          (await store.getRecords(s, [`1:msg:{${s}}`, `1:msg:${s}:b`, "none"])).map((v) =>
+            v ? [...v] : null,
+          ),
+          [[s], [s, s], null],
+        );
+        assert.deepEqual(await store.rangeIndex(s, `1:conv:{${s}}`, { limit: 10, reverse: true }), [
+          s,
+          s + 100,
+        ]);
+        assert.equal(await store.indexSize(s, `1:conv:{${s}}`), 2);
+      }
+    });
+  },
+);

@@ -11,6 +11,11 @@
 // - Journal sequence numbers are per actor, start at 1 and are contiguous;
 //   appending a seq that is not last+1 raises FencedError too (a second
 //   writer exists).
+// - Record and index writes ride on appends (`RecordWrite`): they are applied
+//   in the same atomic, fenced step as the entries they come with, only when
+//   that append is applied, and are exactly as durable as the journal.
+// - Reads (journal, snapshot, records, indexes) are not fenced: any node may
+//   read, and a reader may see a write that committed a moment ago.
 
 export interface JournalEntry {
   seq: number;
@@ -23,11 +28,43 @@ export interface Snapshot {
   data: string;
 }
 
+/**
+ * A write to a shard's records or ordered id indexes, carried by an append.
+ * Keys and index names are the caller's (namespaced per realm by the caller);
+ * they live in the shard the append is on and are read back with that shard.
+ * Ids are integers 0 <= id < 2^53. Writes apply in order (a later put of a key
+ * wins); adding an id already in the index and removing an absent id or key
+ * are no-ops.
+ */
+export type RecordWrite =
+  | { op: "put"; key: string; value: Uint8Array }
+  | { op: "delete"; key: string }
+  | { op: "index"; index: string; add: number[] }
+  | { op: "unindex"; index: string; remove: number[] };
+
 /** One actor's part of a multi-actor append (`Store.appendMany`). */
 export interface AppendItem {
   actor: string;
   firstSeq: number;
   entries: Uint8Array[];
+  /** Applied with the entries, only if they are (see `Store.appendMany`). */
+  writes?: RecordWrite[];
+}
+
+/** `Store.rangeIndex` options. Anchors are exclusive; neither need be in the index. */
+export interface IndexRange {
+  /** Only ids < before. */
+  before?: number;
+  /** Only ids > after. */
+  after?: number;
+  /** At most this many ids (a non-negative integer). */
+  limit: number;
+  /**
+   * Take the `limit` highest ids of the range instead of the lowest. The
+   * result is ascending either way: `{reverse: true, limit: 100}` is the
+   * newest 100, `{before: x, reverse: true, limit: 100}` the 100 just before x.
+   */
+  reverse?: boolean;
 }
 
 export interface Store {
@@ -44,15 +81,28 @@ export interface Store {
   /** Current holder, for inspection. */
   leaseHolder(shard: number): Promise<{ node: string; epoch: number } | null>;
 
-  /** Append entries with seqs firstSeq, firstSeq+1, ... under the epoch (fenced). */
-  append(shard: number, epoch: number, actor: string, firstSeq: number, entries: Uint8Array[]): Promise<void>;
+  /**
+   * Append entries with seqs firstSeq, firstSeq+1, ... under the epoch
+   * (fenced), and apply `writes` in the same atomic step: when the append is
+   * refused (FencedError) none of them is applied. With no entries there is
+   * no seq to check: the writes are applied under the epoch check alone.
+   */
+  append(
+    shard: number,
+    epoch: number,
+    actor: string,
+    firstSeq: number,
+    entries: Uint8Array[],
+    writes?: RecordWrite[],
+  ): Promise<void>;
   /**
    * Group commit across actors: several actors' appends on one shard in one
    * atomic, fenced step (one LMDB transaction, one Redis script). A stale
    * epoch raises FencedError and writes nothing; an item whose firstSeq is
    * not its actor's last+1 is skipped and reported `false` (a second writer
-   * exists, as for `append`), the others are written. Items with no entries
-   * are no-ops reported `true`. Results are in item order.
+   * exists, as for `append`), its writes are not applied, the others are
+   * written. Items with no entries append nothing and are reported `true`
+   * (their writes are applied, as for `append`). Results are in item order.
    */
   appendMany(shard: number, epoch: number, items: AppendItem[]): Promise<boolean[]>;
   /** Entries with seq > afterSeq, in order. */
@@ -60,6 +110,16 @@ export interface Store {
   /** Save a snapshot (fenced) and drop journal entries it covers. */
   saveSnapshot(shard: number, epoch: number, actor: string, snapshot: Snapshot): Promise<void>;
   loadSnapshot(shard: number, actor: string): Promise<Snapshot | null>;
+
+  /** The records of `keys` on the shard, in order; null for a missing key. One batched read. */
+  getRecords(shard: number, keys: string[]): Promise<Array<Uint8Array | null>>;
+  /**
+   * Ids of an index in a range, ascending (see IndexRange). O(log n + limit):
+   * the cost does not depend on the index's size. An index never written is empty.
+   */
+  rangeIndex(shard: number, index: string, range: IndexRange): Promise<number[]>;
+  /** Number of ids in the index. */
+  indexSize(shard: number, index: string): Promise<number>;
 
   /** Next value of a named counter (starts at 1, never reused, not fenced). */
   nextId(scope: string): Promise<number>;

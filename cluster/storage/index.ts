@@ -1,5 +1,5 @@
 // The storage module's door: the contract and its two implementations.
-export type { JournalEntry, Snapshot, Store } from "./contract.ts";
+export type { AppendItem, IndexRange, JournalEntry, RecordWrite, Snapshot, Store } from "./contract.ts";
 export { createLmdbStore } from "./lmdb-store.ts";
 export {
   createRedisClusterStore,

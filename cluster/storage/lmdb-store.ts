@@ -18,16 +18,23 @@
 // process nobody else asks for them, so an event-loop stall longer than the
 // TTL must not fence the one node out of its own store.
 //
-// Layout: db "meta" (msgpack values), db "journal" (raw bytes):
+// Layout: db "meta" (msgpack values), dbs "journal", "records", "index" (raw bytes):
 //   meta   ["lease", shard]  -> [node, epoch, expiresAtMs]
 //   meta   ["epoch", shard]  -> last epoch handed out
 //   meta   ["jlast", actor]  -> last journal seq of the actor
 //   meta   ["snap", actor]   -> { seq, epoch, data }
 //   meta   ["ctr", scope]    -> last id reserved (handed out, or in this process's block)
+//   meta   ["isize", shard, index] -> number of ids in the index (indexSize without a scan)
 //   journal [actor, seq]     -> entry bytes (ordered keys: readJournal is a range scan)
+//   records [shard, key]     -> record bytes
+//   index   [shard, index, id] -> empty (ordered keys: rangeIndex is a cursor over
+//                                at most `limit` keys from an anchor, O(log n + limit))
+// Records and indexes are keyed by shard as in Redis (where the shard is the
+// key's hash tag), so both stores name the same data the same way.
 import { open, type Database, type RootDatabase } from "lmdb";
 import { FencedError } from "../runtime-errors.ts";
-import type { JournalEntry, Snapshot, Store } from "./contract.ts";
+import type { JournalEntry, RecordWrite, Snapshot, Store } from "./contract.ts";
+import { checkIndexName, checkKeys, checkRange, checkWrites } from "./records.ts";
 
 type Lease = [node: string, epoch: number, expiresAt: number];
 interface StoredSnapshot {
@@ -37,6 +44,9 @@ interface StoredSnapshot {
 }
 
 const FENCED = -1;
+const EMPTY = Buffer.alloc(0);
+/** Above every id (ids are < 2^53): the open upper end of an index range. */
+const ID_END = 2 ** 53;
 /** Ids reserved per counter commit (nextId). */
 const ID_BLOCK = 256;
 
@@ -49,9 +59,11 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
   const exclusive = opts.exclusive === true;
   // noSubdir: lmdb-js guesses "a file" for a path with an extension, so a
   // DATA_DIR like "chat.data" would fail; the store is always a directory.
-  const root: RootDatabase = open({ path: dir, maxDbs: 4, noSubdir: false });
+  const root: RootDatabase = open({ path: dir, maxDbs: 8, noSubdir: false });
   const meta: Database = root.openDB({ name: "meta" });
   const journal: Database<Buffer> = root.openDB({ name: "journal", encoding: "binary" });
+  const records: Database<Buffer> = root.openDB({ name: "records", encoding: "binary" });
+  const index: Database<Buffer> = root.openDB({ name: "index", encoding: "binary" });
 
   // Counters: one process owns the environment, so ids are handed out from
   // a block reserved in one transaction (the counter jumps to the block's
@@ -98,6 +110,39 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
     return heldLease(shard)?.[1] === epoch;
   }
 
+  /** Apply record writes; only inside a write transaction whose checks passed. */
+  function applyWrites(shard: number, writes: readonly RecordWrite[]): void {
+    for (const w of writes) {
+      switch (w.op) {
+        case "put":
+          records.put([shard, w.key], w.value as Buffer);
+          break;
+        case "delete":
+          records.remove([shard, w.key]);
+          break;
+        case "index":
+        case "unindex": {
+          const adding = w.op === "index";
+          let delta = 0;
+          for (const id of adding ? w.add : w.remove) {
+            const k = [shard, w.index, id];
+            if (index.doesExist(k) === adding) continue;
+            if (adding) index.put(k, EMPTY);
+            else index.remove(k);
+            delta += adding ? 1 : -1;
+          }
+          if (delta !== 0) {
+            const sk = ["isize", shard, w.index];
+            const n = ((meta.get(sk) as number | undefined) ?? 0) + delta;
+            if (n === 0) meta.remove(sk);
+            else meta.put(sk, n);
+          }
+          break;
+        }
+      }
+    }
+  }
+
   return {
     acquireLease(shard, node, ttlMs) {
       return root.transaction(() => {
@@ -131,28 +176,34 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
       return l ? { node: l[0], epoch: l[1] } : null;
     },
 
-    async append(shard, epoch, actor, firstSeq, entries) {
+    async append(shard, epoch, actor, firstSeq, entries, writes = []) {
+      checkWrites(writes);
       const r = await root.transaction(() => {
         if (!holds(shard, epoch)) return FENCED;
-        if (entries.length === 0) return 0;
-        const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
-        if (firstSeq !== last + 1) return FENCED;
-        for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
-        meta.put(["jlast", actor], firstSeq + entries.length - 1);
+        if (entries.length > 0) {
+          const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+          if (firstSeq !== last + 1) return FENCED;
+          for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
+          meta.put(["jlast", actor], firstSeq + entries.length - 1);
+        }
+        applyWrites(shard, writes);
         return entries.length;
       });
       if (r === FENCED) throw new FencedError(shard, epoch);
     },
 
     async appendMany(shard, epoch, items) {
+      for (const it of items) if (it.writes) checkWrites(it.writes);
       const r = await root.transaction(() => {
         if (!holds(shard, epoch)) return FENCED;
-        return items.map(({ actor, firstSeq, entries }) => {
-          if (entries.length === 0) return true;
-          const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
-          if (firstSeq !== last + 1) return false;
-          for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
-          meta.put(["jlast", actor], firstSeq + entries.length - 1);
+        return items.map(({ actor, firstSeq, entries, writes = [] }) => {
+          if (entries.length > 0) {
+            const last = (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+            if (firstSeq !== last + 1) return false;
+            for (let i = 0; i < entries.length; i++) journal.put([actor, firstSeq + i], entries[i] as Buffer);
+            meta.put(["jlast", actor], firstSeq + entries.length - 1);
+          }
+          applyWrites(shard, writes);
           return true;
         });
       });
@@ -189,6 +240,35 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
     async loadSnapshot(_shard, actor): Promise<Snapshot | null> {
       const s = meta.get(["snap", actor]) as StoredSnapshot | undefined;
       return s ? { seq: s.seq, data: s.data } : null;
+    },
+
+    async getRecords(shard, keys) {
+      checkKeys(keys);
+      // Synchronous gets in one turn share lmdb-js's read transaction: one consistent read.
+      return keys.map((k) => records.get([shard, k]) ?? null);
+    },
+
+    async rangeIndex(shard, name, range) {
+      checkRange(name, range);
+      const { before, after, limit, reverse = false } = range;
+      const lo = after === undefined ? 0 : after + 1;
+      const hi = before === undefined ? ID_END : before; // exclusive
+      if (limit === 0 || lo >= hi) return [];
+      // lmdb-js ranges: `start` inclusive, `end` exclusive, in the scan's direction.
+      const ids: number[] = [];
+      for (const k of index.getKeys(
+        reverse
+          ? { start: [shard, name, hi - 1], end: [shard, name, lo - 1], reverse: true, limit }
+          : { start: [shard, name, lo], end: [shard, name, hi], limit },
+      )) {
+        ids.push((k as [number, string, number])[2]);
+      }
+      return reverse ? ids.reverse() : ids;
+    },
+
+    async indexSize(shard, name) {
+      checkIndexName(name);
+      return (meta.get(["isize", shard, name]) as number | undefined) ?? 0;
     },
 
     async nextId(scope) {

@@ -15,7 +15,8 @@ import { createClient, createCluster } from "redis";
 import { Repository, Schema } from "redis-om";
 import { FencedError } from "../runtime-errors.ts";
 import type { RedisTls } from "../config.ts";
-import type { JournalEntry, Snapshot, Store } from "./contract.ts";
+import type { JournalEntry, RecordWrite, Snapshot, Store } from "./contract.ts";
+import { checkIndexName, checkKeys, checkRange, checkWrites } from "./records.ts";
 
 export interface RedisStoreOptions {
   /** Prepended to every key (e.g. "test1:"); must not contain "{" or "}". */
@@ -158,31 +159,90 @@ if redis.call('GET', KEYS[1]) == ARGV[1] .. ':' .. ARGV[2] then
 end
 return 0`;
 
-// append: KEYS lease, jlast, journal; ARGV epoch, actor, firstSeq, entry...
-// -> n appended, -1 fenced (no lease or another epoch), -2 not contiguous.
-const APPEND = `
+// The record writes an append carries, shared by APPEND and APPEND_MANY.
+// writes(k, a, apply): ARGV[a] = number of writes, then per write its op and
+// arguments, each naming one key, KEYS[k], KEYS[k+1], ... in order:
+//   'p' value        SET the record
+//   'd'              DEL the record
+//   'a' count id...  ZADD the ids (score = member = the id's decimal text)
+//   'r' count id...  ZREM the ids
+// Applies them when \`apply\` (else only steps over them: an item skipped for
+// its seq writes nothing) and returns the next k and a. ZADD/ZREM go in
+// chunks: Lua's unpack is bounded by its C stack (8000 values).
+const WRITES = `
+local function writes(k, a, apply)
+  local nw = tonumber(ARGV[a])
+  a = a + 1
+  for _ = 1, nw do
+    local op = ARGV[a]
+    local key = KEYS[k]
+    k = k + 1
+    if op == 'p' then
+      if apply then redis.call('SET', key, ARGV[a + 1]) end
+      a = a + 2
+    elseif op == 'd' then
+      if apply then redis.call('DEL', key) end
+      a = a + 1
+    else
+      local n = tonumber(ARGV[a + 1])
+      a = a + 2
+      if apply then
+        local i = 0
+        while i < n do
+          local m = math.min(n - i, 1000)
+          local args = {}
+          if op == 'a' then
+            for j = 1, m do
+              local id = ARGV[a + i + j - 1]
+              args[2 * j - 1] = id
+              args[2 * j] = id
+            end
+            redis.call('ZADD', key, unpack(args))
+          else
+            for j = 1, m do args[j] = ARGV[a + i + j - 1] end
+            redis.call('ZREM', key, unpack(args))
+          end
+          i = i + m
+        end
+      end
+      a = a + n
+    end
+  end
+  return k, a
+end
+`;
+
+// append: KEYS lease, jlast, journal, write keys...; ARGV epoch, actor,
+// firstSeq, count, entry..., writes (WRITES) -> n appended, -1 fenced (no
+// lease or another epoch), -2 not contiguous (nothing written).
+const APPEND = `${WRITES}
 local cur = redis.call('GET', KEYS[1])
 if not cur or string.match(cur, ':(%d+)$') ~= ARGV[1] then return -1 end
-local n = #ARGV - 3
-if n == 0 then return 0 end
-local first = tonumber(ARGV[3])
-local last = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
-if first ~= last + 1 then return -2 end
-for i = 1, n do
-  redis.call('XADD', KEYS[3], '0-' .. string.format('%d', first + i - 1), 'd', ARGV[3 + i])
+local n = tonumber(ARGV[4])
+if n > 0 then
+  local first = tonumber(ARGV[3])
+  local last = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
+  if first ~= last + 1 then return -2 end
+  for i = 1, n do
+    redis.call('XADD', KEYS[3], '0-' .. string.format('%d', first + i - 1), 'd', ARGV[4 + i])
+  end
+  redis.call('HSET', KEYS[2], ARGV[2], string.format('%d', first + n - 1))
 end
-redis.call('HSET', KEYS[2], ARGV[2], string.format('%d', first + n - 1))
+writes(4, 5 + n, true)
 return n`;
 
-// appendMany: KEYS lease, jlast, journal of item 1..n; ARGV epoch, then per
-// item: actor, firstSeq, count, entry... -> -1 fenced, else one 1 (written)
-// or 0 (not contiguous) per item.
-const APPEND_MANY = `
+// appendMany: KEYS lease, jlast, then per item its journal and its write
+// keys; ARGV epoch, then per item: actor, firstSeq, count, entry..., writes
+// (WRITES) -> -1 fenced, else one 1 (written) or 0 (not contiguous, none of
+// its entries or writes applied) per item.
+const APPEND_MANY = `${WRITES}
 local cur = redis.call('GET', KEYS[1])
 if not cur or string.match(cur, ':(%d+)$') ~= ARGV[1] then return -1 end
 local out = {}
 local a = 2
-for k = 3, #KEYS do
+local k = 3
+while a <= #ARGV do
+  local journal = KEYS[k]
   local actor = ARGV[a]
   local first = tonumber(ARGV[a + 1])
   local n = tonumber(ARGV[a + 2])
@@ -193,13 +253,13 @@ for k = 3, #KEYS do
       ok = 0
     else
       for i = 1, n do
-        redis.call('XADD', KEYS[k], '0-' .. string.format('%d', first + i - 1), 'd', ARGV[a + 2 + i])
+        redis.call('XADD', journal, '0-' .. string.format('%d', first + i - 1), 'd', ARGV[a + 2 + i])
       end
       redis.call('HSET', KEYS[2], actor, string.format('%d', first + n - 1))
     end
   end
   out[#out + 1] = ok
-  a = a + 3 + n
+  k, a = writes(k + 1, a + 3 + n, ok == 1)
 end
 return out`;
 
@@ -287,6 +347,40 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
   const snapKey = (shard: number, actor: string) =>
     `${prefix}${SNAPSHOT_ENTITY}:${snapshotEntityId(shard, actor)}`;
   const counterKey = (scope: string) => `${prefix}ctr:{${scope}}`;
+  // The shard's tag comes first, so braces in the caller's key or index name
+  // cannot change the slot: the record lives with the journal that wrote it.
+  const recordKey = (shard: number, key: string) => `${tag(shard)}:r:${key}`;
+  const indexKey = (shard: number, index: string) => `${tag(shard)}:x:${index}`;
+
+  /** Append one item's writes to a script's keys and args (the WRITES layout). */
+  function pushWrites(
+    shard: number,
+    writes: readonly RecordWrite[],
+    keys: string[],
+    args: Array<string | Buffer>,
+  ) {
+    args.push(String(writes.length));
+    for (const w of writes) {
+      switch (w.op) {
+        case "put":
+          keys.push(recordKey(shard, w.key));
+          args.push("p", toBuffer(w.value));
+          break;
+        case "delete":
+          keys.push(recordKey(shard, w.key));
+          args.push("d");
+          break;
+        case "index":
+        case "unindex": {
+          const ids = w.op === "index" ? w.add : w.remove;
+          keys.push(indexKey(shard, w.index));
+          args.push(w.op === "index" ? "a" : "r", String(ids.length));
+          for (const id of ids) args.push(String(id));
+          break;
+        }
+      }
+    }
+  }
 
   async function run<T>(script: Script, keys: string[], args: Array<string | Buffer>): Promise<T> {
     const tail = [String(keys.length), ...keys, ...args];
@@ -332,22 +426,30 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
       return parseLease(await client.get(leaseKey(shard)));
     },
 
-    async append(shard, epoch, actor, firstSeq, entries) {
-      const r = await run<number>(
-        scripts.append,
-        [leaseKey(shard), jlastKey(shard), journalKey(shard, actor)],
-        [String(epoch), actor, String(firstSeq), ...entries.map(toBuffer)],
-      );
+    async append(shard, epoch, actor, firstSeq, entries, writes = []) {
+      checkWrites(writes);
+      const keys = [leaseKey(shard), jlastKey(shard), journalKey(shard, actor)];
+      const args: Array<string | Buffer> = [
+        String(epoch),
+        actor,
+        String(firstSeq),
+        String(entries.length),
+        ...entries.map(toBuffer),
+      ];
+      pushWrites(shard, writes, keys, args);
+      const r = await run<number>(scripts.append, keys, args);
       if (r < 0) throw new FencedError(shard, epoch);
     },
 
     async appendMany(shard, epoch, items) {
+      for (const it of items) if (it.writes) checkWrites(it.writes);
       const keys = [leaseKey(shard), jlastKey(shard)];
       const args: Array<string | Buffer> = [String(epoch)];
-      for (const { actor, firstSeq, entries } of items) {
+      for (const { actor, firstSeq, entries, writes = [] } of items) {
         keys.push(journalKey(shard, actor));
         args.push(actor, String(firstSeq), String(entries.length));
         for (const e of entries) args.push(toBuffer(e));
+        pushWrites(shard, writes, keys, args);
       }
       const r = await run<number | number[]>(scripts.appendMany, keys, args);
       if (!Array.isArray(r)) throw new FencedError(shard, epoch);
@@ -385,6 +487,40 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
       const e = await repo.fetch(snapshotEntityId(shard, actor));
       if (typeof e.seq !== "number" || typeof e.data !== "string") return null;
       return { seq: e.seq, data: e.data };
+    },
+
+    async getRecords(shard, keys) {
+      checkKeys(keys);
+      if (keys.length === 0) return [];
+      // One MGET: every key has the shard's tag, so one slot (and one node of a cluster).
+      const rkeys = keys.map((k) => recordKey(shard, k));
+      const reply = await client.send<Array<Buffer | null>>(rkeys[0]!, true, ["MGET", ...rkeys], true);
+      return reply.map((v) => (v === null ? null : new Uint8Array(v.buffer, v.byteOffset, v.byteLength)));
+    },
+
+    async rangeIndex(shard, index, range) {
+      checkRange(index, range);
+      const { before, after, limit, reverse = false } = range;
+      if (limit === 0) return [];
+      const key = indexKey(shard, index);
+      const min = after === undefined ? "-inf" : `(${after}`;
+      const max = before === undefined ? "+inf" : `(${before}`;
+      // Score = id: ZRANGE BYSCORE with LIMIT 0 n is O(log n + limit).
+      const reply = await client.send<string[]>(
+        key,
+        true,
+        reverse
+          ? ["ZRANGE", key, max, min, "BYSCORE", "REV", "LIMIT", "0", String(limit)]
+          : ["ZRANGE", key, min, max, "BYSCORE", "LIMIT", "0", String(limit)],
+      );
+      const ids = reply.map(Number);
+      return reverse ? ids.reverse() : ids;
+    },
+
+    async indexSize(shard, index) {
+      checkIndexName(index);
+      const key = indexKey(shard, index);
+      return Number(await client.send<number>(key, true, ["ZCARD", key]));
     },
 
     async nextId(scope) {
