@@ -6,7 +6,7 @@
 // spans channels: narrows not bound to one channel, unread counts,
 // marking read, and finding messages by id.
 
-import { channelConvRef, channelDirectoryRef } from "../actors/index.ts";
+import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
 import type { ActorRef, Obj, Value } from "../actors/types.ts";
 
 type Call = (ref: ActorRef, method: string, args: Obj) => Promise<unknown>;
@@ -24,7 +24,9 @@ export interface ChannelRows {
 
 /** The channels (ids as conversation keys) where the caller has subscription spans. */
 export async function spannedChannels(call: Call, realmId: number): Promise<string[]> {
-  const r = (await call(channelDirectoryRef(realmId), "narrowContext", {})) as { spans?: Record<string, unknown> };
+  const r = (await call(channelDirectoryRef(realmId), "narrowContext", {})) as {
+    spans?: Record<string, unknown>;
+  };
   return Object.keys(r.spans ?? {});
 }
 
@@ -65,4 +67,31 @@ export function receivedFlags(readThrough: Record<string, number>, conv: string,
 /** Rows as the `received` argument of the user actor's flag handlers. */
 export function rowArgs(rows: ReceivedRow[]): Value {
   return rows as unknown as Value;
+}
+
+/**
+ * The user's received rows that are unread (above the read-through
+ * marks), in `convs` (every spanned channel when null), of one topic when
+ * given; with each channel's newest id (to read it through) and whether
+ * the topic has any received row.
+ */
+export async function unreadRows(
+  call: Call,
+  realmId: number,
+  userId: number,
+  convs: string[] | null,
+  topic?: string,
+): Promise<{ rows: ReceivedRow[]; newest: Record<string, number>; topicExists: boolean }> {
+  const [r, spanned] = await Promise.all([
+    call(userRef(realmId, userId), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
+    spannedChannels(call, realmId),
+  ]);
+  const wanted = convs ? spanned.filter((c) => convs.includes(c)) : spanned;
+  const parts = await channelRows(call, realmId, wanted, (conv) => ({
+    after: r.readThrough[conv] ?? 0,
+    ...(topic === undefined ? {} : { topic }),
+  }));
+  const newest: Record<string, number> = {};
+  for (const p of parts) if (p.newest) newest[p.conv] = p.newest;
+  return { rows: parts.flatMap((p) => p.rows), newest, topicExists: parts.some((p) => p.topicExists) };
 }

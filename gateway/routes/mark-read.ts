@@ -6,7 +6,7 @@
 
 import { userRef } from "../../actors/index.ts";
 import type { ActorRef, Obj } from "../../actors/types.ts";
-import { channelRows, rowArgs, spannedChannels, type ReceivedRow } from "../received.ts";
+import { rowArgs, unreadRows as unreadOf } from "../received.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest) {
@@ -15,28 +15,8 @@ function me(req: RouteRequest) {
 
 const call = (req: RouteRequest) => (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
 
-/**
- * The caller's received rows (gateway/received.ts) that are unread: above
- * the read-through marks, in `convs` (all spanned channels when absent).
- * With {newest}: each channel's newest id, to read it through.
- */
-async function unreadRows(
-  req: RouteRequest,
-  convs: string[] | null,
-  topic?: string,
-): Promise<{ rows: ReceivedRow[]; newest: Record<string, number>; topicExists: boolean }> {
-  const [r, spanned] = await Promise.all([
-    req.call(me(req), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
-    spannedChannels(call(req), req.realmId),
-  ]);
-  const wanted = convs ? spanned.filter((c) => convs.includes(c)) : spanned;
-  const parts = await channelRows(call(req), req.realmId, wanted, (conv) => ({
-    after: r.readThrough[conv] ?? 0,
-    ...(topic === undefined ? {} : { topic }),
-  }));
-  const newest: Record<string, number> = {};
-  for (const p of parts) if (p.newest) newest[p.conv] = p.newest;
-  return { rows: parts.flatMap((p) => p.rows), newest, topicExists: parts.some((p) => p.topicExists) };
+function unreadRows(req: RouteRequest, convs: string[] | null, topic?: string) {
+  return unreadOf(call(req), req.realmId, req.caller!.userId, convs, topic);
 }
 
 const markAllAsRead: RouteDef = {
