@@ -6,8 +6,8 @@ import { errors } from "../errors.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller } from "../types.ts";
-import { userRef } from "../user/index.ts";
 import { activeSubscriberIds, type SystemGroups } from "./format.ts";
+import { receivedIds } from "./received.ts";
 import type { Channel, DirState, GroupValue } from "./state.ts";
 
 export interface RosterEntry {
@@ -122,11 +122,8 @@ export async function accessibleIds(
   ids: readonly number[],
 ): Promise<number[]> {
   if (!isProtected || !ids.length) return [...ids];
-  const own = (await ctx.call(userRef(realmId, userId), "messageFlags", { conv, ids: [...ids] })) as Record<
-    string,
-    unknown
-  >;
-  return ids.filter((id) => own[String(id)] !== undefined);
+  const got = await receivedIds(ctx, realmId, conv, userId, ids);
+  return ids.filter((id) => got.has(id));
 }
 
 /** Organization administrators and members of can_administer_channel_group. */

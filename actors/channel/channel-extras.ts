@@ -12,7 +12,13 @@ import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubsc
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
 import type { ConvState } from "./conversation-state.ts";
-import { defaultStreamsEvent, directoryHandlers, newSub, subscriptionEvents } from "./directory-handlers.ts";
+import {
+  defaultStreamsEvent,
+  directoryHandlers,
+  newSub,
+  spanBound,
+  subscriptionEvents,
+} from "./directory-handlers.ts";
 import { applyDirFact, cloneDir, type Channel, type DirState } from "./state.ts";
 
 /** Zulip's RETENTION_STREAM_MESSAGE_BATCH_SIZE: messages deleted per batch. */
@@ -65,13 +71,16 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
   let s = cloneDir(state);
   const facts: Obj[] = [];
   const added: { channelId: number; userId: number }[] = [];
+  let from: number | undefined;
   for (const ch of Object.values(state.channels)) {
     if (!ch.isDefault || ch.isArchived || isSubscribed(s, ch, target.userId)) continue;
+    from ??= await spanBound(ctx, state.realmId);
     const f: Obj = {
       type: "subscribed",
       channelId: ch.id,
       userId: target.userId,
       sub: newSub(s, target.userId, ch) as unknown as Obj,
+      from,
     };
     facts.push(f);
     s = applyDirFact(s, f);

@@ -29,6 +29,8 @@ import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
+import { channelSpans, receivedFlagSource } from "./received.ts";
+import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -455,9 +457,16 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     event.sender_queue_id = args.queue_id;
     event.local_id = args.local_id;
   }
+  // A channel's ordinary recipients get nothing stored: they received the
+  // message through their subscription spans (received.ts). Only the
+  // sender's row and rows with flags (mentions, alert words, muted sender)
+  // are delivered; a DM's are all delivered.
+  const delivered = dm
+    ? perUser
+    : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
   const handoffs = [
-    deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], perUser),
+    deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
   ];
   return {
@@ -663,12 +672,7 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
   if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
   const filters = (args.filters ?? {}) as unknown as Filters;
-  const flagsOf: FlagSource = async (q) =>
-    (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
-      conv: state.key,
-      ...("ids" in q ? { ids: q.ids } : {}),
-      ...("unread" in q ? { unread: true } : {}),
-    })) as Record<string, string[]>;
+  const flagsOf = receivedFlagSource(ctx, state, c.userId);
   const win = await channelWindow(
     state,
     {
@@ -777,9 +781,7 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (!canRead(ch, c)) throw errors.invalidChannelId();
   let visible: Set<number> | null = null;
   if (historyProtected(ch)) {
-    const own = (await ctx.call(userRef(state.realmId, c.userId), "messageFlags", {
-      conv: state.key,
-    })) as Obj;
+    const own = await receivedFlagSource(ctx, state, c.userId)({ all: true });
     visible = new Set(Object.keys(own).map(Number));
   }
   const byTopic: { name: string; max: number }[] = [];
@@ -1210,6 +1212,24 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Every subscriber of a protected target may read what arrives there, so
   // each gets a row (Zulip inserts them all, keeping rows that exist).
   const gaining = historyProtected(target) ? [...newSubs] : [];
+  // Received rows (received.ts) of the source stay with their users as
+  // entries of the target; those of the target's subscribers whose spans
+  // cover a moved message would appear as received there: they get read
+  // rows, historical in a public target, as Zulip gives no row then.
+  const [sourceSpans, targetSpans] = await Promise.all([
+    channelSpans(ctx, state),
+    channelSpans(ctx, { ...state, key: targetKey }),
+  ]);
+  const receivedOf = (uid: number) =>
+    ids
+      .filter((id) => inSpans(sourceSpans.get(uid) ?? [], id))
+      .map((id) => [id, state.key, state.msgs[String(id)]!.senderId]);
+  const coveredInTarget = new Map<number, number[]>();
+  for (const [uid, spans] of targetSpans) {
+    if (gaining.includes(uid)) continue;
+    const covered = ids.filter((id) => inSpans(spans, id) && !inSpans(sourceSpans.get(uid) ?? [], id));
+    if (covered.length) coveredInTarget.set(uid, covered);
+  }
   // Who held rows of the moved messages (the user actors say how many).
   const held = new Set<number>();
   const track = (uid: number) => (r: unknown) => {
@@ -1218,8 +1238,28 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   await Promise.all([
     ...staying.map((uid) =>
       ctx
-        .call(userRef(state.realmId, uid), "messagesMoved", { ids, conv: targetKey, topic })
+        .call(userRef(state.realmId, uid), "messagesMoved", {
+          ids,
+          conv: targetKey,
+          topic,
+          received: receivedOf(uid) as unknown as Value,
+        })
         .then(track(uid)),
+    ),
+    ...losingRows.map(async (uid) => {
+      // Held as received rows: the move is news to them (protected-history check below).
+      if (receivedOf(uid).length) held.add(uid);
+    }),
+    ...[...coveredInTarget].map(([uid, covered]) =>
+      ctx.call(userRef(state.realmId, uid), "receiveMessages", {
+        items: covered.map((id) => [
+          id,
+          targetKey,
+          historyProtected(target) ? ["read"] : ["read", "historical"],
+          topic,
+          state.msgs[String(id)]!.senderId,
+        ]),
+      }),
     ),
     ...losingRows.map((uid) =>
       ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids }).then(track(uid)),

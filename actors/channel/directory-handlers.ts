@@ -13,7 +13,7 @@ import {
   recordChannelGroupSettings,
 } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
-import type { Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { ActorContext, Handler, Obj, OutEvent, Value } from "../types.ts";
 import {
   Turn,
   canAccessContent,
@@ -35,7 +35,9 @@ import {
   type DirFact,
   type DirState,
   type GroupValue,
+  type Span,
   type Sub,
+  spansOf,
 } from "./state.ts";
 import {
   checkChannelName,
@@ -49,6 +51,15 @@ import {
 
 function fact(f: DirFact): Obj {
   return f as unknown as Obj;
+}
+
+/**
+ * A bound of a received span (state.ts `Span`): an id of the realm's
+ * message counter, so every message sent after the subscription changed
+ * has a greater id and every one sent before a smaller one.
+ */
+export function spanBound(ctx: ActorContext, realmId: number): Promise<number> {
+  return ctx.nextId(`message.${realmId}`);
 }
 
 /** Defaults of the channel group settings, as Zulip sets them for a new channel. */
@@ -280,8 +291,15 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const facts: Obj[] = [fact({ type: "channelCreated", channel: ch })];
   const added: { channelId: number; userId: number }[] = [];
   let s = after(state, facts);
+  const from = subscribers.length ? await spanBound(ctx, state.realmId) : 0;
   for (const u of new Map(subscribers.map((u) => [u.userId, u])).values()) {
-    const f = fact({ type: "subscribed", channelId: ch.id, userId: u.userId, sub: newSub(s, u.userId, ch) });
+    const f = fact({
+      type: "subscribed",
+      channelId: ch.id,
+      userId: u.userId,
+      sub: newSub(s, u.userId, ch),
+      from,
+    });
     facts.push(f);
     s = applyCopy(s, f);
     added.push({ channelId: ch.id, userId: u.userId });
@@ -359,6 +377,7 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};
   const added: { channelId: number; userId: number }[] = [];
+  let from: number | undefined;
   for (const u of new Map(targets.map((u) => [u.userId, u])).values()) {
     for (const ch of targetChannels) {
       const key = String(u.userId);
@@ -366,11 +385,13 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
         (already[key] ??= []).push(ch.name);
         continue;
       }
+      from ??= await spanBound(ctx, state.realmId);
       const f = fact({
         type: "subscribed",
         channelId: ch.id,
         userId: u.userId,
         sub: newSub(s, u.userId, ch),
+        from,
       });
       facts.push(f);
       s = applyCopy(s, f);
@@ -412,13 +433,15 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const notRemoved: string[] = [];
   const facts: Obj[] = [];
   const gone: { ch: Channel; userId: number }[] = [];
+  let to: number | undefined;
   for (const u of new Map(targets.map((u) => [u.userId, u])).values()) {
     for (const ch of channels) {
       if (!isSubscribed(state, ch, u.userId)) {
         notRemoved.push(ch.name);
         continue;
       }
-      facts.push(fact({ type: "unsubscribed", channelId: ch.id, userId: u.userId }));
+      to ??= await spanBound(ctx, state.realmId);
+      facts.push(fact({ type: "unsubscribed", channelId: ch.id, userId: u.userId, to }));
       removed.push(ch.name);
       gone.push({ ch, userId: u.userId });
     }
@@ -825,13 +848,20 @@ export const directoryHandlers: Record<string, Handler<DirState>> = {
  * What a channel's conversation actor needs to accept, show or change a
  * message: the channel's settings and current subscribers.
  */
-const sendContext: Handler<DirState> = (state, args) => {
+const sendContext: Handler<DirState> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
   if (!ch)
     throw args.forSend === true
       ? errors.channelIdDoesNotExist(Number(args.stream_id))
       : errors.invalidChannelId();
+  // The first send after an upgrade: subscriptions from before spans get
+  // their cut before this message takes its id (see Channel.legacyCut).
+  const facts =
+    args.forSend === true && state.spansReady === false
+      ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
+      : undefined;
   return {
+    ...(facts ? { facts } : {}),
     reply: {
       stream_id: ch.id,
       name: ch.name,
@@ -893,15 +923,20 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
   const webPublic: number[] = [];
   const readable: number[] = [];
   const subscribed: number[] = [];
+  const spans: Record<string, Span[]> = {};
   for (const ch of Object.values(state.channels)) {
     const sub = state.subs[String(ch.id)]?.[String(caller.userId)];
     if (sub?.active) subscribed.push(ch.id);
+    const mine = sub ? spansOf(ch, sub) : [];
+    if (mine.length) spans[String(ch.id)] = mine;
     if (sub?.active && sub.isMuted) muted.push(ch.id);
     if (ch.isArchived) continue;
     if (!ch.inviteOnly) publicIds.push(ch.id);
     if (ch.isWebPublic) webPublic.push(ch.id);
     if (canAccessContent(state, ch, u) && (!ch.inviteOnly || ch.historyPublic)) readable.push(ch.id);
   }
-  return { reply: { muted, public: publicIds, webPublic, readable, subscribed } };
+  return {
+    reply: { muted, public: publicIds, webPublic, readable, subscribed, spans: spans as unknown as Obj },
+  };
 };
 directoryHandlers.narrowContext = narrowContext;

@@ -8,6 +8,8 @@
 // (`sendContext`), the realm (`roster`, `registerRealmState`) and user actors
 // (`messageFlags`, `readReceipt`): all leaves.
 
+import { channelSpans } from "./received.ts";
+import { inSpans } from "./state.ts";
 import { dict } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
@@ -186,11 +188,17 @@ const readReceipts: Handler<ConvState> = async (state, args, ctx, caller) => {
     : (await channelInfo(ctx, state)).subscribers;
   const users = await roster(ctx, state.realmId);
   const asked = [...new Set(candidates)].filter((id) => id !== m.senderId && users.get(id)?.isActive);
+  // Subscribers without an entry read it as a received row (received.ts).
+  const spans = await channelSpans(ctx, state);
   const answers = await Promise.all(
     asked.map(
       async (id) =>
         (
-          (await ctx.call(userRef(state.realmId, id), "readReceipt", { message_id: m.id })) as {
+          (await ctx.call(userRef(state.realmId, id), "readReceipt", {
+            message_id: m.id,
+            conv: state.key,
+            received: inSpans(spans.get(id) ?? [], m.id),
+          })) as {
             read?: boolean;
           }
         ).read === true,

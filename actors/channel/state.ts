@@ -49,7 +49,24 @@ export interface Channel {
   defaultPushNotifications: boolean;
   firstMessageId: number | null;
   groups: Record<string, GroupValue>;
+  /**
+   * Subscriptions from before received-spans existed (see `Sub.spans`) have
+   * their earlier messages as stored rows in the user actors; they receive
+   * the channel's messages from this id on. Set by the first send after the
+   * upgrade (`sendContext`); absent on channels that never had such a
+   * subscription, and unset while no message was sent since.
+   */
+  legacyCut?: number;
 }
+
+/**
+ * Message-id spans [from, to) during which a user was subscribed: the
+ * messages of the channel the user received (Zulip's UserMessage rows,
+ * which this server does not write per recipient). `to` is null while
+ * subscribed. Both bounds are ids taken from the realm's message counter
+ * when the subscription changed, so no message has exactly that id.
+ */
+export type Span = [from: number, to: number | null];
 
 /** A user's subscription to a channel; `active` false once unsubscribed. */
 export interface Sub {
@@ -62,6 +79,8 @@ export interface Sub {
   pushNotifications: boolean | null;
   emailNotifications: boolean | null;
   wildcardMentionsNotify: boolean | null;
+  /** Absent on subscriptions made before spans existed: see `spansOf`. */
+  spans?: Span[];
 }
 
 export interface DirState {
@@ -71,17 +90,26 @@ export interface DirState {
   byName: Record<string, number>;
   /** channel id -> user id -> subscription. */
   subs: Record<string, Record<string, Sub>>;
+  /**
+   * False while some subscription made before spans existed has no legacy
+   * cut yet (an old snapshot lacks the field; a replayed old `subscribed`
+   * fact clears it); the next send sets the cuts (`spansInit`).
+   */
+  spansReady?: boolean;
 }
 
 export type DirFact =
   | { type: "channelCreated"; channel: Channel }
   | { type: "channelChanged"; channelId: number; changes: Obj }
-  | { type: "subscribed"; channelId: number; userId: number; sub: Sub }
-  | { type: "unsubscribed"; channelId: number; userId: number }
-  | { type: "subChanged"; channelId: number; userId: number; changes: Obj };
+  /** `from`/`to`: the span bound (absent in facts written before spans). */
+  | { type: "subscribed"; channelId: number; userId: number; sub: Sub; from?: number }
+  | { type: "unsubscribed"; channelId: number; userId: number; to?: number }
+  | { type: "subChanged"; channelId: number; userId: number; changes: Obj }
+  /** Every channel with a subscription made before spans existed receives from `cut` on. */
+  | { type: "spansInit"; cut: number };
 
 export function initialDir(ref: ActorRef): DirState {
-  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {} };
+  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {}, spansReady: true };
 }
 
 /** A deep copy for a handler's trial applies (structuredClone drops the null prototypes). */
@@ -111,17 +139,42 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       Object.assign(ch, structuredClone(fact.changes));
       break;
     }
-    case "subscribed":
-      (state.subs[String(fact.channelId)] ??= {})[String(fact.userId)] = { ...fact.sub, active: true };
+    case "subscribed": {
+      const subs = (state.subs[String(fact.channelId)] ??= {});
+      const old = subs[String(fact.userId)];
+      const ch = state.channels[String(fact.channelId)];
+      const spans = old && ch ? spansOf(ch, old) : [];
+      const sub: Sub = { ...fact.sub, active: true };
+      delete sub.spans;
+      if (fact.from !== undefined) sub.spans = [...spans, [fact.from, null]];
+      else if (old?.spans) sub.spans = old.spans;
+      else state.spansReady = false;
+      subs[String(fact.userId)] = sub;
       break;
+    }
     case "unsubscribed": {
       const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
-      if (sub) sub.active = false;
+      const ch = state.channels[String(fact.channelId)];
+      if (!sub) break;
+      if (fact.to !== undefined && ch) {
+        const spans = spansOf(ch, sub).map((s): Span => [s[0], s[1] ?? fact.to!]);
+        sub.spans = spans.filter(([from, to]) => to! > from);
+      }
+      sub.active = false;
       break;
     }
     case "subChanged": {
       const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
       if (sub) Object.assign(sub, fact.changes as Record<string, Value>);
+      break;
+    }
+    case "spansInit": {
+      for (const [chId, subs] of Object.entries(state.subs)) {
+        const ch = state.channels[chId];
+        if (ch && ch.legacyCut === undefined && Object.values(subs).some((x) => !x.spans))
+          ch.legacyCut = fact.cut;
+      }
+      state.spansReady = true;
       break;
     }
     default:
@@ -130,12 +183,29 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
   return state;
 }
 
+/**
+ * The spans of a subscription. One made before spans existed receives from
+ * the channel's legacy cut on while active (its earlier messages are rows
+ * in the user actor); before the cut is set, and once inactive, nothing.
+ */
+export function spansOf(ch: Channel, sub: Sub): Span[] {
+  if (sub.spans) return sub.spans;
+  if (!sub.active || ch.legacyCut === undefined) return [];
+  return [[ch.legacyCut, null]];
+}
+
+/** Whether a message id falls in one of the spans. */
+export function inSpans(spans: readonly Span[], id: number): boolean {
+  for (const [from, to] of spans) if (id >= from && (to === null || id < to)) return true;
+  return false;
+}
+
 export function dirToSnapshot(state: DirState): string {
   return JSON.stringify(state);
 }
 
 export function dirFromSnapshot(data: string, ref: ActorRef): DirState {
-  const out = { ...initialDir(ref), ...(JSON.parse(data) as Partial<DirState>) };
+  const out = { ...initialDir(ref), spansReady: false, ...(JSON.parse(data) as Partial<DirState>) };
   out.byName = dict(out.byName);
   return out;
 }

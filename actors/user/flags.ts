@@ -44,11 +44,33 @@ export type Delivery = [number, string, string[], string, number];
 
 interface FlagHolder {
   msgs?: MsgIndex;
+  /**
+   * Channel messages are not delivered to ordinary recipients: a message of
+   * a channel the user received (its id in one of the user's subscription
+   * spans, kept by the channel directory) that has no entry here is a
+   * "received row" with default flags: read when its id is at or below the
+   * channel's read-through mark, unread above it. An entry, once made
+   * (flags changed, mentions, the sender's own message, rows from before
+   * spans existed), decides instead. conv -> id.
+   */
+  readThrough?: Record<string, number>;
 }
 
 export function msgsOf(state: UserState): MsgIndex {
   return (state as UserState & FlagHolder).msgs ?? { ids: [], entries: {} };
 }
+
+export function readThroughOf(state: UserState): Record<string, number> {
+  return (state as UserState & FlagHolder).readThrough ?? {};
+}
+
+/** Default flag bits of a received row that has no entry. */
+export function receivedBits(state: UserState, conv: string, id: number): number {
+  return id <= (readThroughOf(state)[conv] ?? 0) ? FLAG_BITS.read! : 0;
+}
+
+/** A received row the caller located (id, conversation, topic, sender): see FlagHolder. */
+export type RowRef = [number, string, string, number];
 
 export function flagNames(bits: number): string[] {
   const out: string[] = [];
@@ -70,7 +92,9 @@ export type FlagFact =
   | { type: "msgsReceived"; items: [number, string, number, string, number][] }
   | { type: "msgsMoved"; ids: number[]; conv: string; topic: string }
   | { type: "flagsSet"; ids: number[]; bit: number; on: boolean }
-  | { type: "msgsForgotten"; ids: number[] };
+  | { type: "msgsForgotten"; ids: number[] }
+  /** Raise read-through marks (never lowers one). */
+  | { type: "readThrough"; convs: Record<string, number> };
 
 /** Fold a flag (or topic policy) fact; other facts pass through untouched. */
 export function applyFlagFact(state: UserState, raw: Obj): UserState {
@@ -106,6 +130,11 @@ export function applyFlagFact(state: UserState, raw: Obj): UserState {
         const e = m.entries[String(id)];
         if (e) e[1] = fact.on ? e[1] | fact.bit : e[1] & ~fact.bit;
       }
+      break;
+    }
+    case "readThrough": {
+      const marks = (holder.readThrough ??= Object.create(null) as Record<string, number>);
+      for (const [conv, id] of Object.entries(fact.convs)) marks[conv] = Math.max(marks[conv] ?? 0, id);
       break;
     }
     case "msgsForgotten": {
@@ -176,6 +205,17 @@ const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
     if (unreadOnly && e[1] & FLAG_BITS.read!) continue;
     out[String(id)] = flagNames(e[1]);
   }
+  // With `withReadThrough`: {flags, readThrough, read: ids with an entry that is read}
+  // (the caller adds the received rows that have no entry).
+  if (args.withReadThrough === true) {
+    const read: number[] = [];
+    if (unreadOnly)
+      for (const id of ids) {
+        const e = m.entries[String(id)];
+        if (e && (conv === undefined || e[0] === conv) && e[1] & FLAG_BITS.read!) read.push(id);
+      }
+    return { reply: { flags: out, readThrough: conv === undefined ? 0 : (readThroughOf(state)[conv] ?? 0), read } };
+  }
   return { reply: out };
 };
 
@@ -204,7 +244,7 @@ const selectMessages: Handler<UserState> = (state, args, _ctx, caller) => {
     if (only && !only.has(id)) continue;
     out.push([id, conv, flagNames(bits), topic, sender]);
   }
-  return { reply: { items: out as unknown as Obj[] } };
+  return { reply: { items: out as unknown as Obj[], readThrough: { ...readThroughOf(state) } } };
 };
 
 /**
@@ -222,16 +262,20 @@ const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
   const m = msgsOf(state);
   // Messages the user never received but may read (public history, located
   // by the gateway): Zulip creates "historical" rows, read, for them.
-  const historical = new Map<number, [string, string, number]>();
-  for (const [id, conv, topic, sender] of (args.historical as [number, string, string, number][]) ?? [])
-    if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender]);
+  // Received rows without an entry (located by the gateway in the user's
+  // subscription spans) get one, with their default flags.
+  const historical = new Map<number, [string, string, number, number]>();
+  const base = FLAG_BITS.historical! | FLAG_BITS.read!;
+  for (const [id, conv, topic, sender] of (args.historical as RowRef[]) ?? [])
+    if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender, base]);
+  for (const [id, conv, topic, sender] of (args.received as RowRef[]) ?? [])
+    if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender, receivedBits(state, conv, id)]);
   for (const id of ids) if (!m.entries[String(id)] && !historical.has(id)) throw errors.invalidMessages();
   const bit = FLAG_BITS[flag]!;
   const on = op === "add";
-  const base = FLAG_BITS.historical! | FLAG_BITS.read!;
   const wanted = [...new Set(ids)];
   const changed = wanted.filter((id) => {
-    const bits = m.entries[String(id)]?.[1] ?? base;
+    const bits = m.entries[String(id)]?.[1] ?? historical.get(id)![3];
     return ((bits & bit) !== 0) !== on;
   });
   changed.sort((a, b) => a - b);
@@ -239,12 +283,14 @@ const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
     .filter((id) => !m.entries[String(id)] && historical.has(id))
     .sort((a, b) => a - b)
     .map((id) => {
-      const [conv, topic, sender] = historical.get(id)!;
-      return [id, conv, base, topic, sender] as [number, string, number, string, number];
+      const [conv, topic, sender, bits] = historical.get(id)!;
+      return [id, conv, bits, topic, sender] as [number, string, number, string, number];
     });
   const d = flagDecision(state, changed, flag, op, { messages: changed }, fresh);
-  if (fresh.length && !changed.length)
-    return { ...d, facts: [{ type: "msgsReceived", items: fresh } as unknown as Obj] };
+  // A row is kept unchanged only when it is historical (Zulip makes those rows).
+  const kept = fresh.filter((f) => f[2] & FLAG_BITS.historical!);
+  if (kept.length && !changed.length)
+    return { ...d, facts: [{ type: "msgsReceived", items: kept } as unknown as Obj] };
   return d;
 };
 
@@ -298,9 +344,17 @@ const messagesMoved: Handler<UserState> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
   const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
-  if (!ids.length) return { reply: { held: 0 } };
-  const f = { type: "msgsMoved", ids, conv: String(args.conv), topic: String(args.topic) } as unknown as Obj;
-  return { facts: [f], reply: { held: ids.length } };
+  const conv = String(args.conv);
+  const topic = String(args.topic);
+  // Received rows of the source without an entry (`received`: [[id, source conv, sender]])
+  // become entries of the target with their flags, so the move keeps them.
+  const fresh: [number, string, number, string, number][] = [];
+  for (const [id, from, sender] of (args.received as [number, string, number][] | undefined) ?? [])
+    if (!m.entries[String(id)]) fresh.push([id, conv, receivedBits(state, from, id), topic, sender]);
+  const facts: Obj[] = [];
+  if (fresh.length) facts.push({ type: "msgsReceived", items: fresh } as unknown as Obj);
+  if (ids.length) facts.push({ type: "msgsMoved", ids, conv, topic } as unknown as Obj);
+  return { facts, reply: { held: ids.length + fresh.length } };
 };
 
 /** Messages deleted: drop the user's entries. {held}: how many the user had. */
@@ -322,7 +376,14 @@ const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
     if (bits & FLAG_BITS.read!) continue;
     out.push({ id, conv, topic, sender, mentioned: (bits & FLAG_BITS.mentioned!) !== 0 });
   }
-  return { reply: { items: out } };
+  // `entries`: the caller leaves these ids out of the received rows it adds.
+  const entries: Record<string, number[]> = {};
+  const marks = readThroughOf(state);
+  for (const id of m.ids) {
+    const conv = m.entries[String(id)]![0];
+    if (!conv.startsWith("dm:") && id > (marks[conv] ?? 0)) (entries[conv] ??= []).push(id);
+  }
+  return { reply: { items: out, readThrough: { ...marks }, entries: entries as unknown as Obj } };
 };
 
 /** The newest message id the user has (GET /users/me max_message_id, register). */

@@ -11,7 +11,7 @@
 import { channelDirectoryRef } from "../channel/index.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj } from "../types.ts";
-import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import { FLAG_BITS, flagDecision, msgsOf, type RowRef } from "./flags.ts";
 import type { UserState } from "./state.ts";
 
 /** Zulip's realm_empty_topic_display_name, which names the empty topic here. */
@@ -29,12 +29,14 @@ function requireSelf(state: UserState, caller: Caller | null): Caller {
  * true. The event carries no ids and `all: true`, and goes out even when
  * nothing was unread (Zulip's do_mark_all_as_read).
  */
-const markAllAsRead: Handler<UserState> = (state, _args, _ctx, caller) => {
+const markAllAsRead: Handler<UserState> = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
   const read = FLAG_BITS.read!;
   const changed = m.ids.filter((id) => !(m.entries[String(id)]![1] & read));
   const d = flagDecision(state, changed, "read", "add", { complete: true });
+  const marks = readThroughFact(args);
+  if (marks) d.facts = [...(d.facts ?? []), marks];
   const event: Obj = {
     type: "update_message_flags",
     op: "add",
@@ -82,9 +84,38 @@ const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) =
     found = true;
     if (!(e[1] & read)) changed.push(id);
   }
-  if (hasTopic && !found) throw errors.noSuchTopic(topic);
-  return flagDecision(state, changed, "read", "add", {});
+  // Received rows without an entry (the gateway located the unread ones).
+  const received = (args.received as RowRef[] | undefined) ?? [];
+  // A topic's rows become entries, read; a whole channel is read through its newest id instead.
+  const fresh: [number, string, number, string, number][] = [];
+  const seen = new Set(changed);
+  for (const [id, rconv, rtopic, sender] of received) {
+    if (rconv !== conv || m.entries[String(id)] || seen.has(id)) continue;
+    if (hasTopic && rtopic.toLowerCase() !== wanted) continue;
+    found = true;
+    seen.add(id);
+    changed.push(id);
+    if (hasTopic) fresh.push([id, conv, read, rtopic, sender]);
+  }
+  if (hasTopic && !found && args.topicExists !== true) throw errors.noSuchTopic(topic);
+  changed.sort((a, b) => a - b);
+  fresh.sort((a, b) => a[0] - b[0]);
+  const d = flagDecision(state, changed, "read", "add", {}, fresh);
+  if (!hasTopic) {
+    const marks = readThroughFact(args);
+    if (marks) d.facts = [...(d.facts ?? []), marks];
+  }
+  return d;
 };
+
+/** `newest` {conv: id}: the conversations' newest ids, now read through. */
+function readThroughFact(args: Obj): Obj | null {
+  const newest = args.newest as Record<string, number> | undefined;
+  if (!newest || typeof newest !== "object") return null;
+  const convs: Record<string, number> = Object.create(null) as Record<string, number>;
+  for (const [conv, id] of Object.entries(newest)) if (Number.isSafeInteger(id)) convs[conv] = id;
+  return Object.keys(convs).length ? { type: "readThrough", convs } : null;
+}
 
 export const markReadHandlers: Record<string, Handler<UserState>> = {
   markAllAsRead,

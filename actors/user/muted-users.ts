@@ -9,7 +9,7 @@
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent } from "../types.ts";
-import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import { FLAG_BITS, flagDecision, msgsOf, type RowRef } from "./flags.ts";
 import type { MutedUser, UserFact, UserState } from "./state.ts";
 import { optInt } from "./validate.ts";
 
@@ -64,7 +64,13 @@ const muteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<D
     const e = m.entries[String(mid)]!;
     if (e[3] === id && !(e[1] & read)) unread.push(mid);
   }
-  const d = flagDecision(state, unread, "read", "add", {});
+  // Received rows without an entry (the gateway located the unread ones) become read entries.
+  const fresh: [number, string, number, string, number][] = [];
+  for (const [mid, conv, topic, sender] of (args.received as RowRef[] | undefined) ?? [])
+    if (sender === id && !m.entries[String(mid)]) fresh.push([mid, conv, read, topic, sender]);
+  unread.push(...fresh.map((f) => f[0]));
+  unread.sort((a, b) => a - b);
+  const d = flagDecision(state, unread, "read", "add", {}, fresh);
   facts.push(...(d.facts ?? []));
   events.push(...(d.events ?? []));
   return { facts, events, reply: {} };

@@ -4,7 +4,7 @@
 
 import { errors } from "../errors.ts";
 import type { Handler } from "../types.ts";
-import { FLAG_BITS, msgsOf } from "./flags.ts";
+import { FLAG_BITS, msgsOf, receivedBits } from "./flags.ts";
 import { settingValue } from "./format.ts";
 import type { UserState } from "./state.ts";
 
@@ -12,8 +12,12 @@ const readReceipt: Handler<UserState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created || settingValue(state, "send_read_receipts") === false)
     return { reply: { read: false } };
-  const e = msgsOf(state).entries[String(args.message_id)];
-  return { reply: { read: e !== undefined && (e[1] & FLAG_BITS.read!) !== 0 } };
+  const id = Number(args.message_id);
+  const e = msgsOf(state).entries[String(id)];
+  if (e) return { reply: { read: (e[1] & FLAG_BITS.read!) !== 0 } };
+  // A received row with no entry (`received`: the message is in the user's spans).
+  const read = args.received === true && receivedBits(state, String(args.conv), id) !== 0;
+  return { reply: { read } };
 };
 
 export const readReceiptHandlers: Record<string, Handler<UserState>> = { readReceipt };

@@ -3,7 +3,8 @@
 // caller's user actor (its message flag index and topic policies).
 
 import { EMPTY_TOPIC_DISPLAY_NAME, userRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ActorRef, Obj } from "../../actors/types.ts";
+import { channelRows, spannedChannels } from "../received.ts";
 import type { RegisterArea } from "./types.ts";
 
 interface Unread {
@@ -61,8 +62,28 @@ export const messagesArea: RegisterArea = {
     if (!ctx.caller) return {};
     const me = ctx.caller.userId;
     const ref = userRef(ctx.realmId, me);
-    const max = (await ctx.call(ref, "maxMessageId", {})) as Obj;
-    const unread = (await ctx.call(ref, "unreads", {})) as unknown as { items: Unread[] };
+    const call = (r: ActorRef, method: string, args: Obj) => ctx.call(r, method, args);
+    const [max, unread, spanned] = await Promise.all([
+      ctx.call(ref, "maxMessageId", {}) as Promise<Obj>,
+      ctx.call(ref, "unreads", {}) as unknown as Promise<{
+        items: Unread[];
+        readThrough: Record<string, number>;
+        entries: Record<string, number[]>;
+      }>,
+      spannedChannels(call, ctx.realmId),
+    ]);
+    // Received rows above the read-through marks, without an entry, are unread too.
+    const parts = await channelRows(call, ctx.realmId, spanned, (conv) => ({
+      after: unread.readThrough[conv] ?? 0,
+    }));
+    let maxId = max.max_message_id as number;
+    for (const part of parts) {
+      if (part.lastReceived > maxId) maxId = part.lastReceived;
+      const entries = new Set(unread.entries[part.conv] ?? []);
+      for (const [id, conv, topic, sender] of part.rows)
+        if (!entries.has(id)) unread.items.push({ id, conv, topic, sender, mentioned: false });
+    }
+    if (parts.length) unread.items.sort((a, b) => a.id - b.id);
     const topics = (await ctx.call(ref, "userTopics", {})) as Obj;
     // Without empty_topic_name, the empty topic reads as realm_empty_topic_display_name.
     const emptyName = ctx.params.client_capabilities.empty_topic_name ? "" : EMPTY_TOPIC_DISPLAY_NAME;
@@ -71,7 +92,7 @@ export const messagesArea: RegisterArea = {
       t.topic_name === "" ? { ...t, topic_name: emptyName } : t,
     );
     return {
-      max_message_id: max.max_message_id!,
+      max_message_id: maxId,
       unread_msgs: formatUnreads(items, me),
       user_topics: userTopics,
     };

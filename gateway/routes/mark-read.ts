@@ -5,11 +5,18 @@
 // in one turn.
 
 import { userRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ActorRef, Obj } from "../../actors/types.ts";
+import { rowArgs, unreadRows as unreadOf } from "../received.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest) {
   return userRef(req.realmId, req.caller!.userId);
+}
+
+const call = (req: RouteRequest) => (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
+
+function unreadRows(req: RouteRequest, convs: string[] | null, topic?: string) {
+  return unreadOf(call(req), req.realmId, req.caller!.userId, convs, topic);
 }
 
 const markAllAsRead: RouteDef = {
@@ -18,7 +25,8 @@ const markAllAsRead: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(me(req), "markAllAsRead", {})) as Obj;
+    const { newest } = await unreadRows(req, null);
+    return (await req.call(me(req), "markAllAsRead", { newest })) as Obj;
   },
 };
 
@@ -28,7 +36,13 @@ const markStreamAsRead: RouteDef = {
   auth: "required",
   params: { stream_id: param(p.int(), { required: true }) },
   async handler(req) {
-    await req.call(me(req), "markChannelAsRead", { stream_id: req.params.stream_id as number });
+    const conv = String(req.params.stream_id as number);
+    const { rows, newest } = await unreadRows(req, [conv]);
+    await req.call(me(req), "markChannelAsRead", {
+      stream_id: req.params.stream_id as number,
+      received: rowArgs(rows),
+      newest,
+    });
     return {};
   },
 };
@@ -43,9 +57,16 @@ const markTopicAsRead: RouteDef = {
     stream_id: param(p.int(), { required: true }),
   },
   async handler(req) {
+    const conv = String(req.params.stream_id as number);
+    const topic = req.params.topic_name as string;
+    // The documented display name of the empty topic (the user actor maps it too).
+    const named = topic === "general chat" ? "" : topic;
+    const { rows, topicExists } = await unreadRows(req, [conv], named);
     await req.call(me(req), "markChannelAsRead", {
       stream_id: req.params.stream_id as number,
-      topic: req.params.topic_name as string,
+      topic,
+      received: rowArgs(rows),
+      topicExists,
     });
     return {};
   },

@@ -3,6 +3,7 @@
 // channel's conversation actor; other narrows start from the caller's own
 // flag index (user actor) and read the messages from their conversations.
 
+import { channelRows, receivedFlags, spannedChannels } from "../received.ts";
 import {
   EMPTY_TOPIC_NAME,
   LARGER_THAN_MAX_MESSAGE_ID,
@@ -16,7 +17,7 @@ import {
 } from "../../actors/index.ts";
 import { own } from "../../actors/dict.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj, Value } from "../../actors/types.ts";
+import type { ActorRef, Obj, Value } from "../../actors/types.ts";
 import { c, clientName, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
 import { sendMoveBreadcrumbs } from "./notification-bot.ts";
 
@@ -545,11 +546,40 @@ function channelBound(plan: Plan): boolean {
 export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
   const args: Obj = {};
   if (ids) args.ids = ids;
-  const r = (await req.call(userRef(req.realmId, meId(req)), "selectMessages", args)) as {
-    items: [number, string, string[], string, number][];
-  };
-  const items = r.items.map(([id, conv, flags, topic, sender]) => ({ id, conv, flags, topic, sender }));
+  const call = (ref: ActorRef, method: string, a: Obj) => req.call(ref, method, a);
+  const [r, spanned] = await Promise.all([
+    req.call(userRef(req.realmId, meId(req)), "selectMessages", args) as Promise<{
+      items: [number, string, string[], string, number][];
+      readThrough: Record<string, number>;
+    }>,
+    plan && !receivedRowsMatter(plan) ? Promise.resolve([]) : spannedChannels(call, req.realmId),
+  ]);
+  const items: Item[] = r.items.map(([id, conv, flags, topic, sender]) => ({ id, conv, flags, topic, sender }));
+  // The caller's received rows (gateway/received.ts) of the channels the narrow can match.
+  const convs = plan
+    ? spanned.filter(
+        (conv) => (!plan.channel || conv === String(plan.channel.id)) && plan.convPreds.every((p) => p(conv)),
+      )
+    : spanned;
+  if (convs.length) {
+    const rt = r.readThrough;
+    const unreadOnly = plan?.filters.is.some((t) => t.flag === "unread" && !t.negated) ?? false;
+    const parts = await channelRows(call, req.realmId, convs, (conv) => ({
+      ...(ids ? { ids } : {}),
+      ...(unreadOnly ? { after: rt[conv] ?? 0 } : {}),
+    }));
+    const have = new Set(items.map((i) => i.id));
+    for (const part of parts)
+      for (const [id, conv, topic, sender] of part.rows)
+        if (!have.has(id)) items.push({ id, conv, flags: receivedFlags(rt, conv, id), topic, sender });
+    items.sort((a, b) => a.id - b.id);
+  }
   return plan ? items.filter((i) => itemMatches(plan, i)) : items;
+}
+
+/** Whether a narrow can match a received row (one with no flag but, maybe, read). */
+function receivedRowsMatter(plan: Plan): boolean {
+  return !plan.filters.is.some((t) => !t.negated && t.flag !== "unread" && t.flag !== "read");
 }
 
 /**
@@ -895,6 +925,7 @@ const updateFlags: RouteDef = {
     const found = await findMessages(req, ids);
     if (found.length !== ids.length) throw errors.invalidMessages();
     args.historical = found.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]);
+    args.received = receivedArgs(found);
     return (await req.call(user, "updateFlags", args)) as Obj;
   },
 };
@@ -913,7 +944,15 @@ async function markUnread(req: RouteRequest, args: Obj): Promise<Obj> {
     ...args,
     messages: keep.map((i) => i.id),
     historical: keep.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]),
+    received: receivedArgs(keep),
   })) as Obj;
+}
+
+/** Channel messages found as the caller's, as received rows (the user actor skips those with entries). */
+function receivedArgs(items: Item[]): Value {
+  return items
+    .filter((i) => !i.located && !i.conv.startsWith("dm:"))
+    .map((i) => [i.id, i.conv, i.topic, i.sender]) as unknown as Value;
 }
 
 const updateFlagsNarrow: RouteDef = {
@@ -959,14 +998,19 @@ const updateFlagsNarrow: RouteDef = {
       ignored.add(m.stream_id);
       return false;
     });
+    const channelRow = (m: Obj) => [m.id as number, String(m.stream_id), m.subject as string, m.sender_id as number];
     const historical = targets
       .filter((m) => (m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
-      .map((m) => [m.id as number, String(m.stream_id), m.subject as string, m.sender_id as number]);
+      .map(channelRow);
+    const received = targets
+      .filter((m) => !(m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
+      .map(channelRow);
     const r = (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
       messages: targets.map((m) => m.id as number),
       op,
       flag,
       historical,
+      received,
     })) as {
       messages: number[];
     };

@@ -1,8 +1,9 @@
 // User administration and the caller's own profile and status
 // (Zulip's zerver/views/users.py and zerver/views/presence.py).
 
+import { channelRows, spannedChannels } from "../received.ts";
 import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
-import type { Caller, Obj } from "../../actors/types.ts";
+import type { ActorRef, Caller, Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest): Caller {
@@ -57,8 +58,15 @@ const getOwnUser: RouteDef = {
     })) as { user: Obj };
     // The newest message the user received (their flag index), -1 when none.
     const own = userRef(caller.realmId, caller.userId);
-    const max = (await req.call(own, "maxMessageId", {})) as { max_message_id: number };
-    return { ...user, max_message_id: max.max_message_id };
+    const call = (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
+    const [max, spanned] = await Promise.all([
+      req.call(own, "maxMessageId", {}) as Promise<{ max_message_id: number }>,
+      spannedChannels(call, caller.realmId),
+    ]);
+    // Received rows count too (gateway/received.ts); `after` far above any id lists none.
+    const parts = await channelRows(call, caller.realmId, spanned, () => ({ after: Number.MAX_SAFE_INTEGER }));
+    const maxId = Math.max(max.max_message_id, ...parts.map((p) => p.lastReceived || -1));
+    return { ...user, max_message_id: maxId };
   },
 };
 

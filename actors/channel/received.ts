@@ -1,0 +1,175 @@
+// Received rows: the channel messages a user received, without a row per
+// recipient. A send stores nothing for an ordinary recipient; whether a
+// user received a message of a channel follows from the user's
+// subscription spans (the directory's `Sub.spans`: message-id ranges while
+// subscribed) and its flags from the user actor's read-through mark and
+// entries (actors/user/flags.ts FlagHolder). This module puts the two
+// together where a conversation needs the caller's flags, and gives the
+// gateway the received rows of one channel (`receivedRows`).
+//
+// Calls: the directory's leaves `userSpans` / `channelSpans` and the user
+// actor's leaf `messageFlags`; conversations call only leaves, as before.
+
+import { errors } from "../errors.ts";
+import { lowerBound } from "../sorted-ids.ts";
+import type { ActorContext, Handler, Obj, Value } from "../types.ts";
+import { userRef } from "../user/index.ts";
+import { channelDirectoryRef } from "./index.ts";
+import { me, type FlagSource } from "./conversation-handlers.ts";
+import { isDmKey, topicEntry, type ConvState } from "./conversation-state.ts";
+import { inSpans, spansOf, type DirState, type Span } from "./state.ts";
+
+interface OwnFlags {
+  flags: Record<string, string[]>;
+  readThrough: number;
+  read: number[];
+}
+
+/** The user's spans in this channel (none for DMs: every DM row is delivered). */
+export async function userSpans(ctx: ActorContext, state: ConvState, userId: number): Promise<Span[]> {
+  return spansIn(ctx, state.realmId, state.key, userId);
+}
+
+async function spansIn(ctx: ActorContext, realmId: number, conv: string, userId: number): Promise<Span[]> {
+  if (isDmKey(conv)) return [];
+  const r = (await ctx.call(channelDirectoryRef(realmId), "userSpans", {
+    stream_id: Number(conv),
+    userId,
+  })) as { spans: Span[] };
+  return r.spans;
+}
+
+/** Those of `ids` (messages of channel `conv`) the user received, entries or received rows. */
+export async function receivedIds(
+  ctx: ActorContext,
+  realmId: number,
+  conv: string,
+  userId: number,
+  ids: readonly number[],
+): Promise<Set<number>> {
+  const [own, spans] = await Promise.all([
+    ctx.call(userRef(realmId, userId), "messageFlags", { conv, ids: [...ids] }) as Promise<Obj>,
+    spansIn(ctx, realmId, conv, userId),
+  ]);
+  return new Set(ids.filter((id) => own[String(id)] !== undefined || inSpans(spans, id)));
+}
+
+/** Every user's spans in this channel: {user id: spans}. */
+export async function channelSpans(ctx: ActorContext, state: ConvState): Promise<Map<number, Span[]>> {
+  const out = new Map<number, Span[]>();
+  if (isDmKey(state.key)) return out;
+  const r = (await ctx.call(channelDirectoryRef(state.realmId), "channelSpans", {
+    stream_id: Number(state.key),
+  })) as { spans: Record<string, Span[]> };
+  for (const [uid, spans] of Object.entries(r.spans)) out.set(Number(uid), spans);
+  return out;
+}
+
+/** Ids of `pool` (ascending) in the spans and above `after`. */
+export function idsInSpans(pool: readonly number[], spans: readonly Span[], after = 0): number[] {
+  const out: number[] = [];
+  for (const [from, to] of spans) {
+    let i = lowerBound(pool, Math.max(from, after + 1));
+    for (; i < pool.length && (to === null || pool[i]! < to); i++) out.push(pool[i]!);
+  }
+  return spans.length > 1 ? [...new Set(out)].sort((a, b) => a - b) : out;
+}
+
+/**
+ * The caller's flags in this conversation: the user's entries, and for a
+ * message in the caller's spans without one, the flags of a received row.
+ */
+export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: number): FlagSource {
+  let spans: Promise<Span[]> | null = null;
+  const spansOnce = () => (spans ??= userSpans(ctx, state, userId));
+  const own = async (q: Obj) =>
+    (await ctx.call(userRef(state.realmId, userId), "messageFlags", {
+      conv: state.key,
+      withReadThrough: true,
+      ...q,
+    })) as unknown as OwnFlags;
+  return async (q) => {
+    const [mine, s] = await Promise.all([
+      own("ids" in q ? { ids: q.ids } : "unread" in q ? { unread: true } : {}),
+      spansOnce(),
+    ]);
+    const out = mine.flags;
+    if (!s.length) return out;
+    const rt = mine.readThrough;
+    if ("ids" in q) {
+      for (const id of q.ids)
+        if (!out[String(id)] && inSpans(s, id)) out[String(id)] = id <= rt ? ["read"] : [];
+    } else if ("unread" in q) {
+      const read = new Set(mine.read);
+      for (const id of idsInSpans(state.ids, s, rt))
+        if (!out[String(id)] && !read.has(id)) out[String(id)] = [];
+    } else {
+      for (const id of idsInSpans(state.ids, s))
+        if (!out[String(id)]) out[String(id)] = id <= rt ? ["read"] : [];
+    }
+    return out;
+  };
+}
+
+/**
+ * The caller's received rows of this channel, [[id, topic, sender]]
+ * ascending: {after?: only ids above it, topic?: one topic
+ * (case-insensitive), ids?: only these}. {rows, newest (the channel's
+ * newest id, 0 when empty), topicExists (with topic: some row of it),
+ * lastReceived (the newest id the caller received here, 0 when none)}.
+ * The gateway adds the flags (read-through mark, entries).
+ */
+const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
+  const c = me(caller);
+  if (isDmKey(state.key)) throw errors.internal();
+  const spans = await userSpans(ctx, state, c.userId);
+  const after = typeof args.after === "number" ? args.after : 0;
+  const topic = typeof args.topic === "string" ? args.topic : undefined;
+  const pool = topic === undefined ? state.ids : (topicEntry(state, topic)?.ids ?? []);
+  // By ids: only those walk, not the channel.
+  let ids = Array.isArray(args.ids)
+    ? [...new Set(args.ids as number[])]
+        .filter((id) => state.msgs[String(id)] && inSpans(spans, id))
+        .sort((a, b) => a - b)
+    : idsInSpans(pool, spans);
+  const topicExists = topic !== undefined && ids.length > 0;
+  if (after) ids = ids.slice(lowerBound(ids, after + 1));
+  const rows = ids.map((id) => {
+    const m = state.msgs[String(id)]!;
+    return [id, m.topic, m.senderId];
+  });
+  const newest = state.ids.length ? state.ids[state.ids.length - 1]! : 0;
+  // The newest message the caller received here (0: none).
+  let lastReceived = 0;
+  for (const [from, to] of spans) {
+    const i = (to === null ? state.ids.length : lowerBound(state.ids, to)) - 1;
+    if (i >= 0 && state.ids[i]! >= from) lastReceived = Math.max(lastReceived, state.ids[i]!);
+  }
+  return { reply: { rows: rows as unknown as Value, newest, topicExists, lastReceived } };
+};
+
+export const receivedConversationHandlers: Record<string, Handler<ConvState>> = { receivedRows };
+
+/** Leaf: one user's spans in a channel. {spans} */
+const userSpansHandler: Handler<DirState> = (state, args) => {
+  const ch = state.channels[String(args.stream_id)];
+  const sub = ch ? state.subs[String(ch.id)]?.[String(args.userId)] : undefined;
+  return { reply: { spans: (ch && sub ? spansOf(ch, sub) : []) as unknown as Value } };
+};
+
+/** Leaf: every user's spans in a channel (those with any). {spans: {user id: spans}} */
+const channelSpansHandler: Handler<DirState> = (state, args) => {
+  const ch = state.channels[String(args.stream_id)];
+  const out: Record<string, Span[]> = {};
+  if (ch)
+    for (const [uid, sub] of Object.entries(state.subs[String(ch.id)] ?? {})) {
+      const s = spansOf(ch, sub);
+      if (s.length) out[uid] = s;
+    }
+  return { reply: { spans: out as unknown as Obj } };
+};
+
+export const receivedDirectoryHandlers: Record<string, Handler<DirState>> = {
+  userSpans: userSpansHandler,
+  channelSpans: channelSpansHandler,
+};

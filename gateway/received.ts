@@ -1,0 +1,97 @@
+// The gateway's half of received rows (actors/channel/received.ts): a
+// channel message the caller received has no entry in their user actor
+// unless its flags changed; the channels' conversations list those rows
+// (`receivedRows`, within the caller's subscription spans) and the flags
+// follow from the user actor's read-through marks. Used where a request
+// spans channels: narrows not bound to one channel, unread counts,
+// marking read, and finding messages by id.
+
+import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
+import type { ActorRef, Obj, Value } from "../actors/types.ts";
+
+type Call = (ref: ActorRef, method: string, args: Obj) => Promise<unknown>;
+
+/** One received row: id, conversation key (channel id), topic, sender. */
+export type ReceivedRow = [number, string, string, number];
+
+export interface ChannelRows {
+  conv: string;
+  rows: ReceivedRow[];
+  newest: number;
+  lastReceived: number;
+  topicExists: boolean;
+}
+
+/** The channels (ids as conversation keys) where the caller has subscription spans. */
+export async function spannedChannels(call: Call, realmId: number): Promise<string[]> {
+  const r = (await call(channelDirectoryRef(realmId), "narrowContext", {})) as {
+    spans?: Record<string, unknown>;
+  };
+  return Object.keys(r.spans ?? {});
+}
+
+/**
+ * The caller's received rows of each channel in `convs`, one call per
+ * channel, all at once. `args` per channel: {after?, topic?, ids?}.
+ */
+export async function channelRows(
+  call: Call,
+  realmId: number,
+  convs: string[],
+  args: (conv: string) => Obj,
+): Promise<ChannelRows[]> {
+  return Promise.all(
+    convs.map(async (conv) => {
+      const r = (await call(channelConvRef(realmId, Number(conv)), "receivedRows", args(conv))) as {
+        rows: [number, string, number][];
+        newest: number;
+        lastReceived: number;
+        topicExists: boolean;
+      };
+      return {
+        conv,
+        rows: r.rows.map(([id, topic, sender]): ReceivedRow => [id, conv, topic, sender]),
+        newest: r.newest,
+        lastReceived: r.lastReceived,
+        topicExists: r.topicExists,
+      };
+    }),
+  );
+}
+
+/** A received row's flags when it has no entry. */
+export function receivedFlags(readThrough: Record<string, number>, conv: string, id: number): string[] {
+  return id <= (readThrough[conv] ?? 0) ? ["read"] : [];
+}
+
+/** Rows as the `received` argument of the user actor's flag handlers. */
+export function rowArgs(rows: ReceivedRow[]): Value {
+  return rows as unknown as Value;
+}
+
+/**
+ * The user's received rows that are unread (above the read-through
+ * marks), in `convs` (every spanned channel when null), of one topic when
+ * given; with each channel's newest id (to read it through) and whether
+ * the topic has any received row.
+ */
+export async function unreadRows(
+  call: Call,
+  realmId: number,
+  userId: number,
+  convs: string[] | null,
+  topic?: string,
+): Promise<{ rows: ReceivedRow[]; newest: Record<string, number>; topicExists: boolean }> {
+  const [r, spanned] = await Promise.all([
+    call(userRef(realmId, userId), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
+    spannedChannels(call, realmId),
+  ]);
+  const wanted = convs ? spanned.filter((c) => convs.includes(c)) : spanned;
+  const parts = await channelRows(call, realmId, wanted, (conv) => ({
+    after: r.readThrough[conv] ?? 0,
+    ...(topic === undefined ? {} : { topic }),
+  }));
+  const newest: Record<string, number> = {};
+  for (const p of parts) if (p.newest) newest[p.conv] = p.newest;
+  return { rows: parts.flatMap((p) => p.rows), newest, topicExists: parts.some((p) => p.topicExists) };
+}
