@@ -1,7 +1,8 @@
-// Issue 5's figures: POST /messages to a channel with 1,000 subscribers and
-// GET /messages (channel narrow, anchor newest, 100 before) in a channel
-// holding 100,000 messages, in embedded and cluster mode, each as a ratio
-// to bare Fastify in the same run.
+// POST /messages to channels of 1, 1,000 and 10,000 subscribers (none
+// online; BENCH_SEND_SIZES), each as a ratio to the 1-subscriber rate and to
+// bare Fastify, in embedded and cluster mode (cluster also as a ratio to
+// embedded); and GET /messages (channel narrow, anchor newest, 100 before)
+// in a channel holding up to 100,000 messages. All in the same run.
 import { api, channelWith, createBots, ownerAuth, pool } from "./client.ts";
 import { load } from "./load.ts";
 import { startServers } from "./servers.ts";
@@ -50,6 +51,15 @@ async function seedMessages(
   return { sent, failed };
 }
 
+/** Channel sizes of the send figures; the first is the reference the others are divided by. */
+const SEND_SIZES = (process.env.BENCH_SEND_SIZES ?? `1,${SUBSCRIBERS},10000`)
+  .split(",")
+  .map(Number)
+  .filter((n) => n >= 1);
+
+/** Embedded send rate per channel size, for the cluster rows' ratio (this run only). */
+const embeddedRate = new Map<number, number>();
+
 async function mode(ctx: BenchContext, m: "embedded" | "cluster"): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const srv = await startServers(m);
@@ -57,56 +67,67 @@ async function mode(ctx: BenchContext, m: "embedded" | "cluster"): Promise<Bench
     const { url } = srv;
     const owner = await ownerAuth(url);
     let t = Date.now();
-    const bots = await createBots(url, owner.auth, SUBSCRIBERS - 1, "msg");
+    const biggest = Math.max(...SEND_SIZES);
+    const bots = await createBots(url, owner.auth, biggest - 1, "msg");
     ctx.log(`${m}: ${bots.length} bots in ${Date.now() - t} ms`);
-    t = Date.now();
-    const fanout = {
-      id: await channelWith(url, owner.auth, "bench fan-out", [owner.userId, ...bots.map((b) => b.userId)]),
-    };
-    ctx.log(`${m}: channel with ${SUBSCRIBERS} subscribers in ${Date.now() - t} ms`);
-    let n = 0;
-    // Few senders: every send to this channel waits for the ones before it
-    // (one channel actor, one turn at a time), so 50 connections only queue.
-    const send = await load({
-      url: `${url}/api/v1/messages`,
-      method: "POST",
-      connections: SENDERS,
-      timeout: 30,
-      duration: ctx.duration,
-      headers: { authorization: owner.auth },
-      body: () => `type=stream&to=${fanout.id}&topic=load&content=fan-out%20${n++}`,
-    });
-    const base = await ctx.baseline("post");
     const tag = m === "embedded" ? "embedded" : "cluster (2 nodes, 1 gateway)";
-    rows.push(
-      {
-        section: "messages",
-        name: `POST /messages, ${SUBSCRIBERS} subscribers, ${SENDERS} senders, ${tag}: req/s`,
-        value: send.rps,
-        unit: "req/s",
-        ratio: send.rps / base.rps,
-        note: send.failed ? `${send.failed} of ${send.total} requests failed` : undefined,
-      },
-      {
-        section: "messages",
-        name: `POST /messages, ${SUBSCRIBERS} subscribers, ${SENDERS} senders, ${tag}: p99`,
-        value: send.p99,
-        unit: "ms",
-        ratio: send.p99 / Math.max(base.p99, 1),
-      },
-    );
+    const base = await ctx.baseline("post");
+    let reference: number | null = null;
+    for (const size of SEND_SIZES) {
+      t = Date.now();
+      const members = [owner.userId, ...bots.slice(0, size - 1).map((b) => b.userId)];
+      const id = await channelWith(url, owner.auth, `bench fan-out ${size}`, members);
+      ctx.log(`${m}: channel with ${size} subscribers in ${Date.now() - t} ms`);
+      let n = 0;
+      // Few senders: every send to this channel waits for the ones before it
+      // (one channel actor, one turn at a time), so 50 connections only queue.
+      const send = await load({
+        url: `${url}/api/v1/messages`,
+        method: "POST",
+        connections: SENDERS,
+        timeout: 30,
+        duration: ctx.duration,
+        headers: { authorization: owner.auth },
+        body: () => `type=stream&to=${id}&topic=load&content=fan-out%20${n++}`,
+      });
+      // Wait out the load's backlog before the next size.
+      await api(url, owner.auth, "POST", "/messages", {
+        type: "stream",
+        to: String(id),
+        topic: "load",
+        content: "drain",
+      });
+      reference ??= send.rps;
+      if (m === "embedded") embeddedRate.set(size, send.rps);
+      const toEmbedded = m === "cluster" ? embeddedRate.get(size) : undefined;
+      const notes = [
+        `${(send.rps / reference).toFixed(3)}x the ${SEND_SIZES[0]}-subscriber rate`,
+        ...(toEmbedded ? [`${(send.rps / toEmbedded).toFixed(3)}x embedded`] : []),
+        ...(send.failed ? [`${send.failed} of ${send.total} requests failed`] : []),
+      ];
+      rows.push(
+        {
+          section: "messages",
+          name: `POST /messages, ${size} subscribers (none online), ${SENDERS} senders, ${tag}: req/s`,
+          value: send.rps,
+          unit: "req/s",
+          ratio: send.rps / base.rps,
+          note: notes.join("; "),
+        },
+        {
+          section: "messages",
+          name: `POST /messages, ${size} subscribers, ${SENDERS} senders, ${tag}: p99`,
+          value: send.p99,
+          unit: "ms",
+          ratio: send.p99 / Math.max(base.p99, 1),
+        },
+      );
+    }
 
     const history = (await api(url, owner.auth, "POST", "/channels/create", {
       name: "bench history",
       subscribers: [owner.userId],
     })) as { id: number };
-    // Wait out the load's backlog (sends still queued at the channel) before seeding.
-    await api(url, owner.auth, "POST", "/messages", {
-      type: "stream",
-      to: String(fanout.id),
-      topic: "load",
-      content: "drain",
-    });
     t = Date.now();
     const { sent: seeded, failed: seedFailed } = await seedMessages(url, owner.auth, history.id, HISTORY);
     const seedMs = Date.now() - t;
