@@ -482,7 +482,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
 
 /**
  * A narrow's message-level terms, evaluated where the message lives (the
- * gateway's narrow planner builds them; see gateway/routes/messages.ts).
+ * gateway's narrow planner builds them; see gateway/narrow.ts).
  */
 export interface Filters {
   topics?: { value: string; negated: boolean }[];
