@@ -36,6 +36,8 @@ export {
   windowIds,
 } from "./channel/index.ts";
 export {
+  INVITE_ACCEPTED,
+  INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,
   directoryRef,

@@ -509,7 +509,7 @@ function respond(
       try {
         if (payload instanceof RawReply) {
           reply
-            .code(200)
+            .code(payload.status)
             .headers(payload.headers)
             .header("content-type", payload.contentType)
             .send(payload.body);

@@ -18,6 +18,7 @@ import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./b
 import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } from "./message-extras.ts";
 import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
 import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
+import { inviteDirectoryHandlers } from "./invites.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -31,6 +32,7 @@ for (const [name, h] of Object.entries({
   ...registerStateDirectoryHandlers,
   ...typingDirectoryHandlers,
   ...channelExtrasDirectoryHandlers,
+  ...inviteDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -100,5 +102,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     subscriptionStatus: "caller",
     updateSubscriptions: "caller",
     deleteTopicBatch: "caller",
+    checkInviteChannels: "caller",
   },
 };
