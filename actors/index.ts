@@ -37,6 +37,7 @@ export {
 } from "./channel/index.ts";
 export {
   INVITE_ACCEPTED,
+  INVITE_AS,
   INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,

@@ -15,7 +15,7 @@
 
 import { realmRef } from "../actors/index.ts";
 import { ZulipError } from "../actors/errors.ts";
-import { p, param, RawReply, type RouteDef, type RouteRequest } from "./index.ts";
+import { acceptsHtml, p, param, RawReply, type RouteDef, type RouteRequest } from "./index.ts";
 
 const HEADERS = {
   "cache-control": "no-store",
@@ -56,6 +56,15 @@ ${body}
 </html>
 `;
   return new RawReply(Buffer.from(html, "utf8"), "text/html; charset=utf-8", HEADERS, status);
+}
+
+/**
+ * A failure: a page for a browser; for any other client (API tools, the
+ * fuzzer) Zulip's JSON error envelope, as every other route answers.
+ */
+function failure(req: RouteRequest, err: unknown, render: (e: ZulipError) => RawReply): RawReply {
+  if (!(err instanceof ZulipError) || !acceptsHtml(req)) throw err;
+  return render(err);
 }
 
 function errorPage(err: ZulipError): RawReply {
@@ -108,8 +117,7 @@ async function showForm(req: RouteRequest): Promise<RawReply> {
     };
     return formPage({ key, realmName: info.realmName, email: info.email });
   } catch (err) {
-    if (err instanceof ZulipError) return errorPage(err);
-    throw err;
+    return failure(req, err, errorPage);
   }
 }
 
@@ -154,8 +162,7 @@ const register: RouteDef = {
     try {
       info = (await req.call(realm, "inviteInfo", { key })) as typeof info;
     } catch (err) {
-      if (err instanceof ZulipError) return errorPage(err);
-      throw err;
+      return failure(req, err, errorPage);
     }
     const fullName = field(req, "full_name");
     const typedEmail = field(req, "email");
@@ -173,12 +180,14 @@ const register: RouteDef = {
 <p><a href="/">Go to ${esc(info.realmName)}</a></p>`,
       );
     } catch (err) {
-      if (!(err instanceof ZulipError)) throw err;
-      // The link went bad meanwhile (used, revoked, expired): the error page.
-      if (err.status === 404) return errorPage(err);
-      return formPage(
-        { key, realmName: info.realmName, email: info.email, typedEmail, fullName, error: err.message },
-        400,
+      return failure(req, err, (e) =>
+        // The link went bad meanwhile (used, revoked, expired): the error page.
+        e.status === 404
+          ? errorPage(e)
+          : formPage(
+              { key, realmName: info.realmName, email: info.email, typedEmail, fullName, error: e.message },
+              e.status,
+            ),
       );
     }
   },

@@ -5,18 +5,25 @@
 // so the realm never waits on them inside its turn. The sign-up page the
 // links open is gateway/signup-page.ts.
 
-import { channelDirectoryRef, groupDirectoryRef, realmRef } from "../../actors/index.ts";
+import { INVITE_AS, channelDirectoryRef, groupDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import type { Checker } from "../params.ts";
 
 const intOrNull: Checker<number | null> = c.nullable(c.int());
+const int = c.int();
+/** Zulip's check_int_in_validator(INVITE_AS): an integer, then one of the roles. */
+const inviteAs: Checker<number> = (v, name) => {
+  const n = int(v, name);
+  if (!INVITE_AS.includes(n)) throw errors.invalid(name);
+  return n;
+};
 
 /** The parameters both kinds of invitation take. */
 const COMMON = {
   invite_expires_in_minutes: param(p.json(intOrNull)),
-  invite_as: param(p.json(c.int())),
+  invite_as: param(p.json(inviteAs)),
   stream_ids: param(p.json(c.list(c.int()))),
   group_ids: param(p.json(c.nullable(c.list(c.int())))),
   include_realm_default_subscriptions: param(p.bool()),
