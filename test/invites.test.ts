@@ -149,6 +149,23 @@ describe("invitations (embedded)", () => {
       code: "BAD_REQUEST",
     });
   });
+
+  test("a refused send is retried without holding up the reply, and resending mails the same link", async () => {
+    smtp.rejectNext = 1;
+    const t0 = Date.now();
+    assertSuccess(await srv.api("POST", "/invites", { invitee_emails: "flaky@example.com", stream_ids: [] }));
+    assert.ok(Date.now() - t0 < 1000, "the reply did not wait for the mail");
+    const mail = await until("the retried email", async () => smtp.find("flaky@example.com"), 20_000);
+    assert.equal(smtp.rejected, 1);
+    assert.equal(smtp.count("flaky@example.com"), 1);
+
+    const inv = (await srv.api("GET", "/invites")).body.invites.find(
+      (i: { email?: string }) => i.email === "flaky@example.com",
+    );
+    assertSuccess(await srv.api("POST", `/invites/${inv.id}/resend`));
+    await until("the resent email", async () => smtp.count("flaky@example.com") === 2);
+    assert.equal(linkPath(smtp.find("flaky@example.com")!.text), linkPath(mail.text));
+  });
 });
 
 /** The sign-up form's POST as a browser sends it. */

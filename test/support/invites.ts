@@ -30,6 +30,9 @@ export class TestSmtp {
   readonly mails: ReceivedMail[] = [];
   private server!: SMTPServer;
   port = 0;
+  /** Refuse this many next messages with a temporary failure (451). */
+  rejectNext = 0;
+  rejected = 0;
   private constructor() {}
 
   /** Listening on a free port of 127.0.0.1; plain SMTP, AUTH with the given user. */
@@ -45,6 +48,13 @@ export class TestSmtp {
         else cb(new Error("Invalid username or password"));
       },
       onData(stream, session, cb) {
+        if (t.rejectNext > 0) {
+          t.rejectNext--;
+          t.rejected++;
+          stream.resume();
+          stream.on("end", () => cb(Object.assign(new Error("try again later"), { responseCode: 451 })));
+          return;
+        }
         const chunks: Buffer[] = [];
         stream.on("data", (c: Buffer) => chunks.push(c));
         stream.on("end", () => {
