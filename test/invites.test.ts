@@ -7,8 +7,10 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { until } from "./support/ops.ts";
+import { hasBinary, requireBinaries } from "./support/services.ts";
 import { Writable } from "node:stream";
 import { createLogger, rootLogger, setRootLogger } from "../cluster/log.ts";
 import {
@@ -65,90 +67,94 @@ describe("invitations (embedded)", () => {
     return id.body.stream_id as number;
   }
 
-  test("an email invitation is mailed over SMTP, and its link signs the invitee up", async () => {
-    const streamId = await channel("invite landing");
-    const group = await srv.api("POST", "/user_groups/create", {
-      name: "invitees",
-      description: "joined by invitation",
-      members: [srv.owner.userId],
-    });
-    assertSuccess(group);
-    const groupId = group.body.group_id as number;
-    const q = await openQueue(srv, srv.owner, ["invites_changed"]);
+  test(
+    "an email invitation is mailed over SMTP, and its link signs the invitee up (headless Chromium)",
+    { skip: hasBinary("chromium") ? false : requireBinaries("chromium") },
+    async () => {
+      const streamId = await channel("invite landing");
+      const group = await srv.api("POST", "/user_groups/create", {
+        name: "invitees",
+        description: "joined by invitation",
+        members: [srv.owner.userId],
+      });
+      assertSuccess(group);
+      const groupId = group.body.group_id as number;
+      const q = await openQueue(srv, srv.owner, ["invites_changed"]);
 
-    const sent = await srv.api("POST", "/invites", {
-      invitee_emails: "New Person <newbie@example.com>",
-      stream_ids: [streamId],
-      group_ids: [groupId],
-      invite_as: 300,
-      invite_expires_in_minutes: 60,
-    });
-    assertSuccess(sent);
-    const evs = await eventsUntil(srv, q, (e) => e.length > 0);
-    assert.deepEqual(
-      evs.map((e) => e.type),
-      ["invites_changed"],
-    );
+      const sent = await srv.api("POST", "/invites", {
+        invitee_emails: "New Person <newbie@example.com>",
+        stream_ids: [streamId],
+        group_ids: [groupId],
+        invite_as: 300,
+        invite_expires_in_minutes: 60,
+      });
+      assertSuccess(sent);
+      const evs = await eventsUntil(srv, q, (e) => e.length > 0);
+      assert.deepEqual(
+        evs.map((e) => e.type),
+        ["invites_changed"],
+      );
 
-    const mail = await until("the invitation email", async () => smtp.find("newbie@example.com"));
-    assert.equal(mail.from, "noreply@invites.test");
-    assert.equal(mail.authUser, SMTP_USER);
-    assert.match(mail.text, /Olivia Owner/);
-    assert.match(mail.text, /Test Org/);
-    const path = linkPath(mail.text);
-    assert.match(path, /^\/accounts\/do_confirm\/[a-z0-9]{24}$/);
+      const mail = await until("the invitation email", async () => smtp.find("newbie@example.com"));
+      assert.equal(mail.from, "noreply@invites.test");
+      assert.equal(mail.authUser, SMTP_USER);
+      assert.match(mail.text, /Olivia Owner/);
+      assert.match(mail.text, /Test Org/);
+      const path = linkPath(mail.text);
+      assert.match(path, /^\/accounts\/do_confirm\/[a-z0-9]{24}$/);
 
-    const listed = await srv.api("GET", "/invites");
-    assertSuccess(listed);
-    const inv = listed.body.invites.find((i: { email?: string }) => i.email === "newbie@example.com");
-    assert.ok(inv, JSON.stringify(listed.body));
-    assert.equal(inv.invited_as, 300);
-    assert.equal(inv.is_multiuse, false);
-    assert.equal(inv.invited_by_user_id, srv.owner.userId);
-    assert.equal(inv.notify_referrer_on_join, true);
-    assert.equal(inv.expiry_date - inv.invited, 3600);
+      const listed = await srv.api("GET", "/invites");
+      assertSuccess(listed);
+      const inv = listed.body.invites.find((i: { email?: string }) => i.email === "newbie@example.com");
+      assert.ok(inv, JSON.stringify(listed.body));
+      assert.equal(inv.invited_as, 300);
+      assert.equal(inv.is_multiuse, false);
+      assert.equal(inv.invited_by_user_id, srv.owner.userId);
+      assert.equal(inv.notify_referrer_on_join, true);
+      assert.equal(inv.expiry_date - inv.invited, 3600);
 
-    const dom = await driveSignup(`${srv.baseUrl}${path}`, (page) =>
-      fillAndSubmit(page, { full_name: "New Person", password: "newbie-password-1" }),
-    );
-    assert.match(dom, /Your account is ready/, dom);
-    assert.match(dom, /newbie@example\.com/);
+      const dom = await driveSignup(`${srv.baseUrl}${path}`, (page) =>
+        fillAndSubmit(page, { full_name: "New Person", password: "newbie-password-1" }),
+      );
+      assert.match(dom, /Your account is ready/, dom);
+      assert.match(dom, /newbie@example\.com/);
 
-    const login = await srv.api(
-      "POST",
-      "/fetch_api_key",
-      { username: "newbie@example.com", password: "newbie-password-1" },
-      null,
-    );
-    assertSuccess(login);
-    const me: Creds = { email: "newbie@example.com", apiKey: login.body.api_key };
-    const profile = await srv.api("GET", "/users/me", {}, me);
-    assertSuccess(profile);
-    assert.equal(profile.body.role, 300);
-    assert.equal(profile.body.full_name, "New Person");
-    const subs = await srv.api("GET", "/users/me/subscriptions", {}, me);
-    assertSuccess(subs);
-    assert.ok(subs.body.subscriptions.some((s: { stream_id: number }) => s.stream_id === streamId));
-    const members = await srv.api("GET", `/user_groups/${groupId}/members`);
-    assertSuccess(members);
-    assert.ok(members.body.members.includes(profile.body.user_id));
+      const login = await srv.api(
+        "POST",
+        "/fetch_api_key",
+        { username: "newbie@example.com", password: "newbie-password-1" },
+        null,
+      );
+      assertSuccess(login);
+      const me: Creds = { email: "newbie@example.com", apiKey: login.body.api_key };
+      const profile = await srv.api("GET", "/users/me", {}, me);
+      assertSuccess(profile);
+      assert.equal(profile.body.role, 300);
+      assert.equal(profile.body.full_name, "New Person");
+      const subs = await srv.api("GET", "/users/me/subscriptions", {}, me);
+      assertSuccess(subs);
+      assert.ok(subs.body.subscriptions.some((s: { stream_id: number }) => s.stream_id === streamId));
+      const members = await srv.api("GET", `/user_groups/${groupId}/members`);
+      assertSuccess(members);
+      assert.ok(members.body.members.includes(profile.body.user_id));
 
-    // Used: gone from the list, and the link shows an error page.
-    const again = await srv.api("GET", "/invites");
-    assert.ok(!again.body.invites.some((i: { email?: string }) => i.email === "newbie@example.com"));
-    const res = await fetch(`${srv.baseUrl}${path}`, { headers: { accept: "text/html" } });
-    assert.equal(res.status, 404);
-    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
-    assert.match(await res.text(), /expired or been deactivated/);
-    // An API client gets Zulip's JSON error.
-    const json = await fetch(`${srv.baseUrl}${path}`);
-    assert.equal(json.status, 404);
-    assert.deepEqual(await json.json(), {
-      result: "error",
-      msg: "The confirmation link has expired or been deactivated.",
-      code: "BAD_REQUEST",
-    });
-  });
+      // Used: gone from the list, and the link shows an error page.
+      const again = await srv.api("GET", "/invites");
+      assert.ok(!again.body.invites.some((i: { email?: string }) => i.email === "newbie@example.com"));
+      const res = await fetch(`${srv.baseUrl}${path}`, { headers: { accept: "text/html" } });
+      assert.equal(res.status, 404);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+      assert.match(await res.text(), /expired or been deactivated/);
+      // An API client gets Zulip's JSON error.
+      const json = await fetch(`${srv.baseUrl}${path}`);
+      assert.equal(json.status, 404);
+      assert.deepEqual(await json.json(), {
+        result: "error",
+        msg: "The confirmation link has expired or been deactivated.",
+        code: "BAD_REQUEST",
+      });
+    },
+  );
 
   test("a refused send is retried without holding up the reply, and resending mails the same link", async () => {
     smtp.rejectNext = 1;
@@ -661,3 +667,69 @@ async function inviteKeyFor(_srv: EmbeddedHandle, email: string): Promise<string
   const link = await until(`the link for ${email}`, async () => LOGGED.get(email));
   return keyOf(link);
 }
+
+describe("invitations (cluster: nats-server, redis-server, two nodes, a gateway)", () => {
+  const skip = requireBinaries("nats-server", "redis-server");
+  let c: TestCluster;
+  let smtp: TestSmtp;
+
+  before(async () => {
+    if (skip) return;
+    smtp = await TestSmtp.start({ user: SMTP_USER, password: SMTP_PASSWORD });
+    c = await startCluster({
+      env: {
+        EMAIL_HOST: "127.0.0.1",
+        EMAIL_PORT: String(smtp.port),
+        EMAIL_HOST_USER: SMTP_USER,
+        EMAIL_HOST_PASSWORD: SMTP_PASSWORD,
+        EMAIL_USE_TLS: "false",
+        NOREPLY_EMAIL_ADDRESS: "noreply@cluster.test",
+      },
+    });
+  });
+
+  after(async () => {
+    await c?.stop();
+    await smtp?.stop();
+  });
+
+  test("invite, email, sign up, log in, in the channel", { skip }, async () => {
+    assertSuccess(
+      await c.api("POST", "/users/me/subscriptions", { subscriptions: [{ name: "cluster hall" }] }),
+    );
+    const streamId = (await c.api("GET", "/get_stream_id", { stream: "cluster hall" })).body
+      .stream_id as number;
+    assertSuccess(
+      await c.api("POST", "/invites", { invitee_emails: "clustered@example.com", stream_ids: [streamId] }),
+    );
+    const mail = await until("the invitation email", async () => smtp.find("clustered@example.com"), 20_000);
+    assert.equal(mail.from, "noreply@cluster.test");
+    const path = linkPath(mail.text);
+    const form = await fetch(`${c.baseUrl}${path}`, { headers: { accept: "text/html" } });
+    assert.equal(form.status, 200);
+    assert.match(await form.text(), /clustered@example\.com/);
+
+    const done = await postSignup(c.baseUrl, {
+      key: keyOf(path),
+      full_name: "Cluster Person",
+      password: "cluster-password-1",
+    });
+    assert.equal(done.status, 200, done.text);
+    assert.match(done.text, /Your account is ready/);
+    const login = await c.api(
+      "POST",
+      "/fetch_api_key",
+      { username: "clustered@example.com", password: "cluster-password-1" },
+      null,
+    );
+    assertSuccess(login);
+    const me = { email: "clustered@example.com", apiKey: login.body.api_key };
+    const subs = (await c.api("GET", "/users/me/subscriptions", {}, me)).body.subscriptions as Ev[];
+    assert.ok(
+      subs.some((x) => x.stream_id === streamId),
+      JSON.stringify(subs),
+    );
+    const listed = (await c.api("GET", "/invites")).body.invites as Ev[];
+    assert.ok(listed.every((i) => i.email !== "clustered@example.com"));
+  });
+});
