@@ -7,6 +7,9 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { realmBehavior } from "../actors/realm/index.ts";
+import type { RealmState } from "../actors/realm/index.ts";
+import type { Obj } from "../actors/types.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { until } from "./support/ops.ts";
@@ -732,4 +735,45 @@ describe("invitations (cluster: nats-server, redis-server, two nodes, a gateway)
     const listed = (await c.api("GET", "/invites")).body.invites as Ev[];
     assert.ok(listed.every((i) => i.email !== "clustered@example.com"));
   });
+});
+
+test("invitations survive a snapshot, their key index keeps a null prototype", () => {
+  const ref = { kind: "realm" as const, realm: 7, key: "realm" };
+  let state = realmBehavior.initial(ref);
+  const base = {
+    referrerId: 1,
+    invitedAt: 1_000,
+    expiresAt: null,
+    invitedAs: 400,
+    streamIds: [3],
+    groupIds: [],
+    includeDefaults: false,
+  };
+  const facts: Obj[] = [
+    {
+      type: "invitesAdded",
+      at: 1_000,
+      invites: [
+        { ...base, id: 1, email: "a@example.com", notifyReferrer: true, status: 0, key: "k".repeat(24) },
+      ],
+    },
+    { type: "multiuseInviteAdded", invite: { ...base, id: 1, key: "m".repeat(24), revoked: false } },
+    { type: "inviteRevoked", id: 1, multiuse: true },
+  ];
+  for (const f of facts) state = realmBehavior.apply(state, f, ref);
+  const back = realmBehavior.fromSnapshot(realmBehavior.toSnapshot(state), ref) as RealmState;
+  assert.equal(Object.getPrototypeOf(back.invites!.keys), null);
+  assert.deepEqual(
+    { ...back.invites!.keys },
+    { ["k".repeat(24)]: { multiuse: false, id: 1 }, ["m".repeat(24)]: { multiuse: true, id: 1 } },
+  );
+  assert.equal(back.invites!.multiuse["1"]!.revoked, true);
+  assert.equal(back.invites!.email["1"]!.email, "a@example.com");
+  assert.deepEqual(back.invites!.sent, [1_000]);
+  // A snapshot from before invitations has none.
+  const old = realmBehavior.fromSnapshot(
+    realmBehavior.toSnapshot(realmBehavior.initial(ref)),
+    ref,
+  ) as RealmState;
+  assert.equal(old.invites, undefined);
 });
