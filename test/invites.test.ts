@@ -604,6 +604,25 @@ describe("invitations: permissions, errors, events (embedded)", () => {
     assert.equal(login.status, 401);
   });
 
+  test("signing up spends the address's other invitations", async () => {
+    assertSuccess(await invite(srv.owner, { invitee_emails: "twice@example.com" }));
+    assertSuccess(await invite(member, { invitee_emails: "twice@example.com" }));
+    assert.equal((await listed()).filter((i) => i.email === "twice@example.com").length, 2);
+    const key = await inviteKeyFor(srv, "twice@example.com");
+    const q = await openQueue(srv, member, ["invites_changed"]);
+    const done = await postSignup(srv.baseUrl, {
+      key,
+      full_name: "Twice Invited",
+      password: "twice-password",
+    });
+    assert.equal(done.status, 200, done.text);
+    assert.equal((await listed()).filter((i) => i.email === "twice@example.com").length, 0);
+    assert.deepEqual(
+      (await eventsUntil(srv, q, (e) => e.length > 0)).map((e) => e.type),
+      ["invites_changed"],
+    );
+  });
+
   test("the sign-up form checks its fields; expired and unknown links show an error page", async () => {
     assertSuccess(await invite(srv.owner, { invitee_emails: "formcheck@example.com" }));
     const key = await inviteKeyFor(srv, "formcheck@example.com");

@@ -30,7 +30,7 @@ import {
 } from "../user/index.ts";
 import { actorOf, requireCreated } from "./member-handlers.ts";
 import { addUser } from "./realm-handlers.ts";
-import type { DirEntry, RealmState } from "./state.ts";
+import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 
 /** Hand-off subjects of the node's invite worker. */
 export const INVITE_EMAIL = "invite.email";
@@ -280,6 +280,14 @@ function invitesChanged(state: RealmState, referrerId: number): OutEvent {
   const ref = memberOf(state, referrerId);
   if (ref?.isActive) to.add(referrerId);
   return { event: { type: "invites_changed" }, userIds: [...to].sort((a, b) => a - b) };
+}
+
+/** One invites_changed for administrators and every referrer concerned (none when nobody is). */
+function invitesChangedFor(state: RealmState, referrerIds: Set<number>): OutEvent[] {
+  if (referrerIds.size === 0) return [];
+  const to = new Set(state.userIndex.activeAdmins);
+  for (const id of referrerIds) if (memberOf(state, id)?.isActive) to.add(id);
+  return [{ event: { type: "invites_changed" }, userIds: [...to].sort((a, b) => a - b) }];
 }
 
 function memberOf(state: RealmState, userId: number): DirEntry | undefined {
@@ -542,16 +550,26 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
   const password = String(args.password ?? "");
   if (own(state.users, emailKey(email))) throw errors.emailInUse(email);
   if (!isStrongPassword(password)) throw errors.passwordTooWeak();
+  // The address has an account now: its other pending invitations are
+  // spent too (they could only fail), and their referrers hear of it.
+  const spent: InviteFact[] = multiuse ? [] : [{ type: "inviteUsed", id: inv.id }];
+  const referrers = new Set<number>(multiuse ? [] : [inv.referrerId]);
+  const key = emailKey(email);
+  for (const other of Object.values(state.invites?.email ?? {})) {
+    if (other === inv || other.status !== PENDING || emailKey(other.email) !== key) continue;
+    spent.push({ type: "inviteRevoked", id: other.id, multiuse: false });
+    referrers.add(other.referrerId);
+  }
   const decision: Decision = await addUser(
     state,
     ctx,
     { email, password, fullName, role: inv.invitedAs, canCreateUsers: false },
-    multiuse ? [] : [{ type: "inviteUsed", id: inv.id } as never],
+    spent as unknown as RealmFact[],
   );
   const { userId } = decision.reply as { userId: number };
   return {
     ...decision,
-    events: [...(decision.events ?? []), ...(multiuse ? [] : [invitesChanged(state, inv.referrerId)])],
+    events: [...(decision.events ?? []), ...invitesChangedFor(state, referrers)],
     handoffs: [
       {
         subject: INVITE_ACCEPTED,
