@@ -624,6 +624,32 @@ describe("invitations: permissions, errors, events (embedded)", () => {
     );
   });
 
+  test("deactivating a user revokes their invitations", async () => {
+    const leaving = await newUser(srv, 200, "Lee Leaving");
+    assertSuccess(await invite(leaving, { invitee_emails: "orphan@example.com" }));
+    const link = await srv.api("POST", "/invites/multiuse", {}, leaving);
+    assertSuccess(link);
+    const key = await inviteKeyFor(srv, "orphan@example.com");
+    assert.equal((await listed()).filter((i) => i.invited_by_user_id === leaving.userId).length, 2);
+    const q = await openQueue(srv, srv.owner, ["invites_changed"]);
+    assertSuccess(await srv.api("DELETE", `/users/${leaving.userId}`));
+    assert.deepEqual(
+      (await eventsUntil(srv, q, (e) => e.length > 0)).map((e) => e.type),
+      ["invites_changed"],
+    );
+    assert.equal((await listed()).filter((i) => i.invited_by_user_id === leaving.userId).length, 0);
+    for (const k of [key, keyOf(link.body.invite_link)]) {
+      const s = await postSignup(srv.baseUrl, {
+        key: k,
+        email: "orphan@example.com",
+        full_name: "Orphan Invitee",
+        password: "orphan-password",
+      });
+      assert.equal(s.status, 404, s.text);
+      assert.match(s.text, /expired or been deactivated/);
+    }
+  });
+
   test("the sign-up form checks its fields; expired and unknown links show an error page", async () => {
     assertSuccess(await invite(srv.owner, { invitee_emails: "formcheck@example.com" }));
     const key = await inviteKeyFor(srv, "formcheck@example.com");

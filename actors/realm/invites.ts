@@ -327,6 +327,24 @@ function emailHandoff(state: RealmState, me: DirEntry, inv: EmailInvite, base: s
   };
 }
 
+/**
+ * Zulip's revoke_invites_generated_by_user: a deactivated user's pending
+ * invitations and live reusable links stop working (administrators hear of
+ * it). Part of the deactivation's own fact batch.
+ */
+export function revokeInvitesBy(state: RealmState, userId: number): { facts: Obj[]; events: OutEvent[] } {
+  const facts: Obj[] = [];
+  for (const inv of Object.values(state.invites?.email ?? {}))
+    if (inv.referrerId === userId && inv.status === PENDING)
+      facts.push(fact({ type: "inviteRevoked", id: inv.id, multiuse: false }));
+  for (const inv of Object.values(state.invites?.multiuse ?? {}))
+    if (inv.referrerId === userId && !inv.revoked)
+      facts.push(fact({ type: "inviteRevoked", id: inv.id, multiuse: true }));
+  if (!facts.length) return { facts, events: [] };
+  const admins = [...state.userIndex.activeAdmins].filter((id) => id !== userId).sort((a, b) => a - b);
+  return { facts, events: admins.length ? [{ event: { type: "invites_changed" }, userIds: admins }] : [] };
+}
+
 // ---- handlers --------------------------------------------------------------------
 
 /** The gateway's first step of POST /invites and /invites/multiuse: may the caller invite at all? */
