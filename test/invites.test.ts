@@ -281,6 +281,9 @@ describe("invitations: permissions, errors, events (embedded)", () => {
     assertSuccess(await invite(moderator, { invitee_emails: "mod1@example.com", invite_as: 300 }));
     assertSuccess(await invite(member, { invitee_emails: "mem1@example.com", invite_as: 600 }));
     assertSuccess(await invite(srv.owner, { invitee_emails: "own1@example.com", invite_as: 100 }));
+    const own1 = (await listed()).find((i) => i.email === "own1@example.com");
+    assert.equal(own1.expiry_date - own1.invited, 14400 * 60, "ten days by default");
+    assertError(await srv.api("GET", "/invites", {}, guest), "Not allowed for guest users");
     // Reusable links: administrators only by default (create_multiuse_invite_group).
     assertError(await srv.api("POST", "/invites/multiuse", {}, member), "Insufficient permission");
     assertSuccess(await srv.api("POST", "/invites/multiuse", {}, admin));
