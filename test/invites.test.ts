@@ -288,6 +288,21 @@ describe("invitations: permissions, errors, events (embedded)", () => {
     assertError(await srv.api("POST", "/invites/multiuse", {}, member), "Insufficient permission");
     assertSuccess(await srv.api("POST", "/invites/multiuse", {}, admin));
 
+    // An organization anyone may join: new accounts may not invite, administrators may.
+    assertSuccess(await srv.api("PATCH", "/realm", { invite_required: false }));
+    try {
+      const young = await invite(member, { invitee_emails: "young@example.com" });
+      assertError(
+        young,
+        "Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.",
+        "INVITATION_FAILED",
+      );
+      assert.equal(young.body.sent_invitations, false);
+      assertSuccess(await invite(admin, { invitee_emails: "young@example.com" }));
+    } finally {
+      assertSuccess(await srv.api("PATCH", "/realm", { invite_required: true }));
+    }
+
     // can_invite_users_group narrowed to administrators.
     const groups = (await srv.api("GET", "/user_groups")).body.user_groups as Ev[];
     const admins = groups.find((g) => g.name === "role:administrators").id as number;

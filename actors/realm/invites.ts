@@ -28,6 +28,7 @@ import {
   isStrongPassword,
   isValidEmail,
 } from "../user/index.ts";
+import { realmSetting } from "./defaults.ts";
 import { actorOf, requireCreated } from "./member-handlers.ts";
 import { addUser } from "./realm-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
@@ -45,6 +46,8 @@ export const INVITATION_LINK_VALIDITY_MINUTES = 10 * 24 * 60;
  */
 export const INVITES_DAILY_MAX = 100;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Zulip's INVITES_MIN_USER_AGE_DAYS: how old an account must be to invite into an open organization. */
+const INVITES_MIN_USER_AGE_DAYS = 3;
 /** Latest expiry accepted (year 9999, Python's datetime limit). */
 const MAX_EXPIRY_MS = 253402300799000;
 
@@ -365,6 +368,18 @@ const createInvites: Handler<RealmState> = async (state, args, ctx, caller) => {
   const now = ctx.now();
   const emails = inviteeEmails(args.invitee_emails as string);
   if (emails.length + sentToday(state, now) > INVITES_DAILY_MAX) throw dailyLimitError();
+  // In an organization anyone may join, a brand-new account may not
+  // invite others (spam); administrators may.
+  if (
+    realmSetting(state, "invite_required") === false &&
+    me.dateJoined > now - INVITES_MIN_USER_AGE_DAYS * DAY_MS &&
+    !isAdminRole(me.role)
+  )
+    throw errors.invitationFailed(
+      "Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.",
+      [],
+      false,
+    );
   const expiresAt = expiryArg(args, now);
   const streamIds = intList(args, "stream_ids");
   const groupIds = intList(args, "group_ids");
