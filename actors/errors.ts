@@ -421,4 +421,30 @@ export const errors = {
   typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
   typingMissingTo: () => new ZulipError("Missing 'to' argument"),
+
+  // Invitations (zerver/views/invite.py, zerver/actions/invites.py, zerver/lib/exceptions.py
+  // InvitationError) and the sign-up page (confirmation/views.py).
+  invitationFailed: (
+    msg: string,
+    failed: [string, string, boolean][],
+    sent: boolean,
+    dailyLimitReached = false,
+  ) =>
+    new ZulipError(msg, "INVITATION_FAILED", 400, {
+      errors: failed,
+      sent_invitations: sent,
+      license_limit_reached: false,
+      daily_limit_reached: dailyLimitReached,
+    }),
+  inviteNeedsAdmin: () => new ZulipError("Must be an organization administrator"),
+  inviteNoEmails: () => new ZulipError("You must specify at least one email address."),
+  inviteInvalidChannel: (id: number) => new ZulipError(`Invalid channel ID ${id}. No invites were sent.`),
+  inviteCannotSubscribe: () =>
+    new ZulipError("You do not have permission to subscribe other users to channels."),
+  invitationAlreadyRevoked: () => new ZulipError("Invitation has already been revoked"),
+  noSuchInvitation: () => new ZulipError("No such invitation"),
+  confirmationNotFound: () =>
+    new ZulipError("Whoops. We couldn't find your confirmation link in the system.", "BAD_REQUEST", 404),
+  confirmationExpired: () =>
+    new ZulipError("The confirmation link has expired or been deactivated.", "BAD_REQUEST", 404),
 } as const;

@@ -36,6 +36,9 @@ export {
   windowIds,
 } from "./channel/index.ts";
 export {
+  INVITE_ACCEPTED,
+  INVITE_AS,
+  INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,
   directoryRef,

@@ -318,6 +318,7 @@ class GatewayRequest implements RouteRequest {
   readonly call: (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
   files?: UploadedFile[];
   userAgent?: string;
+  accept?: string;
 
   constructor(
     gw: Gateway,
@@ -357,6 +358,11 @@ export function clientName(req: RouteRequest): string {
   }
   const name = ua.slice(0, end);
   return name === "" ? "Unspecified" : name.slice(0, 30);
+}
+
+/** Whether the client asked for HTML (a browser): pages answer their errors as pages, not JSON. */
+export function acceptsHtml(req: RouteRequest): boolean {
+  return /\btext\/html\b/i.test((req as GatewayRequest).accept ?? "");
 }
 
 /** Files of a multipart request (for upload routes); empty otherwise. */
@@ -485,6 +491,7 @@ async function serve(
     if (files !== undefined) r.files = files;
     const ua = headers["user-agent"];
     if (typeof ua === "string") r.userAgent = ua;
+    if (typeof headers.accept === "string") r.accept = headers.accept;
     // The handler's answer is awaited outside this frame: a long-poll may
     // wait 100 s, and this function's many locals would wait with it. The
     // ignored parameters depend on the request only: listed now, so the
@@ -509,7 +516,7 @@ function respond(
       try {
         if (payload instanceof RawReply) {
           reply
-            .code(200)
+            .code(payload.status)
             .headers(payload.headers)
             .header("content-type", payload.contentType)
             .send(payload.body);

@@ -677,6 +677,40 @@ const cases: Case[] = [
   { method: "DELETE", path: (f) => `/realm/playgrounds/${f.playgroundId}`, status: 200 },
   { method: "DELETE", path: `/realm/playgrounds/${BAD_ID}`, status: 400 },
 
+  // --- invitations
+  {
+    method: "POST",
+    path: "/invites",
+    params: { invitee_emails: "openapi-invitee@example.com", stream_ids: [], invite_as: 600 },
+    status: 200,
+  },
+  { method: "POST", path: "/invites", params: { invitee_emails: "", stream_ids: [] }, status: 400 },
+  {
+    method: "POST",
+    path: "/invites",
+    params: { invitee_emails: "owner@example.com", stream_ids: [] },
+    status: 400,
+  },
+  { method: "POST", path: "/invites/multiuse", params: { invite_expires_in_minutes: 60 }, status: 200 },
+  { method: "POST", path: "/invites/multiuse", params: { invite_as: 123 }, status: 400 },
+  {
+    method: "GET",
+    path: "/invites",
+    status: 200,
+    save: (b, f) => {
+      const list = b.invites as { id: number; is_multiuse: boolean }[];
+      f.inviteId = list.find((i) => !i.is_multiuse)!.id;
+      f.multiuseId = list.find((i) => i.is_multiuse)!.id;
+    },
+  },
+  { method: "GET", path: "/invites", auth: null, status: 401 },
+  { method: "POST", path: (f) => `/invites/${f.inviteId}/resend`, status: 200 },
+  { method: "POST", path: `/invites/${BAD_ID}/resend`, status: 400 },
+  { method: "DELETE", path: (f) => `/invites/${f.inviteId}`, status: 200 },
+  { method: "DELETE", path: `/invites/${BAD_ID}`, status: 400 },
+  { method: "DELETE", path: (f) => `/invites/multiuse/${f.multiuseId}`, status: 200 },
+  { method: "DELETE", path: (f) => `/invites/multiuse/${f.multiuseId}`, status: 400 },
+
   // --- custom profile fields
   {
     method: "POST",

@@ -16,6 +16,7 @@ import { typingRealmHandlers } from "./typing.ts";
 import { sendPrefsHandlers } from "./send-prefs.ts";
 import { playgroundHandlers } from "./playgrounds.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
+import { inviteHandlers } from "./invites.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -53,6 +54,7 @@ for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forR
 for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
@@ -137,6 +139,16 @@ const external: Record<string, Exposure> = {
   listPlaygrounds: "anonymous",
   updateUserSettingsDefaults: "caller",
   userSettingsDefaults: "caller",
+  checkInvite: "caller",
+  createInvites: "caller",
+  createMultiuseInvite: "caller",
+  listInvites: "caller",
+  revokeInvite: "caller",
+  revokeMultiuseInvite: "caller",
+  resendInvite: "caller",
+  // The sign-up page: a visitor holding the link's key.
+  inviteInfo: "anonymous",
+  acceptInvite: "anonymous",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

@@ -14,6 +14,7 @@ import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./link
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
 import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
 import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
+import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -197,6 +198,8 @@ export interface RealmState {
   playgrounds?: PlaygroundState;
   /** New users' settings that differ from the server's (user-defaults.ts); absent until one does. */
   userDefaults?: Obj;
+  /** Invitations (invites.ts); absent until the first one. */
+  invites?: InviteState;
   /** Which users' roster entries changed lately; in memory like `presence`. */
   rosterLog: RosterLog;
   /** Derived from `users` as facts apply (never snapshotted): see UserIndex. */
@@ -405,6 +408,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
       else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
       else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
+      else if (isInviteFact(fact)) applyInviteFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;
@@ -448,6 +452,7 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
   if (out.role === "realm") {
     out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+    invitesFromSnapshot(out);
     buildUserIndex(out);
   } else {
     out.hosts = dict(out.hosts);

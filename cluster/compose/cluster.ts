@@ -7,6 +7,7 @@ import { routes } from "../../gateway/routes/index.ts";
 import { startWebhookWorker } from "../../webhook/worker.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
+import { startInviteWorker } from "../invite-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import {
   bootstrapConfig,
@@ -144,6 +145,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   membership.start();
   node.start();
   const webhooks = startWebhookWorker(node);
+  const invites = startInviteWorker(node);
   // Listen for a heartbeat round before taking shards, so a node joining a
   // running cluster does not grab shards that belong to others.
   await new Promise((r) => setTimeout(r, 1200));
@@ -168,6 +170,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
       membership.setDraining(true);
       await webhooks.stop();
       await node.stop(true);
+      invites.stop();
       adminSub.unsubscribe();
       guard.stop();
       await adminHttp?.app.close();

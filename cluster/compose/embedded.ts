@@ -13,6 +13,7 @@ import {
   type WebhookWorkerOptions,
 } from "../../webhook/worker.ts";
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
+import { startInviteWorker } from "../invite-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import { env, type BootstrapConfig } from "../config.ts";
 import { NodeRuntime } from "../node.ts";
@@ -89,6 +90,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   node.start();
   guard.start();
   const webhooks = startWebhookWorker(node, webhookOptions);
+  const invites = startInviteWorker(node);
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
@@ -125,6 +127,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       guard.stop();
       await webhooks.stop();
       await node.stop(true);
+      invites.stop();
       await store.close();
       rmSync(pidFile, { force: true });
     },

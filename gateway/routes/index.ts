@@ -22,6 +22,8 @@ import { messageExtraRoutes } from "./message-extras.ts";
 import { userPrefRoutes } from "./user-prefs.ts";
 import { realmExtraRoutes } from "./realm-extras.ts";
 import { channelExtraRoutes } from "./channel-extras.ts";
+import { inviteRoutes } from "./invites.ts";
+import { signupRoutes } from "../signup-page.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -45,4 +47,6 @@ export const routes: RouteDef[] = [
   ...userPrefRoutes,
   ...realmExtraRoutes,
   ...channelExtraRoutes,
+  ...inviteRoutes,
+  ...signupRoutes,
 ];
