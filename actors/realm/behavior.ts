@@ -16,6 +16,7 @@ import { typingRealmHandlers } from "./typing.ts";
 import { sendPrefsHandlers } from "./send-prefs.ts";
 import { playgroundHandlers } from "./playgrounds.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
+import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -52,6 +53,8 @@ for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = fo
 for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(userDefaultsHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**
