@@ -623,4 +623,70 @@ describe("scheduled messages - cluster", { skip: skipCluster }, () => {
   });
 });
 
+describe("scheduled messages - cluster, crash after the send", { skip: skipCluster }, () => {
+  let c: TestCluster;
+  // Every node dies right after journaling a delivery's send (its arguments
+  // carry the send key): the message is durable, its sender never heard.
+  const crash = { ZULIP_TEST_CRASH_AFTER_APPEND: "scheduled:" };
+
+  before(async () => {
+    c = await startCluster({ nodes: ["n1", "n2"], nodeEnv: { n1: crash, n2: crash } });
+  });
+
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("the attempt repeated on the surviving node sends nothing more", async () => {
+    const ownerId = (await c.api("GET", "/users/me")).body.user_id as number;
+    const ch = await c.api("POST", "/channels/create", { name: "crash scheduled", subscribers: [ownerId] });
+    assertSuccess(ch);
+    const post = await c.api("POST", "/scheduled_messages", {
+      type: "stream",
+      to: String(ch.body.id),
+      topic: "crash",
+      content: "sent once",
+      scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 2,
+    });
+    assertSuccess(post);
+    const fetch = async () => {
+      const r = await c
+        .api("GET", "/messages", {
+          anchor: "newest",
+          num_before: 10,
+          num_after: 0,
+          narrow: [{ operator: "channel", operand: ch.body.id }],
+          apply_markdown: false,
+        })
+        .catch(() => null);
+      return r?.status === 200
+        ? (r.body.messages as Record<string, unknown>[]).filter((m) => m.subject === "crash")
+        : null;
+    };
+    // One node died after the append.
+    const end = Date.now() + 30_000;
+    let exited = false;
+    while (!exited && Date.now() < end) {
+      exited = [...c.nodes.values()].some((n) => n.child.exitCode !== null || n.child.signalCode !== null);
+      if (!exited) await sleep(100);
+    }
+    assert.ok(exited, "a node crashed after journaling the send");
+    // The user's state says sent once the repeated attempt found the message.
+    let listed: unknown[] | null = null;
+    while (Date.now() < end) {
+      const r = await c.api("GET", "/scheduled_messages").catch(() => null);
+      if (r?.status === 200 && r.body.scheduled_messages.length === 0) {
+        listed = r.body.scheduled_messages;
+        break;
+      }
+      await sleep(200);
+    }
+    assert.deepEqual(listed, [], "the scheduled message was marked sent");
+    const msgs = await fetch();
+    assert.ok(msgs);
+    assert.equal(msgs.length, 1);
+    assert.equal(msgs[0]!.content, "sent once");
+  });
+});
+
 export type { ApiResult, Member };
