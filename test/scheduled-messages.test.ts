@@ -273,7 +273,8 @@ describe("scheduled messages", () => {
   test("documented errors and bad input, answered without a change", async () => {
     const me = await newUser(srv);
     const ch = await channel([me.userId]);
-    const secret = await channel([owner.userId], { invite_only: true });
+    const secretName = `secret-${process.pid}`;
+    const secret = await channel([owner.userId], { invite_only: true, name: secretName });
     const later = nowS() + 3600;
     const base = {
       type: "stream",
@@ -319,12 +320,12 @@ describe("scheduled messages", () => {
     const { topic: _t, ...noTopic } = base;
     assertError(await post(noTopic), "Missing topic");
     // Someone else's private channel, and one that does not exist: the send's own checks.
-    const denied = await post({ ...base, to: String(secret) });
-    assert.equal(denied.status, 400);
-    assert.equal(denied.body.result, "error");
-    const missing = await post({ ...base, to: "987654" });
-    assert.equal(missing.status, 400);
-    assert.equal(missing.body.result, "error");
+    assertError(await post({ ...base, to: String(secret) }), `Not authorized to send to channel '${secretName}'`);
+    assertError(
+      await post({ ...base, to: "987654" }),
+      "Channel with ID '987654' does not exist",
+      "STREAM_DOES_NOT_EXIST",
+    );
     // __proto__-style names are ordinary (unknown) parameters.
     const proto = await post({ ...base, __proto__x: 1, constructor: "x" });
     assertSuccess(proto);
