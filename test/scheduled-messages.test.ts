@@ -320,7 +320,10 @@ describe("scheduled messages", () => {
     const { topic: _t, ...noTopic } = base;
     assertError(await post(noTopic), "Missing topic");
     // Someone else's private channel, and one that does not exist: the send's own checks.
-    assertError(await post({ ...base, to: String(secret) }), `Not authorized to send to channel '${secretName}'`);
+    assertError(
+      await post({ ...base, to: String(secret) }),
+      `Not authorized to send to channel '${secretName}'`,
+    );
     assertError(
       await post({ ...base, to: "987654" }),
       "Channel with ID '987654' does not exist",
@@ -379,6 +382,22 @@ describe("scheduled messages", () => {
       evs.map((e) => e.op),
       ["add"],
     );
+  });
+
+  test("a client cannot pass the internal send key or check-only flag of a send", async () => {
+    const me = await newUser(srv);
+    const ch = await channel([me.userId]);
+    for (let i = 0; i < 2; i++) {
+      const r = await srv.api(
+        "POST",
+        "/messages",
+        { type: "stream", to: ch, topic: "keys", content: "twice", send_key: "k", check_only: true },
+        me,
+      );
+      assertSuccess(r);
+      assert.equal(typeof r.body.id, "number");
+    }
+    assert.equal((await newest(me, [{ operator: "channel", operand: ch }])).length, 2);
   });
 
   test("delivered at its time as an ordinary send, visible in GET /messages, then gone", async () => {
