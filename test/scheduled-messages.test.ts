@@ -537,6 +537,64 @@ describe("scheduled messages - user actor state", () => {
   });
 });
 
+describe("scheduled messages - delivery turn", () => {
+  const ref = { kind: "user" as const, realm: 1, key: "7" };
+  const msg = (id: number, deliverAt: number) => ({
+    id,
+    type: "stream",
+    to: [3],
+    topic: "t",
+    content: "c",
+    rendered: "<p>c</p>",
+    deliverAt,
+    readBySender: null,
+    client: "test",
+    failed: false,
+    failureMessage: null,
+    delivered: false,
+    attempts: 0,
+    sending: false,
+  });
+
+  test("a message more than 10 minutes late fails (Zulip's cutoff); a due one is handed off with its key", async () => {
+    const now = 1_800_000_000_000;
+    let s = userBehavior.initial(ref);
+    s = userBehavior.apply(s, { type: "created", email: "u@example.com", fullName: "U", role: 400 }, ref);
+    s = userBehavior.apply(s, { type: "schedSaved", msg: msg(1, now / 1000 - 601) }, ref);
+    s = userBehavior.apply(s, { type: "schedSaved", msg: msg(2, now / 1000 - 1) }, ref);
+    const armed: number[] = [];
+    const ctx = {
+      self: ref,
+      now: () => now,
+      call: async () => ({}),
+      nextId: async () => 0,
+      schedule: (_k: string, ms: number) => void armed.push(ms),
+      parked: () => [],
+    };
+    const d = await userBehavior.handlers.deliverScheduled!(s, {}, ctx, null);
+    assert.deepEqual(d.facts, [
+      { type: "schedSending", ids: [2] },
+      { type: "schedFailed", id: 1, message: "Message could not be sent at the scheduled time." },
+    ]);
+    assert.equal(d.events!.length, 1);
+    assert.equal((d.events![0]!.event.scheduled_message as Record<string, unknown>).failed, true);
+    assert.deepEqual(
+      d.handoffs!.map((h) => [h.subject, h.data.id, h.data.attempt, h.data.key]),
+      [["scheduled.send", 2, 1, "scheduled:7:2:1"]],
+    );
+    // Nothing else waits for a timer.
+    assert.deepEqual(armed, []);
+    for (const f of d.facts!) s = userBehavior.apply(s, f, ref);
+    assert.deepEqual(
+      s.scheduled.map((m) => [m.id, m.failed, m.sending, m.attempts]),
+      [
+        [1, true, false, 0],
+        [2, false, true, 1],
+      ],
+    );
+  });
+});
+
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("scheduled messages - cluster", { skip: skipCluster }, () => {

@@ -420,10 +420,12 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
   const events: OutEvent[] = [];
   const handoffs: { subject: string; data: Obj }[] = [];
   const sending: number[] = [];
+  const late = new Set<number>();
   for (const m of state.scheduled) {
     if (!pending(m) || m.sending || m.deliverAt > nowS) continue;
     if (nowS > m.deliverAt + LATE_CUTOFF_S) {
       const message = errors.scheduledTooLate().message;
+      late.add(m.id);
       facts.push({ type: "schedFailed", id: m.id, message });
       events.push(
         event(state.userId, { op: "update", scheduled_message: formatScheduled({ ...m, failed: true }) }),
@@ -450,14 +452,15 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
     handoffs.push({ subject: SCHEDULED_SEND, data });
   }
   if (sending.length) facts.unshift({ type: "schedSending", ids: sending });
-  const waiting = state.scheduled.some(
-    (m) => pending(m) && !facts.some((f) => f.type === "schedFailed" && f.id === m.id),
-  );
+  const waiting = state.scheduled.some((m) => pending(m) && !late.has(m.id));
   if (!waiting && !facts.length) {
     // Nothing waits, durably (this turn journals nothing): leave the index.
     await ctx.call(realmRef(state.realmId), "clearScheduled", { userId: state.userId });
   }
-  const after = state.scheduled.map((m) => (sending.includes(m.id) ? { ...m, sending: true } : m));
+  const sent = new Set(sending);
+  const after = state.scheduled.map((m) =>
+    sent.has(m.id) ? { ...m, sending: true } : late.has(m.id) ? { ...m, failed: true } : m,
+  );
   arm(ctx, after);
   // The failures journaled here left nothing waiting: the next turn leaves the index.
   if (!waiting && facts.length) unmarkLater(ctx, after);
