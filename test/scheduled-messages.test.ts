@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
+import { NOTIFICATION_BOT_ID } from "../actors/realm/index.ts";
 import { userBehavior } from "../actors/user/index.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
@@ -458,14 +459,16 @@ describe("scheduled messages", () => {
 
   test("a send refused at delivery time marks it failed; editing needs a new time and reschedules it", async () => {
     const me = await newUser(srv);
-    const ch = await channel([me.userId]);
+    const chName = `doomed-${process.pid}`;
+    const ch = await channel([me.userId], { name: chName });
     const q = await openQueue(srv, me, ["scheduled_messages"]);
+    const at = nowS() + 2;
     const id = await schedule(me, {
       type: "stream",
       to: String(ch),
       topic: "doomed",
       content: "never sent",
-      scheduled_delivery_timestamp: nowS() + 2,
+      scheduled_delivery_timestamp: at,
     });
     // The channel is archived before the time: the send is refused then.
     assertSuccess(await srv.api("DELETE", `/streams/${ch}`, {}));
@@ -479,6 +482,38 @@ describe("scheduled messages", () => {
     const upd = evs.find((e) => e.op === "update");
     assert.equal(upd.scheduled_message.failed, true);
     assert.equal(upd.scheduled_message.scheduled_message_id, id);
+    // Notification Bot tells the user, in a direct message left unread.
+    const notice = await until(
+      async () => (await newest(me, [], 1)).find((m) => m.sender_id === NOTIFICATION_BOT_ID),
+      3000,
+      "the failure notice",
+    );
+    assert.equal(
+      notice.content,
+      `The message you scheduled for <time:${new Date(at * 1000).toISOString().slice(0, 19)}+00:00> ` +
+        "was not sent because of the following error:\n\n" +
+        `> Not authorized to send to channel '${chName}'\n\n` +
+        "[View scheduled messages](#scheduled)",
+    );
+    assert.equal(notice.type, "private");
+    assert.equal((notice.flags as string[]).includes("read"), false);
+    assert.deepEqual(
+      (notice.display_recipient as { id: number }[]).map((r) => r.id).sort((x, y) => x - y),
+      [me.userId, NOTIFICATION_BOT_ID],
+    );
+    // The conversation with the bot reads like any other.
+    const withBot = await newest(me, [{ operator: "dm", operand: [NOTIFICATION_BOT_ID] }]);
+    assert.deepEqual(
+      withBot.map((m) => m.id),
+      [notice.id],
+    );
+    const reg = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: ["recent_private_conversations", "message"] },
+      me,
+    );
+    assertSuccess(reg);
 
     assertError(
       await srv.api("PATCH", `/scheduled_messages/${id}`, { content: "again" }, me),

@@ -347,7 +347,9 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     const sent = state.sendKeys.find(([k]) => k === sendKey);
     if (sent) return { reply: { id: sent[1] } };
   }
-  const bot = args.notification_bot === true && !isDmKey(state.key);
+  // The bot writes to a user (a direct message) for internal callers only:
+  // a scheduled message's failure notice (actors/user/scheduled-delivery.ts).
+  const bot = args.notification_bot === true && (!isDmKey(state.key) || internal);
   const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
   const users = await roster(ctx, state.realmId, {
@@ -366,14 +368,16 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
-    for (const id of ids) {
+    // The bot has no user actor: it is a participant, never a recipient.
+    const people = bot ? ids.filter((id) => id !== NOTIFICATION_BOT_ID) : ids;
+    for (const id of people) {
       const u = users.get(id);
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
-    recipients = ids;
+    recipients = people;
     dmRecipients = ids.map((id) => {
-      const u = users.get(id)!;
+      const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {

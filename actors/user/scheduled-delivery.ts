@@ -12,7 +12,7 @@
 
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../channel/index.ts";
-import { directoryRef, realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "./behavior.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
@@ -73,8 +73,40 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   if (typeof d.read_by_sender === "boolean") args.read_by_sender = d.read_by_sender;
   const sent = await retrying(() => host.callAs(conv, "send", args, caller));
   if (!sent) return false;
-  if ("refused" in sent) return report({ error: sent.refused.message });
-  return report({ messageId: Number((sent.ok as Obj).id) });
+  if ("ok" in sent) return report({ messageId: Number((sent.ok as Obj).id) });
+  if (!(await report({ error: sent.refused.message }))) return false;
+  // Zulip's send_failed_scheduled_message_notification, keyed like the attempt.
+  const notice = await retrying(() =>
+    host.callAs(
+      dmConvRef(realmId, [userId, NOTIFICATION_BOT_ID]),
+      "send",
+      {
+        content: failureNotice(Number(d.deliverAt), sent.refused.message),
+        client: "Internal",
+        notification_bot: true,
+        read_by_sender: false,
+        send_key: `${String(d.key)}:failed`,
+      },
+      caller,
+    ),
+  );
+  return notice !== undefined;
+}
+
+/** Zulip's datetime_to_global_time: `<time:...>` with an ISO 8601 UTC time. */
+function globalTime(unixSeconds: number): string {
+  return `<time:${new Date(unixSeconds * 1000).toISOString().slice(0, 19)}+00:00>`;
+}
+
+/** The text of Zulip's failure notice (its English wording). */
+export function failureNotice(deliverAt: number, error: string): string {
+  return [
+    `The message you scheduled for ${globalTime(deliverAt)} was not sent because of the following error:`,
+    "",
+    `> ${error}`,
+    "",
+    "[View scheduled messages](#scheduled)",
+  ].join("\n");
 }
 
 /**

@@ -444,6 +444,7 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
       topic: m.topic,
       content: m.content,
       client: m.client,
+      deliverAt: m.deliverAt,
     };
     // Zulip's default: read by the sender, unless the message is to oneself only.
     const toSelf = m.type === "private" && m.to.length === 1 && m.to[0] === state.userId;
