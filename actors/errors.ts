@@ -190,6 +190,23 @@ export const errors = {
   /** get_user_profiles_by_ids: no colon, unlike invalidUserId. */
   invalidRecipientId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   noLongerUsingZulip: (email: string) => new ZulipError(`'${email}' is no longer using Zulip.`),
+  // Scheduled messages (zerver/views/scheduled_messages.py, zerver/actions/scheduled_messages.py,
+  // zerver/lib/recipient_parsing.py)
+  scheduledMessageNotFound: () => new ZulipError("Scheduled message does not exist", "BAD_REQUEST", 404),
+  scheduledAlreadySent: () => new ZulipError("Scheduled message was already sent"),
+  deliveryTimeNotInFuture: () => new ZulipError("Scheduled delivery time must be in the future."),
+  scheduledRecipientRequired: () =>
+    new ZulipError("Recipient required when updating type of scheduled message."),
+  scheduledTopicRequired: () =>
+    new ZulipError("Topic required when updating scheduled message type to stream."),
+  scheduledTooLate: () => new ZulipError("Message could not be sent at the scheduled time."),
+  channelIdDataType: () => new ZulipError("Invalid data type for channel ID"),
+  recipientsDataType: () => new ZulipError("Invalid data type for recipients"),
+  recipientsOnlyUserIds: () => new ZulipError("Recipient list may only contain user IDs"),
+  messageNeedsRecipients: () => new ZulipError("Message must have recipients"),
+  /** Not Zulip's (it has no cap): a user's undelivered scheduled messages are kept to this many. */
+  tooManyScheduledMessages: (limit: number) =>
+    new ZulipError(`Too many scheduled messages (limit: ${limit})`),
   // Push tokens (zerver/lib/push_notifications.py validate_token, remove_push_device_token)
   emptyOrInvalidToken: () => new ZulipError("Empty or invalid length token"),
   invalidApnsToken: () => new ZulipError("Invalid APNS token"),

@@ -804,6 +804,39 @@ const cases: Case[] = [
   },
   { method: "DELETE", path: (f) => `/drafts/${f.draftId}`, status: 200 },
   { method: "DELETE", path: `/drafts/${BAD_ID}`, status: 404 },
+  // --- scheduled messages
+  {
+    method: "POST",
+    path: "/scheduled_messages",
+    params: (f) => ({
+      type: "stream",
+      to: String(f.channelId),
+      topic: "later",
+      content: "Scheduled",
+      scheduled_delivery_timestamp: 3165826990,
+    }),
+    status: 200,
+    save: (b, f) => {
+      f.scheduledId = b.scheduled_message_id as number;
+    },
+  },
+  {
+    method: "POST",
+    path: "/scheduled_messages",
+    params: { type: "direct", to: `[${BAD_ID}]`, content: "x", scheduled_delivery_timestamp: 3165826990 },
+    status: 400,
+  },
+  { method: "GET", path: "/scheduled_messages", status: 200 },
+  { method: "GET", path: "/scheduled_messages", auth: null, status: 401 },
+  {
+    method: "PATCH",
+    path: (f) => `/scheduled_messages/${f.scheduledId as number}`,
+    params: { content: "Edited" },
+    status: 200,
+  },
+  { method: "PATCH", path: `/scheduled_messages/${BAD_ID}`, params: { content: "x" }, status: 404 },
+  { method: "DELETE", path: (f) => `/scheduled_messages/${f.scheduledId as number}`, status: 200 },
+  { method: "DELETE", path: `/scheduled_messages/${BAD_ID}`, status: 404 },
   // --- a user's status, alert words, muted users
   { method: "GET", path: (f) => `/users/${f.member.userId}/status`, status: 200 },
   { method: "GET", path: `/users/${BAD_ID}/status`, status: 400 },

@@ -10,7 +10,7 @@
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
@@ -334,12 +334,24 @@ async function renderEnv(
   return env;
 }
 
-const send: Handler<ConvState> = async (state, args, ctx, caller) => {
+const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decision> => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
   // channel and is no recipient; `read_by_sender` then marks it read for the acting user.
   const actor = me(caller);
-  const bot = args.notification_bot === true && !isDmKey(state.key);
+  // Scheduled messages (actors/user/scheduled-messages.ts): `send_key` makes a
+  // retried delivery answer the message it already sent; `check_only` runs
+  // every check of a send and answers the rendering without sending.
+  // Internal callers only: the gateway never passes them on.
+  const internal = ctx.origin !== "external";
+  const sendKey = internal && typeof args.send_key === "string" ? args.send_key : null;
+  if (sendKey !== null) {
+    const sent = state.sendKeys.find(([k]) => k === sendKey);
+    if (sent) return { reply: { id: sent[1] } };
+  }
+  // The bot writes to a user (a direct message) for internal callers only:
+  // a scheduled message's failure notice (actors/user/scheduled-delivery.ts).
+  const bot = args.notification_bot === true && (!isDmKey(state.key) || internal);
   const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
   const users = await roster(ctx, state.realmId, {
@@ -358,14 +370,16 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
-    for (const id of ids) {
+    // The bot has no user actor: it is a participant, never a recipient.
+    const people = bot ? ids.filter((id) => id !== NOTIFICATION_BOT_ID) : ids;
+    for (const id of people) {
       const u = users.get(id);
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
-    recipients = ids;
+    recipients = people;
     dmRecipients = ids.map((id) => {
-      const u = users.get(id)!;
+      const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {
@@ -403,6 +417,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
 
   const env = await renderEnv(ctx, state, content, users);
   const rendered = renderMarkdown(content, env);
+  if (internal && args.check_only === true) return { reply: { content, rendered, topic } };
   const id = await ctx.nextId(`message.${state.realmId}`);
   const now = Math.floor(ctx.now() / 1000);
   const msg: Msg = {
@@ -443,7 +458,12 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (alerts.has(uid)) flags.push("has_alert_word");
     perUser.set(uid, flags);
   }
-  const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
+  const f = fact({
+    type: "msgAdded",
+    msg,
+    ...(dmRecipients ? { dmRecipients } : {}),
+    ...(sendKey !== null ? { sendKey } : {}),
+  });
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
   // The event formats the one new message, as the state will hold it once applied.

@@ -17,6 +17,7 @@ import { sendPrefsHandlers } from "./send-prefs.ts";
 import { playgroundHandlers } from "./playgrounds.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
+import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -55,6 +56,8 @@ for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = for
 for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(scheduledIndexHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller

@@ -13,6 +13,7 @@ import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
 import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
+import { applyScheduledIndexFact, isScheduledIndexFact } from "./scheduled-index.ts";
 import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
 import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
@@ -196,6 +197,8 @@ export interface RealmState {
   sendPrefs?: SendPrefsState;
   /** Code playgrounds (playgrounds.ts); absent until the first one is added. */
   playgrounds?: PlaygroundState;
+  /** Users with scheduled messages waiting (scheduled-index.ts); absent until the first. */
+  scheduledUsers?: number[];
   /** New users' settings that differ from the server's (user-defaults.ts); absent until one does. */
   userDefaults?: Obj;
   /** Invitations (invites.ts); absent until the first one. */
@@ -407,6 +410,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
       else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
       else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
+      else if (isScheduledIndexFact(fact)) applyScheduledIndexFact(state, fact);
       else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
       else if (isInviteFact(fact)) applyInviteFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw

@@ -24,6 +24,7 @@ import { realmExtraRoutes } from "./realm-extras.ts";
 import { channelExtraRoutes } from "./channel-extras.ts";
 import { inviteRoutes } from "./invites.ts";
 import { signupRoutes } from "../signup-page.ts";
+import { scheduledMessageRoutes } from "./scheduled-messages.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -49,4 +50,5 @@ export const routes: RouteDef[] = [
   ...channelExtraRoutes,
   ...inviteRoutes,
   ...signupRoutes,
+  ...scheduledMessageRoutes,
 ];
