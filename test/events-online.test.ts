@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { queueRef } from "../actors/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
+import { startChat, type Chat } from "./support/chat.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { makeApi, startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { bearer, metric, raw, until } from "./support/ops.ts";
@@ -198,6 +199,40 @@ describe("events online - embedded", () => {
       assert.ok(from >= 0 && from <= texts.length - want.length, `queue ${i}: ${got.join(",")}`);
       assert.deepEqual(got, texts.slice(from), `queue ${i}: every status after its register, once, in order`);
     }
+  });
+});
+
+describe("events online - queue expiry", () => {
+  let chat: Chat;
+  before(async () => {
+    chat = await startChat();
+  });
+  after(async () => {
+    await chat?.stop();
+  });
+
+  test("events online - a queue collected after its idle timeout takes its user out of the registry", async () => {
+    const who = await chat.newUser();
+    const ch = await channel(chat.api, [who as Person]);
+    const api = makeApi(chat.srv.url, who);
+    const r = await api("POST", "/register", { event_types: ["message"], idle_queue_timeout: 1 });
+    assertSuccess(r);
+    const router = chat.srv.node.router;
+    const shard = shardOf(queueRef(REALM, who.userId), chat.srv.node.shards);
+    const key = `${REALM}:${who.userId}`;
+    assert.equal(router.live.skips(shard, key), false, "registered: delivered to");
+    // Nobody polls: the expiry timer collects the queue, and the registry lets the user go.
+    await until("the expired queue's user skipped", async () => router.live.skips(shard, key));
+    const before = { ...router.stats };
+    await send(chat.api, ch, "after expiry");
+    assert.equal(router.stats.local, before.local, "nobody delivered to");
+    assert.ok(router.stats.skipped > before.skipped);
+    const gone = await api("GET", "/events", {
+      queue_id: r.body.queue_id,
+      last_event_id: -1,
+      dont_block: true,
+    });
+    assert.equal(gone.body.code, "BAD_EVENT_QUEUE_ID");
   });
 });
 
