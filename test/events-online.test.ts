@@ -6,10 +6,15 @@
 // being sent get every message after their register (cluster/event-router.ts,
 // "LiveQueues").
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { queueRef } from "../actors/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
+import { LiveQueues, liveQueuesId, type RouterHost } from "../cluster/event-router.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
+import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { startChat, type Chat } from "./support/chat.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { makeApi, startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
@@ -233,6 +238,53 @@ describe("events online - queue expiry", () => {
       dont_block: true,
     });
     assert.equal(gone.body.code, "BAD_EVENT_QUEUE_ID");
+  });
+});
+
+describe("events online - the registry in the store", () => {
+  test("events online - the next owner loads the set from snapshot and journal; a fenced owner cannot add", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zulip-live-"));
+    const store: Store = createLmdbStore(dir);
+    const SHARD = 3;
+    const owner = (node: string, epoch: number): RouterHost => ({
+      nodeId: node,
+      shards: 8,
+      serves: () => true,
+      request: () => Promise.reject(new Error("no requests here")),
+      store,
+      epoch: () => epoch,
+    });
+    try {
+      const e1 = (await store.acquireLease(SHARD, "a", 60_000))!;
+      const a = new LiveQueues(owner("a", e1));
+      a.acquired(SHARD);
+      await until("loaded", async () => a.count(SHARD) !== null);
+      // Concurrent adds share writes; sequential ones cross the snapshot interval.
+      await Promise.all(Array.from({ length: 300 }, (_, i) => a.add(SHARD, `1:${i}`)));
+      for (let i = 300; i < 1200; i++) await a.add(SHARD, `1:${i}`);
+      for (let i = 0; i < 1200; i += 12) a.remove(SHARD, `1:${i}`);
+      await a.add(SHARD, "1:0"); // back, after its removal
+      assert.equal(a.count(SHARD), 1101);
+      assert.ok((await store.loadSnapshot(SHARD, liveQueuesId(SHARD)))!.seq > 0, "a snapshot was taken");
+
+      // kill -9 of "a": its lease runs out and "b" takes the shard.
+      await store.releaseLease(SHARD, "a", e1);
+      const e2 = (await store.acquireLease(SHARD, "b", 60_000))!;
+      const b = new LiveQueues(owner("b", e2));
+      b.acquired(SHARD);
+      await until("loaded by the next owner", async () => b.count(SHARD) !== null);
+      assert.equal(b.count(SHARD), 1101);
+      assert.equal(b.skips(SHARD, "1:0"), false);
+      assert.equal(b.skips(SHARD, "1:12"), true);
+      assert.equal(b.skips(SHARD, "1:13"), false);
+      assert.equal(b.skips(SHARD, "1:5000"), true);
+      // The old owner's write is fenced: its registration must fail.
+      await assert.rejects(a.add(SHARD, "1:9999"));
+      assert.equal(b.skips(SHARD, "1:9999"), true);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
