@@ -168,6 +168,8 @@ export class NodeRuntime {
           const queues = (act.state as { queues?: unknown[] } | undefined)?.queues;
           this.router.noteQueues(act.ref, act.shard, queues !== undefined && queues.length > 0);
         },
+        beforeAppend: (act, facts) =>
+          act.ref.kind === "queue" ? this.router.beforeQueueAppend(act.ref, act.shard, facts) : undefined,
         context: (act, turn) => this.context(act, turn),
       },
     });
@@ -197,7 +199,10 @@ export class NodeRuntime {
       shards: this.shards,
       serves: (shard) => this.state.get(shard)?.status === "active",
       request: (req) => this.request(req),
+      store: o.store,
+      epoch: (shard) => this.shardEpoch(shard),
     });
+    this.onShardAcquired((shard) => this.router.acquiredShard(shard));
   }
 
   start(): void {
