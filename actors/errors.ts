@@ -421,4 +421,16 @@ export const errors = {
   typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
   typingMissingTo: () => new ZulipError("Missing 'to' argument"),
+
+  // Uploads and attachments (zerver/views/upload.py, zerver/views/attachments.py)
+  uploadNoFile: () => new ZulipError("You must specify a file to upload"),
+  uploadOneFile: () => new ZulipError("You may only upload one file at a time"),
+  uploadTooLarge: (mib: number) =>
+    new ZulipError(`File is larger than this server's configured maximum upload size (${mib} MiB).`),
+  invalidAttachment: () => new ZulipError("Invalid attachment"),
+  /** Zulip answers these two with an HTML page; here they keep the JSON envelope. */
+  uploadNotFound: () => new ZulipError("File not found.", "BAD_REQUEST", 404),
+  uploadNotAuthorized: () => new ZulipError("You are not authorized to view this file.", "BAD_REQUEST", 403),
+  invalidUploadToken: () => new ZulipError("Invalid token"),
+  invalidUploadFilename: () => new ZulipError("Invalid filename"),
 } as const;

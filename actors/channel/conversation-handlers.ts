@@ -30,6 +30,7 @@ import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -456,6 +457,16 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     event.local_id = args.local_id;
   }
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
+  // The sender's uploads this message links are now shared with its readers (actors/blob/uploads.ts).
+  const linked = linkedPathIds(content, state.realmId);
+  if (linked.length) {
+    await ctx.call(uploadsDirectoryRef(state.realmId), "claimUploads", {
+      pathIds: linked,
+      senderId: c.userId,
+      messageId: id,
+      dateSent: now * 1000,
+    });
+  }
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], perUser),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),

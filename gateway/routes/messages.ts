@@ -557,7 +557,7 @@ export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?
  * channels whose history they may read (Zulip's access_message), the latter
  * with the flags of a historical row.
  */
-async function findMessages(req: RouteRequest, ids: number[]): Promise<Item[]> {
+export async function findMessages(req: RouteRequest, ids: number[]): Promise<Item[]> {
   const own = await indexCandidates(req, null, ids);
   const missing = ids.filter((id) => !own.some((i) => i.id === id));
   if (!missing.length) return own;

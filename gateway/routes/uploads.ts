@@ -1,0 +1,330 @@
+// File uploads and attachments (Zulip's zerver/views/upload.py and
+// attachments.py). The gateway holds the bytes (the upload storage,
+// cluster/upload-storage.ts); the realm's uploads directory actor
+// (actors/blob/uploads.ts) holds each file's record: owner, size, the
+// messages linking it. A file is served to its owner and to whoever can read
+// a message linking it, as Zulip's validate_attachment_request.
+
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { uploadsDirectoryRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import type { UploadStorage } from "../../cluster/upload-storage.ts";
+import { RawReply, uploadStorage, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
+import { findMessages } from "./messages.ts";
+
+/**
+ * Zulip's MAX_FILE_UPLOAD_SIZE as this server applies it: the request body
+ * limit (DEFAULT_BODY_LIMIT, Zulip's nginx client_max_body_size), so a file
+ * over it is refused by the body limit before this check.
+ */
+export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
+/** Zulip's temporary file URLs are good for 60 seconds. */
+const TEMPORARY_URL_SECONDS = 60;
+/** Where the temporary-URL signing key lives: in the shared storage, so every gateway signs alike. */
+const SIGNING_KEY = "_keys/temporary-url";
+
+/** Content types a browser may show in place (Zulip's INLINE_MIME_TYPES); others download. */
+const INLINE_TYPES = new Set([
+  "application/pdf",
+  "audio/aac",
+  "audio/flac",
+  "audio/mp4",
+  "audio/mpeg",
+  "audio/wav",
+  "audio/webm",
+  "image/apng",
+  "image/avif",
+  "image/gif",
+  "image/jpeg",
+  "image/png",
+  "image/webp",
+  "text/plain",
+  "video/mp4",
+  "video/webm",
+]);
+
+/** For parts that declare no type (Python's mimetypes.guess_type, the common ones). */
+const BY_EXTENSION: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
+  txt: "text/plain",
+  pdf: "application/pdf",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  avif: "image/avif",
+  svg: "image/svg+xml",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  mp4: "video/mp4",
+  webm: "video/webm",
+  zip: "application/zip",
+  json: "application/json",
+  csv: "text/csv",
+  html: "text/html",
+});
+
+function contentTypeOf(declared: string, filename: string): string {
+  const t = declared.toLowerCase().trim();
+  if (t !== "" && /^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/.test(t)) return t;
+  const dot = filename.lastIndexOf(".");
+  const ext = dot >= 0 ? filename.slice(dot + 1).toLowerCase() : "";
+  return BY_EXTENSION[ext] ?? "application/octet-stream";
+}
+
+/**
+ * Zulip's sanitize_name: NFKC, only word characters, whitespace, ".", "-"
+ * and "_" kept, runs of whitespace and dashes become one "-"; nothing left
+ * (or "." / "..") is "uploaded-file". Also kept under 200 UTF-8 bytes (file
+ * systems refuse longer names), the extension preserved.
+ */
+export function sanitizeName(value: string): string {
+  let s = value
+    .normalize("NFKC")
+    .replace(/[^\p{L}\p{M}\p{N}_\s.-]/gu, "")
+    .trim()
+    .replace(/[-\s]+/g, "-");
+  if (s === "" || s === "." || s === "..") return "uploaded-file";
+  if (Buffer.byteLength(s) > 200) {
+    const dot = s.lastIndexOf(".");
+    const ext = dot > 0 && s.length - dot <= 16 ? s.slice(dot) : "";
+    const chars = [...s.slice(0, s.length - ext.length)];
+    while (chars.length && Buffer.byteLength(chars.join("") + ext) > 200) chars.pop();
+    s = chars.join("") + ext;
+  }
+  return s;
+}
+
+function newPathId(realmId: number, filename: string): string {
+  return [
+    String(realmId),
+    randomBytes(1).toString("hex"),
+    randomBytes(18).toString("base64url"),
+    sanitizeName(filename),
+  ].join("/");
+}
+
+// ---- temporary URLs: a signed path_id, valid for a minute ------------------------------
+
+const signingKeys = new WeakMap<UploadStorage, Buffer>();
+
+async function signingKey(storage: UploadStorage): Promise<Buffer> {
+  const cached = signingKeys.get(storage);
+  if (cached) return cached;
+  let key = await storage.get(SIGNING_KEY);
+  if (!key || key.length < 32) {
+    // Two gateways racing here: the last write wins and the loser's few
+    // tokens (a minute's worth at most) stop verifying.
+    await storage.put(SIGNING_KEY, randomBytes(32), "application/octet-stream");
+    key = (await storage.get(SIGNING_KEY))!;
+  }
+  signingKeys.set(storage, key);
+  return key;
+}
+
+function mac(key: Buffer, payload: string): string {
+  return createHmac("sha256", key).update(payload).digest("base64url");
+}
+
+async function temporaryUrl(storage: UploadStorage, pathId: string, nowMs: number): Promise<string> {
+  const payload = `${pathId}:${Math.floor(nowMs / 1000) + TEMPORARY_URL_SECONDS}`;
+  const token = Buffer.from(`${payload}:${mac(await signingKey(storage), payload)}`).toString("hex");
+  const name = pathId.slice(pathId.lastIndexOf("/") + 1);
+  return `/user_uploads/temporary/${token}/${encodeURIComponent(name)}`;
+}
+
+/** The path_id a token signs, or null when it is malformed, forged or expired. */
+async function tokenPathId(storage: UploadStorage, token: string, nowMs: number): Promise<string | null> {
+  if (token.length > 4096 || token.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(token)) return null;
+  const text = Buffer.from(token, "hex").toString("utf8");
+  const sigAt = text.lastIndexOf(":");
+  const expAt = text.lastIndexOf(":", sigAt - 1);
+  if (sigAt < 0 || expAt <= 0) return null;
+  const payload = text.slice(0, sigAt);
+  const given = Buffer.from(text.slice(sigAt + 1));
+  const want = Buffer.from(mac(await signingKey(storage), payload));
+  if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
+  const exp = Number(text.slice(expAt + 1, sigAt));
+  if (!Number.isSafeInteger(exp) || exp * 1000 < nowMs) return null;
+  return text.slice(0, expAt);
+}
+
+// ---- access -------------------------------------------------------------------------------
+
+interface UploadInfo {
+  ownerId: number;
+  name: string;
+  size: number;
+  contentType: string;
+  messageIds: number[];
+}
+
+/** The path_id of /user_uploads/{realm_id_str}/{filename...}; only this realm's. */
+function pathIdOf(req: RouteRequest): string | null {
+  const realm = req.path.realm_id_str ?? "";
+  const rest = req.path["*"] ?? "";
+  if (!/^\d{1,15}$/.test(realm) || Number(realm) !== req.realmId || rest === "") return null;
+  return `${realm}/${rest}`;
+}
+
+/**
+ * Zulip's validate_attachment_request: unknown file -> 404; the owner, or a
+ * user who can read some message linking it -> allowed; else 403.
+ */
+async function authorize(req: RouteRequest, pathId: string | null): Promise<UploadInfo> {
+  if (pathId === null) throw errors.uploadNotFound();
+  const info = (await req.call(uploadsDirectoryRef(req.realmId), "lookupUpload", {
+    pathId,
+  })) as unknown as UploadInfo | null;
+  if (!info) throw errors.uploadNotFound();
+  if (info.ownerId === req.caller!.userId) return info;
+  if (info.messageIds.length > 0 && (await findMessages(req, info.messageIds)).length > 0) return info;
+  throw errors.uploadNotAuthorized();
+}
+
+function serveBytes(data: Buffer, info: { name: string; contentType: string }): RawReply {
+  const inline = INLINE_TYPES.has(info.contentType);
+  const disposition = `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(info.name)}`;
+  return new RawReply(data, inline ? info.contentType : "application/octet-stream", {
+    "content-disposition": disposition,
+    "cache-control": "private, max-age=31536000, immutable",
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+  });
+}
+
+async function readStored(req: RouteRequest, pathId: string): Promise<Buffer> {
+  const data = await uploadStorage(req).get(pathId);
+  // A record without bytes: the storage lost them (or a delete is half done).
+  if (!data) throw errors.uploadNotFound();
+  return data;
+}
+
+// ---- routes ---------------------------------------------------------------------------------
+
+const upload: RouteDef = {
+  method: "POST",
+  path: "/user_uploads",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const files = uploadedFiles(req);
+    if (files.length === 0) throw errors.uploadNoFile();
+    if (files.length !== 1) throw errors.uploadOneFile();
+    const f = files[0]!;
+    if (f.data.length > MAX_FILE_UPLOAD_SIZE_MIB * 1024 * 1024) {
+      throw errors.uploadTooLarge(MAX_FILE_UPLOAD_SIZE_MIB);
+    }
+    const name = f.filename === "" ? "uploaded-file" : f.filename;
+    const contentType = contentTypeOf(f.mimetype, name);
+    const pathId = newPathId(req.realmId, name);
+    const storage = uploadStorage(req);
+    // Bytes first: a failure after this leaves an unreferenced object, never
+    // a record whose bytes are missing.
+    await storage.put(pathId, f.data, contentType);
+    try {
+      await req.call(uploadsDirectoryRef(req.realmId), "recordUpload", {
+        pathId,
+        name,
+        size: f.data.length,
+        contentType,
+      });
+    } catch (err) {
+      await storage.delete(pathId).catch(() => {});
+      throw err;
+    }
+    const url = `/user_uploads/${pathId}`;
+    return { uri: url, url, filename: name };
+  },
+};
+
+/** The API form: a temporary URL that needs no credentials. */
+const temporaryUrlRoute: RouteDef = {
+  method: "GET",
+  path: "/user_uploads/:realm_id_str/*",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const pathId = pathIdOf(req);
+    await authorize(req, pathId);
+    return { url: await temporaryUrl(uploadStorage(req), pathId!, Date.now()) };
+  },
+};
+
+/** The file itself, with the API key (Zulip's override_api_url_scheme). */
+const serveFile: RouteDef = {
+  method: "GET",
+  prefix: "",
+  path: "/user_uploads/:realm_id_str/*",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const pathId = pathIdOf(req);
+    const info = await authorize(req, pathId);
+    return serveBytes(await readStored(req, pathId!), info);
+  },
+};
+
+/** Zulip's serve_file_unauthed_from_token: no credentials, the token is the permission. */
+const serveTemporary: RouteDef = {
+  method: "GET",
+  prefix: "",
+  path: "/user_uploads/temporary/:token/:filename",
+  auth: "none",
+  params: {},
+  async handler(req) {
+    const storage = uploadStorage(req);
+    const pathId = await tokenPathId(storage, req.path.token ?? "", Date.now());
+    if (pathId === null) throw errors.invalidUploadToken();
+    if (pathId.slice(pathId.lastIndexOf("/") + 1) !== req.path.filename) throw errors.invalidUploadFilename();
+    const data = await storage.get(pathId);
+    if (!data) throw errors.uploadNotFound();
+    const name = pathId.slice(pathId.lastIndexOf("/") + 1);
+    const dot = name.lastIndexOf(".");
+    const byExt = BY_EXTENSION[dot >= 0 ? name.slice(dot + 1).toLowerCase() : ""];
+    return serveBytes(data, { name, contentType: byExt ?? "application/octet-stream" });
+  },
+};
+
+const listAttachments: RouteDef = {
+  method: "GET",
+  path: "/attachments",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(uploadsDirectoryRef(req.realmId), "listAttachments", {})) as Obj;
+  },
+};
+
+const removeAttachment: RouteDef = {
+  method: "DELETE",
+  path: "/attachments/:attachment_id",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const raw = req.path.attachment_id!;
+    // Zulip's path converter takes digits only; anything else is no route.
+    if (!/^\d+$/.test(raw)) throw errors.noSuchRoute();
+    const id = Number(raw);
+    if (!Number.isSafeInteger(id)) throw errors.invalidAttachment();
+    const removed = (await req.call(uploadsDirectoryRef(req.realmId), "removeAttachment", { id })) as {
+      pathId: string;
+    };
+    // The record is gone: the bytes are no longer reachable; removing them
+    // may fail (the storage is down) without the client needing to retry.
+    await uploadStorage(req)
+      .delete(removed.pathId)
+      .catch(() => {});
+    return {};
+  },
+};
+
+export const uploadRoutes: RouteDef[] = [
+  upload,
+  temporaryUrlRoute,
+  serveFile,
+  serveTemporary,
+  listAttachments,
+  removeAttachment,
+];
