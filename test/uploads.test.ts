@@ -10,66 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import {
-  basicAuth,
-  startEmbedded,
-  type ApiResult,
-  type Creds,
-  type EmbeddedHandle,
-} from "./support/embedded.ts";
+import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
 import { requireS3rver, startS3, type S3Server } from "./support/s3.ts";
 import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
-
-interface FilePart {
-  data: Buffer;
-  filename: string;
-  type?: string;
-}
-
-export async function uploadFiles(
-  baseUrl: string,
-  auth: Creds | null,
-  files: FilePart[],
-): Promise<ApiResult> {
-  const form = new FormData();
-  files.forEach((f, i) => {
-    form.append(`file${i}`, new Blob([new Uint8Array(f.data)], { type: f.type ?? "text/plain" }), f.filename);
-  });
-  const res = await fetch(`${baseUrl}/api/v1/user_uploads`, {
-    method: "POST",
-    headers: auth ? { authorization: basicAuth(auth) } : {},
-    body: form,
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // leave the text for the assertion
-  }
-  return { status: res.status, headers: res.headers, body };
-}
-
-/** GET a served file (not under /api/v1), with or without credentials. */
-export async function getFile(baseUrl: string, path: string, auth: Creds | null) {
-  const res = await fetch(`${baseUrl}${path}`, { headers: auth ? { authorization: basicAuth(auth) } : {} });
-  const data = Buffer.from(await res.arrayBuffer());
-  type Envelope = { result?: string; msg?: string; code?: string };
-  const json = (res.headers.get("content-type") ?? "").startsWith("application/json")
-    ? (JSON.parse(data.toString("utf8")) as Envelope)
-    : null;
-  return { status: res.status, headers: res.headers, data, json };
-}
-
-function assertFileError(
-  r: Awaited<ReturnType<typeof getFile>>,
-  msg: string,
-  status: number,
-  code = "BAD_REQUEST",
-): void {
-  assert.equal(r.status, status, r.data.toString("utf8"));
-  assert.deepEqual([r.json?.result, r.json?.msg, r.json?.code], ["error", msg, code]);
-}
 
 const PATH = /^\/user_uploads\/(\d+)\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/([^/]+)$/;
 
