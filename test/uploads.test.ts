@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import sharp from "sharp";
 import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
 import { requireS3rver, startS3, type S3Server } from "./support/s3.ts";
@@ -148,6 +149,61 @@ function flowTests(get: () => EmbeddedHandle, storedBytes: (pathId: string) => P
       },
     ]);
     assert.deepEqual(await eventsUntil(srv, qFriend, () => false), []);
+  });
+
+  test("an image gets Zulip's thumbnails, served like the image and removed with it", async () => {
+    const srv = get();
+    const me = await newUser(srv);
+    const other = await newUser(srv);
+    const png = await sharp({
+      create: { width: 1200, height: 900, channels: 3, background: { r: 200, g: 10, b: 10 } },
+    })
+      .png()
+      .toBuffer();
+    const up = await uploadFiles(srv.baseUrl, me, [{ data: png, filename: "red.png", type: "image/png" }]);
+    assertSuccess(up);
+    const pathId = (up.body.url as string).slice("/user_uploads/".length);
+    const thumb = `/user_uploads/thumbnail/${pathId}/840x560.webp`;
+    const got = await getFile(srv.baseUrl, thumb, me);
+    assert.equal(got.status, 200, got.data.toString());
+    assert.equal(got.headers.get("content-type"), "image/webp");
+    const meta = await sharp(got.data).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ["webp", 747, 560]);
+    assert.ok(await storedBytes(`thumbnail/${pathId}/840x560.webp`));
+    // A still image has no animated thumbnail; unknown formats name nothing.
+    for (const f of ["840x560-anim.webp", "100x100.webp", "..", "__proto__"]) {
+      assertFileError(
+        await getFile(srv.baseUrl, `/user_uploads/thumbnail/${pathId}/${f}`, me),
+        "File not found.",
+        404,
+      );
+    }
+    assertFileError(
+      await getFile(srv.baseUrl, thumb, other),
+      "You are not authorized to view this file.",
+      403,
+    );
+    // Bytes that only claim to be an image get none, and the upload still succeeds.
+    const fake = await uploadFiles(srv.baseUrl, me, [
+      { data: Buffer.from("not a png"), filename: "fake.png", type: "image/png" },
+    ]);
+    assertSuccess(fake);
+    assertFileError(
+      await getFile(
+        srv.baseUrl,
+        `${fake.body.url}/840x560.webp`.replace("/user_uploads/", "/user_uploads/thumbnail/"),
+        me,
+      ),
+      "File not found.",
+      404,
+    );
+
+    const id = (await srv.api("GET", "/attachments", {}, me)).body.attachments.find(
+      (a: { path_id: string }) => a.path_id === pathId,
+    ).id;
+    assertSuccess(await srv.api("DELETE", `/attachments/${id}`, {}, me));
+    assert.equal(await storedBytes(`thumbnail/${pathId}/840x560.webp`), null);
+    assertFileError(await getFile(srv.baseUrl, thumb, me), "File not found.", 404);
   });
 
   test("a channel message shares the file with whoever can read the channel", async () => {
@@ -310,6 +366,10 @@ describe("uploads, local directory storage", () => {
     const r = await local.api("POST", "/register", { fetch_event_types: ["realm"] });
     assertSuccess(r);
     assert.equal(r.body.max_file_upload_size_mib, 25);
+    assert.deepEqual(r.body.server_thumbnail_formats, [
+      { name: "840x560-anim.webp", max_width: 840, max_height: 560, format: "webp", animated: true },
+      { name: "840x560.webp", max_width: 840, max_height: 560, format: "webp", animated: false },
+    ]);
   });
 });
 

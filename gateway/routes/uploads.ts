@@ -6,9 +6,11 @@
 // a message linking it, as Zulip's validate_attachment_request.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import sharp from "sharp";
 import { uploadsDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
+import { componentLogger } from "../../cluster/log.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";
 import { RawReply, uploadStorage, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
 import { findMessages } from "./messages.ts";
@@ -103,6 +105,51 @@ function newPathId(realmId: number, filename: string): string {
     randomBytes(18).toString("base64url"),
     sanitizeName(filename),
   ].join("/");
+}
+
+// ---- thumbnails --------------------------------------------------------------------------
+
+/** Zulip's THUMBNAIL_OUTPUT_FORMATS (POST /register's server_thumbnail_formats). */
+export const THUMBNAIL_FORMATS = [
+  { name: "840x560-anim.webp", max_width: 840, max_height: 560, format: "webp", animated: true },
+  { name: "840x560.webp", max_width: 840, max_height: 560, format: "webp", animated: false },
+] as const;
+/** Zulip's IMAGE_BOMB_TOTAL_PIXELS: larger images get no thumbnail. */
+const MAX_THUMBNAIL_INPUT_PIXELS = 90_000_000;
+/** Image types Zulip thumbnails (THUMBNAIL_ACCEPT_IMAGE_TYPES, less HEIC/TIFF, which sharp may lack). */
+const THUMBNAIL_INPUT_TYPES = new Set(["image/avif", "image/gif", "image/jpeg", "image/png", "image/webp"]);
+
+function thumbnailKey(pathId: string, format: string): string {
+  return `thumbnail/${pathId}/${format}`;
+}
+
+/**
+ * Zulip's thumbnails of an uploaded image, stored beside it: every still
+ * format, and the animated ones for an animated image. Nothing for bytes
+ * that are no image sharp can read, or a decompression bomb.
+ */
+async function storeThumbnails(storage: UploadStorage, pathId: string, data: Buffer): Promise<void> {
+  let pages: number;
+  try {
+    const meta = await sharp(data, { limitInputPixels: MAX_THUMBNAIL_INPUT_PIXELS }).metadata();
+    pages = meta.pages ?? 1;
+  } catch {
+    return;
+  }
+  for (const f of THUMBNAIL_FORMATS) {
+    if (f.animated && pages < 2) continue;
+    let out: Buffer;
+    try {
+      out = await sharp(data, { limitInputPixels: MAX_THUMBNAIL_INPUT_PIXELS, animated: f.animated })
+        .rotate()
+        .resize({ width: f.max_width, height: f.max_height, fit: "inside", withoutEnlargement: true })
+        .webp()
+        .toBuffer();
+    } catch {
+      return;
+    }
+    await storage.put(thumbnailKey(pathId, f.name), out, "image/webp");
+  }
 }
 
 // ---- temporary URLs: a signed path_id, valid for a minute ------------------------------
@@ -234,6 +281,12 @@ const upload: RouteDef = {
       await storage.delete(pathId).catch(() => {});
       throw err;
     }
+    if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
+      // The upload stands without thumbnails when storing them fails.
+      await storeThumbnails(storage, pathId, f.data).catch((err: unknown) => {
+        componentLogger("uploads").warn({ err, path_id: pathId }, "storing thumbnails failed");
+      });
+    }
     const url = `/user_uploads/${pathId}`;
     return { uri: url, url, filename: name };
   },
@@ -263,6 +316,26 @@ const serveFile: RouteDef = {
     const pathId = pathIdOf(req);
     const info = await authorize(req, pathId);
     return serveBytes(await readStored(req, pathId!), info);
+  },
+};
+
+/** GET /user_uploads/thumbnail/<path_id>/<format>: the thumbnail, to whoever may see the image. */
+const serveThumbnail: RouteDef = {
+  method: "GET",
+  prefix: "",
+  path: "/user_uploads/thumbnail/:realm_id_str/*",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const full = pathIdOf(req);
+    const cut = full === null ? -1 : full.lastIndexOf("/");
+    const format = cut < 0 ? "" : full!.slice(cut + 1);
+    if (!THUMBNAIL_FORMATS.some((f) => f.name === format)) throw errors.uploadNotFound();
+    const pathId = full!.slice(0, cut);
+    await authorize(req, pathId);
+    const data = await uploadStorage(req).get(thumbnailKey(pathId, format));
+    if (!data) throw errors.uploadNotFound();
+    return serveBytes(data, { name: format, contentType: "image/webp" });
   },
 };
 
@@ -313,9 +386,13 @@ const removeAttachment: RouteDef = {
     };
     // The record is gone: the bytes are no longer reachable; removing them
     // may fail (the storage is down) without the client needing to retry.
-    await uploadStorage(req)
-      .delete(removed.pathId)
-      .catch(() => {});
+    const storage = uploadStorage(req);
+    for (const key of [
+      removed.pathId,
+      ...THUMBNAIL_FORMATS.map((f) => thumbnailKey(removed.pathId, f.name)),
+    ]) {
+      await storage.delete(key).catch(() => {});
+    }
     return {};
   },
 };
@@ -325,6 +402,7 @@ export const uploadRoutes: RouteDef[] = [
   temporaryUrlRoute,
   serveFile,
   serveTemporary,
+  serveThumbnail,
   listAttachments,
   removeAttachment,
 ];
