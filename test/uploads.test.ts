@@ -266,6 +266,47 @@ describe("uploads, local directory storage", () => {
     },
   );
 
+  test("an edit that adds a link shares the file; another user's link claims nothing", async () => {
+    const srv = local;
+    const me = await newUser(srv);
+    const friend = await newUser(srv);
+    const up = await uploadFiles(srv.baseUrl, me, [{ data: Buffer.from("later"), filename: "later.txt" }]);
+    assertSuccess(up);
+    const dm = { type: "direct", to: JSON.stringify([friend.userId]) };
+    const sent = await srv.api("POST", "/messages", { ...dm, content: "soon" }, me);
+    assertSuccess(sent);
+    assertFileError(
+      await getFile(srv.baseUrl, up.body.url, friend),
+      "You are not authorized to view this file.",
+      403,
+    );
+    assertSuccess(
+      await srv.api("PATCH", `/messages/${sent.body.id}`, { content: `here: ${up.body.url}` }, me),
+    );
+    assert.equal((await getFile(srv.baseUrl, up.body.url, friend)).status, 200);
+    const mine = (await srv.api("GET", "/attachments", {}, me)).body.attachments;
+    assert.deepEqual(
+      mine.map((a: { messages: { id: number }[] }) => a.messages.map((m) => m.id)),
+      [[sent.body.id]],
+    );
+    // The friend linking my file in a message to a third user does not share it with them.
+    const third = await newUser(srv);
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/messages",
+        { type: "direct", to: JSON.stringify([third.userId]), content: up.body.url },
+        friend,
+      ),
+    );
+    assertFileError(
+      await getFile(srv.baseUrl, up.body.url, third),
+      "You are not authorized to view this file.",
+      403,
+    );
+    assert.deepEqual((await srv.api("GET", "/attachments", {}, me)).body.attachments, mine);
+  });
+
   test("bad requests are refused with Zulip's errors and change nothing", async () => {
     const srv = local;
     const me = await newUser(srv);

@@ -333,6 +333,25 @@ async function renderEnv(
   return env;
 }
 
+/** The sender's uploads a message links are shared with its readers from now on (actors/blob/uploads.ts). */
+async function claimUploads(
+  ctx: ActorContext,
+  realmId: number,
+  senderId: number,
+  messageId: number,
+  dateSent: number,
+  content: string,
+): Promise<void> {
+  const pathIds = linkedPathIds(content, realmId);
+  if (!pathIds.length) return;
+  await ctx.call(uploadsDirectoryRef(realmId), "claimUploads", {
+    pathIds,
+    senderId,
+    messageId,
+    dateSent: dateSent * 1000,
+  });
+}
+
 const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
@@ -457,16 +476,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     event.local_id = args.local_id;
   }
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
-  // The sender's uploads this message links are now shared with its readers (actors/blob/uploads.ts).
-  const linked = linkedPathIds(content, state.realmId);
-  if (linked.length) {
-    await ctx.call(uploadsDirectoryRef(state.realmId), "claimUploads", {
-      pathIds: linked,
-      senderId: c.userId,
-      messageId: id,
-      dateSent: now * 1000,
-    });
-  }
+  await claimUploads(ctx, state.realmId, c.userId, id, now, content);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], perUser),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -1014,6 +1024,10 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
           preexisting,
         };
   const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+  // Links an edit adds are claimed as a send's (only the sender may edit content).
+  if (typeof changes.content === "string") {
+    await claimUploads(ctx, state.realmId, c.userId, m.id, m.timestamp, changes.content);
+  }
   return { facts, events: [{ event, userIds }], reply };
 };
 
