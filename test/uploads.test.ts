@@ -183,6 +183,26 @@ function flowTests(get: () => EmbeddedHandle, storedBytes: (pathId: string) => P
       "You are not authorized to view this file.",
       403,
     );
+    // Messages linking it show Zulip's preview; an image-only paragraph becomes the preview.
+    const preview = (title: string) =>
+      `<div class="message_inline_image"><a href="/user_uploads/${pathId}" title="${title}">` +
+      `<img data-original-content-type="image/png" data-original-dimensions="1200x900" ` +
+      `src="/user_uploads/thumbnail/${pathId}/840x560.webp"></a></div>`;
+    const dm = { type: "direct", to: JSON.stringify([other.userId]) };
+    const alone = await srv.api("POST", "/messages", { ...dm, content: `[red.png](${up.body.url})` }, me);
+    assertSuccess(alone);
+    const aloneMsg = (await srv.api("GET", `/messages/${alone.body.id}`, {}, other)).body.message;
+    assert.equal(aloneMsg.content, preview("red.png"));
+    const inText = await srv.api("POST", "/messages", { ...dm, content: `An [image](${up.body.url})` }, me);
+    const inTextMsg = (await srv.api("GET", `/messages/${inText.body.id}`, {}, other)).body.message;
+    assert.match(inTextMsg.content, /^<p>An <a [^>]*>image<\/a><\/p>\n/);
+    assert.ok(inTextMsg.content.endsWith(`</p>\n${preview("image")}`), inTextMsg.content);
+    assert.equal((await getFile(srv.baseUrl, thumb, other)).status, 200);
+    // A link to a file that is no image gets no preview.
+    const txt = await uploadFiles(srv.baseUrl, me, [{ data: Buffer.from("t"), filename: "t.txt" }]);
+    const plain = await srv.api("POST", "/messages", { ...dm, content: `[t.txt](${txt.body.url})` }, me);
+    const plainMsg = (await srv.api("GET", `/messages/${plain.body.id}`, {}, other)).body.message;
+    assert.ok(!plainMsg.content.includes("message_inline_image"), plainMsg.content);
     // Bytes that only claim to be an image get none, and the upload still succeeds.
     const fake = await uploadFiles(srv.baseUrl, me, [
       { data: Buffer.from("not a png"), filename: "fake.png", type: "image/png" },

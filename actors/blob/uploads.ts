@@ -32,6 +32,8 @@ export interface Attachment {
   createTime: number;
   /** Messages linking the file, ascending by id; date_sent in ms. */
   messages: { id: number; dateSent: number }[];
+  /** An image the gateway made thumbnails of (absent in records made before thumbnails). */
+  image?: { width: number; height: number; animated: boolean };
 }
 
 /** SNAPSHOT: a new field needs a default in uploadsFromSnapshot. */
@@ -151,6 +153,13 @@ const recordUpload: Handler<UploadsState> = async (state, args, ctx, caller) => 
     createTime: ctx.now(),
     messages: [],
   };
+  const image = args.image;
+  if (image && typeof image === "object" && !Array.isArray(image)) {
+    const { width, height, animated } = image as Obj;
+    if (Number.isSafeInteger(width) && Number.isSafeInteger(height) && typeof animated === "boolean") {
+      attachment.image = { width: width as number, height: height as number, animated };
+    }
+  }
   return {
     facts: [fact({ type: "attachmentAdded", attachment })],
     events: [event("add", attachment, state.spaceUsed + size)],
@@ -244,7 +253,25 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
   return { facts, events, reply: { claimed: facts.length } };
 };
 
+/**
+ * The images among these path_ids, for a message's render (internal: the
+ * conversations). As Zulip's markdown previews any image upload of the
+ * realm a message links: only dimensions and type, never the bytes.
+ */
+const uploadImages: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const pathIds = Array.isArray(args.pathIds) ? args.pathIds : [];
+  const images: Obj[] = [];
+  for (const p of pathIds) {
+    const a = typeof p === "string" ? state.byPath.get(p) : undefined;
+    if (!a?.image) continue;
+    images.push([p, { ...a.image, contentType: a.contentType }] as unknown as Obj);
+  }
+  return { reply: { images } };
+};
+
 export const uploadsHandlers: Record<string, Handler<UploadsState>> = {
+  uploadImages,
   recordUpload,
   listAttachments,
   removeAttachment,

@@ -24,6 +24,7 @@ import {
   topicLinks,
   type Mentions,
   type RenderEnv,
+  type UploadImage,
 } from "./markdown.ts";
 import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
@@ -329,6 +330,13 @@ async function renderEnv(
       "allNames",
       {},
     )) as unknown as RenderEnv["channels"];
+  }
+  const linked = linkedPathIds(content, state.realmId);
+  if (linked.length) {
+    const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
+      pathIds: linked,
+    })) as unknown as { images: [string, UploadImage][] };
+    env.images = new Map(r.images);
   }
   return env;
 }

@@ -91,9 +91,15 @@ export function sanitizeName(value: string): string {
   if (Buffer.byteLength(s) > 200) {
     const dot = s.lastIndexOf(".");
     const ext = dot > 0 && s.length - dot <= 16 ? s.slice(dot) : "";
-    const chars = [...s.slice(0, s.length - ext.length)];
-    while (chars.length && Buffer.byteLength(chars.join("") + ext) > 200) chars.pop();
-    s = chars.join("") + ext;
+    // One pass over the code points: a hostile name costs linear time.
+    let budget = 200 - Buffer.byteLength(ext);
+    let stem = "";
+    for (const ch of s.slice(0, s.length - ext.length)) {
+      budget -= Buffer.byteLength(ch);
+      if (budget < 0) break;
+      stem += ch;
+    }
+    s = stem + ext;
   }
   return s;
 }
@@ -128,14 +134,27 @@ function thumbnailKey(pathId: string, format: string): string {
  * format, and the animated ones for an animated image. Nothing for bytes
  * that are no image sharp can read, or a decompression bomb.
  */
-async function storeThumbnails(storage: UploadStorage, pathId: string, data: Buffer): Promise<void> {
+async function storeThumbnails(
+  storage: UploadStorage,
+  pathId: string,
+  data: Buffer,
+): Promise<{ width: number; height: number; animated: boolean } | null> {
   let pages: number;
+  let width: number;
+  let height: number;
   try {
     const meta = await sharp(data, { limitInputPixels: MAX_THUMBNAIL_INPUT_PIXELS }).metadata();
     pages = meta.pages ?? 1;
+    // EXIF orientations 5-8 turn the image on its side.
+    const sideways = (meta.orientation ?? 1) >= 5;
+    width = (sideways ? meta.height : meta.width) ?? 0;
+    height = (sideways ? meta.width : meta.height) ?? 0;
+    // One page's height, for an animation.
+    if (pages > 1 && meta.pageHeight) height = meta.pageHeight;
   } catch {
-    return;
+    return null;
   }
+  if (width <= 0 || height <= 0) return null;
   for (const f of THUMBNAIL_FORMATS) {
     if (f.animated && pages < 2) continue;
     let out: Buffer;
@@ -146,9 +165,17 @@ async function storeThumbnails(storage: UploadStorage, pathId: string, data: Buf
         .webp()
         .toBuffer();
     } catch {
-      return;
+      return null;
     }
     await storage.put(thumbnailKey(pathId, f.name), out, "image/webp");
+  }
+  return { width, height, animated: pages > 1 };
+}
+
+/** A file's bytes and thumbnails, best effort: nothing refers to them any more. */
+async function removeStored(storage: UploadStorage, pathId: string): Promise<void> {
+  for (const key of [pathId, ...THUMBNAIL_FORMATS.map((f) => thumbnailKey(pathId, f.name))]) {
+    await storage.delete(key).catch(() => {});
   }
 }
 
@@ -270,22 +297,25 @@ const upload: RouteDef = {
     // Bytes first: a failure after this leaves an unreferenced object, never
     // a record whose bytes are missing.
     await storage.put(pathId, f.data, contentType);
+    let image: Obj | null = null;
+    if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
+      // The upload stands without thumbnails when storing them fails.
+      image = await storeThumbnails(storage, pathId, f.data).catch((err: unknown) => {
+        componentLogger("uploads").warn({ err, path_id: pathId }, "storing thumbnails failed");
+        return null;
+      });
+    }
     try {
       await req.call(uploadsDirectoryRef(req.realmId), "recordUpload", {
         pathId,
         name,
         size: f.data.length,
         contentType,
+        ...(image ? { image } : {}),
       });
     } catch (err) {
-      await storage.delete(pathId).catch(() => {});
+      await removeStored(storage, pathId);
       throw err;
-    }
-    if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
-      // The upload stands without thumbnails when storing them fails.
-      await storeThumbnails(storage, pathId, f.data).catch((err: unknown) => {
-        componentLogger("uploads").warn({ err, path_id: pathId }, "storing thumbnails failed");
-      });
     }
     const url = `/user_uploads/${pathId}`;
     return { uri: url, url, filename: name };
@@ -386,13 +416,7 @@ const removeAttachment: RouteDef = {
     };
     // The record is gone: the bytes are no longer reachable; removing them
     // may fail (the storage is down) without the client needing to retry.
-    const storage = uploadStorage(req);
-    for (const key of [
-      removed.pathId,
-      ...THUMBNAIL_FORMATS.map((f) => thumbnailKey(removed.pathId, f.name)),
-    ]) {
-      await storage.delete(key).catch(() => {});
-    }
+    await removeStored(uploadStorage(req), removed.pathId);
     return {};
   },
 };
