@@ -288,7 +288,7 @@ describe("uploads, local directory storage", () => {
     },
   );
 
-  test("an edit that adds a link shares the file; another user's link claims nothing", async () => {
+  test("an edit that adds a link shares the file; a reader's link shares it on, a stranger's does not", async () => {
     const srv = local;
     const me = await newUser(srv);
     const friend = await newUser(srv);
@@ -311,22 +311,37 @@ describe("uploads, local directory storage", () => {
       mine.map((a: { messages: { id: number }[] }) => a.messages.map((m) => m.id)),
       [[sent.body.id]],
     );
-    // The friend linking my file in a message to a third user does not share it with them.
+    // The friend can see it, so their message to a third user shares it on.
     const third = await newUser(srv);
+    const fourth = await newUser(srv);
+    const reshared = await srv.api(
+      "POST",
+      "/messages",
+      { type: "direct", to: JSON.stringify([third.userId]), content: up.body.url },
+      friend,
+    );
+    assertSuccess(reshared);
+    assert.equal((await getFile(srv.baseUrl, up.body.url, third)).status, 200);
+    // The fourth never received a message linking it: their link to a fifth shares nothing.
+    const fifth = await newUser(srv);
     assertSuccess(
       await srv.api(
         "POST",
         "/messages",
-        { type: "direct", to: JSON.stringify([third.userId]), content: up.body.url },
-        friend,
+        { type: "direct", to: JSON.stringify([fifth.userId]), content: up.body.url },
+        fourth,
       ),
     );
     assertFileError(
-      await getFile(srv.baseUrl, up.body.url, third),
+      await getFile(srv.baseUrl, up.body.url, fifth),
       "You are not authorized to view this file.",
       403,
     );
-    assert.deepEqual((await srv.api("GET", "/attachments", {}, me)).body.attachments, mine);
+    const after = (await srv.api("GET", "/attachments", {}, me)).body.attachments;
+    assert.deepEqual(
+      after.map((a: { messages: { id: number }[] }) => a.messages.map((m) => m.id)),
+      [[sent.body.id, reshared.body.id]],
+    );
   });
 
   test("bad requests are refused with Zulip's errors and change nothing", async () => {

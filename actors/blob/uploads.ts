@@ -226,10 +226,12 @@ const lookupUpload: Handler<UploadsState> = (state, args, _ctx, caller) => {
 };
 
 /**
- * A message was sent linking these path_ids (internal: from the
- * conversation's send turn). Zulip claims a file for a message when the
- * sender owns it or can already see it; the sender's access to another
- * user's file is not known here, so only the sender's own files are claimed.
+ * A message was sent (or edited) linking these path_ids (internal: from
+ * the conversation's turn). Zulip claims a file for a message when the
+ * sender owns it or can already see it. The sender's own files are claimed
+ * here; other users' existing files come back in `others` with the
+ * messages linking them, and the conversation claims them again with
+ * `shared` once it knows the sender received one of those messages.
  */
 const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
@@ -238,19 +240,25 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
   if (typeof senderId !== "number" || typeof messageId !== "number" || typeof dateSent !== "number") {
     throw errors.internal();
   }
+  const shared = args.shared === true;
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
+  const others: Obj[] = [];
   const seen = new Set<string>();
   for (const p of pathIds) {
     if (typeof p !== "string" || seen.has(p)) continue;
     seen.add(p);
     const a = state.byPath.get(p);
-    if (!a || a.ownerId !== senderId || a.messages.some((m) => m.id === messageId)) continue;
+    if (!a || a.messages.some((m) => m.id === messageId)) continue;
+    if (a.ownerId !== senderId && !shared) {
+      if (a.messages.length) others.push([p, a.messages.map((m) => m.id)] as unknown as Obj);
+      continue;
+    }
     facts.push(fact({ type: "attachmentClaimed", pathId: p, messageId, dateSent }));
     const after = { ...a, messages: [...a.messages, { id: messageId, dateSent }] };
     events.push(event("update", after, state.spaceUsed));
   }
-  return { facts, events, reply: { claimed: facts.length } };
+  return { facts, events, reply: { claimed: facts.length, others } };
 };
 
 /**

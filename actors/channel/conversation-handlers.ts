@@ -341,7 +341,13 @@ async function renderEnv(
   return env;
 }
 
-/** The sender's uploads a message links are shared with its readers from now on (actors/blob/uploads.ts). */
+/**
+ * The uploads a message links are shared with its readers from now on
+ * (actors/blob/uploads.ts): the sender's own, and another user's when the
+ * sender received a message that links it (Zulip's claim_attachment needs
+ * the sender to have access; public channel history the sender never
+ * received does not count here).
+ */
 async function claimUploads(
   ctx: ActorContext,
   realmId: number,
@@ -352,12 +358,18 @@ async function claimUploads(
 ): Promise<void> {
   const pathIds = linkedPathIds(content, realmId);
   if (!pathIds.length) return;
-  await ctx.call(uploadsDirectoryRef(realmId), "claimUploads", {
-    pathIds,
-    senderId,
-    messageId,
-    dateSent: dateSent * 1000,
-  });
+  const dir = uploadsDirectoryRef(realmId);
+  const claim = { senderId, messageId, dateSent: dateSent * 1000 };
+  const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
+    others: [string, number[]][];
+  };
+  if (!r.others.length) return;
+  const ids = [...new Set(r.others.flatMap(([, linking]) => linking))];
+  const received = (await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj;
+  const seen = r.others.filter(([, linking]) => linking.some((id) => Object.hasOwn(received, String(id))));
+  if (seen.length) {
+    await ctx.call(dir, "claimUploads", { ...claim, pathIds: seen.map(([p]) => p), shared: true });
+  }
 }
 
 const send: Handler<ConvState> = async (state, args, ctx, caller) => {
