@@ -440,6 +440,30 @@ describe("uploads, local directory storage", () => {
     assert.match(got.headers.get("content-disposition") ?? "", /^attachment;/);
   });
 
+  test("another gateway on the same storage honours a temporary URL (the key is in the storage)", async () => {
+    const me = await newUser(local);
+    const up = await uploadFiles(local.baseUrl, me, [{ data: Buffer.from("shared"), filename: "s.txt" }]);
+    assertSuccess(up);
+    const tmp = await local.api("GET", up.body.url, {}, me);
+    assertSuccess(tmp);
+    const saved = process.env.LOCAL_UPLOADS_DIR;
+    process.env.LOCAL_UPLOADS_DIR = localDir;
+    let other: EmbeddedHandle | undefined;
+    try {
+      other = await startEmbedded();
+    } finally {
+      if (saved === undefined) delete process.env.LOCAL_UPLOADS_DIR;
+      else process.env.LOCAL_UPLOADS_DIR = saved;
+    }
+    try {
+      const got = await getFile(other.baseUrl, tmp.body.url, null);
+      assert.equal(got.status, 200);
+      assert.equal(got.data.toString(), "shared");
+    } finally {
+      await other.stop();
+    }
+  });
+
   test("POST /register reports the upload limit", async () => {
     const r = await local.api("POST", "/register", { fetch_event_types: ["realm"] });
     assertSuccess(r);

@@ -182,6 +182,7 @@ async function removeStored(storage: UploadStorage, pathId: string): Promise<voi
 // ---- temporary URLs: a signed path_id, valid for a minute ------------------------------
 
 const signingKeys = new WeakMap<UploadStorage, Buffer>();
+const keyReloads = new WeakMap<UploadStorage, number>();
 
 async function signingKey(storage: UploadStorage): Promise<Buffer> {
   const cached = signingKeys.get(storage);
@@ -217,8 +218,20 @@ async function tokenPathId(storage: UploadStorage, token: string, nowMs: number)
   if (sigAt < 0 || expAt <= 0) return null;
   const payload = text.slice(0, sigAt);
   const given = Buffer.from(text.slice(sigAt + 1));
-  const want = Buffer.from(mac(await signingKey(storage), payload));
-  if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
+  const signedBy = (key: Buffer) => {
+    const want = Buffer.from(mac(key, payload));
+    return given.length === want.length && timingSafeEqual(given, want);
+  };
+  if (!signedBy(await signingKey(storage))) {
+    // Another gateway may have won the race to write the key after this one
+    // cached its own: read it again, at most once a minute (forged tokens
+    // must not turn into a storage read each).
+    const last = keyReloads.get(storage) ?? 0;
+    if (nowMs - last < TEMPORARY_URL_SECONDS * 1000) return null;
+    keyReloads.set(storage, nowMs);
+    signingKeys.delete(storage);
+    if (!signedBy(await signingKey(storage))) return null;
+  }
   const exp = Number(text.slice(expAt + 1, sigAt));
   if (!Number.isSafeInteger(exp) || exp * 1000 < nowMs) return null;
   return text.slice(0, expAt);
@@ -259,7 +272,12 @@ async function authorize(req: RouteRequest, pathId: string | null): Promise<Uplo
 
 function serveBytes(data: Buffer, info: { name: string; contentType: string }): RawReply {
   const inline = INLINE_TYPES.has(info.contentType);
-  const disposition = `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(info.name)}`;
+  // RFC 5987 ext-value: encodeURIComponent leaves ' ( ) * as they are.
+  const encoded = encodeURIComponent(info.name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  const disposition = `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encoded}`;
   return new RawReply(data, inline ? info.contentType : "application/octet-stream", {
     "content-disposition": disposition,
     "cache-control": "private, max-age=31536000, immutable",
