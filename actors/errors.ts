@@ -464,4 +464,15 @@ export const errors = {
     new ZulipError("Whoops. We couldn't find your confirmation link in the system.", "BAD_REQUEST", 404),
   confirmationExpired: () =>
     new ZulipError("The confirmation link has expired or been deactivated.", "BAD_REQUEST", 404),
+  // Uploads and attachments (zerver/views/upload.py, zerver/views/attachments.py)
+  uploadNoFile: () => new ZulipError("You must specify a file to upload"),
+  uploadOneFile: () => new ZulipError("You may only upload one file at a time"),
+  uploadTooLarge: (mib: number) =>
+    new ZulipError(`File is larger than this server's configured maximum upload size (${mib} MiB).`),
+  invalidAttachment: () => new ZulipError("Invalid attachment"),
+  /** Zulip answers these two with an HTML page; here they keep the JSON envelope. */
+  uploadNotFound: () => new ZulipError("File not found.", "BAD_REQUEST", 404),
+  uploadNotAuthorized: () => new ZulipError("You are not authorized to view this file.", "BAD_REQUEST", 403),
+  invalidUploadToken: () => new ZulipError("Invalid token"),
+  invalidUploadFilename: () => new ZulipError("Invalid filename"),
 } as const;

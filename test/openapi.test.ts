@@ -996,6 +996,31 @@ const cases: Case[] = [
     status: 400,
   },
 
+  // --- uploads and attachments
+  {
+    method: "POST",
+    path: "/user_uploads",
+    file: true,
+    status: 200,
+    save: (b, f) => {
+      f.uploadUrl = b.url as string;
+    },
+  },
+  { method: "POST", path: "/user_uploads", status: 400 },
+  { method: "GET", path: (f) => f.uploadUrl as string, status: 200 },
+  { method: "GET", path: (f) => (f.uploadUrl as string).replace(/[^/]+$/, "missing.png"), status: 404 },
+  {
+    method: "GET",
+    path: "/attachments",
+    status: 200,
+    save: (b, f) => {
+      f.attachmentId = (b.attachments as { id: number }[])[0]!.id;
+    },
+  },
+  { method: "GET", path: "/attachments", auth: null, status: 401 },
+  { method: "DELETE", path: (f) => `/attachments/${f.attachmentId}`, status: 200 },
+  { method: "DELETE", path: `/attachments/${BAD_ID}`, status: 400 },
+
   // --- API key (the member's: later cases see the new key)
   {
     method: "POST",

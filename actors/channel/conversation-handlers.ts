@@ -24,6 +24,7 @@ import {
   topicLinks,
   type Mentions,
   type RenderEnv,
+  type UploadImage,
 } from "./markdown.ts";
 import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
@@ -32,6 +33,7 @@ import { deliveryHandoff } from "./delivery.ts";
 import { channelSpans, receivedFlagSource } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -331,7 +333,45 @@ async function renderEnv(
       {},
     )) as unknown as RenderEnv["channels"];
   }
+  const linked = linkedPathIds(content, state.realmId);
+  if (linked.length) {
+    const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
+      pathIds: linked,
+    })) as unknown as { images: [string, UploadImage][] };
+    env.images = new Map(r.images);
+  }
   return env;
+}
+
+/**
+ * The uploads a message links are shared with its readers from now on
+ * (actors/blob/uploads.ts): the sender's own, and another user's when the
+ * sender received a message that links it (Zulip's claim_attachment needs
+ * the sender to have access; public channel history the sender never
+ * received does not count here).
+ */
+async function claimUploads(
+  ctx: ActorContext,
+  realmId: number,
+  senderId: number,
+  messageId: number,
+  dateSent: number,
+  content: string,
+): Promise<void> {
+  const pathIds = linkedPathIds(content, realmId);
+  if (!pathIds.length) return;
+  const dir = uploadsDirectoryRef(realmId);
+  const claim = { senderId, messageId, dateSent: dateSent * 1000 };
+  const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
+    others: [string, number[]][];
+  };
+  if (!r.others.length) return;
+  const ids = [...new Set(r.others.flatMap(([, linking]) => linking))];
+  const received = (await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj;
+  const seen = r.others.filter(([, linking]) => linking.some((id) => Object.hasOwn(received, String(id))));
+  if (seen.length) {
+    await ctx.call(dir, "claimUploads", { ...claim, pathIds: seen.map(([p]) => p), shared: true });
+  }
 }
 
 const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decision> => {
@@ -485,6 +525,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     ? perUser
     : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
+  await claimUploads(ctx, state.realmId, c.userId, id, now, content);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -1025,6 +1066,10 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
           preexisting,
         };
   const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+  // Links an edit adds are claimed as a send's (only the sender may edit content).
+  if (typeof changes.content === "string") {
+    await claimUploads(ctx, state.realmId, c.userId, m.id, m.timestamp, changes.content);
+  }
   return { facts, events: [{ event, userIds }], reply };
 };
 

@@ -3,6 +3,7 @@
 // mode never imports this module.
 import { startNodeAdminServer } from "../../gateway/admin/node-server.ts";
 import { buildApp } from "../../gateway/index.ts";
+import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import { startWebhookWorker } from "../../webhook/worker.ts";
 import { shardOf } from "../addressing.ts";
@@ -226,6 +227,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     routes,
     logger: o.logRequests,
     view: membership,
+    uploads: uploadStorageFromEnv(),
   });
   // A deep accept queue (Node's default is 511; the kernel caps it at
   // net.core.somaxconn): thousands of long-poll clients reconnect at once after

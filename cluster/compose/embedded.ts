@@ -24,6 +24,7 @@ import { createLmdbStore } from "../storage/lmdb-store.ts";
 import { tracedStore } from "../tracing.ts";
 import type { ActorClient } from "../transport/contract.ts";
 import { createInProcessTransport } from "../transport/in-process.ts";
+import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
 
 export interface EmbeddedOptions {
@@ -107,6 +108,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     view: singleNodeView("embedded"),
     ...(o.singleOrganization !== undefined ? { singleOrganization: o.singleOrganization } : {}),
     ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
+    uploads: uploadStorageFromEnv(o.dataDir),
   });
   await app.listen({ port: o.port, host: o.host });
   const pidFile = pidFileOf(o.dataDir);

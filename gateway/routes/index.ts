@@ -25,6 +25,7 @@ import { channelExtraRoutes } from "./channel-extras.ts";
 import { inviteRoutes } from "./invites.ts";
 import { signupRoutes } from "../signup-page.ts";
 import { scheduledMessageRoutes } from "./scheduled-messages.ts";
+import { uploadRoutes } from "./uploads.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -51,4 +52,5 @@ export const routes: RouteDef[] = [
   ...inviteRoutes,
   ...signupRoutes,
   ...scheduledMessageRoutes,
+  ...uploadRoutes,
 ];
