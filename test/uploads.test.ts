@@ -288,6 +288,37 @@ describe("uploads, local directory storage", () => {
     },
   );
 
+  test("a subscriber who received a channel message linking a file shares it on by DM", async () => {
+    const srv = local;
+    const me = await newUser(srv);
+    const member = await newUser(srv);
+    const outsider = await newUser(srv);
+    const name = `uploads-private-${Date.now()}`;
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/users/me/subscriptions",
+        { subscriptions: [{ name }], principals: [me.userId, member.userId], invite_only: true },
+        me,
+      ),
+    );
+    const up = await uploadFiles(srv.baseUrl, me, [{ data: Buffer.from("team"), filename: "team.txt" }]);
+    assertSuccess(up);
+    assertSuccess(
+      await srv.api("POST", "/messages", { type: "stream", to: name, topic: "t", content: up.body.url }, me),
+    );
+    // The member holds no stored row of that message (received through the subscription).
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/messages",
+        { type: "direct", to: JSON.stringify([outsider.userId]), content: up.body.url },
+        member,
+      ),
+    );
+    assert.equal((await getFile(srv.baseUrl, up.body.url, outsider)).status, 200);
+  });
+
   test("an edit that adds a link shares the file; a reader's link shares it on, a stranger's does not", async () => {
     const srv = local;
     const me = await newUser(srv);

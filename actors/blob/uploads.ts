@@ -31,7 +31,7 @@ export interface Attachment {
   /** ms since the epoch. */
   createTime: number;
   /** Messages linking the file, ascending by id; date_sent in ms. */
-  messages: { id: number; dateSent: number }[];
+  messages: { id: number; dateSent: number; conv?: string }[];
   /** An image the gateway made thumbnails of (absent in records made before thumbnails). */
   image?: { width: number; height: number; animated: boolean };
 }
@@ -46,7 +46,8 @@ export interface UploadsState {
 
 export type UploadsFact =
   | { type: "attachmentAdded"; attachment: Attachment }
-  | { type: "attachmentClaimed"; pathId: string; messageId: number; dateSent: number }
+  /** `conv`: the message's conversation key (absent in facts written before it). */
+  | { type: "attachmentClaimed"; pathId: string; messageId: number; dateSent: number; conv?: string }
   | { type: "attachmentRemoved"; pathId: string };
 
 export function initialUploads(ref: ActorRef): UploadsState {
@@ -66,7 +67,11 @@ export function applyUploadsFact(state: UploadsState, raw: Obj): UploadsState {
     case "attachmentClaimed": {
       const a = state.byPath.get(fact.pathId);
       if (!a || a.messages.some((m) => m.id === fact.messageId)) break;
-      a.messages.push({ id: fact.messageId, dateSent: fact.dateSent });
+      a.messages.push({
+        id: fact.messageId,
+        dateSent: fact.dateSent,
+        ...(fact.conv === undefined ? {} : { conv: fact.conv }),
+      });
       a.messages.sort((x, y) => x.id - y.id);
       break;
     }
@@ -241,6 +246,7 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
     throw errors.internal();
   }
   const shared = args.shared === true;
+  const conv = typeof args.conv === "string" ? { conv: args.conv } : {};
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const others: Obj[] = [];
@@ -251,11 +257,12 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
     const a = state.byPath.get(p);
     if (!a || a.messages.some((m) => m.id === messageId)) continue;
     if (a.ownerId !== senderId && !shared) {
-      if (a.messages.length) others.push([p, a.messages.map((m) => m.id)] as unknown as Obj);
+      // [path, [[message id, conversation key or ""]]]
+      if (a.messages.length) others.push([p, a.messages.map((m) => [m.id, m.conv ?? ""])] as unknown as Obj);
       continue;
     }
-    facts.push(fact({ type: "attachmentClaimed", pathId: p, messageId, dateSent }));
-    const after = { ...a, messages: [...a.messages, { id: messageId, dateSent }] };
+    facts.push(fact({ type: "attachmentClaimed", pathId: p, messageId, dateSent, ...conv }));
+    const after = { ...a, messages: [...a.messages, { id: messageId, dateSent, ...conv }] };
     events.push(event("update", after, state.spaceUsed));
   }
   return { facts, events, reply: { claimed: facts.length, others } };

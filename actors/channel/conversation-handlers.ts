@@ -30,7 +30,7 @@ import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
-import { channelSpans, receivedFlagSource } from "./received.ts";
+import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
@@ -352,23 +352,34 @@ async function renderEnv(
  */
 async function claimUploads(
   ctx: ActorContext,
-  realmId: number,
+  state: ConvState,
   senderId: number,
   messageId: number,
   dateSent: number,
   content: string,
 ): Promise<void> {
+  const realmId = state.realmId;
   const pathIds = linkedPathIds(content, realmId);
   if (!pathIds.length) return;
   const dir = uploadsDirectoryRef(realmId);
-  const claim = { senderId, messageId, dateSent: dateSent * 1000 };
+  const claim = { senderId, messageId, dateSent: dateSent * 1000, conv: state.key };
   const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
-    others: [string, number[]][];
+    others: [string, [number, string][]][];
   };
   if (!r.others.length) return;
-  const ids = [...new Set(r.others.flatMap(([, linking]) => linking))];
-  const received = (await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj;
-  const seen = r.others.filter(([, linking]) => linking.some((id) => Object.hasOwn(received, String(id))));
+  // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
+  const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
+  const received = new Set(
+    Object.keys((await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj).map(Number),
+  );
+  const byChannel = new Map<string, number[]>();
+  for (const [, linking] of r.others)
+    for (const [id, conv] of linking)
+      if (!received.has(id) && conv !== "" && !isDmKey(conv))
+        (byChannel.get(conv) ?? byChannel.set(conv, []).get(conv)!).push(id);
+  for (const [conv, list] of byChannel)
+    for (const id of await receivedIds(ctx, realmId, conv, senderId, list)) received.add(id);
+  const seen = r.others.filter(([, linking]) => linking.some(([id]) => received.has(id)));
   if (seen.length) {
     await ctx.call(dir, "claimUploads", { ...claim, pathIds: seen.map(([p]) => p), shared: true });
   }
@@ -525,7 +536,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     ? perUser
     : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
-  await claimUploads(ctx, state.realmId, c.userId, id, now, content);
+  await claimUploads(ctx, state, c.userId, id, now, content);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -1068,7 +1079,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   const reply: Obj = movedInfo ? { moved: movedInfo } : {};
   // Links an edit adds are claimed as a send's (only the sender may edit content).
   if (typeof changes.content === "string") {
-    await claimUploads(ctx, state.realmId, c.userId, m.id, m.timestamp, changes.content);
+    await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
   }
   return { facts, events: [{ event, userIds }], reply };
 };
