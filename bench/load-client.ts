@@ -274,7 +274,11 @@ async function add(specs: LoadClientSpec[]): Promise<void> {
       ok++;
       active.push(c);
       poll(c);
-      // Presence spread evenly over the minute.
+      // A client pings presence when it starts (its user comes online then,
+      // which fans out a presence event: that belongs to the ramp, not the
+      // measured window), then every 60 s at its own offset, so the pings
+      // spread evenly over the minute.
+      presence(c);
       setTimeout(() => {
         presence(c);
         setInterval(() => presence(c), PRESENCE_MS);
