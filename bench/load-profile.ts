@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { api, createBots, ownerAuth, type BenchUser } from "./client.ts";
+import { api, basic, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
 import type { Histogram, LoadClientSpec, LoadRates, LoadReport } from "./load-client.ts";
 import { ROOT } from "./procs.ts";
 import { startServers, type Servers } from "./servers.ts";
@@ -29,6 +29,13 @@ const CLIENTS_PER_USER = Number(env.BENCH_LOAD_CLIENTS_PER_USER ?? 4);
 const CLIENTS_PER_PROC = Number(env.BENCH_LOAD_CLIENTS_PER_PROC ?? 4000);
 const CHANNELS = Number(env.BENCH_LOAD_CHANNELS ?? 50);
 const ZIPF_S = Number(env.BENCH_LOAD_ZIPF_S ?? 1);
+/**
+ * "humans" (default) or "bots". The server records no presence for a bot
+ * (a bot's ping neither comes online nor appears in anyone's presence
+ * answer), so with bots the presence figure misses the realm's presence
+ * map; humans cost two password hashes each to make.
+ */
+const USER_KIND = env.BENCH_LOAD_USERS ?? "humans";
 const TARGET = 15_000;
 const RETRIES = Number(env.BENCH_LOAD_RETRIES ?? 1);
 
@@ -64,6 +71,25 @@ function unit(a: number, b: number): number {
 /** Channel k (0-based) holds a 1/(k+1)^s share of the users: the first holds everyone. */
 function inChannel(user: number, k: number): boolean {
   return k === 0 || unit(user, k) < 1 / Math.pow(k + 1, ZIPF_S);
+}
+
+/** `n` human members (created by the owner, API key fetched with the password). */
+async function createHumans(url: string, owner: string, n: number, tag: string): Promise<BenchUser[]> {
+  return pool(
+    Array.from({ length: n }, (_, i) => i),
+    16,
+    async (i) => {
+      const email = `load-${tag}-${i}@example.com`;
+      const password = `load-password-${tag}-${i}`;
+      const made = await api(url, owner, "POST", "/users", {
+        email,
+        password,
+        full_name: `Load ${tag} ${i}`,
+      });
+      const key = await api(url, null, "POST", "/fetch_api_key", { username: email, password });
+      return { userId: made.user_id as number, email, auth: basic(email, key.api_key as string) };
+    },
+  );
 }
 
 // ---- process figures from /proc ---------------------------------------------------
@@ -312,7 +338,10 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
       const wantUsers = Math.ceil(step / CLIENTS_PER_USER);
       if (wantUsers > users.length) {
         const first = users.length;
-        const made = await createBots(url, owner.auth, wantUsers - first, `l${first}`);
+        const made =
+          USER_KIND === "bots"
+            ? await createBots(url, owner.auth, wantUsers - first, `l${first}`)
+            : await createHumans(url, owner.auth, wantUsers - first, `l${first}`);
         users.push(...made);
         // Subscribe the new users, channel by channel, 100 principals a request.
         for (let k = 0; k < CHANNELS; k++) {
@@ -392,7 +421,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
     ratio: best / TARGET,
     ...atLeast(best, TARGET, (n) => n.toLocaleString("en-US")),
     note:
-      `ratio is to the ${TARGET.toLocaleString("en-US")}-client target; ${bestUsers} users, ${CLIENTS_PER_USER} clients each; ` +
+      `ratio is to the ${TARGET.toLocaleString("en-US")}-client target; ${bestUsers} users (${USER_KIND}), ${CLIENTS_PER_USER} clients each; ` +
       `steps of ${STEP_SECONDS} s after ${WARMUP_SECONDS} s of warm-up; ` +
       `${CHANNELS} channels with Zipf sizes (s = ${ZIPF_S}: channel k holds 1/k of the users); ` +
       `${(PER_CLIENT_RPS * 60).toFixed(2)} requests per client per minute in all, GET /events the remainder of ` +
