@@ -14,9 +14,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { api, basic, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
 import type { Histogram, LoadClientSpec, LoadRates, LoadReport } from "./load-client.ts";
-import { ROOT } from "./procs.ts";
+import { ROOT, startProc, type Proc } from "./procs.ts";
 import { startServers, type Servers } from "./servers.ts";
-import { atLeast, type BenchContext, type BenchRow } from "./table.ts";
+import { atLeast, percentile, type BenchContext, type BenchRow } from "./table.ts";
 
 const env = process.env;
 const MODES = (env.BENCH_LOAD_MODES ?? "embedded,cluster").split(",") as ("embedded" | "cluster")[];
@@ -113,13 +113,13 @@ function rssBytes(pid: number): number {
   }
 }
 
-/** The server's processes: this process's children that are not load clients (nodes, gateway, nats, redis). */
-function serverPids(clientPids: Set<number>): { pid: number; name: string }[] {
+/** The server's processes: this process's children but those in `not` (nodes, gateway, nats, redis). */
+function serverPids(not: Set<number>): { pid: number; name: string }[] {
   const out: { pid: number; name: string }[] = [];
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     const pid = Number(d);
-    if (clientPids.has(pid)) continue;
+    if (not.has(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
@@ -134,6 +134,26 @@ function serverPids(clientPids: Set<number>): { pid: number; name: string }[] {
     } catch {
       // exited meanwhile
     }
+  }
+  return out;
+}
+
+/**
+ * The machine's noise floor during a window: bare Fastify (bench/baseline.ts)
+ * asked for a small JSON answer five times a second. When its p99 climbs
+ * too, the latency came from the shared machine, not from the server.
+ */
+async function probeFloor(url: string, until: number): Promise<number[]> {
+  const out: number[] = [];
+  while (performance.now() < until) {
+    const t = performance.now();
+    try {
+      await (await fetch(url)).text();
+      out.push(performance.now() - t);
+    } catch {
+      // the row's own failures say what broke; this is only the floor
+    }
+    await sleep(200);
   }
   return out;
 }
@@ -318,10 +338,13 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
   const rows: BenchRow[] = [];
   const srv: Servers = await startServers(mode);
   const procs: LoadProc[] = [];
+  let bare: (Proc & { match: RegExpMatchArray }) | undefined;
   let best = 0;
   let bestUsers = 0;
   try {
     const { url } = srv;
+    bare = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
+    const bareUrl = `http://127.0.0.1:${bare.match[1]}/api/v1/ping`;
     const owner = await ownerAuth(url);
     const channels: number[] = [];
     for (let k = 0; k < CHANNELS; k++) {
@@ -377,8 +400,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           `registering ${((Date.now() - seeded) / 1000).toFixed(0)} s${addFailed ? `, ${addFailed} registrations failed` : ""}`,
       );
       await sleep(WARMUP_SECONDS * 1000);
-      const clientPids = new Set(procs.map((p) => p.child.pid!));
-      const server = serverPids(clientPids);
+      const server = serverPids(new Set([bare.child.pid!, ...procs.map((p) => p.child.pid!)]));
       // Other work on a shared machine can break one window; a broken step
       // gets RETRIES more windows with the same clients, and holds only if
       // one of them does (every window's figures are in the note).
@@ -389,7 +411,9 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
         const cpuBefore = server.map((s) => cpuTicks(s.pid));
         for (const p of procs) p.reset();
         const t = performance.now();
+        const floor = probeFloor(bareUrl, t + STEP_SECONDS * 1000);
         await sleep(STEP_SECONDS * 1000);
+        const floorP99 = percentile(await floor, 99);
         const reports = await Promise.all(procs.map((p) => p.report()));
         const seconds = (performance.now() - t) / 1000;
         const figures = server.map((s, i) => ({
@@ -398,7 +422,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           rss: rssBytes(s.pid),
         }));
         r = summarize(mode, step, users.length, reports, figures, seconds);
-        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}`;
+        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}, bare Fastify GET p99 ${floorP99.toFixed(0)} ms meanwhile`;
         ctx.log(`load, ${mode}: ${r.row.name}, window ${w + 1}: ${r.row.note}`);
       }
       if (earlier.length)
@@ -411,6 +435,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
     }
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
+    await bare?.stop();
     await srv.stop();
   }
   rows.push({
