@@ -234,20 +234,22 @@ const MIX: Record<"messages" | "flags" | "send" | "typing", (c: Client) => void>
   },
 };
 
-/** Poisson arrivals of one kind at `perClient` × the active clients per second. */
+/**
+ * Poisson arrivals of one kind at `perClient` × the active clients per
+ * second. A gap longer than a second is cut short and drawn again with the
+ * rate of then (exact, the process being memoryless), so the rate follows
+ * the clients as they are added.
+ */
 function arrivals(kind: keyof typeof MIX, perClient: number): void {
   const next = () => {
     if (stopping) return;
     const rate = perClient * active.length;
-    if (rate <= 0) return void setTimeout(next, 1000);
-    const gap = -Math.log(1 - Math.random()) / rate;
-    setTimeout(
-      () => {
-        if (active.length) MIX[kind](pick(active));
-        next();
-      },
-      Math.min(gap * 1000, 2_147_000_000),
-    );
+    const gapMs = rate > 0 ? (-Math.log(1 - Math.random()) / rate) * 1000 : Infinity;
+    if (gapMs > 1000) return void setTimeout(next, 1000);
+    setTimeout(() => {
+      if (active.length) MIX[kind](pick(active));
+      next();
+    }, gapMs);
   };
   next();
 }
