@@ -113,6 +113,16 @@ function rssBytes(pid: number): number {
   }
 }
 
+/** The share of the last minute some runnable task waited for a CPU (Linux PSI), when the kernel reports it. */
+function cpuPressure(): string {
+  try {
+    const m = /some avg10=[\d.]+ avg60=([\d.]+)/.exec(readFileSync("/proc/pressure/cpu", "utf8"));
+    return m ? `, CPU pressure ${Number(m[1]).toFixed(0)}% (tasks waiting for a core, last minute)` : "";
+  } catch {
+    return "";
+  }
+}
+
 /** The server's processes: this process's children but those in `not` (nodes, gateway, nats, redis). */
 function serverPids(not: Set<number>): { pid: number; name: string }[] {
   const out: { pid: number; name: string }[] = [];
@@ -422,7 +432,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           rss: rssBytes(s.pid),
         }));
         r = summarize(mode, step, users.length, reports, figures, seconds);
-        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}, bare Fastify GET p99 ${floorP99.toFixed(0)} ms meanwhile`;
+        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}${cpuPressure()}, bare Fastify GET p99 ${floorP99.toFixed(0)} ms meanwhile`;
         ctx.log(`load, ${mode}: ${r.row.name}, window ${w + 1}: ${r.row.note}`);
       }
       if (earlier.length)
