@@ -109,6 +109,19 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/**
+ * Nanoseconds the process's main thread (its event loop) has spent runnable
+ * but waiting for a core: on a shared machine, what tells a server starved
+ * of CPU from a server busy with its own work.
+ */
+function runWaitNs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]);
+  } catch {
+    return NaN;
+  }
+}
+
 function rssBytes(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -280,7 +293,7 @@ function summarize(
   clients: number,
   users: number,
   reports: LoadReport[],
-  server: { name: string; cpu: number; rss: number }[],
+  server: { name: string; cpu: number; wait: number; rss: number }[],
   seconds: number,
 ): StepResult {
   const kinds = new Map<
@@ -329,6 +342,7 @@ function summarize(
     `flags ${p99("flags")} ms (${count("flags")}), typing ${p99("typing")} ms (${count("typing")}); ` +
     `${requests} requests in ${seconds.toFixed(0)} s: ${["presence", "poll", "messages", "flags", "send", "typing"].map(share).join(", ")}; ` +
     `server CPU ${pct(serverCpu)} of a core (${server.map((s) => `${s.name} ${pct(s.cpu)}`).join(", ")}), ` +
+    `share of the time its event loop was runnable but waiting for a core: ${server.map((s) => `${s.name} ${pct(s.wait)}`).join(", ")}; ` +
     `RSS ${mib(serverRss)}${server.length > 1 ? ` (${server.map((s) => `${s.name} ${mib(s.rss)}`).join(", ")})` : ""}; ` +
     `${reports.length} client processes, CPU ${clientCpu.join(", ")} of a core` +
     (failures.length ? `; ${failures.join("; ")}` : "") +
@@ -445,6 +459,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
       for (let w = 0; w <= RETRIES && !r?.held; w++) {
         if (r) earlier.push(`window ${w}: ${r.row.note}`);
         const cpuBefore = server.map((s) => cpuTicks(s.pid));
+        const waitBefore = server.map((s) => runWaitNs(s.pid));
         for (const p of procs) p.reset();
         const t = performance.now();
         const floor = probeFloor(bareUrl, t + STEP_SECONDS * 1000);
@@ -455,6 +470,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
         const figures = server.map((s, i) => ({
           name: s.name,
           cpu: (cpuTicks(s.pid) - cpuBefore[i]!) / 100 / seconds,
+          wait: (runWaitNs(s.pid) - waitBefore[i]!) / 1e9 / seconds,
           rss: rssBytes(s.pid),
         }));
         r = summarize(mode, step, users.length, reports, figures, seconds);
