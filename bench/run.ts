@@ -18,6 +18,7 @@ const SECTIONS: Record<string, () => Promise<{ run: Section }>> = {
   tracing: () => import("./tracing.ts"),
   failover: () => import("./failover.ts"),
   coldstart: () => import("./coldstart.ts"),
+  load: () => import("./load-profile.ts"),
 };
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
