@@ -515,14 +515,17 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     ...(dmRecipients ? { dmRecipients } : {}),
     ...(sendKey !== null ? { sendKey } : {}),
   });
+  // Only recipients with flags are listed (the queue gives the others []);
+  // `watchers` names the queues that get it without being recipients.
   const userFlags: Obj = {};
-  for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
+  for (const [uid, flags] of perUser) if (flags.length) userFlags[String(uid)] = flags;
   // The event formats the one new message, as the state will hold it once applied.
   const view = { key: state.key, dmRecipients: dmRecipients ?? state.dmRecipients };
   const event: Obj = {
     type: "message",
     message: formatMessage(view, msg, channelName),
     user_flags: userFlags,
+    watchers,
   };
   if (typeof args.queue_id === "string" && typeof args.local_id === "string") {
     event.sender_queue_id = args.queue_id;

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import { shapeForQueue, watchesPublicChannels } from "./shape.ts";
+import { flagsFor, shapeForQueue, watchesPublicChannels } from "./shape.ts";
 import {
   applyQueueFact,
   findQueue,
@@ -169,14 +169,7 @@ function reportAllPublic(state: QueueSetState, ctx: ActorContext, on: boolean): 
 
 /** A message event addressed to this user only as a watcher of public channels. */
 function watcherOnly(event: Obj, userId: number): boolean {
-  const byUser = event.user_flags;
-  return (
-    event.type === "message" &&
-    !!byUser &&
-    typeof byUser === "object" &&
-    !Array.isArray(byUser) &&
-    !Object.hasOwn(byUser, String(userId))
-  );
+  return event.type === "message" && flagsFor(event, userId) === null;
 }
 
 /**

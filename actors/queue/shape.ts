@@ -74,9 +74,23 @@ export function watchesPublicChannels(reg: Registration): boolean {
   return reg.allPublicStreams || reg.narrow.length > 0;
 }
 
-/** The user's flags; null when `user_flags` names recipients and this user is none of them. */
-function flagsFor(event: Obj, userId: number): string[] | null {
+/**
+ * The user's flags; null when the user is no recipient (a watcher of
+ * public channels). A channel send's event (`watchers` present) lists
+ * only the recipients with flags in `user_flags` and the watchers in
+ * `watchers`, so its size does not grow with the channel; older events
+ * listed every recipient in `user_flags`.
+ */
+export function flagsFor(event: Obj, userId: number): string[] | null {
   const byUser = event.user_flags;
+  if (Array.isArray(event.watchers)) {
+    if (event.watchers.includes(userId)) return null;
+    const f =
+      byUser && typeof byUser === "object" && !Array.isArray(byUser) && Object.hasOwn(byUser, String(userId))
+        ? byUser[String(userId)]
+        : undefined;
+    return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
+  }
   if (byUser && typeof byUser === "object" && !Array.isArray(byUser)) {
     const f = Object.hasOwn(byUser, String(userId)) ? byUser[String(userId)] : undefined;
     if (Array.isArray(f)) return f.filter((x): x is string => typeof x === "string");
