@@ -104,7 +104,7 @@ export class EventRouter {
     const byShard = new Map<number, Record<string, Obj[]>>();
     for (const { event, userIds } of events) {
       for (const userId of new Set(userIds)) {
-        const shard = shardOf(queueRef(ref.realm, userId), this.host.shards);
+        const shard = this.queueShard(ref.realm, userId);
         let users = byShard.get(shard);
         if (!users) byShard.set(shard, (users = {}));
         (users[String(userId)] ??= []).push(event);
@@ -154,6 +154,19 @@ export class EventRouter {
   /** This node stops serving `shard`. */
   forgetShard(shard: number): void {
     this.live.forget(shard);
+  }
+
+  /** The shard of a user's queue actor, remembered: every event to the user needs it. */
+  private readonly shardCache = new Map<number, Map<number, number>>();
+  private queueShard(realm: number, userId: number): number {
+    let byUser = this.shardCache.get(realm);
+    if (!byUser) this.shardCache.set(realm, (byUser = new Map()));
+    let shard = byUser.get(userId);
+    if (shard === undefined) {
+      shard = shardOf(queueRef(realm, userId), this.host.shards);
+      byUser.set(userId, shard);
+    }
+    return shard;
   }
 
   /** Answer a router request from another node: deliver to the local queue actors. */
@@ -210,15 +223,16 @@ export class EventRouter {
           continue;
         }
         const jobs: Promise<boolean>[] = [];
+        // Every user of a batch has their queue actor on the batch's shard (route groups them so).
+        const shard = batchShard;
+        const serves = this.host.serves(shard);
         for (const [userId, events] of Object.entries(batch.users)) {
-          const ref = queueRef(batch.realm, Number(userId));
-          const shard = shardOf(ref, this.host.shards);
-          if (this.host.serves(shard) && this.live.skips(shard, `${batch.realm}:${userId}`)) {
+          if (serves && this.live.skips(shard, `${batch.realm}:${userId}`)) {
             this.stats.skipped++;
             continue;
           }
           this.stats.local++;
-          jobs.push(this.deliverUser(ref, batch.key, events));
+          jobs.push(this.deliverUser(queueRef(batch.realm, Number(userId)), batch.key, events));
           if (++started === LOCAL_CHUNK) {
             started = 0;
             await nextMacrotask();
