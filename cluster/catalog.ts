@@ -24,7 +24,7 @@ import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
 import { metrics } from "./metrics.ts";
-import { delay, nextMacrotask } from "./transport/retry.ts";
+import { nextMacrotask } from "./transport/retry.ts";
 
 export interface Turn {
   method: string;
@@ -105,9 +105,6 @@ const SNAPSHOT_CHARS_PER_FACT = 2000;
 /** Backoff of a failed outbox or hand-off entry's next attempt (Catalog.retryLater). */
 const ENTRY_RETRY_MIN_MS = 1_000;
 const ENTRY_RETRY_MAX_MS = 30_000;
-
-/** Longest a batch's hand-offs wait for its events to reach their queues. */
-const HANDOFF_AFTER_EVENTS_MS = 250;
 
 /** A Decision.handoffs entry. */
 export interface Handoff {
@@ -462,17 +459,15 @@ export class Catalog {
         }
         let handed: Promise<unknown> | undefined;
         if (handoffs.length) {
-          // Events first: hand-offs (a send's flag deliveries to every
-          // recipient) start once the batch's events reached their queues,
-          // or after HANDOFF_AFTER_EVENTS_MS, so waiting clients hear of a
-          // message before the bulk work behind its reply begins. The next
-          // macrotask, not the next microtask: the parked polls those
-          // events woke are answered in microtasks, and their responses
-          // are written before the hand-offs take the CPU.
-          const start =
-            emitted === undefined
-              ? Promise.resolve()
-              : Promise.race([emitted.then(nextMacrotask), delay(HANDOFF_AFTER_EVENTS_MS)]);
+          // Hand-offs start beside the events, not after them: a send's
+          // reply waits for its hand-offs (the rows of its sender and
+          // flagged recipients, a few turns since a channel message stores
+          // nothing per ordinary recipient), and must not wait for its
+          // fan-out to every queue too (a send's latency grew with its
+          // channel's online users). The next macrotask: the parked polls
+          // the events woke are answered in microtasks, and their
+          // responses are written before the hand-offs take the CPU.
+          const start = emitted === undefined ? Promise.resolve() : nextMacrotask();
           handed =
             handoffSeq !== null
               ? start.then(() => this.handOff(act, handoffSeq, handoffs))
