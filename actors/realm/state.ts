@@ -14,6 +14,7 @@ import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./link
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
 import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
 import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
+import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -405,6 +406,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
       else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
       else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
+      else if (isExportFact(fact)) applyExportFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;

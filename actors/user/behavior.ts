@@ -30,6 +30,7 @@ import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
+import { exportConsentHandlers } from "./export-consent.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { alertWordHandlers } from "./alert-words.ts";
 import { mutedUserHandlers } from "./muted-users.ts";
@@ -475,6 +476,7 @@ export const userBehavior: Behavior<UserState> = {
     ...flagHandlers,
     ...savedSnippetHandlers,
     ...pushTokenHandlers,
+    ...exportConsentHandlers,
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
@@ -507,6 +509,7 @@ export const userBehavior: Behavior<UserState> = {
     deleteSavedSnippet: "caller",
     addPushToken: "caller",
     removePushToken: "caller",
+    exportConsent: "caller",
     registerClientDevice: "caller",
     removeClientDevice: "caller",
     registerPushDevice: "caller",

@@ -5,6 +5,7 @@ import { startNodeAdminServer } from "../../gateway/admin/node-server.ts";
 import { buildApp } from "../../gateway/index.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import { startWebhookWorker } from "../../webhook/worker.ts";
+import { startExportWorker } from "../export.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
@@ -144,6 +145,8 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   membership.start();
   node.start();
   const webhooks = startWebhookWorker(node);
+  // Export files go to DATA_DIR, which gateways must see too (docs/export.md).
+  const exportsWorker = startExportWorker(node, store, shards, env.dataDir());
   // Listen for a heartbeat round before taking shards, so a node joining a
   // running cluster does not grab shards that belong to others.
   await new Promise((r) => setTimeout(r, 1200));
@@ -167,6 +170,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
     async close() {
       membership.setDraining(true);
       await webhooks.stop();
+      await exportsWorker.stop();
       await node.stop(true);
       adminSub.unsubscribe();
       guard.stop();

@@ -24,6 +24,8 @@ import { tracedStore } from "../tracing.ts";
 import type { ActorClient } from "../transport/contract.ts";
 import { createInProcessTransport } from "../transport/in-process.ts";
 import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
+import { startExportWorker } from "../export.ts";
+import type { Store } from "../storage/contract.ts";
 
 export interface EmbeddedOptions {
   port: number;
@@ -89,6 +91,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   node.start();
   guard.start();
   const webhooks = startWebhookWorker(node, webhookOptions);
+  const exportsWorker = startExportWorker(node, store, o.shards, resolve(o.dataDir));
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
@@ -124,6 +127,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       adminSub.unsubscribe();
       guard.stop();
       await webhooks.stop();
+      await exportsWorker.stop();
       await node.stop(true);
       await store.close();
       rmSync(pidFile, { force: true });
@@ -158,7 +162,9 @@ export function firstLogin(b: BootstrapResult, port: number): string {
  * holding every shard (the management CLI). Refuses while the embedded
  * server runs on it: LMDB has one owner.
  */
-export async function withLocalNode<T>(fn: (call: ActorCall) => Promise<T>): Promise<T> {
+export async function withLocalNode<T>(
+  fn: (call: ActorCall, store: Store, shards: number) => Promise<T>,
+): Promise<T> {
   const dataDir = resolve(env.dataDir());
   const pidFile = pidFileOf(dataDir);
   if (existsSync(pidFile)) {
@@ -190,7 +196,7 @@ export async function withLocalNode<T>(fn: (call: ActorCall) => Promise<T>): Pro
   node.setDesired(allShards(shards));
   await node.ready();
   try {
-    return await fn((ref, m, a) => node.call(ref, m, a));
+    return await fn((ref, m, a) => node.call(ref, m, a), store, shards);
   } finally {
     await node.stop(true);
     await store.close();

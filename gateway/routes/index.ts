@@ -22,6 +22,7 @@ import { messageExtraRoutes } from "./message-extras.ts";
 import { userPrefRoutes } from "./user-prefs.ts";
 import { realmExtraRoutes } from "./realm-extras.ts";
 import { channelExtraRoutes } from "./channel-extras.ts";
+import { exportRoutes } from "./export.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -45,4 +46,5 @@ export const routes: RouteDef[] = [
   ...userPrefRoutes,
   ...realmExtraRoutes,
   ...channelExtraRoutes,
+  ...exportRoutes,
 ];
