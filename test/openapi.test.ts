@@ -929,6 +929,14 @@ const cases: Case[] = [
     status: 400,
   },
 
+  // --- exports (gateway/routes/export.ts)
+  { method: "POST", path: "/export/realm", params: { export_type: 1 }, status: 200 },
+  { method: "POST", path: "/export/realm", params: { export_type: 9 }, status: 400 },
+  { method: "GET", path: "/export/realm", status: 200 },
+  { method: "GET", path: "/export/realm", auth: (f) => f.member, status: 400 },
+  { method: "GET", path: "/export/realm/consents", status: 200 },
+  { method: "GET", path: "/export/realm/consents", auth: (f) => f.member, status: 400 },
+
   // --- API key (the member's: later cases see the new key)
   {
     method: "POST",
