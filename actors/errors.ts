@@ -421,4 +421,9 @@ export const errors = {
   typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
   typingMissingTo: () => new ZulipError("Missing 'to' argument"),
+  // POST /mobile_push/test_notification (the spec's InvalidPushDeviceTokenError
+  // and InvalidRemotePushDeviceTokenError).
+  invalidPushDeviceToken: () => new ZulipError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN"),
+  invalidRemotePushDeviceToken: () =>
+    new ZulipError("Device not recognized by the push bouncer", "INVALID_REMOTE_PUSH_DEVICE_TOKEN"),
 } as const;

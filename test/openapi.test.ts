@@ -937,6 +937,10 @@ const cases: Case[] = [
   { method: "GET", path: "/export/realm/consents", status: 200 },
   { method: "GET", path: "/export/realm/consents", auth: (f) => f.member, status: 400 },
 
+  // --- push test notification (gateway/routes/push-test.ts): no tokens, nothing sent
+  { method: "POST", path: "/mobile_push/test_notification", status: 200 },
+  { method: "POST", path: "/mobile_push/test_notification", params: { token: "unknown" }, status: 400 },
+
   // --- API key (the member's: later cases see the new key)
   {
     method: "POST",

@@ -31,6 +31,7 @@ import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { exportConsentHandlers } from "./export-consent.ts";
+import { pushTestHandlers } from "./push-test.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { alertWordHandlers } from "./alert-words.ts";
 import { mutedUserHandlers } from "./muted-users.ts";
@@ -477,6 +478,7 @@ export const userBehavior: Behavior<UserState> = {
     ...savedSnippetHandlers,
     ...pushTokenHandlers,
     ...exportConsentHandlers,
+    ...pushTestHandlers,
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
@@ -510,6 +512,7 @@ export const userBehavior: Behavior<UserState> = {
     addPushToken: "caller",
     removePushToken: "caller",
     exportConsent: "caller",
+    testPushTokens: "caller",
     registerClientDevice: "caller",
     removeClientDevice: "caller",
     registerPushDevice: "caller",

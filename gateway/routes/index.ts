@@ -23,6 +23,7 @@ import { userPrefRoutes } from "./user-prefs.ts";
 import { realmExtraRoutes } from "./realm-extras.ts";
 import { channelExtraRoutes } from "./channel-extras.ts";
 import { exportRoutes } from "./export.ts";
+import { pushTestRoutes } from "./push-test.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -47,4 +48,5 @@ export const routes: RouteDef[] = [
   ...realmExtraRoutes,
   ...channelExtraRoutes,
   ...exportRoutes,
+  ...pushTestRoutes,
 ];
