@@ -13,6 +13,7 @@ import { gunzipSync } from "node:zlib";
 import { realmRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
+import { startCluster } from "./support/cluster.ts";
 import { makeApi, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { assertError, assertSuccess, eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
 
@@ -278,5 +279,62 @@ describe("export - round trip", () => {
     }
     assertError(await a.api("POST", "/export/realm"), "Exceeded rate limit.");
     for (const id of made) assert.equal((await waitDone(a.api, id)).export_type, 2);
+  });
+});
+
+describe("export - cluster mode", () => {
+  test("nodes write the export to the shared DATA_DIR, the gateway serves it, it restores", async () => {
+    const shared = tempDir();
+    const cluster = await startCluster({ nodes: ["n1", "n2"], env: { DATA_DIR: shared } });
+    let bytes: Buffer;
+    let before: Obj;
+    try {
+      const api = cluster.api;
+      assertSuccess(await api("POST", "/channels/create", { name: "clustered", subscribers: "[]" }));
+      const ids: number[] = [];
+      for (const content of ["one", "two"]) {
+        const s = await api("POST", "/messages", { type: "stream", to: "clustered", topic: "t", content });
+        assertSuccess(s);
+        ids.push(s.body.id as number);
+      }
+      assertSuccess(
+        await api("POST", "/messages/flags", { messages: JSON.stringify(ids), op: "add", flag: "starred" }),
+      );
+      const created = await api("POST", "/export/realm", { export_type: 2 });
+      assertSuccess(created);
+      const row = await waitDone(api, created.body.id as number);
+      assert.equal(row.failed_timestamp, null);
+      const res = await fetch(cluster.baseUrl + (row.export_url as string), {
+        headers: {
+          authorization:
+            "Basic " + Buffer.from(`${cluster.owner.email}:${cluster.owner.apiKey}`).toString("base64"),
+        },
+      });
+      assert.equal(res.status, 200);
+      bytes = Buffer.from(await res.arrayBuffer());
+      const r = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+      assertSuccess(r);
+      before = r.body;
+    } finally {
+      await cluster.stop();
+    }
+    // A Redis export restores into an embedded store.
+    const dir = tempDir();
+    const saved = join(dir, "..", `cluster-${Date.now()}.jsonl.gz`);
+    writeFileSync(saved, bytes);
+    try {
+      await manage(dir, "restore", saved);
+    } finally {
+      rmSync(saved);
+    }
+    const b = await startOn(dir);
+    try {
+      assert.equal(b.owner.apiKey, cluster.owner.apiKey);
+      const r = await b.api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+      assertSuccess(r);
+      assert.deepEqual(r.body.messages, before.messages);
+    } finally {
+      await b.srv.close();
+    }
   });
 });
