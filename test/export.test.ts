@@ -269,7 +269,7 @@ describe("export - round trip", () => {
     await assert.rejects(manage(dirB, "restore"), /restore needs the export file/);
   });
 
-  test("at most 5 exports a day", async () => {
+  test("at most 5 exports in 7 days", async () => {
     const existing = ((await a.api("GET", "/export/realm")).body.exports as Obj[]).length;
     const made: number[] = [];
     for (let i = existing; i < 5; i++) {

@@ -21,9 +21,9 @@ export const EXPORT_HANDOFF = "realm.export";
 /** Zulip's RealmExport.EXPORT_PUBLIC and EXPORT_FULL_WITH_CONSENT. */
 export const EXPORT_PUBLIC = 1;
 export const EXPORT_FULL_WITH_CONSENT = 2;
-/** Zulip's view: at most 5 exports per organization in 24 hours. */
+/** Zulip's view: at most 5 exports per organization in 7 days. */
 const EXPORT_LIMIT = 5;
-const LIMIT_PERIOD_MS = 24 * 3600 * 1000;
+const LIMIT_PERIOD_MS = 7 * 24 * 3600 * 1000;
 
 export interface ExportRow {
   id: number;
