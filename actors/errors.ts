@@ -190,6 +190,23 @@ export const errors = {
   /** get_user_profiles_by_ids: no colon, unlike invalidUserId. */
   invalidRecipientId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   noLongerUsingZulip: (email: string) => new ZulipError(`'${email}' is no longer using Zulip.`),
+  // Scheduled messages (zerver/views/scheduled_messages.py, zerver/actions/scheduled_messages.py,
+  // zerver/lib/recipient_parsing.py)
+  scheduledMessageNotFound: () => new ZulipError("Scheduled message does not exist", "BAD_REQUEST", 404),
+  scheduledAlreadySent: () => new ZulipError("Scheduled message was already sent"),
+  deliveryTimeNotInFuture: () => new ZulipError("Scheduled delivery time must be in the future."),
+  scheduledRecipientRequired: () =>
+    new ZulipError("Recipient required when updating type of scheduled message."),
+  scheduledTopicRequired: () =>
+    new ZulipError("Topic required when updating scheduled message type to stream."),
+  scheduledTooLate: () => new ZulipError("Message could not be sent at the scheduled time."),
+  channelIdDataType: () => new ZulipError("Invalid data type for channel ID"),
+  recipientsDataType: () => new ZulipError("Invalid data type for recipients"),
+  recipientsOnlyUserIds: () => new ZulipError("Recipient list may only contain user IDs"),
+  messageNeedsRecipients: () => new ZulipError("Message must have recipients"),
+  /** Not Zulip's (it has no cap): a user's undelivered scheduled messages are kept to this many. */
+  tooManyScheduledMessages: (limit: number) =>
+    new ZulipError(`Too many scheduled messages (limit: ${limit})`),
   // Push tokens (zerver/lib/push_notifications.py validate_token, remove_push_device_token)
   emptyOrInvalidToken: () => new ZulipError("Empty or invalid length token"),
   invalidApnsToken: () => new ZulipError("Invalid APNS token"),
@@ -421,6 +438,43 @@ export const errors = {
   typingInvalidUserId: (id: number) => new ZulipError(`Invalid user ID ${id}`),
   typingMissingStreamId: () => new ZulipError("Missing 'stream_id' argument"),
   typingMissingTo: () => new ZulipError("Missing 'to' argument"),
+
+  // Invitations (zerver/views/invite.py, zerver/actions/invites.py, zerver/lib/exceptions.py
+  // InvitationError) and the sign-up page (confirmation/views.py).
+  invitationFailed: (
+    msg: string,
+    failed: [string, string, boolean][],
+    sent: boolean,
+    dailyLimitReached = false,
+  ) =>
+    new ZulipError(msg, "INVITATION_FAILED", 400, {
+      errors: failed,
+      sent_invitations: sent,
+      license_limit_reached: false,
+      daily_limit_reached: dailyLimitReached,
+    }),
+  inviteNeedsAdmin: () => new ZulipError("Must be an organization administrator"),
+  inviteNoEmails: () => new ZulipError("You must specify at least one email address."),
+  inviteInvalidChannel: (id: number) => new ZulipError(`Invalid channel ID ${id}. No invites were sent.`),
+  inviteCannotSubscribe: () =>
+    new ZulipError("You do not have permission to subscribe other users to channels."),
+  invitationAlreadyRevoked: () => new ZulipError("Invitation has already been revoked"),
+  noSuchInvitation: () => new ZulipError("No such invitation"),
+  confirmationNotFound: () =>
+    new ZulipError("Whoops. We couldn't find your confirmation link in the system.", "BAD_REQUEST", 404),
+  confirmationExpired: () =>
+    new ZulipError("The confirmation link has expired or been deactivated.", "BAD_REQUEST", 404),
+  // Uploads and attachments (zerver/views/upload.py, zerver/views/attachments.py)
+  uploadNoFile: () => new ZulipError("You must specify a file to upload"),
+  uploadOneFile: () => new ZulipError("You may only upload one file at a time"),
+  uploadTooLarge: (mib: number) =>
+    new ZulipError(`File is larger than this server's configured maximum upload size (${mib} MiB).`),
+  invalidAttachment: () => new ZulipError("Invalid attachment"),
+  /** Zulip answers these two with an HTML page; here they keep the JSON envelope. */
+  uploadNotFound: () => new ZulipError("File not found.", "BAD_REQUEST", 404),
+  uploadNotAuthorized: () => new ZulipError("You are not authorized to view this file.", "BAD_REQUEST", 403),
+  invalidUploadToken: () => new ZulipError("Invalid token"),
+  invalidUploadFilename: () => new ZulipError("Invalid filename"),
   // POST /mobile_push/test_notification (the spec's InvalidPushDeviceTokenError
   // and InvalidRemotePushDeviceTokenError).
   invalidPushDeviceToken: () => new ZulipError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN"),

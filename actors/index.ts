@@ -36,6 +36,9 @@ export {
   windowIds,
 } from "./channel/index.ts";
 export {
+  INVITE_ACCEPTED,
+  INVITE_AS,
+  INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,
   directoryRef,
@@ -54,5 +57,6 @@ export {
   queueRef,
 } from "./queue/index.ts";
 export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";
+export { linkedPathIds, uploadsDirectoryRef } from "./blob/index.ts";
 export { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "./emoji/index.ts";
 export { IDLE_NOTICE, READY_NOTICE, TRIGGER_NOTICE, webhookIndexRef, webhookRef } from "./webhook/index.ts";

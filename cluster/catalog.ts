@@ -153,6 +153,12 @@ export interface CatalogHooks {
    * router learns whether a queue actor has queues.
    */
   settled?(act: Activation): void;
+  /**
+   * A batch's journal entries are about to be appended; the append waits
+   * for the promise, and fails with it (e.g. a queue registration waits
+   * until the event router's registry of users with queues holds the user).
+   */
+  beforeAppend?(act: Activation, facts: readonly Obj[]): Promise<void> | undefined;
   /** Build the context an actor's handler sees. */
   context(act: Activation, turn: Turn): ActorContext;
 }
@@ -586,6 +592,8 @@ export class Catalog {
   private async persist(act: Activation, facts: Obj[], done: { turn: Turn }[]): Promise<boolean> {
     const started = performance.now();
     try {
+      const before = this.o.hooks.beforeAppend?.(act, facts);
+      if (before !== undefined) await before;
       const entries = facts.map(encodeFact);
       // Group commit: the append runs under the first sampled turn of the
       // batch, on its own so the trace shows this actor's write; the appends

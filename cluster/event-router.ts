@@ -26,7 +26,8 @@
 
 import { queueRef } from "../actors/index.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
-import { shardOf } from "./addressing.ts";
+import { actorId, shardOf } from "./addressing.ts";
+import type { Store } from "./storage/contract.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
 import { nextMacrotask } from "./transport/retry.ts";
 import { componentLogger, type Logger } from "./log.ts";
@@ -52,6 +53,13 @@ export interface RouterHost {
   readonly shards: number;
   serves(shard: number): boolean;
   request(req: ActorRequest): Promise<ActorResponse>;
+  /**
+   * Where the registry of users with queues (LiveQueues) is kept, and the
+   * epoch a served shard is written under. Without them every recipient is
+   * delivered to (unit tests with a fake host).
+   */
+  readonly store?: Store;
+  epoch?(shard: number): number | null;
 }
 
 /** One emitting turn's events for the users of one realm on one shard. */
@@ -73,14 +81,8 @@ export class EventRouter {
   private readonly boot = Date.now().toString(36);
   private readonly pending = new Map<number, Batch[]>();
   private readonly inflight = new Set<number>();
-  /**
-   * Users known to have no queue, per shard this node serves ("realm:user").
-   * Queue actors report after every durable change (NodeRuntime's `settled`
-   * hook), so a delivery to such a user is skipped without activating its
-   * queue actor. Memory only: a shard's entries go when the node stops
-   * serving it, and the next owner learns them again (unknown = deliver).
-   */
-  private readonly noQueues = new Map<number, Set<string>>();
+  /** Users with queues, per shard served here: the others are skipped (LiveQueues). */
+  readonly live: LiveQueues;
   /** Batches for shards served here, in arrival order, waiting for `pump`. */
   private readonly local: { shard: number; batch: Batch; forward: boolean; done: (ok: boolean) => void }[] =
     [];
@@ -89,7 +91,9 @@ export class EventRouter {
   private pumping = false;
   readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0 };
 
-  constructor(private readonly host: RouterHost) {}
+  constructor(private readonly host: RouterHost) {
+    this.live = new LiveQueues(host);
+  }
 
   /**
    * Route one emitting turn's (or one outbox entry's) events. `key` names
@@ -120,21 +124,36 @@ export class EventRouter {
     return Promise.all(acks).then((oks) => oks.every(Boolean));
   };
 
-  /** A queue actor of `shard` (served here) has, or has no, queues. */
+  /**
+   * A queue actor of `shard` (served here) has, or has no, queues: its
+   * state is loaded, or a batch of its facts is durable. Keeps the registry
+   * true (a user added earlier by a lost write, or removed by a lost one).
+   */
   noteQueues(ref: ActorRef, shard: number, has: boolean): void {
     const key = `${ref.realm}:${ref.key}`;
-    let set = this.noQueues.get(shard);
-    if (has) {
-      set?.delete(key);
-      return;
-    }
-    if (!set) this.noQueues.set(shard, (set = new Set()));
-    set.add(key);
+    if (has) this.live.add(shard, key).catch(() => {});
+    else this.live.remove(shard, key);
   }
 
-  /** This node stops serving `shard`: what it knew of its queue actors is void. */
+  /**
+   * A queue actor is about to append facts; resolves when they may be
+   * appended. A registration waits until the user is in the registry for
+   * good, so no node skips a user who has a queue.
+   */
+  beforeQueueAppend(ref: ActorRef, shard: number, facts: readonly Obj[]): Promise<void> | undefined {
+    for (const f of facts)
+      if (f.type === "registered") return this.live.add(shard, `${ref.realm}:${ref.key}`);
+    return undefined;
+  }
+
+  /** This node has taken `shard` over: load whom it must deliver to. */
+  acquiredShard(shard: number): void {
+    this.live.acquired(shard);
+  }
+
+  /** This node stops serving `shard`. */
   forgetShard(shard: number): void {
-    this.noQueues.delete(shard);
+    this.live.forget(shard);
   }
 
   /** Answer a router request from another node: deliver to the local queue actors. */
@@ -194,7 +213,7 @@ export class EventRouter {
         for (const [userId, events] of Object.entries(batch.users)) {
           const ref = queueRef(batch.realm, Number(userId));
           const shard = shardOf(ref, this.host.shards);
-          if (this.host.serves(shard) && this.noQueues.get(shard)?.has(`${batch.realm}:${userId}`)) {
+          if (this.host.serves(shard) && this.live.skips(shard, `${batch.realm}:${userId}`)) {
             this.stats.skipped++;
             continue;
           }
@@ -283,5 +302,249 @@ export class EventRouter {
     this.stats.failures++;
     log().warn({ shard, batches: batches.length }, "event fan-out failed; batches left in outboxes");
     return false;
+  }
+}
+
+// ---- Users with queues, per shard ---------------------------------------------------
+
+/** Registry journal entries between two snapshots of it. */
+const LIVE_SNAPSHOT_EVERY = 500;
+
+/** Store id of a shard's registry (journal + snapshot; no actor ever runs under it). */
+export function liveQueuesId(shard: number): string {
+  return actorId({ kind: "queue", realm: 0, key: `~live.${shard}` });
+}
+
+/** One registry write: [1 = has a queue / 0 = has none, "realm:user"] in order. */
+type LiveOp = [0 | 1, string];
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A failed write is reported to the add that waits for it; nobody else must see an unhandled rejection.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+interface LiveShard {
+  epoch: number;
+  /** Loaded from the store: until then nobody of the shard is skipped. */
+  loaded: boolean;
+  /** Gone (shard lost, or a write failed): this object no longer speaks for the shard. */
+  dead: boolean;
+  /** The routing view: users with a queue, or about to get one ("realm:user"). */
+  users: Set<string>;
+  /** What the store holds at `seq` (a snapshot's content). */
+  durable: Set<string>;
+  seq: number;
+  snapshotSeq: number;
+  /** Changes not written yet, in order, and the promise of the write that takes them. */
+  ops: LiveOp[];
+  next: Deferred | null;
+  writing: boolean;
+  /** "realm:user" -> the write that holds its latest change, while unwritten. */
+  unwritten: Map<string, Promise<void>>;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * The users of each served shard who have at least one event queue, so that
+ * the router skips everybody else without activating their queue actor.
+ *
+ * Durable, in the store beside the shard's actors (a journal of changes and
+ * a snapshot), and loaded when the node acquires the shard: after kill -9
+ * the next owner knows at once whom to skip, without activating anybody.
+ * Rebuilding it on acquisition instead would mean loading every queue actor
+ * of the shard (the store can only read an actor it is given the id of).
+ *
+ * It may hold a user who has no queue left (a lost removal, an expired
+ * queue nobody collected): that costs one activation, whose `settled`
+ * report removes the entry. It must never miss a user with a queue, so a
+ * registration is appended only once the user's entry is durable
+ * (`beforeAppend`), and the routing view takes the user in before that, as
+ * soon as the registration is decided.
+ */
+export class LiveQueues {
+  private readonly shards = new Map<number, LiveShard>();
+
+  constructor(private readonly host: RouterHost) {}
+
+  /** True when `user` of `realm` has no queue on `shard` for sure. */
+  skips(shard: number, key: string): boolean {
+    const s = this.shards.get(shard);
+    return s !== undefined && s.loaded && !s.users.has(key);
+  }
+
+  /** Users registered on a shard (tests, inspection); null while unknown. */
+  count(shard: number): number | null {
+    const s = this.shards.get(shard);
+    return s?.loaded ? s.users.size : null;
+  }
+
+  /** This node now serves `shard`: load its registry. */
+  acquired(shard: number): void {
+    const store = this.host.store;
+    const epoch = this.host.epoch?.(shard) ?? null;
+    if (!store || epoch === null) return;
+    this.forget(shard);
+    const s: LiveShard = {
+      epoch,
+      loaded: false,
+      dead: false,
+      users: new Set(),
+      durable: new Set(),
+      seq: 0,
+      snapshotSeq: 0,
+      ops: [],
+      next: null,
+      writing: false,
+      unwritten: new Map(),
+    };
+    this.shards.set(shard, s);
+    void this.load(store, shard, s);
+  }
+
+  /** This node no longer serves `shard`. */
+  forget(shard: number): void {
+    const s = this.shards.get(shard);
+    if (!s) return;
+    s.dead = true;
+    this.shards.delete(shard);
+    s.next?.reject(new Error(`shard ${shard} moved`));
+    s.next = null;
+  }
+
+  /**
+   * `key` has a queue: resolves once that is durable. Rejects when it could
+   * not be written (the registration must then fail: see the class note).
+   */
+  add(shard: number, key: string): Promise<void> {
+    if (!this.host.store) return Promise.resolve(); // no registry: nobody is skipped
+    let s = this.shards.get(shard);
+    if (!s) {
+      // Dropped after a failed write, or the shard is being handed off: a
+      // registration this node cannot record must not be made.
+      this.acquired(shard);
+      s = this.shards.get(shard);
+      if (!s) return Promise.reject(new Error(`shard ${shard} is not served here`));
+    }
+    if (s.loaded && s.users.has(key)) return s.unwritten.get(key) ?? Promise.resolve();
+    s.users.add(key);
+    return this.change(shard, s, [1, key]);
+  }
+
+  /** `key` has no queue any more (best effort: a lost removal costs one activation later). */
+  remove(shard: number, key: string): void {
+    const s = this.shards.get(shard);
+    if (!s || (s.loaded && !s.users.has(key))) return;
+    s.users.delete(key);
+    void this.change(shard, s, [0, key]);
+  }
+
+  private change(shard: number, s: LiveShard, op: LiveOp): Promise<void> {
+    s.ops.push(op);
+    const d = (s.next ??= deferred());
+    s.unwritten.set(op[1], d.promise);
+    const clear = () => {
+      if (s.unwritten.get(op[1]) === d.promise) s.unwritten.delete(op[1]);
+    };
+    d.promise.then(clear, clear);
+    if (s.loaded && !s.writing) void this.write(shard, s);
+    return d.promise;
+  }
+
+  private async load(store: Store, shard: number, s: LiveShard): Promise<void> {
+    const id = liveQueuesId(shard);
+    try {
+      const snap = await store.loadSnapshot(shard, id);
+      const durable = new Set<string>(snap ? (JSON.parse(snap.data) as string[]) : []);
+      let seq = snap ? snap.seq : 0;
+      for (const e of await store.readJournal(shard, id, seq)) {
+        for (const [op, key] of JSON.parse(dec.decode(e.data)) as LiveOp[]) {
+          if (op === 1) durable.add(key);
+          else durable.delete(key);
+        }
+        seq = e.seq;
+      }
+      if (s.dead) return;
+      s.durable = durable;
+      s.seq = seq;
+      s.snapshotSeq = snap ? snap.seq : 0;
+      // Changes made while loading come after what the store holds.
+      const users = new Set(durable);
+      for (const [op, key] of s.ops) {
+        if (op === 1) users.add(key);
+        else users.delete(key);
+      }
+      s.users = users;
+      s.loaded = true;
+      if (s.ops.length) void this.write(shard, s);
+    } catch (err) {
+      log().warn({ shard, err: String(err) }, "could not load the shard's queue registry; delivering to all");
+      this.fail(shard, s, err);
+    }
+  }
+
+  /** One append at a time per shard; changes made meanwhile share the next one. */
+  private async write(shard: number, s: LiveShard): Promise<void> {
+    const store = this.host.store!;
+    s.writing = true;
+    try {
+      while (s.ops.length && !s.dead) {
+        const ops = s.ops;
+        const d = s.next!;
+        s.ops = [];
+        s.next = null;
+        try {
+          await store.append(shard, s.epoch, liveQueuesId(shard), s.seq + 1, [
+            enc.encode(JSON.stringify(ops)),
+          ]);
+        } catch (err) {
+          d.reject(err);
+          this.fail(shard, s, err);
+          return;
+        }
+        s.seq++;
+        for (const [op, key] of ops) {
+          if (op === 1) s.durable.add(key);
+          else s.durable.delete(key);
+        }
+        d.resolve();
+        if (s.seq - s.snapshotSeq >= LIVE_SNAPSHOT_EVERY) {
+          const snapshot = { seq: s.seq, data: JSON.stringify([...s.durable]) };
+          await store.saveSnapshot(shard, s.epoch, liveQueuesId(shard), snapshot).then(
+            () => (s.snapshotSeq = snapshot.seq),
+            () => {}, // the journal still holds it all; tried again after the next write
+          );
+        }
+      }
+    } finally {
+      s.writing = false;
+    }
+  }
+
+  /**
+   * What this node knows of the shard may differ from the store now: forget
+   * it (nobody of the shard is skipped) and load it again.
+   */
+  private fail(shard: number, s: LiveShard, err: unknown): void {
+    if (s.dead) return;
+    s.next?.reject(err);
+    this.forget(shard);
+    setTimeout(() => {
+      if (!this.shards.has(shard) && this.host.serves(shard)) this.acquired(shard);
+    }, 1000).unref();
   }
 }

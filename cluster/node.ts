@@ -20,6 +20,7 @@ import type {
 import { errors, type ZulipError } from "../actors/errors.ts";
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
+import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
@@ -167,18 +168,41 @@ export class NodeRuntime {
           const queues = (act.state as { queues?: unknown[] } | undefined)?.queues;
           this.router.noteQueues(act.ref, act.shard, queues !== undefined && queues.length > 0);
         },
+        beforeAppend: (act, facts) =>
+          act.ref.kind === "queue" ? this.router.beforeQueueAppend(act.ref, act.shard, facts) : undefined,
         context: (act, turn) => this.context(act, turn),
       },
     });
     // Sent messages reach their recipients' flags, one call per recipient
     // for a whole batch of sends (actors/channel/delivery.ts).
     this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
+    // Scheduled messages: their delivery attempts and the sweep after a takeover.
+    attachScheduledDelivery({
+      call: (ref, m, a) => this.call(ref, m, a),
+      callAs: async (ref, method, args, caller) =>
+        responseValue(
+          await this.request({
+            ref,
+            shard: shardOf(ref, this.shards),
+            method,
+            args,
+            caller,
+            deadline: Date.now() + this.callTimeoutMs,
+          }),
+        ),
+      onHandoff: (subject, handler) => this.onHandoff(subject, handler),
+      onShardAcquired: (l) => this.onShardAcquired(l),
+      shardOf: (ref) => shardOf(ref, this.shards),
+    });
     this.router = new EventRouter({
       nodeId: this.nodeId,
       shards: this.shards,
       serves: (shard) => this.state.get(shard)?.status === "active",
       request: (req) => this.request(req),
+      store: o.store,
+      epoch: (shard) => this.shardEpoch(shard),
     });
+    this.onShardAcquired((shard) => this.router.acquiredShard(shard));
   }
 
   start(): void {

@@ -32,6 +32,7 @@ import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
 import { RealmResolver, singleOrganizationFromEnv } from "./realm-resolver.ts";
 import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
 import { componentLogger, type Logger } from "../cluster/log.ts";
+import { uploadStorageFromEnv, type UploadStorage } from "../cluster/upload-storage.ts";
 
 /** Read at each use (errors are rare): the root logger may be replaced (setRootLogger). */
 const httpLog = (): Logger => componentLogger("http");
@@ -65,6 +66,8 @@ export interface BuildAppOptions {
   trustedProxies?: string[];
   /** Any Host reaches the only organization. Default: env SINGLE_ORGANIZATION=1. */
   singleOrganization?: boolean;
+  /** Where uploaded files live (docs/uploads.md). Default: from the environment; closed with the app. */
+  uploads?: UploadStorage;
 }
 
 /** proxy-addr's names for address ranges, accepted besides addresses and CIDRs. */
@@ -296,6 +299,7 @@ class Gateway {
     readonly bodyLimit: number,
     readonly logged: boolean,
     readonly limiter: ClusterRateLimiter | null,
+    readonly uploads: UploadStorage,
   ) {}
 
   /** Not async: a parked GET /events waits here (a promise, no async frame kept for 100 s). */
@@ -318,9 +322,10 @@ class GatewayRequest implements RouteRequest {
   readonly call: (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
   files?: UploadedFile[];
   userAgent?: string;
+  accept?: string;
 
   constructor(
-    gw: Gateway,
+    readonly gw: Gateway,
     readonly params: Record<string, unknown>,
     readonly path: Record<string, string>,
     readonly caller: Caller | null,
@@ -359,9 +364,19 @@ export function clientName(req: RouteRequest): string {
   return name === "" ? "Unspecified" : name.slice(0, 30);
 }
 
+/** Whether the client asked for HTML (a browser): pages answer their errors as pages, not JSON. */
+export function acceptsHtml(req: RouteRequest): boolean {
+  return /\btext\/html\b/i.test((req as GatewayRequest).accept ?? "");
+}
+
 /** Files of a multipart request (for upload routes); empty otherwise. */
 export function uploadedFiles(req: RouteRequest): UploadedFile[] {
   return (req as GatewayRequest).files ?? [];
+}
+
+/** The upload storage (gateway/routes/uploads.ts). */
+export function uploadStorage(req: RouteRequest): UploadStorage {
+  return (req as GatewayRequest).gw.uploads;
 }
 
 /**
@@ -485,6 +500,7 @@ async function serve(
     if (files !== undefined) r.files = files;
     const ua = headers["user-agent"];
     if (typeof ua === "string") r.userAgent = ua;
+    if (typeof headers.accept === "string") r.accept = headers.accept;
     // The handler's answer is awaited outside this frame: a long-poll may
     // wait 100 s, and this function's many locals would wait with it. The
     // ignored parameters depend on the request only: listed now, so the
@@ -509,7 +525,7 @@ function respond(
       try {
         if (payload instanceof RawReply) {
           reply
-            .code(200)
+            .code(payload.status)
             .headers(payload.headers)
             .header("content-type", payload.contentType)
             .send(payload.body);
@@ -614,10 +630,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     bodyLimit,
     logged,
     limitPerMinute(opts) > 0 ? new ClusterRateLimiter(opts.bus, limitPerMinute(opts)) : null,
+    opts.uploads ?? uploadStorageFromEnv(),
   );
   app.addHook("onClose", async () => {
     gw.auth.close();
     gw.limiter?.close();
+    gw.uploads.close();
   });
   // /metrics, /api/v1/admin/*, /admin/placement and the HTTP metrics hook (gateway/admin/).
   await installOps(app, {

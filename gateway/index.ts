@@ -1,5 +1,13 @@
 // The gateway's door: route modules and the processes import from here only.
-export { API_PREFIX, DEFAULT_BODY_LIMIT, buildApp, clientName, uploadedFiles } from "./app.ts";
+export {
+  API_PREFIX,
+  DEFAULT_BODY_LIMIT,
+  acceptsHtml,
+  buildApp,
+  clientName,
+  uploadStorage,
+  uploadedFiles,
+} from "./app.ts";
 export type { BuildAppOptions, UploadedFile } from "./app.ts";
 export { AUTH_INVALIDATE_SUBJECT } from "./auth.ts";
 export { c, p, param, sentParams } from "./params.ts";

@@ -68,11 +68,12 @@ export interface RouteDef {
   handler(req: RouteRequest): Promise<Obj | RawReply>;
 }
 
-/** A handler's non-JSON answer: the bytes of a served file, sent as they are with status 200. */
+/** A handler's non-JSON answer: the bytes of a served file or page, sent as they are (status 200 unless given). */
 export class RawReply {
   constructor(
     readonly body: Buffer,
     readonly contentType: string,
     readonly headers: Record<string, string> = {},
+    readonly status = 200,
   ) {}
 }

@@ -677,6 +677,40 @@ const cases: Case[] = [
   { method: "DELETE", path: (f) => `/realm/playgrounds/${f.playgroundId}`, status: 200 },
   { method: "DELETE", path: `/realm/playgrounds/${BAD_ID}`, status: 400 },
 
+  // --- invitations
+  {
+    method: "POST",
+    path: "/invites",
+    params: { invitee_emails: "openapi-invitee@example.com", stream_ids: [], invite_as: 600 },
+    status: 200,
+  },
+  { method: "POST", path: "/invites", params: { invitee_emails: "", stream_ids: [] }, status: 400 },
+  {
+    method: "POST",
+    path: "/invites",
+    params: { invitee_emails: "owner@example.com", stream_ids: [] },
+    status: 400,
+  },
+  { method: "POST", path: "/invites/multiuse", params: { invite_expires_in_minutes: 60 }, status: 200 },
+  { method: "POST", path: "/invites/multiuse", params: { invite_as: 123 }, status: 400 },
+  {
+    method: "GET",
+    path: "/invites",
+    status: 200,
+    save: (b, f) => {
+      const list = b.invites as { id: number; is_multiuse: boolean }[];
+      f.inviteId = list.find((i) => !i.is_multiuse)!.id;
+      f.multiuseId = list.find((i) => i.is_multiuse)!.id;
+    },
+  },
+  { method: "GET", path: "/invites", auth: null, status: 401 },
+  { method: "POST", path: (f) => `/invites/${f.inviteId}/resend`, status: 200 },
+  { method: "POST", path: `/invites/${BAD_ID}/resend`, status: 400 },
+  { method: "DELETE", path: (f) => `/invites/${f.inviteId}`, status: 200 },
+  { method: "DELETE", path: `/invites/${BAD_ID}`, status: 400 },
+  { method: "DELETE", path: (f) => `/invites/multiuse/${f.multiuseId}`, status: 200 },
+  { method: "DELETE", path: (f) => `/invites/multiuse/${f.multiuseId}`, status: 400 },
+
   // --- custom profile fields
   {
     method: "POST",
@@ -770,6 +804,39 @@ const cases: Case[] = [
   },
   { method: "DELETE", path: (f) => `/drafts/${f.draftId}`, status: 200 },
   { method: "DELETE", path: `/drafts/${BAD_ID}`, status: 404 },
+  // --- scheduled messages
+  {
+    method: "POST",
+    path: "/scheduled_messages",
+    params: (f) => ({
+      type: "stream",
+      to: String(f.channelId),
+      topic: "later",
+      content: "Scheduled",
+      scheduled_delivery_timestamp: 3165826990,
+    }),
+    status: 200,
+    save: (b, f) => {
+      f.scheduledId = b.scheduled_message_id as number;
+    },
+  },
+  {
+    method: "POST",
+    path: "/scheduled_messages",
+    params: { type: "direct", to: `[${BAD_ID}]`, content: "x", scheduled_delivery_timestamp: 3165826990 },
+    status: 400,
+  },
+  { method: "GET", path: "/scheduled_messages", status: 200 },
+  { method: "GET", path: "/scheduled_messages", auth: null, status: 401 },
+  {
+    method: "PATCH",
+    path: (f) => `/scheduled_messages/${f.scheduledId as number}`,
+    params: { content: "Edited" },
+    status: 200,
+  },
+  { method: "PATCH", path: `/scheduled_messages/${BAD_ID}`, params: { content: "x" }, status: 404 },
+  { method: "DELETE", path: (f) => `/scheduled_messages/${f.scheduledId as number}`, status: 200 },
+  { method: "DELETE", path: `/scheduled_messages/${BAD_ID}`, status: 404 },
   // --- a user's status, alert words, muted users
   { method: "GET", path: (f) => `/users/${f.member.userId}/status`, status: 200 },
   { method: "GET", path: `/users/${BAD_ID}/status`, status: 400 },
@@ -928,6 +995,31 @@ const cases: Case[] = [
     params: { topic_name: "x" },
     status: 400,
   },
+
+  // --- uploads and attachments
+  {
+    method: "POST",
+    path: "/user_uploads",
+    file: true,
+    status: 200,
+    save: (b, f) => {
+      f.uploadUrl = b.url as string;
+    },
+  },
+  { method: "POST", path: "/user_uploads", status: 400 },
+  { method: "GET", path: (f) => f.uploadUrl as string, status: 200 },
+  { method: "GET", path: (f) => (f.uploadUrl as string).replace(/[^/]+$/, "missing.png"), status: 404 },
+  {
+    method: "GET",
+    path: "/attachments",
+    status: 200,
+    save: (b, f) => {
+      f.attachmentId = (b.attachments as { id: number }[])[0]!.id;
+    },
+  },
+  { method: "GET", path: "/attachments", auth: null, status: 401 },
+  { method: "DELETE", path: (f) => `/attachments/${f.attachmentId}`, status: 200 },
+  { method: "DELETE", path: `/attachments/${BAD_ID}`, status: 400 },
 
   // --- exports (gateway/routes/export.ts)
   { method: "POST", path: "/export/realm", params: { export_type: 1 }, status: 200 },

@@ -9,7 +9,17 @@
 // message, whose default 1 MB payload limit a 5 MiB image would exceed.
 
 import { errors } from "../errors.ts";
-import type { Behavior, Caller, Handler, Obj } from "../types.ts";
+import type { ActorRef, Behavior, Caller, Handler, Obj } from "../types.ts";
+import {
+  UPLOADS_KEY,
+  applyUploadsFact,
+  initialUploads,
+  uploadsExternal,
+  uploadsFromSnapshot,
+  uploadsHandlers,
+  uploadsToSnapshot,
+  type UploadsState,
+} from "./uploads.ts";
 
 /** SNAPSHOT: a new field needs a default in fromSnapshot. */
 export interface BlobState {
@@ -42,23 +52,49 @@ const get: Handler<BlobState> = (state) => {
   return { reply: { data: state.data, contentType: state.contentType, size: state.size } };
 };
 
-export const blobBehavior: Behavior<BlobState> = {
+const fileHandlers: Record<string, Handler<BlobState>> = { put, get };
+
+// Two roles by key, as the channel kind: "uploads" is the realm's uploads
+// directory (./uploads.ts), any other key one immutable file.
+type BlobKindState = BlobState | UploadsState;
+const isUploads = (ref: ActorRef) => ref.key === UPLOADS_KEY;
+
+const handlers: Record<string, Handler<BlobKindState>> = {};
+for (const [name, h] of Object.entries(fileHandlers)) {
+  handlers[name] = (state, args, ctx, caller) => {
+    if (isUploads(ctx.self)) throw errors.internal();
+    return h(state as BlobState, args, ctx, caller);
+  };
+}
+for (const [name, h] of Object.entries(uploadsHandlers)) {
+  handlers[name] = (state, args, ctx, caller) => {
+    if (!isUploads(ctx.self)) throw errors.internal();
+    return h(state as UploadsState, args, ctx, caller);
+  };
+}
+
+function fileFromSnapshot(data: string): BlobState {
+  const o = JSON.parse(data) as Partial<BlobState>;
+  return { data: o.data ?? "", contentType: o.contentType ?? "", size: o.size ?? 0 };
+}
+
+function applyFile(state: BlobState, fact: Obj): BlobState {
+  if (fact.type === "stored") {
+    state.data = String(fact.data);
+    state.contentType = String(fact.contentType);
+    state.size = Number(fact.size);
+  }
+  return state;
+}
+
+export const blobBehavior: Behavior<BlobKindState> = {
   kind: "blob",
-  initial: () => ({ data: "", contentType: "", size: 0 }),
-  apply(state, fact: Obj) {
-    if (fact.type === "stored") {
-      state.data = String(fact.data);
-      state.contentType = String(fact.contentType);
-      state.size = Number(fact.size);
-    }
-    return state;
-  },
-  toSnapshot: (s) => JSON.stringify(s),
-  fromSnapshot(data) {
-    const o = JSON.parse(data) as Partial<BlobState>;
-    return { data: o.data ?? "", contentType: o.contentType ?? "", size: o.size ?? 0 };
-  },
-  handlers: { put, get },
+  initial: (ref) => (isUploads(ref) ? initialUploads(ref) : { data: "", contentType: "", size: 0 }),
+  apply: (state, fact: Obj, ref) =>
+    isUploads(ref) ? applyUploadsFact(state as UploadsState, fact) : applyFile(state as BlobState, fact),
+  toSnapshot: (s) => ("byPath" in s ? uploadsToSnapshot(s) : JSON.stringify(s)),
+  fromSnapshot: (data, ref) => (isUploads(ref) ? uploadsFromSnapshot(data, ref) : fileFromSnapshot(data)),
+  handlers,
   // The emoji images are public (GET /user_avatars/...); storing is the emoji directory's.
-  external: { get: "anonymous" },
+  external: { get: "anonymous", ...uploadsExternal },
 };

@@ -19,6 +19,7 @@ import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } fro
 import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
 import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
 import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
+import { inviteDirectoryHandlers } from "./invites.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -33,6 +34,7 @@ for (const [name, h] of Object.entries({
   ...typingDirectoryHandlers,
   ...channelExtrasDirectoryHandlers,
   ...receivedDirectoryHandlers,
+  ...inviteDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -104,5 +106,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     updateSubscriptions: "caller",
     deleteTopicBatch: "caller",
     receivedRows: "caller",
+    checkInviteChannels: "caller",
   },
 };

@@ -10,7 +10,7 @@
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
@@ -24,14 +24,16 @@ import {
   topicLinks,
   type Mentions,
   type RenderEnv,
+  type UploadImage,
 } from "./markdown.ts";
 import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
-import { channelSpans, receivedFlagSource } from "./received.ts";
+import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -331,15 +333,76 @@ async function renderEnv(
       {},
     )) as unknown as RenderEnv["channels"];
   }
+  const linked = linkedPathIds(content, state.realmId);
+  if (linked.length) {
+    const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
+      pathIds: linked,
+    })) as unknown as { images: [string, UploadImage][] };
+    env.images = new Map(r.images);
+  }
   return env;
 }
 
-const send: Handler<ConvState> = async (state, args, ctx, caller) => {
+/**
+ * The uploads a message links are shared with its readers from now on
+ * (actors/blob/uploads.ts): the sender's own, and another user's when the
+ * sender received a message that links it (Zulip's claim_attachment needs
+ * the sender to have access; public channel history the sender never
+ * received does not count here).
+ */
+async function claimUploads(
+  ctx: ActorContext,
+  state: ConvState,
+  senderId: number,
+  messageId: number,
+  dateSent: number,
+  content: string,
+): Promise<void> {
+  const realmId = state.realmId;
+  const pathIds = linkedPathIds(content, realmId);
+  if (!pathIds.length) return;
+  const dir = uploadsDirectoryRef(realmId);
+  const claim = { senderId, messageId, dateSent: dateSent * 1000, conv: state.key };
+  const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
+    others: [string, [number, string][]][];
+  };
+  if (!r.others.length) return;
+  // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
+  const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
+  const received = new Set(
+    Object.keys((await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj).map(Number),
+  );
+  const byChannel = new Map<string, number[]>();
+  for (const [, linking] of r.others)
+    for (const [id, conv] of linking)
+      if (!received.has(id) && conv !== "" && !isDmKey(conv))
+        (byChannel.get(conv) ?? byChannel.set(conv, []).get(conv)!).push(id);
+  for (const [conv, list] of byChannel)
+    for (const id of await receivedIds(ctx, realmId, conv, senderId, list)) received.add(id);
+  const seen = r.others.filter(([, linking]) => linking.some(([id]) => received.has(id)));
+  if (seen.length) {
+    await ctx.call(dir, "claimUploads", { ...claim, pathIds: seen.map(([p]) => p), shared: true });
+  }
+}
+
+const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decision> => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
   // channel and is no recipient; `read_by_sender` then marks it read for the acting user.
   const actor = me(caller);
-  const bot = args.notification_bot === true && !isDmKey(state.key);
+  // Scheduled messages (actors/user/scheduled-messages.ts): `send_key` makes a
+  // retried delivery answer the message it already sent; `check_only` runs
+  // every check of a send and answers the rendering without sending.
+  // Internal callers only: the gateway never passes them on.
+  const internal = ctx.origin !== "external";
+  const sendKey = internal && typeof args.send_key === "string" ? args.send_key : null;
+  if (sendKey !== null) {
+    const sent = state.sendKeys.find(([k]) => k === sendKey);
+    if (sent) return { reply: { id: sent[1] } };
+  }
+  // The bot writes to a user (a direct message) for internal callers only:
+  // a scheduled message's failure notice (actors/user/scheduled-delivery.ts).
+  const bot = args.notification_bot === true && (!isDmKey(state.key) || internal);
   const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
   const users = await roster(ctx, state.realmId, {
@@ -358,14 +421,16 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
-    for (const id of ids) {
+    // The bot has no user actor: it is a participant, never a recipient.
+    const people = bot ? ids.filter((id) => id !== NOTIFICATION_BOT_ID) : ids;
+    for (const id of people) {
       const u = users.get(id);
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
-    recipients = ids;
+    recipients = people;
     dmRecipients = ids.map((id) => {
-      const u = users.get(id)!;
+      const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {
@@ -403,6 +468,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
 
   const env = await renderEnv(ctx, state, content, users);
   const rendered = renderMarkdown(content, env);
+  if (internal && args.check_only === true) return { reply: { content, rendered, topic } };
   const id = await ctx.nextId(`message.${state.realmId}`);
   const now = Math.floor(ctx.now() / 1000);
   const msg: Msg = {
@@ -443,7 +509,12 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (alerts.has(uid)) flags.push("has_alert_word");
     perUser.set(uid, flags);
   }
-  const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
+  const f = fact({
+    type: "msgAdded",
+    msg,
+    ...(dmRecipients ? { dmRecipients } : {}),
+    ...(sendKey !== null ? { sendKey } : {}),
+  });
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
   // The event formats the one new message, as the state will hold it once applied.
@@ -465,6 +536,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     ? perUser
     : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
+  await claimUploads(ctx, state, c.userId, id, now, content);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -482,7 +554,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
 
 /**
  * A narrow's message-level terms, evaluated where the message lives (the
- * gateway's narrow planner builds them; see gateway/routes/messages.ts).
+ * gateway's narrow planner builds them; see gateway/narrow.ts).
  */
 export interface Filters {
   topics?: { value: string; negated: boolean }[];
@@ -1005,6 +1077,10 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
           preexisting,
         };
   const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+  // Links an edit adds are claimed as a send's (only the sender may edit content).
+  if (typeof changes.content === "string") {
+    await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
+  }
   return { facts, events: [{ event, userIds }], reply };
 };
 

@@ -54,7 +54,14 @@ export interface ConvState {
   dmRecipients: Obj[] | null;
   /** Derived (not in snapshots): lowercased topic -> its messages. */
   topicIndex: Map<string, TopicEntry>;
+  /**
+   * The latest SEND_KEYS_KEPT send keys and the message each sent, oldest
+   * first: a delivery retried after a crash finds its message here.
+   */
+  sendKeys: [string, number][];
 }
+
+export const SEND_KEYS_KEPT = 1000;
 
 /** One topic's messages: ids ascending, and how many of them each sender wrote. */
 export interface TopicEntry {
@@ -63,7 +70,7 @@ export interface TopicEntry {
 }
 
 export type ConvFact =
-  | { type: "msgAdded"; msg: Msg; dmRecipients?: Obj[] }
+  | { type: "msgAdded"; msg: Msg; dmRecipients?: Obj[]; sendKey?: string }
   | { type: "msgChanged"; id: number; changes: Obj }
   | { type: "msgRemoved"; id: number };
 
@@ -76,7 +83,15 @@ export function dmKey(userIds: number[]): string {
 }
 
 export function initialConv(ref: ActorRef): ConvState {
-  return { key: ref.key, realmId: ref.realm, ids: [], msgs: {}, dmRecipients: null, topicIndex: new Map() };
+  return {
+    key: ref.key,
+    realmId: ref.realm,
+    ids: [],
+    msgs: {},
+    dmRecipients: null,
+    topicIndex: new Map(),
+    sendKeys: [],
+  };
 }
 
 function indexAdd(index: Map<string, TopicEntry>, m: Msg): void {
@@ -114,6 +129,10 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
       state.msgs[String(m.id)] = m;
       indexAdd(state.topicIndex, m);
       if (fact.dmRecipients) state.dmRecipients = structuredClone(fact.dmRecipients);
+      if (fact.sendKey !== undefined) {
+        state.sendKeys.push([fact.sendKey, m.id]);
+        if (state.sendKeys.length > SEND_KEYS_KEPT) state.sendKeys.shift();
+      }
       break;
     }
     case "msgChanged": {

@@ -28,12 +28,33 @@ function streamPostPolicy(ch: Channel, sys: SystemGroups): number {
   return 1;
 }
 
+/**
+ * A channel's active subscribers, ascending. Every send asks for them, so
+ * the list is kept per subscription record until a subscription of the
+ * channel changes (`forgetSubscribers`, called by applyDirFact); it is
+ * frozen, since callers share it.
+ */
+const subscriberLists = new WeakMap<object, readonly number[]>();
+
 export function activeSubscriberIds(state: DirState, channelId: number): number[] {
-  const subs = state.subs[String(channelId)] ?? {};
-  return Object.entries(subs)
-    .filter(([, s]) => s.active)
-    .map(([id]) => Number(id))
-    .sort((a, b) => a - b);
+  const subs = state.subs[String(channelId)];
+  if (!subs) return [];
+  let list = subscriberLists.get(subs);
+  if (!list) {
+    list = Object.freeze(
+      Object.entries(subs)
+        .filter(([, s]) => s.active)
+        .map(([id]) => Number(id))
+        .sort((a, b) => a - b),
+    );
+    subscriberLists.set(subs, list);
+  }
+  return list as number[];
+}
+
+/** A subscription of the channel whose record this is changed: recompute its list. */
+export function forgetSubscribers(subs: object | undefined): void {
+  if (subs) subscriberLists.delete(subs);
 }
 
 export function formatChannel(state: DirState, ch: Channel, sys: SystemGroups): Obj {

@@ -28,9 +28,48 @@ export interface RenderEnv {
   channels: Record<string, [number, string]>;
   /** The realm's linkifiers, in order. */
   linkifiers: { pattern: string; url_template: string }[];
+  /** Uploaded images the content links, by path_id (actors/blob/uploads.ts): their thumbnail previews. */
+  images?: Map<string, UploadImage>;
   /** Filled by rendering. */
   mentionedUserIds: Set<number>;
   wildcard: "channel" | "topic" | null;
+}
+
+export interface UploadImage {
+  width: number;
+  height: number;
+  animated: boolean;
+  contentType: string;
+}
+
+/** The path_id of a link to an upload, relative or absolute-path ("/user_uploads/..."). */
+function uploadPathOf(href: string): string | null {
+  const m = /^\/?user_uploads\/(\d.*)$/.exec(href);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return null;
+  }
+}
+
+function escapeAttr(s: string): string {
+  return escapeHtml(s).replace(/'/g, "&#39;");
+}
+
+/**
+ * Zulip's preview of an uploaded image: its 840x560 thumbnail, linking the
+ * image, with the original's dimensions and type for the client's layout.
+ */
+function imagePreview(pathId: string, title: string, img: UploadImage): string {
+  const href = `/user_uploads/${pathId}`;
+  const animated = img.animated ? ' data-animated="true"' : "";
+  return (
+    `<div class="message_inline_image"><a href="${escapeAttr(href)}" title="${escapeAttr(title)}">` +
+    `<img${animated} data-original-content-type="${escapeAttr(img.contentType)}" ` +
+    `data-original-dimensions="${img.width}x${img.height}" ` +
+    `src="${escapeAttr(`/user_uploads/thumbnail/${pathId}/840x560.webp`)}"></a></div>\n`
+  );
 }
 
 export function emptyEnv(): RenderEnv {
@@ -190,6 +229,59 @@ function build(): InstanceType<typeof MarkdownIt> {
     }
   });
   md.renderer.rules.zulip_unlinked = () => "";
+  // Links to uploaded images get Zulip's thumbnail preview after their block.
+  md.core.ruler.push("zulip_upload_previews", (state) => {
+    const env = state.env as unknown as RenderEnv;
+    if (!env.images?.size) return;
+    const out: typeof state.tokens = [];
+    let pending: string[] = [];
+    let dropClose = false;
+    const shown = new Set<string>();
+    for (const block of state.tokens) {
+      if (dropClose && block.type === "paragraph_close") {
+        dropClose = false;
+      } else {
+        out.push(block);
+      }
+      if (block.type === "inline" && block.children) {
+        const kids = block.children;
+        const before = pending.length;
+        for (let i = 0; i < kids.length; i++) {
+          const t = kids[i]!;
+          if (t.type !== "link_open") continue;
+          const pathId = uploadPathOf(String(t.attrGet("href") ?? ""));
+          const img = pathId === null ? undefined : env.images.get(pathId);
+          if (!img || shown.has(pathId!)) continue;
+          shown.add(pathId!);
+          let title = "";
+          for (let j = i + 1; j < kids.length && kids[j]!.type !== "link_close"; j++)
+            title += kids[j]!.content;
+          pending.push(imagePreview(pathId!, title, img));
+        }
+        // A top-level paragraph that is nothing but the image's link: the preview replaces it.
+        const prev = out[out.length - 2];
+        if (
+          pending.length === before + 1 &&
+          kids.length === 3 &&
+          kids[0]!.type === "link_open" &&
+          kids[2]!.type === "link_close" &&
+          prev?.type === "paragraph_open" &&
+          prev.level === 0
+        ) {
+          out.splice(out.length - 2, 2);
+          dropClose = true;
+        }
+      }
+      // After the top-level block holding the links closes (nesting back to 0).
+      if (pending.length && !dropClose && block.level === 0 && block.nesting !== 1) {
+        const html = new state.Token("html_block", "", 0);
+        html.content = pending.join("");
+        out.push(html);
+        pending = [];
+      }
+    }
+    state.tokens = out;
+  });
   // Zulip's code blocks: <div class="codehilite" data-code-language="..."><pre><span></span><code>.
   md.renderer.rules.fence = (tokens, idx) => {
     const t = tokens[idx]!;

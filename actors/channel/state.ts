@@ -7,6 +7,7 @@
 // `dirFromSnapshot`, because snapshots written before it lack it.
 
 import { dict } from "../dict.ts";
+import { forgetSubscribers } from "./format.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
 
 /** Zulip's group-setting value: a group id or an anonymous group. */
@@ -141,6 +142,7 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
     }
     case "subscribed": {
       const subs = (state.subs[String(fact.channelId)] ??= {});
+      forgetSubscribers(subs);
       const old = subs[String(fact.userId)];
       const ch = state.channels[String(fact.channelId)];
       const spans = old && ch ? spansOf(ch, old) : [];
@@ -153,6 +155,7 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "unsubscribed": {
+      forgetSubscribers(state.subs[String(fact.channelId)]);
       const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
       const ch = state.channels[String(fact.channelId)];
       if (!sub) break;

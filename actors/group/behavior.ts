@@ -29,5 +29,6 @@ export const groupBehavior: Behavior<GroupDirState> = {
     updateMembers: "caller",
     updateSubgroups: "caller",
     deactivateGroup: "caller",
+    checkInviteGroups: "caller",
   },
 };

@@ -17,6 +17,7 @@
 // nobody.
 
 import { errors } from "../errors.ts";
+import { inviteGroupHandlers } from "./invites.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
 import {
   GROUP_NAME_MAX,
@@ -90,7 +91,7 @@ class Draft {
   }
 }
 
-function draft(state: GroupDirState): Draft {
+export function draft(state: GroupDirState): Draft {
   return new Draft(state);
 }
 
@@ -135,7 +136,7 @@ function rulesArg(args: Obj): SettingRules {
 }
 
 /** Zulip's require_member_or_admin. */
-function requireMember(caller: Caller | null, allowBots = false): Caller {
+export function requireMember(caller: Caller | null, allowBots = false): Caller {
   if (!caller) throw errors.accessDenied();
   if (caller.role === 600) throw errors.notAllowedForGuests();
   if (caller.isBot && !allowBots) throw errors.botsNotAllowed();
@@ -147,7 +148,7 @@ function canManageAllGroups(state: GroupDirState, userId: number): boolean {
 }
 
 /** Zulip's access_user_group_for_update. */
-function accessForUpdate(
+export function accessForUpdate(
   state: GroupDirState,
   groupId: number,
   userId: number,
@@ -673,4 +674,5 @@ export const groupHandlers: Record<string, H> = {
   deactivateGroup,
   updateRealmSettings,
   systemGroupId,
+  ...inviteGroupHandlers,
 };

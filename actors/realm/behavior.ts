@@ -17,6 +17,8 @@ import { sendPrefsHandlers } from "./send-prefs.ts";
 import { playgroundHandlers } from "./playgrounds.ts";
 import { exportHandlers } from "./export.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
+import { inviteHandlers } from "./invites.ts";
+import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -54,6 +56,9 @@ for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forR
 for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(userDefaultsHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**
@@ -139,6 +144,16 @@ const external: Record<string, Exposure> = {
   listPlaygrounds: "anonymous",
   updateUserSettingsDefaults: "caller",
   userSettingsDefaults: "caller",
+  checkInvite: "caller",
+  createInvites: "caller",
+  createMultiuseInvite: "caller",
+  listInvites: "caller",
+  revokeInvite: "caller",
+  revokeMultiuseInvite: "caller",
+  resendInvite: "caller",
+  // The sign-up page: a visitor holding the link's key.
+  inviteInfo: "anonymous",
+  acceptInvite: "anonymous",
   listExports: "caller",
   requestExport: "caller",
   exportDownload: "caller",

@@ -15,3 +15,4 @@ export {
   NOTIFICATION_BOT_NAME,
 } from "./system-bot.ts";
 export { ANNOUNCEMENT_STREAM_SETTINGS, REALM_BOOL_PROPERTIES, REALM_CHOICE_PROPERTIES } from "./defaults.ts";
+export { INVITE_ACCEPTED, INVITE_AS, INVITE_EMAIL } from "./invites.ts";

@@ -32,6 +32,7 @@ import {
   formatMember,
   type FormatOptions,
 } from "./members.ts";
+import { revokeInvitesBy } from "./invites.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
@@ -385,6 +386,9 @@ export async function deactivation(
     // API keys of deactivated accounts stop working on every gateway at once.
     notices.push(invalidate(state, v));
   }
+  const revoked = revokeInvitesBy(state, target.userId);
+  facts.push(...revoked.facts);
+  events.push(...revoked.events);
   return { facts, events, notices, reply: {} };
 }
 

@@ -93,7 +93,7 @@ interface NewUser {
  * did, a retry allocates a fresh id and the first user actor is left
  * unreachable (no directory entry points to it), never half-visible.
  */
-async function addUser(
+export async function addUser(
   state: RealmState,
   ctx: ActorContext,
   u: NewUser,

@@ -13,7 +13,9 @@ import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
 import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
+import { applyScheduledIndexFact, isScheduledIndexFact } from "./scheduled-index.ts";
 import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
+import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
 import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
@@ -196,8 +198,12 @@ export interface RealmState {
   sendPrefs?: SendPrefsState;
   /** Code playgrounds (playgrounds.ts); absent until the first one is added. */
   playgrounds?: PlaygroundState;
+  /** Users with scheduled messages waiting (scheduled-index.ts); absent until the first. */
+  scheduledUsers?: number[];
   /** New users' settings that differ from the server's (user-defaults.ts); absent until one does. */
   userDefaults?: Obj;
+  /** Invitations (invites.ts); absent until the first one. */
+  invites?: InviteState;
   /** Which users' roster entries changed lately; in memory like `presence`. */
   rosterLog: RosterLog;
   /** Derived from `users` as facts apply (never snapshotted): see UserIndex. */
@@ -405,7 +411,9 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
       else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
       else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
+      else if (isScheduledIndexFact(fact)) applyScheduledIndexFact(state, fact);
       else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
+      else if (isInviteFact(fact)) applyInviteFact(state, fact);
       else if (isExportFact(fact)) applyExportFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
@@ -450,6 +458,7 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
   if (out.role === "realm") {
     out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+    invitesFromSnapshot(out);
     buildUserIndex(out);
   } else {
     out.hosts = dict(out.hosts);

@@ -29,6 +29,7 @@ import { formatUser, formatUserSettings, formatUserStatus, settingValue } from "
 import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
+import { applyScheduledFact, scheduledMessageHandlers } from "./scheduled-messages.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { exportConsentHandlers } from "./export-consent.ts";
 import { pushTestHandlers } from "./push-test.ts";
@@ -461,8 +462,8 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
 export const userBehavior: Behavior<UserState> = {
   kind: "user",
   initial: initialUser,
-  // Message flags (flags.ts) and drafts (drafts.ts) fold their own facts; applyUserFact ignores them.
-  apply: (state, f) => applyDraftFact(applyFlagFact(applyUserFact(state, f), f), f),
+  // Message flags (flags.ts), drafts (drafts.ts) and scheduled messages fold their own facts; applyUserFact ignores them.
+  apply: (state, f) => applyScheduledFact(applyDraftFact(applyFlagFact(applyUserFact(state, f), f), f), f),
   toSnapshot: userToSnapshot,
   fromSnapshot: userFromSnapshot,
   handlers: {
@@ -489,6 +490,7 @@ export const userBehavior: Behavior<UserState> = {
     ...draftHandlers,
     ...alertWordHandlers,
     ...mutedUserHandlers,
+    ...scheduledMessageHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -537,5 +539,9 @@ export const userBehavior: Behavior<UserState> = {
     mutedUsers: "caller",
     muteUser: "caller",
     unmuteUser: "caller",
+    scheduledMessages: "caller",
+    createScheduledMessage: "caller",
+    editScheduledMessage: "caller",
+    deleteScheduledMessage: "caller",
   },
 };

@@ -49,6 +49,33 @@ export interface UserState {
   alertWords: string[];
   /** Users this user muted, in the order muted; see muted-users.ts. */
   mutedUsers: MutedUser[];
+  /** Scheduled messages (Zulip's ScheduledMessage rows), in creation order; see scheduled-messages.ts. */
+  scheduled: ScheduledMessage[];
+}
+
+/** A message to send later, as the user's actor keeps it. */
+export interface ScheduledMessage {
+  id: number;
+  type: "stream" | "private";
+  /** The channel id; or the recipients as Zulip shows them (the other user, oneself, or the others of a group). */
+  to: number[];
+  /** "" for direct messages. */
+  topic: string;
+  content: string;
+  rendered: string;
+  /** UNIX seconds. */
+  deliverAt: number;
+  /** The request's read_by_sender, or null for the default. */
+  readBySender: boolean | null;
+  client: string;
+  failed: boolean;
+  failureMessage: string | null;
+  /** Sent (kept a while so an edit answers "already sent"). */
+  delivered: boolean;
+  /** Delivery attempts begun; the attempt's number is part of its send key. */
+  attempts: number;
+  /** An attempt is handed off and its outcome not yet journaled. */
+  sending: boolean;
 }
 
 /** A draft as the API shows it; the recipient is resolved when saved. */
@@ -169,6 +196,7 @@ export function initialUser(ref: ActorRef): UserState {
     drafts: [],
     alertWords: [],
     mutedUsers: [],
+    scheduled: [],
   };
 }
 

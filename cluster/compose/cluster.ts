@@ -3,11 +3,13 @@
 // mode never imports this module.
 import { startNodeAdminServer } from "../../gateway/admin/node-server.ts";
 import { buildApp } from "../../gateway/index.ts";
+import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import { startWebhookWorker } from "../../webhook/worker.ts";
 import { startExportWorker } from "../export.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
+import { startInviteWorker } from "../invite-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import {
   bootstrapConfig,
@@ -145,6 +147,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   membership.start();
   node.start();
   const webhooks = startWebhookWorker(node);
+  const invites = startInviteWorker(node);
   // Export files go to DATA_DIR, which gateways must see too (docs/export.md).
   const exportsWorker = startExportWorker(node, store, shards, env.dataDir());
   // Listen for a heartbeat round before taking shards, so a node joining a
@@ -172,6 +175,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
       await webhooks.stop();
       await exportsWorker.stop();
       await node.stop(true);
+      invites.stop();
       adminSub.unsubscribe();
       guard.stop();
       await adminHttp?.app.close();
@@ -227,6 +231,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     routes,
     logger: o.logRequests,
     view: membership,
+    uploads: uploadStorageFromEnv(),
   });
   // A deep accept queue (Node's default is 511; the kernel caps it at
   // net.core.somaxconn): thousands of long-poll clients reconnect at once after

@@ -13,6 +13,7 @@ import {
   type WebhookWorkerOptions,
 } from "../../webhook/worker.ts";
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
+import { startInviteWorker } from "../invite-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import { env, type BootstrapConfig } from "../config.ts";
 import { NodeRuntime } from "../node.ts";
@@ -23,6 +24,7 @@ import { createLmdbStore } from "../storage/lmdb-store.ts";
 import { tracedStore } from "../tracing.ts";
 import type { ActorClient } from "../transport/contract.ts";
 import { createInProcessTransport } from "../transport/in-process.ts";
+import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
 import { startExportWorker } from "../export.ts";
 import type { Store } from "../storage/contract.ts";
@@ -91,6 +93,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   node.start();
   guard.start();
   const webhooks = startWebhookWorker(node, webhookOptions);
+  const invites = startInviteWorker(node);
   const exportsWorker = startExportWorker(node, store, o.shards, resolve(o.dataDir));
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
@@ -108,6 +111,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     view: singleNodeView("embedded"),
     ...(o.singleOrganization !== undefined ? { singleOrganization: o.singleOrganization } : {}),
     ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
+    uploads: uploadStorageFromEnv(o.dataDir),
   });
   await app.listen({ port: o.port, host: o.host });
   const pidFile = pidFileOf(o.dataDir);
@@ -129,6 +133,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       await webhooks.stop();
       await exportsWorker.stop();
       await node.stop(true);
+      invites.stop();
       await store.close();
       rmSync(pidFile, { force: true });
     },

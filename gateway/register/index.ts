@@ -21,6 +21,7 @@ import { legacySettingsAreas } from "./legacy-settings.ts";
 import { serverStateAreas } from "./server-state.ts";
 import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 import { playgroundsArea, userSettingsDefaultsArea } from "./realm-extras.ts";
+import { scheduledMessagesArea } from "./scheduled-messages.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -45,4 +46,5 @@ export const registerAreas: RegisterArea[] = [
   mutedUsersArea,
   userSettingsDefaultsArea,
   playgroundsArea,
+  scheduledMessagesArea,
 ];

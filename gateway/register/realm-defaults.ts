@@ -8,6 +8,7 @@ import { CHANNEL_GROUP_DEFAULTS, CHANNEL_NO_EVERYONE } from "../../actors/channe
 import { GROUP_SETTINGS, REALM_GROUP_SETTINGS, SYSTEM_GROUPS } from "../../actors/group/index.ts";
 import type { SettingRules } from "../../actors/group/index.ts";
 import type { Obj } from "../../actors/types.ts";
+import { THUMBNAIL_FORMATS } from "../routes/uploads.ts";
 
 /** When this process started: Zulip's server_generation (a restart makes clients reload). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -160,7 +161,7 @@ export function realmDefaults(host: string): Obj {
     max_icon_file_size_mib: 0,
     max_logo_file_size_mib: 0,
     max_avatar_file_size_mib: 0,
-    server_thumbnail_formats: [],
+    server_thumbnail_formats: THUMBNAIL_FORMATS.map((f) => ({ ...f })),
     server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
     server_avatar_changes_disabled: true,

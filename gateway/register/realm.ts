@@ -24,8 +24,8 @@ export const REALM_CONSTANTS: Obj = {
   server_typing_started_expiry_period_milliseconds: 45000,
   server_typing_stopped_wait_period_milliseconds: 12000,
   server_typing_started_wait_period_milliseconds: 30000,
-  // No upload endpoint exists: 0 tells clients uploads are off.
-  max_file_upload_size_mib: 0,
+  // gateway/routes/uploads.ts MAX_FILE_UPLOAD_SIZE_MIB.
+  max_file_upload_size_mib: 25,
 };
 
 interface PublicInfo {

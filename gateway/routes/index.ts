@@ -22,6 +22,10 @@ import { messageExtraRoutes } from "./message-extras.ts";
 import { userPrefRoutes } from "./user-prefs.ts";
 import { realmExtraRoutes } from "./realm-extras.ts";
 import { channelExtraRoutes } from "./channel-extras.ts";
+import { inviteRoutes } from "./invites.ts";
+import { signupRoutes } from "../signup-page.ts";
+import { scheduledMessageRoutes } from "./scheduled-messages.ts";
+import { uploadRoutes } from "./uploads.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 
@@ -47,6 +51,10 @@ export const routes: RouteDef[] = [
   ...userPrefRoutes,
   ...realmExtraRoutes,
   ...channelExtraRoutes,
+  ...inviteRoutes,
+  ...signupRoutes,
+  ...scheduledMessageRoutes,
+  ...uploadRoutes,
   ...exportRoutes,
   ...pushTestRoutes,
 ];

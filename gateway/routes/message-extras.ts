@@ -8,16 +8,8 @@ import { channelDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type RouteDef } from "../index.ts";
-import {
-  byConv,
-  convRef,
-  indexCandidates,
-  locate,
-  narrowChecker,
-  pathInt,
-  planNarrow,
-  type Term,
-} from "./messages.ts";
+import { byConv, convRef, indexCandidates, locate, narrowChecker, planNarrow, type Term } from "../narrow.ts";
+import { pathInt } from "./messages.ts";
 
 /** settings.MAX_MESSAGE_LENGTH: the longest content POST /messages/render takes. */
 const MAX_RENDER_LENGTH = 10000;

@@ -6,7 +6,7 @@ import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
-import { convRef, locate } from "./messages.ts";
+import { convRef, locate } from "../narrow.ts";
 
 const OPS = ["start", "stop"];
 const TYPES = ["direct", "stream", "channel"];

@@ -1,0 +1,324 @@
+// The realm's uploads directory (blob kind, key "uploads"): Zulip's
+// Attachment rows. Each uploaded file's record (owner, name, size, content
+// type, the messages that link it) and the realm's upload_space_used. The
+// bytes are not here: the gateway keeps them in the upload storage
+// (cluster/upload-storage.ts) and records them here after storing them.
+//
+// A leaf: it calls no other actor, so a conversation may call `claim` from
+// inside its send turn. Events go to the owner's queues only, as Zulip's
+// notify_attachment_update.
+
+import { errors } from "../errors.ts";
+import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
+
+export const UPLOADS_KEY = "uploads";
+
+/** The realm's uploads directory. */
+export function uploadsDirectoryRef(realmId: number): ActorRef {
+  return { kind: "blob", realm: realmId, key: UPLOADS_KEY };
+}
+
+/** Zulip's path_id: "<realm>/<2 hex>/<24 url-safe>/<sanitized name>". */
+const PATH_ID = /^(\d{1,15})\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^/]{1,255}$/;
+
+export interface Attachment {
+  id: number;
+  pathId: string;
+  name: string;
+  size: number;
+  contentType: string;
+  ownerId: number;
+  /** ms since the epoch. */
+  createTime: number;
+  /** Messages linking the file, ascending by id; date_sent in ms. */
+  messages: { id: number; dateSent: number; conv?: string }[];
+  /** An image the gateway made thumbnails of (absent in records made before thumbnails). */
+  image?: { width: number; height: number; animated: boolean };
+}
+
+/** SNAPSHOT: a new field needs a default in uploadsFromSnapshot. */
+export interface UploadsState {
+  realmId: number;
+  byPath: Map<string, Attachment>;
+  /** Sum of the sizes of every attachment of the realm. */
+  spaceUsed: number;
+}
+
+export type UploadsFact =
+  | { type: "attachmentAdded"; attachment: Attachment }
+  /** `conv`: the message's conversation key (absent in facts written before it). */
+  | { type: "attachmentClaimed"; pathId: string; messageId: number; dateSent: number; conv?: string }
+  | { type: "attachmentRemoved"; pathId: string };
+
+export function initialUploads(ref: ActorRef): UploadsState {
+  return { realmId: ref.realm, byPath: new Map(), spaceUsed: 0 };
+}
+
+export function applyUploadsFact(state: UploadsState, raw: Obj): UploadsState {
+  const fact = raw as unknown as UploadsFact;
+  switch (fact.type) {
+    case "attachmentAdded": {
+      const a = fact.attachment;
+      if (state.byPath.has(a.pathId)) break;
+      state.byPath.set(a.pathId, { ...a, messages: [...a.messages] });
+      state.spaceUsed += a.size;
+      break;
+    }
+    case "attachmentClaimed": {
+      const a = state.byPath.get(fact.pathId);
+      if (!a || a.messages.some((m) => m.id === fact.messageId)) break;
+      a.messages.push({
+        id: fact.messageId,
+        dateSent: fact.dateSent,
+        ...(fact.conv === undefined ? {} : { conv: fact.conv }),
+      });
+      a.messages.sort((x, y) => x.id - y.id);
+      break;
+    }
+    case "attachmentRemoved": {
+      const a = state.byPath.get(fact.pathId);
+      if (!a) break;
+      state.byPath.delete(fact.pathId);
+      state.spaceUsed -= a.size;
+      break;
+    }
+    default:
+      break;
+  }
+  return state;
+}
+
+export function uploadsToSnapshot(state: UploadsState): string {
+  return JSON.stringify({
+    realmId: state.realmId,
+    attachments: [...state.byPath.values()],
+    spaceUsed: state.spaceUsed,
+  });
+}
+
+export function uploadsFromSnapshot(data: string, ref: ActorRef): UploadsState {
+  const o = JSON.parse(data) as { attachments?: Attachment[]; spaceUsed?: number };
+  const state = initialUploads(ref);
+  for (const a of o.attachments ?? []) state.byPath.set(a.pathId, a);
+  state.spaceUsed = o.spaceUsed ?? [...state.byPath.values()].reduce((n, a) => n + a.size, 0);
+  return state;
+}
+
+function fact(f: UploadsFact): Obj {
+  return f as unknown as Obj;
+}
+
+function format(a: Attachment): Obj {
+  return {
+    id: a.id,
+    name: a.name,
+    path_id: a.pathId,
+    size: a.size,
+    create_time: a.createTime,
+    messages: a.messages.map((m) => ({ id: m.id, date_sent: m.dateSent })),
+  };
+}
+
+/** An end user of this realm (the gateway's callers); internal callers pass null. */
+function member(state: UploadsState, caller: Caller | null): Caller {
+  if (!caller || caller.realmId !== state.realmId) throw errors.accessDenied();
+  return caller;
+}
+
+function str(args: Obj, name: string): string {
+  const v = args[name];
+  if (typeof v !== "string") throw errors.internal();
+  return v;
+}
+
+function event(op: "add" | "update", a: Attachment, spaceUsed: number): OutEvent {
+  return {
+    event: { type: "attachment", op, attachment: format(a), upload_space_used: spaceUsed },
+    userIds: [a.ownerId],
+  };
+}
+
+/** The gateway stored the bytes under pathId: record them as the caller's. */
+const recordUpload: Handler<UploadsState> = async (state, args, ctx, caller) => {
+  const c = member(state, caller);
+  const pathId = str(args, "pathId");
+  const m = PATH_ID.exec(pathId);
+  const size = args.size;
+  if (!m || Number(m[1]) !== state.realmId || typeof size !== "number" || !Number.isSafeInteger(size)) {
+    throw errors.internal();
+  }
+  if (state.byPath.has(pathId)) throw errors.internal();
+  const attachment: Attachment = {
+    id: await ctx.nextId(`attachment.${state.realmId}`),
+    pathId,
+    name: str(args, "name"),
+    size,
+    contentType: str(args, "contentType"),
+    ownerId: c.userId,
+    createTime: ctx.now(),
+    messages: [],
+  };
+  const image = args.image;
+  if (image && typeof image === "object" && !Array.isArray(image)) {
+    const { width, height, animated } = image as Obj;
+    if (Number.isSafeInteger(width) && Number.isSafeInteger(height) && typeof animated === "boolean") {
+      attachment.image = { width: width as number, height: height as number, animated };
+    }
+  }
+  return {
+    facts: [fact({ type: "attachmentAdded", attachment })],
+    events: [event("add", attachment, state.spaceUsed + size)],
+    reply: format(attachment),
+  };
+};
+
+/** GET /attachments: the caller's files, by id. */
+const listAttachments: Handler<UploadsState> = (state, _args, _ctx, caller) => {
+  const c = member(state, caller);
+  const own: Obj[] = [];
+  for (const a of state.byPath.values()) if (a.ownerId === c.userId) own.push(format(a));
+  own.sort((x, y) => Number(x.id) - Number(y.id));
+  return { reply: { attachments: own, upload_space_used: state.spaceUsed } };
+};
+
+/** DELETE /attachments/{id}: only the owner's; the reply names the bytes the gateway then removes. */
+const removeAttachment: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  const c = member(state, caller);
+  const id = args.id;
+  let found: Attachment | undefined;
+  for (const a of state.byPath.values()) {
+    if (a.id === id && a.ownerId === c.userId) {
+      found = a;
+      break;
+    }
+  }
+  if (!found) throw errors.invalidAttachment();
+  return {
+    facts: [fact({ type: "attachmentRemoved", pathId: found.pathId })],
+    events: [
+      {
+        event: {
+          type: "attachment",
+          op: "remove",
+          attachment: { id: found.id },
+          upload_space_used: state.spaceUsed - found.size,
+        },
+        userIds: [found.ownerId],
+      },
+    ],
+    reply: { pathId: found.pathId, contentType: found.contentType },
+  };
+};
+
+/**
+ * What the gateway needs to decide a fetch: the owner and the messages
+ * linking the file (the gateway checks the caller's access to them). Null
+ * when no such file exists in this realm.
+ */
+const lookupUpload: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  member(state, caller);
+  const a = state.byPath.get(str(args, "pathId"));
+  if (!a) return { reply: null };
+  return {
+    reply: {
+      ownerId: a.ownerId,
+      name: a.name,
+      size: a.size,
+      contentType: a.contentType,
+      messageIds: a.messages.map((m) => m.id),
+    },
+  };
+};
+
+/**
+ * A message was sent (or edited) linking these path_ids (internal: from
+ * the conversation's turn). Zulip claims a file for a message when the
+ * sender owns it or can already see it. The sender's own files are claimed
+ * here; other users' existing files come back in `others` with the
+ * messages linking them, and the conversation claims them again with
+ * `shared` once it knows the sender received one of those messages.
+ */
+const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const pathIds = Array.isArray(args.pathIds) ? args.pathIds : [];
+  const { senderId, messageId, dateSent } = args;
+  if (typeof senderId !== "number" || typeof messageId !== "number" || typeof dateSent !== "number") {
+    throw errors.internal();
+  }
+  const shared = args.shared === true;
+  const conv = typeof args.conv === "string" ? { conv: args.conv } : {};
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  const others: Obj[] = [];
+  const seen = new Set<string>();
+  for (const p of pathIds) {
+    if (typeof p !== "string" || seen.has(p)) continue;
+    seen.add(p);
+    const a = state.byPath.get(p);
+    if (!a || a.messages.some((m) => m.id === messageId)) continue;
+    if (a.ownerId !== senderId && !shared) {
+      // [path, [[message id, conversation key or ""]]]
+      if (a.messages.length) others.push([p, a.messages.map((m) => [m.id, m.conv ?? ""])] as unknown as Obj);
+      continue;
+    }
+    facts.push(fact({ type: "attachmentClaimed", pathId: p, messageId, dateSent, ...conv }));
+    const after = { ...a, messages: [...a.messages, { id: messageId, dateSent, ...conv }] };
+    events.push(event("update", after, state.spaceUsed));
+  }
+  return { facts, events, reply: { claimed: facts.length, others } };
+};
+
+/**
+ * The images among these path_ids, for a message's render (internal: the
+ * conversations). As Zulip's markdown previews any image upload of the
+ * realm a message links: only dimensions and type, never the bytes.
+ */
+const uploadImages: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const pathIds = Array.isArray(args.pathIds) ? args.pathIds : [];
+  const images: Obj[] = [];
+  for (const p of pathIds) {
+    const a = typeof p === "string" ? state.byPath.get(p) : undefined;
+    if (!a?.image) continue;
+    images.push([p, { ...a.image, contentType: a.contentType }] as unknown as Obj);
+  }
+  return { reply: { images } };
+};
+
+export const uploadsHandlers: Record<string, Handler<UploadsState>> = {
+  uploadImages,
+  recordUpload,
+  listAttachments,
+  removeAttachment,
+  lookupUpload,
+  claimUploads,
+};
+
+/** The gateway's entry points; claimUploads is the conversations' only. */
+export const uploadsExternal = {
+  recordUpload: "caller",
+  listAttachments: "caller",
+  removeAttachment: "caller",
+  lookupUpload: "caller",
+} as const;
+
+/**
+ * The path_ids a message's content links (its "/user_uploads/<path_id>"
+ * links, relative or absolute, of this realm), in order, without repeats.
+ * One left-to-right scan with a non-backtracking pattern: linear time.
+ */
+export function linkedPathIds(content: string, realmId: number): string[] {
+  const out = new Set<string>();
+  const re = /\/user_uploads\/(\d{1,15}\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^\s/)\]>"'?#]{1,255})/g;
+  for (let m = re.exec(content); m !== null; m = re.exec(content)) {
+    let p = m[1]!;
+    if (!p.startsWith(`${realmId}/`)) continue;
+    try {
+      p = decodeURIComponent(p);
+    } catch {
+      continue;
+    }
+    out.add(p);
+  }
+  return [...out];
+}

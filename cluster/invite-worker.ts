@@ -1,0 +1,144 @@
+// The node-side invitation worker: the realm actor decides invitations and
+// sign-ups (actors/realm/invites.ts) and hands their network work here as
+// durable hand-offs, given once the realm's facts are durable and again
+// until acknowledged:
+//
+//   invite.email     send the invitation email over SMTP (cluster/mail.ts),
+//                    or log the link when no EMAIL_HOST is set
+//   invite.accepted  subscribe the new user to the invitation's channels
+//                    and add them to its groups
+//
+// A failed send is retried with the outbox's backoff and never blocks the
+// API reply (the realm answers before the hand-off runs); after
+// MAX_SEND_ATTEMPTS it is logged as given up and acknowledged. A message
+// once sent is remembered by its mail id, so a batch given again after a
+// partial failure does not mail anyone twice.
+
+import { INVITE_ACCEPTED, INVITE_EMAIL, channelDirectoryRef, groupDirectoryRef } from "../actors/index.ts";
+import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import { componentLogger, type Logger } from "./log.ts";
+import { mailConfigFromEnv, smtpMailer, type MailMessage, type Mailer } from "./mail.ts";
+import type { HandoffHandler } from "./node.ts";
+
+/** Sends of one message before it is given up (with the outbox's backoff between). */
+export const MAX_SEND_ATTEMPTS = 8;
+/** Mail ids remembered as sent; older ones are forgotten first. */
+const SENT_MEMORY = 10_000;
+
+export interface InviteWorkerHost {
+  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  onHandoff(subject: string, handler: HandoffHandler): void;
+}
+
+export interface InviteWorker {
+  /** Whether invitations go out by SMTP (false: their links are logged). */
+  readonly smtp: boolean;
+  stop(): void;
+}
+
+interface InviteMail {
+  mailId: string;
+  to: string;
+  realmName: string;
+  referrerName: string;
+  referrerEmail: string;
+  link: string;
+  expiresAt: number | null;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The invitation email, text and HTML. */
+export function invitationMessage(m: InviteMail): MailMessage {
+  const expiry =
+    m.expiresAt === null ? "" : `\nThe link works until ${new Date(m.expiresAt).toUTCString()}.\n`;
+  const text =
+    `${m.referrerName} (${m.referrerEmail}) has invited you to join ${m.realmName}, a Zulip organization.\n\n` +
+    `Create your account here:\n${m.link}\n${expiry}`;
+  const html =
+    `<p>${escapeHtml(m.referrerName)} (${escapeHtml(m.referrerEmail)}) has invited you to join ` +
+    `<b>${escapeHtml(m.realmName)}</b>, a Zulip organization.</p>` +
+    `<p><a href="${escapeHtml(m.link)}">Create your account</a></p>` +
+    (expiry ? `<p>${escapeHtml(expiry.trim())}</p>` : "");
+  return { to: m.to, subject: `${m.referrerName} invited you to join ${m.realmName}`, text, html };
+}
+
+/** Start the worker of a node (embedded and cluster alike, cluster/compose/). */
+export function startInviteWorker(
+  host: InviteWorkerHost,
+  o: { mailer?: Mailer | null; log?: Logger } = {},
+): InviteWorker {
+  const log = o.log ?? componentLogger("mail");
+  let mailer: Mailer | null;
+  if (o.mailer !== undefined) mailer = o.mailer;
+  else {
+    const config = mailConfigFromEnv();
+    mailer = config === null ? null : smtpMailer(config);
+    if (config === null)
+      log.info("EMAIL_HOST is not set: invitation emails are not sent, their links are logged instead");
+    else
+      log.info(
+        { host: config.host, port: config.port, tls: config.useTls },
+        `sending email through ${config.host}`,
+      );
+  }
+  const sent = new Set<string>();
+  const attempts = new Map<string, number>();
+  const remember = (id: string) => {
+    attempts.delete(id);
+    sent.add(id);
+    if (sent.size > SENT_MEMORY) sent.delete(sent.values().next().value!);
+  };
+
+  host.onHandoff(INVITE_EMAIL, async (data) => {
+    let ok = true;
+    for (const d of data as unknown as InviteMail[]) {
+      if (sent.has(d.mailId)) continue;
+      if (mailer === null) {
+        log.info({ to: d.to, link: d.link }, `invitation for ${d.to} (no EMAIL_HOST, not sent): ${d.link}`);
+        remember(d.mailId);
+        continue;
+      }
+      try {
+        await mailer.send(invitationMessage(d));
+        remember(d.mailId);
+      } catch (err) {
+        const n = (attempts.get(d.mailId) ?? 0) + 1;
+        if (n >= MAX_SEND_ATTEMPTS) {
+          log.error({ err, to: d.to, attempts: n }, `invitation email to ${d.to} given up`);
+          remember(d.mailId);
+        } else {
+          attempts.set(d.mailId, n);
+          log.warn({ err, to: d.to, attempt: n }, `invitation email to ${d.to} failed; retrying`);
+          ok = false;
+        }
+      }
+    }
+    return ok;
+  });
+
+  host.onHandoff(INVITE_ACCEPTED, async (data) => {
+    for (const d of data) {
+      const realmId = d.realmId as number;
+      await host.call(channelDirectoryRef(realmId), "joinInvitedChannels", {
+        user_id: d.userId as number,
+        stream_ids: d.streamIds as number[],
+        include_defaults: d.includeDefaults === true,
+      });
+      await host.call(groupDirectoryRef(realmId), "joinInvitedGroups", {
+        user_id: d.userId as number,
+        group_ids: d.groupIds as number[],
+      });
+    }
+    return true;
+  });
+
+  return {
+    smtp: mailer !== null,
+    stop() {
+      mailer?.close();
+    },
+  };
+}

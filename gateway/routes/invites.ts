@@ -1,0 +1,150 @@
+// Invitations (Zulip's zerver/views/invite.py): GET/POST /invites, POST
+// /invites/multiuse, revoking and resending. The realm actor decides them
+// (actors/realm/invites.ts); a new invitation's channels and groups are
+// checked first by their own directories, which call the realm themselves,
+// so the realm never waits on them inside its turn. The sign-up page the
+// links open is gateway/signup-page.ts.
+
+import { INVITE_AS, channelDirectoryRef, groupDirectoryRef, realmRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import type { Checker } from "../params.ts";
+
+const intOrNull: Checker<number | null> = c.nullable(c.int());
+const int = c.int();
+/** Zulip's check_int_in_validator(INVITE_AS): an integer, then one of the roles. */
+const inviteAs: Checker<number> = (v, name) => {
+  const n = int(v, name);
+  if (!INVITE_AS.includes(n)) throw errors.invalid(name);
+  return n;
+};
+
+/** The parameters both kinds of invitation take. */
+const COMMON = {
+  invite_expires_in_minutes: param(p.json(intOrNull)),
+  invite_as: param(p.json(inviteAs)),
+  stream_ids: param(p.json(c.list(c.int()))),
+  group_ids: param(p.json(c.nullable(c.list(c.int())))),
+  include_realm_default_subscriptions: param(p.bool()),
+};
+
+function inviteArgs(req: RouteRequest): Obj {
+  const out: Obj = { scheme: req.scheme };
+  for (const name of [...Object.keys(COMMON), "invitee_emails", "notify_referrer_on_join"]) {
+    const v = req.params[name];
+    if (v !== undefined) out[name] = v as Obj[string];
+  }
+  return out;
+}
+
+/** Zulip's order: the caller may invite, then the channels, then the groups. */
+async function precheck(req: RouteRequest, args: Obj, multiuse: boolean): Promise<void> {
+  await req.call(realmRef(req.realmId), "checkInvite", { ...args, multiuse });
+  const streamIds = (args.stream_ids as number[] | undefined) ?? [];
+  if (streamIds.length)
+    await req.call(channelDirectoryRef(req.realmId), "checkInviteChannels", { stream_ids: streamIds });
+  const groupIds = (args.group_ids as number[] | null | undefined) ?? [];
+  if (groupIds.length)
+    await req.call(groupDirectoryRef(req.realmId), "checkInviteGroups", { group_ids: groupIds });
+}
+
+function inviteId(req: RouteRequest): number {
+  const raw = req.path.invite_id!;
+  // Zulip's URL pattern takes digits only; anything else matches no route.
+  if (!/^\d+$/.test(raw)) throw errors.noSuchRoute();
+  const id = Number(raw);
+  return Number.isSafeInteger(id) ? id : 0;
+}
+
+const listInvites: RouteDef = {
+  method: "GET",
+  path: "/invites",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "listInvites", { scheme: req.scheme })) as Obj;
+  },
+};
+
+const sendInvites: RouteDef = {
+  method: "POST",
+  path: "/invites",
+  auth: "required",
+  params: {
+    ...COMMON,
+    invitee_emails: param(p.string(), { required: true }),
+    stream_ids: param(p.json(c.list(c.int())), { required: true }),
+    notify_referrer_on_join: param(p.bool()),
+  },
+  async handler(req) {
+    const args = inviteArgs(req);
+    await precheck(req, args, false);
+    const r = (await req.call(realmRef(req.realmId), "createInvites", args)) as {
+      skipped: [string, string, boolean][];
+    };
+    if (r.skipped.length)
+      throw errors.invitationFailed(
+        "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+        r.skipped,
+        true,
+      );
+    return {};
+  },
+};
+
+const createMultiuse: RouteDef = {
+  method: "POST",
+  path: "/invites/multiuse",
+  auth: "required",
+  params: COMMON,
+  async handler(req) {
+    const args = inviteArgs(req);
+    await precheck(req, args, true);
+    return (await req.call(realmRef(req.realmId), "createMultiuseInvite", args)) as Obj;
+  },
+};
+
+const revokeInvite: RouteDef = {
+  method: "DELETE",
+  path: "/invites/:invite_id",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "revokeInvite", { invite_id: inviteId(req) })) as Obj;
+  },
+};
+
+const revokeMultiuse: RouteDef = {
+  method: "DELETE",
+  path: "/invites/multiuse/:invite_id",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "revokeMultiuseInvite", {
+      invite_id: inviteId(req),
+    })) as Obj;
+  },
+};
+
+const resendInvite: RouteDef = {
+  method: "POST",
+  path: "/invites/:invite_id/resend",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "resendInvite", {
+      invite_id: inviteId(req),
+      scheme: req.scheme,
+    })) as Obj;
+  },
+};
+
+export const inviteRoutes: RouteDef[] = [
+  listInvites,
+  sendInvites,
+  createMultiuse,
+  revokeInvite,
+  revokeMultiuse,
+  resendInvite,
+];
