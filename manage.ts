@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import type { Obj, Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
+import type { Store } from "./cluster/storage/contract.ts";
 
 type Call = (
   ref: { kind: "realm" | "channel"; realm: number; key: string },
@@ -16,10 +17,11 @@ const USAGE = `usage: npm run manage -- <command> [options]
   create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
   create-user  --email EMAIL --password PW --full-name NAME [--role 100|200|300|400|600] [--realm-id N]
   api-key      --email EMAIL [--realm-id N]
-  realms`;
+  realms
+  restore      FILE   (embedded store in DATA_DIR only; see docs/export.md)`;
 
 // Loaded on use: the cluster module loads the Redis, gRPC and NATS clients.
-async function withEmbedded<T>(fn: (call: Call) => Promise<T>): Promise<T> {
+async function withEmbedded<T>(fn: (call: Call, store: Store, shards: number) => Promise<T>): Promise<T> {
   const { withLocalNode } = await import("./cluster/compose/embedded.ts");
   return withLocalNode(fn);
 }
@@ -31,8 +33,9 @@ async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: command === "restore",
     options: {
       name: { type: "string" },
       host: { type: "string" },
@@ -96,11 +99,43 @@ async function main(): Promise<void> {
     case "realms":
       out = await run((call) => call(directory, "listRealms", {}));
       break;
+    case "restore":
+      out = await restore(positionals[0]);
+      break;
     default:
       console.error(USAGE);
       process.exit(2);
   }
   console.log(JSON.stringify(out, null, 2));
+}
+
+/**
+ * Restore an export file (docs/export.md) into the embedded store in
+ * DATA_DIR, which must not know the organization (its id or its host).
+ */
+async function restore(file: string | undefined): Promise<Value> {
+  if (!file) throw new Error(`restore needs the export file\n${USAGE}`);
+  if (env.str("NATS_URL"))
+    throw new Error("restore writes the embedded store in DATA_DIR: unset NATS_URL (docs/export.md)");
+  const { readExport, restoreInto } = await import("./cluster/export.ts");
+  const contents = await readExport(file);
+  const { realmId, host, exportId } = contents.manifest;
+  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  return withEmbedded(async (call, store, shards) => {
+    const realms = (await call(directory, "listRealms", {})) as { realmId: number; host: string }[];
+    const clash = realms.find((r) => r.realmId === realmId || r.host === host.toLowerCase());
+    if (clash)
+      throw new Error(
+        `this store already has organization ${clash.realmId} at ${clash.host}: restore needs a store without it`,
+      );
+    const counts = await restoreInto(store, shards, contents);
+    await call(directory, "registerRealm", { realmId, host });
+    // The export that made this file was still pending when it was read; its
+    // file is not part of the new store.
+    if (exportId !== null)
+      await call({ kind: "realm", realm: realmId, key: "realm" }, "failExport", { exportId });
+    return { realmId, host, ...counts } as unknown as Value;
+  });
 }
 
 main().then(

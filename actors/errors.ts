@@ -475,4 +475,9 @@ export const errors = {
   uploadNotAuthorized: () => new ZulipError("You are not authorized to view this file.", "BAD_REQUEST", 403),
   invalidUploadToken: () => new ZulipError("Invalid token"),
   invalidUploadFilename: () => new ZulipError("Invalid filename"),
+  // POST /mobile_push/test_notification (the spec's InvalidPushDeviceTokenError
+  // and InvalidRemotePushDeviceTokenError).
+  invalidPushDeviceToken: () => new ZulipError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN"),
+  invalidRemotePushDeviceToken: () =>
+    new ZulipError("Device not recognized by the push bouncer", "INVALID_REMOTE_PUSH_DEVICE_TOKEN"),
 } as const;

@@ -1021,6 +1021,18 @@ const cases: Case[] = [
   { method: "DELETE", path: (f) => `/attachments/${f.attachmentId}`, status: 200 },
   { method: "DELETE", path: `/attachments/${BAD_ID}`, status: 400 },
 
+  // --- exports (gateway/routes/export.ts)
+  { method: "POST", path: "/export/realm", params: { export_type: 1 }, status: 200 },
+  { method: "POST", path: "/export/realm", params: { export_type: 9 }, status: 400 },
+  { method: "GET", path: "/export/realm", status: 200 },
+  { method: "GET", path: "/export/realm", auth: (f) => f.member, status: 400 },
+  { method: "GET", path: "/export/realm/consents", status: 200 },
+  { method: "GET", path: "/export/realm/consents", auth: (f) => f.member, status: 400 },
+
+  // --- push test notification (gateway/routes/push-test.ts): no tokens, nothing sent
+  { method: "POST", path: "/mobile_push/test_notification", status: 200 },
+  { method: "POST", path: "/mobile_push/test_notification", params: { token: "unknown" }, status: 400 },
+
   // --- API key (the member's: later cases see the new key)
   {
     method: "POST",

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
 import { err, ok, startChat, uniq, type Chat } from "./support/chat.ts";
+import type { EmbeddedHandle } from "./support/embedded.ts";
+import { eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
 
 let chat: Chat;
 let api: Chat["api"];
@@ -194,6 +196,73 @@ describe("topics - visibility policies", () => {
         m,
       ),
       "Invalid op",
+    );
+  });
+});
+
+describe("topics - legacy muted_topics event", () => {
+  test("sent beside user_topic, only to queues that did not ask for user_topic", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([m.userId]);
+    const srv = { api } as EmbeddedHandle;
+    const all = await openQueue(srv, m);
+    const legacyOnly = await openQueue(srv, m, ["muted_topics"]);
+    const modern = await openQueue(srv, m, ["user_topic", "muted_topics"]);
+    ok(await api("POST", "/user_topics", { stream_id: ch.id, topic: "noise", visibility_policy: 1 }, m));
+    ok(await api("POST", "/user_topics", { stream_id: ch.id, topic: "", visibility_policy: 1 }, m));
+    const reg = ok(await api("POST", "/register", { fetch_event_types: ["muted_topics"] }, m));
+    const kinds = (evs: Ev[]) => evs.map((e: Ev) => e.type as string);
+    const got = await eventsUntil(srv, all, (evs) => evs.length >= 4);
+    assert.deepEqual(kinds(got), ["muted_topics", "user_topic", "muted_topics", "user_topic"]);
+    assert.deepEqual(got[0].muted_topics, [[ch.name, "noise", got[1].last_updated]]);
+    // The list after the change, as /register's muted_topics; the empty topic
+    // reads as its display name without the empty_topic_name capability.
+    assert.deepEqual(got[2].muted_topics, reg.muted_topics);
+    assert.deepEqual((got[2].muted_topics as Ev[]).map((r: Ev) => r[1]).sort(), ["general chat", "noise"]);
+    assert.deepEqual(kinds(await eventsUntil(srv, legacyOnly, (evs) => evs.length >= 2)), [
+      "muted_topics",
+      "muted_topics",
+    ]);
+    const mod = await eventsUntil(srv, modern, (evs) => evs.length >= 2);
+    assert.deepEqual(kinds(mod), ["user_topic", "user_topic"]);
+
+    // Unmuting and following send the list without the topic.
+    ok(await api("POST", "/user_topics", { stream_id: ch.id, topic: "noise", visibility_policy: 3 }, m));
+    const next = await eventsUntil(srv, legacyOnly, (evs) => evs.length >= 1);
+    assert.deepEqual(next[0].muted_topics, [[ch.name, "general chat", got[3].last_updated]]);
+
+    // The legacy endpoint sends it too; a no-op add sends nothing.
+    ok(
+      await api(
+        "PATCH",
+        "/users/me/subscriptions/muted_topics",
+        { stream_id: ch.id, topic: "noise", op: "add" },
+        m,
+      ),
+    );
+    const legacy = await eventsUntil(srv, legacyOnly, (evs) => evs.length >= 1);
+    assert.equal(legacy.length, 1);
+    assert.equal((legacy[0].muted_topics as Ev[]).length, 2);
+  });
+
+  test("with empty_topic_name the empty topic stays empty", async () => {
+    const m = await chat.newUser();
+    const ch = await channel([m.userId]);
+    const srv = { api } as EmbeddedHandle;
+    const r = ok(
+      await api(
+        "POST",
+        "/register",
+        { event_types: JSON.stringify(["muted_topics"]), client_capabilities: { empty_topic_name: true } },
+        m,
+      ),
+    );
+    const q = { id: r.queue_id as string, last: r.last_event_id as number, auth: m };
+    ok(await api("POST", "/user_topics", { stream_id: ch.id, topic: "", visibility_policy: 1 }, m));
+    const evs = await eventsUntil(srv, q, (e) => e.length >= 1);
+    assert.deepEqual(
+      evs.map((e: Ev) => e.muted_topics[0][1]),
+      [""],
     );
   });
 });

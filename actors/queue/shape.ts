@@ -162,6 +162,19 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
       if ("topic" in e) e.topic = emptyTopic(caps, e.topic) ?? "";
       return [e];
     }
+    case "muted_topics": {
+      // Zulip 6.0 (feature level 134): a queue that asked for user_topic
+      // gets that instead of this legacy event.
+      if (reg.eventTypes?.includes("user_topic")) return [];
+      const rows = Array.isArray(event.muted_topics) ? (event.muted_topics as Value[][]) : [];
+      if (caps.empty_topic_name || !rows.some((r) => r[1] === "")) return [event];
+      return [
+        {
+          ...event,
+          muted_topics: rows.map((r) => (r[1] === "" ? [r[0]!, EMPTY_TOPIC_DISPLAY_NAME, r[2]!] : r)),
+        },
+      ];
+    }
     case "user_topic":
       return event.topic_name === "" && !caps.empty_topic_name
         ? [{ ...event, topic_name: EMPTY_TOPIC_DISPLAY_NAME }]

@@ -15,6 +15,7 @@ import { deactivationPlanHandlers } from "./deactivation-plan.ts";
 import { typingRealmHandlers } from "./typing.ts";
 import { sendPrefsHandlers } from "./send-prefs.ts";
 import { playgroundHandlers } from "./playgrounds.ts";
+import { exportHandlers } from "./export.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
@@ -53,6 +54,7 @@ for (const [name, h] of Object.entries(deactivationPlanHandlers))
 for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
@@ -152,6 +154,10 @@ const external: Record<string, Exposure> = {
   // The sign-up page: a visitor holding the link's key.
   inviteInfo: "anonymous",
   acceptInvite: "anonymous",
+  listExports: "caller",
+  requestExport: "caller",
+  exportDownload: "caller",
+  exportConsentUsers: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

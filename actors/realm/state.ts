@@ -16,6 +16,7 @@ import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./p
 import { applyScheduledIndexFact, isScheduledIndexFact } from "./scheduled-index.ts";
 import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
 import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
+import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 export interface DirectoryState {
@@ -413,6 +414,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       else if (isScheduledIndexFact(fact)) applyScheduledIndexFact(state, fact);
       else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
       else if (isInviteFact(fact)) applyInviteFact(state, fact);
+      else if (isExportFact(fact)) applyExportFact(state, fact);
       break; // otherwise a fact from a newer version: ignore, never throw
   }
   return state;

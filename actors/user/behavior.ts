@@ -31,6 +31,8 @@ import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { applyScheduledFact, scheduledMessageHandlers } from "./scheduled-messages.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
+import { exportConsentHandlers } from "./export-consent.ts";
+import { pushTestHandlers } from "./push-test.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { alertWordHandlers } from "./alert-words.ts";
 import { mutedUserHandlers } from "./muted-users.ts";
@@ -476,6 +478,8 @@ export const userBehavior: Behavior<UserState> = {
     ...flagHandlers,
     ...savedSnippetHandlers,
     ...pushTokenHandlers,
+    ...exportConsentHandlers,
+    ...pushTestHandlers,
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
@@ -509,6 +513,8 @@ export const userBehavior: Behavior<UserState> = {
     deleteSavedSnippet: "caller",
     addPushToken: "caller",
     removePushToken: "caller",
+    exportConsent: "caller",
+    testPushTokens: "caller",
     registerClientDevice: "caller",
     removeClientDevice: "caller",
     registerPushDevice: "caller",

@@ -75,10 +75,34 @@ function normalizeTopicName(raw: string): string {
   return t === EMPTY_TOPIC_NAME || t === "(no topic)" ? "" : t;
 }
 
-function setDecision(state: UserState, t: UserTopic) {
+/**
+ * The legacy muted_topics event Zulip still sends beside user_topic on every
+ * policy change: [channel name, topic, muted-at] per muted topic after the
+ * change (channels the directory no longer knows are left out, as in
+ * /register). The queue drops it for clients that asked for user_topic.
+ */
+async function mutedTopicsEvent(ctx: ActorContext, state: UserState, t: UserTopic): Promise<Obj> {
+  const after = { ...topicsOf(state), [keyOf(t.stream_id, t.topic_name)]: t };
+  const muted = Object.values(after).filter((u) => u.visibility_policy === MUTED);
+  const names = muted.length
+    ? ((await ctx.call(channelDirectoryRef(state.realmId), "channelNamesByIds", {
+        ids: [...new Set(muted.map((u) => u.stream_id))],
+      })) as Record<string, string>)
+    : {};
+  const rows = muted
+    .filter((u) => Object.hasOwn(names, String(u.stream_id)))
+    .map((u) => [names[String(u.stream_id)]!, u.topic_name, u.last_updated]);
+  return { type: "muted_topics", muted_topics: rows as unknown as Obj[] };
+}
+
+async function setDecision(ctx: ActorContext, state: UserState, t: UserTopic) {
+  const legacy = await mutedTopicsEvent(ctx, state, t);
   return {
     facts: [{ type: "userTopicSet", topic: t as unknown as Obj }],
-    events: [{ event: { type: "user_topic", ...t }, userIds: [state.userId] }],
+    events: [
+      { event: legacy, userIds: [state.userId] },
+      { event: { type: "user_topic", ...t }, userIds: [state.userId] },
+    ],
     reply: {},
   };
 }
@@ -92,7 +116,7 @@ const setUserTopic: Handler<UserState> = async (state, args, ctx, caller) => {
   const streamId = Number(args.stream_id);
   await checkChannel(ctx, state, c, streamId);
   const existing = topicsOf(state)[keyOf(streamId, topic)];
-  return setDecision(state, {
+  return setDecision(ctx, state, {
     stream_id: streamId,
     topic_name: existing?.topic_name ?? topic,
     last_updated: Math.floor(ctx.now() / 1000),
@@ -111,7 +135,7 @@ const muteTopicLegacy: Handler<UserState> = async (state, args, ctx, caller) => 
   // Since Zulip 7.0 (feature level 169) muting a muted topic, or unmuting one
   // that is not muted, succeeds and changes nothing.
   if ((args.op === "add") === muted) return { reply: {} };
-  return setDecision(state, {
+  return setDecision(ctx, state, {
     stream_id: streamId,
     topic_name: existing?.topic_name ?? topic,
     last_updated: Math.floor(ctx.now() / 1000),

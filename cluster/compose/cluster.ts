@@ -6,6 +6,7 @@ import { buildApp } from "../../gateway/index.ts";
 import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import { startWebhookWorker } from "../../webhook/worker.ts";
+import { startExportWorker } from "../export.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
 import { startInviteWorker } from "../invite-worker.ts";
@@ -147,6 +148,8 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   node.start();
   const webhooks = startWebhookWorker(node);
   const invites = startInviteWorker(node);
+  // Export files go to DATA_DIR, which gateways must see too (docs/export.md).
+  const exportsWorker = startExportWorker(node, store, shards, env.dataDir());
   // Listen for a heartbeat round before taking shards, so a node joining a
   // running cluster does not grab shards that belong to others.
   await new Promise((r) => setTimeout(r, 1200));
@@ -170,6 +173,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
     async close() {
       membership.setDraining(true);
       await webhooks.stop();
+      await exportsWorker.stop();
       await node.stop(true);
       invites.stop();
       adminSub.unsubscribe();

@@ -26,6 +26,8 @@ import type { ActorClient } from "../transport/contract.ts";
 import { createInProcessTransport } from "../transport/in-process.ts";
 import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
+import { startExportWorker } from "../export.ts";
+import type { Store } from "../storage/contract.ts";
 
 export interface EmbeddedOptions {
   port: number;
@@ -92,6 +94,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   guard.start();
   const webhooks = startWebhookWorker(node, webhookOptions);
   const invites = startInviteWorker(node);
+  const exportsWorker = startExportWorker(node, store, o.shards, resolve(o.dataDir));
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
@@ -128,6 +131,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       adminSub.unsubscribe();
       guard.stop();
       await webhooks.stop();
+      await exportsWorker.stop();
       await node.stop(true);
       invites.stop();
       await store.close();
@@ -163,7 +167,9 @@ export function firstLogin(b: BootstrapResult, port: number): string {
  * holding every shard (the management CLI). Refuses while the embedded
  * server runs on it: LMDB has one owner.
  */
-export async function withLocalNode<T>(fn: (call: ActorCall) => Promise<T>): Promise<T> {
+export async function withLocalNode<T>(
+  fn: (call: ActorCall, store: Store, shards: number) => Promise<T>,
+): Promise<T> {
   const dataDir = resolve(env.dataDir());
   const pidFile = pidFileOf(dataDir);
   if (existsSync(pidFile)) {
@@ -195,7 +201,7 @@ export async function withLocalNode<T>(fn: (call: ActorCall) => Promise<T>): Pro
   node.setDesired(allShards(shards));
   await node.ready();
   try {
-    return await fn((ref, m, a) => node.call(ref, m, a));
+    return await fn((ref, m, a) => node.call(ref, m, a), store, shards);
   } finally {
     await node.stop(true);
     await store.close();

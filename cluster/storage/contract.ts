@@ -124,5 +124,17 @@ export interface Store {
   /** Next value of a named counter (starts at 1, never reused, not fenced). */
   nextId(scope: string): Promise<number>;
 
+  /**
+   * Export: every actor with a journal or a snapshot on shards 0..shards-1,
+   * with the shard its data is stored under. A store that keys actors by
+   * their id alone (LMDB) reports shard 0, which its reads ignore. A scan
+   * over the whole store, not fenced: for exports and tools, never a request.
+   */
+  listActors(shards: number): Promise<Array<{ shard: number; actor: string }>>;
+  /** Export: every counter with its value, at least the last id handed out (a scan). */
+  listCounters(): Promise<Array<{ scope: string; value: number }>>;
+  /** Restore: move a counter on so its next id is above `value`; never moves it back. */
+  raiseCounter(scope: string, value: number): Promise<void>;
+
   close(): Promise<void>;
 }

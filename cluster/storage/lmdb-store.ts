@@ -279,6 +279,36 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
       }
     },
 
+    async listActors() {
+      const out: Array<{ shard: number; actor: string }> = [];
+      // Every actor with a journal or a snapshot has a jlast (a snapshot sets it too).
+      for (const k of meta.getKeys({ start: ["jlast", ""], end: ["jlast\u0000"] })) {
+        const [tagName, actor] = k as [string, unknown];
+        if (tagName === "jlast" && typeof actor === "string") out.push({ shard: 0, actor });
+      }
+      return out;
+    },
+
+    async listCounters() {
+      const out: Array<{ scope: string; value: number }> = [];
+      for (const { key, value } of meta.getRange({ start: ["ctr", ""], end: ["ctr\u0000"] })) {
+        const [tagName, scope] = key as [string, unknown];
+        if (tagName === "ctr" && typeof scope === "string") out.push({ scope, value: Number(value) });
+      }
+      return out;
+    },
+
+    async raiseCounter(scope, value) {
+      await Promise.all([...reserving.values()]);
+      await root.transaction(() => {
+        const last = (meta.get(["ctr", scope]) as number | undefined) ?? 0;
+        if (last < value) meta.put(["ctr", scope], value);
+      });
+      // A block reserved below the new value would hand out ids under it.
+      const b = blocks.get(scope);
+      if (b !== undefined && b.next <= value) blocks.delete(scope);
+    },
+
     async close() {
       // Hand the unused rest of each reserved block back, so a clean restart
       // goes on where this process stopped (a crash only leaves a gap).

@@ -45,6 +45,8 @@ interface Conn {
   ): Promise<T>;
   get(key: string): Promise<string | null>;
   incr(key: string): Promise<number>;
+  /** Every key matching a SCAN pattern (on a cluster: over every master). */
+  scan(pattern: string): Promise<string[]>;
   /** Handed to redis-om, which calls hGetAll (fetch) on it. */
   om: Client | Cluster;
   close(): Promise<void>;
@@ -81,6 +83,11 @@ async function singleConn(url: string, tls: RedisTls | null | undefined): Promis
       client.sendCommand(args, returnBuffers ? { returnBuffers: true } : undefined),
     get: (key) => client.get(key),
     incr: (key) => client.incr(key),
+    async scan(pattern) {
+      const keys: string[] = [];
+      for await (const k of client.scanIterator({ MATCH: pattern, COUNT: 1000 })) keys.push(k);
+      return keys;
+    },
     om: client,
     async close() {
       if (client.isOpen) await client.quit();
@@ -125,6 +132,14 @@ async function clusterConn(seeds: string[], tls: RedisTls | null | undefined): P
       cluster.sendCommand(key, ro, args, returnBuffers ? { returnBuffers: true } : undefined),
     get: (key) => cluster.get(key),
     incr: (key) => cluster.incr(key),
+    async scan(pattern) {
+      const keys: string[] = [];
+      for (const m of cluster.masters) {
+        const c = await cluster.nodeClient(m);
+        for await (const k of c.scanIterator({ MATCH: pattern, COUNT: 1000 })) keys.push(k);
+      }
+      return keys;
+    },
     om: cluster,
     async close() {
       if (cluster.isOpen) await cluster.quit();
@@ -527,8 +542,40 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
       return client.incr(counterKey(scope));
     },
 
+    async listActors(shards) {
+      const lists = await Promise.all(
+        Array.from({ length: shards }, (_, shard) => {
+          const key = jlastKey(shard);
+          return client.send<string[]>(key, true, ["HKEYS", key]).then((actors) => ({ shard, actors }));
+        }),
+      );
+      return lists.flatMap(({ shard, actors }) => actors.map((actor) => ({ shard, actor })));
+    },
+
+    async listCounters() {
+      const head = `${prefix}ctr:{`;
+      const keys = await client.scan(`${globEscape(head)}*}`);
+      const values = await Promise.all(keys.map((k) => client.get(k)));
+      return keys.map((k, i) => ({ scope: k.slice(head.length, -1), value: Number(values[i] ?? 0) }));
+    },
+
+    async raiseCounter(scope, value) {
+      const key = counterKey(scope);
+      await client.send(key, false, ["EVAL", RAISE_COUNTER, "1", key, String(value)]);
+    },
+
     async close() {
       await client.close();
     },
   };
+}
+
+/** Sets a counter to ARGV[1] when it is below it. */
+const RAISE_COUNTER = `local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0`;
+
+/** A literal for a SCAN MATCH pattern. */
+function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }

@@ -26,6 +26,8 @@ import { inviteRoutes } from "./invites.ts";
 import { signupRoutes } from "../signup-page.ts";
 import { scheduledMessageRoutes } from "./scheduled-messages.ts";
 import { uploadRoutes } from "./uploads.ts";
+import { exportRoutes } from "./export.ts";
+import { pushTestRoutes } from "./push-test.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -53,4 +55,6 @@ export const routes: RouteDef[] = [
   ...signupRoutes,
   ...scheduledMessageRoutes,
   ...uploadRoutes,
+  ...exportRoutes,
+  ...pushTestRoutes,
 ];

@@ -168,6 +168,11 @@ export function relayNotify(body: unknown): Promise<RelayOutcome> {
   return post("push/e2ee/notify", JSON.stringify(body), "application/json");
 }
 
+/** POST remotes/push/notify with a JSON body: legacy (token) notifications, Zulip's send_notifications_to_bouncer. */
+export function relayNotifyLegacy(body: unknown): Promise<RelayOutcome> {
+  return post("push/notify", JSON.stringify(body), "application/json");
+}
+
 /**
  * libsodium crypto_secretbox_easy with the device's push key (the bytes
  * after the 0x31 prefix), as base64 of nonce then ciphertext.

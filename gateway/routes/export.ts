@@ -1,0 +1,80 @@
+// Organization data exports (Zulip's zerver/views/realm_export.py):
+// GET and POST /export/realm, GET /export/realm/consents, and the download
+// of a finished export at its export_url. Administrators only. The rows
+// live in the realm actor (actors/realm/export.ts); the file is written by
+// the node's export worker (cluster/export.ts, format in docs/export.md).
+
+import { readFile } from "node:fs/promises";
+import { realmRef, userRef } from "../../actors/index.ts";
+import { errors } from "../../actors/errors.ts";
+import type { Obj } from "../../actors/types.ts";
+import { p, param, RawReply, type RouteDef } from "../index.ts";
+
+const list: RouteDef = {
+  method: "GET",
+  path: "/export/realm",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    return (await req.call(realmRef(req.realmId), "listExports", {})) as Obj;
+  },
+};
+
+const create: RouteDef = {
+  method: "POST",
+  path: "/export/realm",
+  auth: "required",
+  params: { export_type: param(p.int()) },
+  async handler(req) {
+    const args: Obj = {};
+    if (req.params.export_type !== undefined) args.export_type = req.params.export_type as number;
+    return (await req.call(realmRef(req.realmId), "requestExport", args)) as Obj;
+  },
+};
+
+const consents: RouteDef = {
+  method: "GET",
+  path: "/export/realm/consents",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    const { user_ids } = (await req.call(realmRef(req.realmId), "exportConsentUsers", {})) as {
+      user_ids: number[];
+    };
+    const export_consents = await Promise.all(
+      user_ids.map(async (id) => (await req.call(userRef(req.realmId, id), "exportConsent", {})) as Obj),
+    );
+    return { export_consents };
+  },
+};
+
+/** The file at export_url: only an administrator of the organization gets it. */
+const download: RouteDef = {
+  method: "GET",
+  prefix: "",
+  path: "/user_avatars/exports/:realm_id/:secret/:name",
+  auth: "required",
+  params: {},
+  async handler(req) {
+    if (req.path.realm_id !== String(req.realmId)) throw errors.noSuchRoute();
+    const found = (await req.call(realmRef(req.realmId), "exportDownload", {
+      secret: req.path.secret ?? "",
+      name: req.path.name ?? "",
+    })) as { file: string } | null;
+    if (!found) throw errors.noSuchRoute();
+    let body: Buffer;
+    try {
+      body = await readFile(found.file);
+    } catch {
+      // Written on a node whose DATA_DIR this gateway does not share (docs/export.md).
+      throw errors.noSuchRoute();
+    }
+    return new RawReply(body, "application/gzip", {
+      "content-disposition": `attachment; filename="${req.path.name}"`,
+      "cache-control": "private, no-store",
+      "x-content-type-options": "nosniff",
+    });
+  },
+};
+
+export const exportRoutes: RouteDef[] = [list, create, consents, download];

@@ -1,0 +1,340 @@
+// Black-box tests of organization exports: GET/POST /export/realm,
+// GET /export/realm/consents, the download at export_url, and the round
+// trip through `manage restore` into a fresh data directory.
+
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { gunzipSync } from "node:zlib";
+import { realmRef } from "../actors/index.ts";
+import type { Obj } from "../actors/types.ts";
+import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
+import { startCluster } from "./support/cluster.ts";
+import { makeApi, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertError, assertSuccess, eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, "..");
+const OWNER = { email: "owner@example.com", password: "owner-password-1" };
+
+interface Server {
+  srv: EmbeddedServer;
+  api: Api;
+  owner: Creds & { userId: number };
+  realmId: number;
+}
+
+async function startOn(dir: string): Promise<Server> {
+  const srv = await startServer({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: dir,
+    shards: 16,
+    bootstrap: {
+      ownerEmail: OWNER.email,
+      ownerPassword: OWNER.password,
+      ownerName: "Olivia Owner",
+      realmName: "Test Org",
+      externalHost: "localhost",
+    },
+    singleOrganization: true,
+  });
+  const api0 = makeApi(srv.url, null);
+  const key = await api0("POST", "/fetch_api_key", { username: OWNER.email, password: OWNER.password });
+  assertSuccess(key);
+  const owner = {
+    email: OWNER.email,
+    apiKey: key.body.api_key as string,
+    userId: key.body.user_id as number,
+  };
+  const realmId = srv.bootstrapped?.realmId ?? 0;
+  return { srv, api: makeApi(srv.url, owner), owner, realmId };
+}
+
+function manage(dataDir: string, ...args: string[]) {
+  return run(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, NATS_URL: "" },
+  });
+}
+
+async function waitDone(api: Api, id: number): Promise<Obj> {
+  for (let i = 0; i < 200; i++) {
+    const r = await api("GET", "/export/realm");
+    assertSuccess(r);
+    const row = (r.body.exports as Obj[]).find((e) => e.id === id);
+    if (row && row.pending === false) return row;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`export ${id} still pending`);
+}
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "zulip-export-"));
+  dirs.push(d);
+  return d;
+}
+
+let a: Server;
+let member: Creds & { userId: number };
+let admin: Creds & { userId: number };
+
+before(async () => {
+  a = await startOn(tempDir());
+  const mk = async (email: string, role: number) => {
+    const r = (await a.srv.node.call(realmRef(a.realmId), "createUser", {
+      email,
+      password: `pw-${email}-x`,
+      fullName: email.split("@")[0]!,
+      role,
+    })) as { userId: number; apiKey: string };
+    return { email, apiKey: r.apiKey, userId: r.userId };
+  };
+  member = await mk("member@example.com", 400);
+  admin = await mk("admin@example.com", 200);
+});
+
+after(async () => {
+  await a?.srv.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("export - permissions and errors", () => {
+  test("members may not list, create or read consents; bad export_type changes nothing", async () => {
+    for (const [method, path] of [
+      ["GET", "/export/realm"],
+      ["POST", "/export/realm"],
+      ["GET", "/export/realm/consents"],
+    ] as const) {
+      assertError(
+        await a.api(method, path, {}, member),
+        "Must be an organization administrator",
+        "UNAUTHORIZED_PRINCIPAL",
+      );
+      const anon = await a.api(method, path, {}, null);
+      assert.equal(anon.status, 401);
+    }
+    assertError(await a.api("POST", "/export/realm", { export_type: 3 }), "Invalid export type.");
+    assertError(await a.api("POST", "/export/realm", { export_type: "x" }), "export_type is not valid JSON");
+    assertError(
+      await a.api("POST", "/export/realm", { export_type: "1.5" }),
+      "export_type is not an integer",
+    );
+    const r = await a.api("GET", "/export/realm");
+    assertSuccess(r);
+    assert.deepEqual(r.body.exports, []);
+  });
+
+  test("consents: every active human with allow_private_data_export", async () => {
+    assertSuccess(await a.api("PATCH", "/settings", { allow_private_data_export: true }, member));
+    const r = await a.api("GET", "/export/realm/consents", {}, admin);
+    assertSuccess(r);
+    const byId = new Map((r.body.export_consents as Obj[]).map((c) => [c.user_id, c.consented]));
+    assert.equal(byId.get(member.userId), true);
+    assert.equal(byId.get(admin.userId), false);
+    assert.equal(byId.get(a.owner.userId), false);
+  });
+});
+
+describe("export - round trip", () => {
+  test("export, download, restore into a fresh store, same data and logins, new ids above", async () => {
+    const api = a.api;
+    // Data: a channel, messages with a star, a reaction and an edit, a DM.
+    const ch = await api("POST", "/channels/create", {
+      name: "exported",
+      subscribers: JSON.stringify([a.owner.userId, member.userId]),
+    });
+    assertSuccess(ch);
+    const ids: number[] = [];
+    for (const content of ["first", "second", "third"]) {
+      const s = await api("POST", "/messages", { type: "stream", to: "exported", topic: "t", content });
+      assertSuccess(s);
+      ids.push(s.body.id as number);
+    }
+    const dm = await api("POST", "/messages", {
+      type: "private",
+      to: JSON.stringify([member.userId]),
+      content: "hi",
+    });
+    assertSuccess(dm);
+    ids.push(dm.body.id as number);
+    assertSuccess(
+      await api(
+        "POST",
+        "/messages/flags",
+        { messages: JSON.stringify([ids[0]]), op: "add", flag: "starred" },
+        member,
+      ),
+    );
+    assertSuccess(await api("POST", `/messages/${ids[1]}/reactions`, { emoji_name: "smile" }, member));
+    assertSuccess(await api("PATCH", `/messages/${ids[2]}`, { content: "third, edited" }));
+    const handle = { api } as EmbeddedHandle;
+    const ownerQ = await openQueue(handle, a.owner, ["realm_export"]);
+    const memberQ = await openQueue(handle, member, ["realm_export"]);
+
+    const created = await api("POST", "/export/realm", {}, admin);
+    assertSuccess(created);
+    const id = created.body.id as number;
+    const row = await waitDone(api, id);
+    assert.equal(row.acting_user_id, admin.userId);
+    assert.equal(row.export_type, 1);
+    assert.equal(row.failed_timestamp, null);
+    assert.equal(row.deleted_timestamp, null);
+    assert.equal(typeof row.export_time, "number");
+    const url = row.export_url as string;
+    assert.match(url, new RegExp(`^/user_avatars/exports/${a.realmId}/[A-Za-z0-9_-]+/zulip-export-`));
+
+    // Administrators get realm_export (pending, then done); members nothing.
+    const evs = await eventsUntil(handle, ownerQ, (e) =>
+      e.some((x: Ev) => x.exports?.[0]?.pending === false),
+    );
+    assert.deepEqual(
+      evs.map((e: Ev) => e.exports[0].pending),
+      [true, false],
+    );
+    assert.equal(evs[1].exports[0].export_url, url);
+    assert.deepEqual(await eventsUntil(handle, memberQ, () => false), []);
+
+    // The download: administrators only, the exact path only.
+    const file = await fetch(a.srv.url + url, {
+      headers: { authorization: "Basic " + Buffer.from(`${admin.email}:${admin.apiKey}`).toString("base64") },
+    });
+    assert.equal(file.status, 200);
+    assert.equal(file.headers.get("content-type"), "application/gzip");
+    const bytes = Buffer.from(await file.arrayBuffer());
+    const lines = gunzipSync(bytes)
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Obj);
+    assert.equal((lines[0]!.manifest as Obj).realmId, a.realmId);
+    assert.ok(lines.some((l) => l.counter === `message.${a.realmId}`));
+    assert.ok(lines.at(-1)!.trailer);
+    const asMember = await a.api("GET", url, {}, member);
+    assert.notEqual(asMember.status, 200);
+    const wrong = await fetch(a.srv.url + url.replace(/\/[^/]+\/zulip-export/, "/nope/zulip-export"), {
+      headers: { authorization: "Basic " + Buffer.from(`${admin.email}:${admin.apiKey}`).toString("base64") },
+    });
+    assert.equal(wrong.status, 404);
+    assert.equal((await fetch(a.srv.url + url)).status, 401);
+
+    const before = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 }, member);
+    assertSuccess(before);
+
+    // Restore into a fresh data directory with the management CLI.
+    const dirB = tempDir();
+    const saved = join(dirB, "..", `${id}-${Date.now()}.jsonl.gz`);
+    writeFileSync(saved, bytes);
+    const restored = JSON.parse((await manage(dirB, "restore", saved)).stdout) as Obj;
+    rmSync(saved);
+    assert.equal(restored.realmId, a.realmId);
+    assert.ok((restored.actors as number) > 0);
+
+    const b = await startOn(dirB);
+    try {
+      // Same logins, same API keys.
+      assert.equal(b.owner.apiKey, a.owner.apiKey);
+      const apiB = makeApi(b.srv.url, member);
+      const after = await apiB("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+      assertSuccess(after);
+      assert.deepEqual(after.body.messages, before.body.messages);
+      const m = (after.body.messages as Obj[]).find((x) => x.id === ids[0])!;
+      assert.ok((m.flags as string[]).includes("starred"));
+      const edited = (after.body.messages as Obj[]).find((x) => x.id === ids[2])!;
+      assert.match(edited.content as string, /third, edited/);
+      const sent = await apiB("POST", "/messages", {
+        type: "stream",
+        to: "exported",
+        topic: "t",
+        content: "new",
+      });
+      assertSuccess(sent);
+      assert.ok((sent.body.id as number) > Math.max(...ids));
+      // The export that made the file is over in the restored organization.
+      const rows = await b.api("GET", "/export/realm");
+      assertSuccess(rows);
+      assert.ok((rows.body.exports as Obj[]).every((e) => e.pending === false));
+    } finally {
+      await b.srv.close();
+    }
+    // A store that has the organization refuses a second restore.
+    writeFileSync(saved, bytes);
+    await assert.rejects(manage(dirB, "restore", saved), /already has organization/);
+    rmSync(saved);
+    await assert.rejects(manage(dirB, "restore"), /restore needs the export file/);
+  });
+
+  test("at most 5 exports in 7 days", async () => {
+    const existing = ((await a.api("GET", "/export/realm")).body.exports as Obj[]).length;
+    const made: number[] = [];
+    for (let i = existing; i < 5; i++) {
+      const r = await a.api("POST", "/export/realm", { export_type: 2 });
+      assertSuccess(r);
+      made.push(r.body.id as number);
+    }
+    assertError(await a.api("POST", "/export/realm"), "Exceeded rate limit.");
+    for (const id of made) assert.equal((await waitDone(a.api, id)).export_type, 2);
+  });
+});
+
+describe("export - cluster mode", () => {
+  test("nodes write the export to the shared DATA_DIR, the gateway serves it, it restores", async () => {
+    const shared = tempDir();
+    const cluster = await startCluster({ nodes: ["n1", "n2"], env: { DATA_DIR: shared } });
+    let bytes: Buffer;
+    let before: Obj;
+    try {
+      const api = cluster.api;
+      assertSuccess(await api("POST", "/channels/create", { name: "clustered", subscribers: "[]" }));
+      const ids: number[] = [];
+      for (const content of ["one", "two"]) {
+        const s = await api("POST", "/messages", { type: "stream", to: "clustered", topic: "t", content });
+        assertSuccess(s);
+        ids.push(s.body.id as number);
+      }
+      assertSuccess(
+        await api("POST", "/messages/flags", { messages: JSON.stringify(ids), op: "add", flag: "starred" }),
+      );
+      const created = await api("POST", "/export/realm", { export_type: 2 });
+      assertSuccess(created);
+      const row = await waitDone(api, created.body.id as number);
+      assert.equal(row.failed_timestamp, null);
+      const res = await fetch(cluster.baseUrl + (row.export_url as string), {
+        headers: {
+          authorization:
+            "Basic " + Buffer.from(`${cluster.owner.email}:${cluster.owner.apiKey}`).toString("base64"),
+        },
+      });
+      assert.equal(res.status, 200);
+      bytes = Buffer.from(await res.arrayBuffer());
+      const r = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+      assertSuccess(r);
+      before = r.body;
+    } finally {
+      await cluster.stop();
+    }
+    // A Redis export restores into an embedded store.
+    const dir = tempDir();
+    const saved = join(dir, "..", `cluster-${Date.now()}.jsonl.gz`);
+    writeFileSync(saved, bytes);
+    try {
+      await manage(dir, "restore", saved);
+    } finally {
+      rmSync(saved);
+    }
+    const b = await startOn(dir);
+    try {
+      assert.equal(b.owner.apiKey, cluster.owner.apiKey);
+      const r = await b.api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+      assertSuccess(r);
+      assert.deepEqual(r.body.messages, before.messages);
+    } finally {
+      await b.srv.close();
+    }
+  });
+});
