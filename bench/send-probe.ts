@@ -31,7 +31,6 @@ const srv = await startEmbedded({
   },
 });
 try {
-  const realm = srv.bootstrapped!.realmId;
   const ownerId = srv.bootstrapped!.userId!;
   const auth = "Basic " + Buffer.from(`owner@example.com:${srv.bootstrapped!.apiKey!}`).toString("base64");
   const api = async (method: string, path: string, params: Record<string, unknown>) => {
