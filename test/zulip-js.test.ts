@@ -6,17 +6,17 @@
 // "null"), messages.retrieve JSON-encodes the narrow, and callOnEachEvent
 // registers with event_types=null.
 //
-// zulip-js calls our server does not serve (not tested here): POST
-// /messages/render (messages.render), GET /messages/{id}/history
-// (messages.getHistoryById), POST /typing (typing.send), GET
-// /users/me/alert_words (users.me.alertWords), GET /realm/filters
-// (filters.retrieve; removed from Zulip's API in favour of GET
-// /realm/linkifiers), /users/me/pointer (removed from Zulip).
+// zulip-js calls our server does not serve (not tested here): GET
+// /realm/filters (filters.retrieve; removed from Zulip's API in favour of
+// GET /realm/linkifiers), /users/me/pointer (removed from Zulip).
 //
 //   node --import tsx --test test/zulip-js.test.ts
 
 import assert from "node:assert/strict";
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { newUser, type Member } from "./support/zulip-asserts.ts";
@@ -49,7 +49,10 @@ interface ZulipClient {
     update(p: Params): Reply;
     deleteById(p: Params): Reply;
     flags: { add(p: Params): Reply; remove(p: Params): Reply };
+    render(p: Params): Reply;
+    getHistoryById(p: Params): Reply;
   };
+  typing: { send(p: Params): Reply };
   reactions: { add(p: Params): Reply; remove(p: Params): Reply };
   queues: { register(p?: Params): Reply; deregister(p: Params): Reply };
   events: { retrieve(p: Params): Reply };
@@ -307,6 +310,100 @@ describe("zulip-js against the embedded server", () => {
       dont_block: true,
     });
     assert.equal(after.code, "BAD_EVENT_QUEUE_ID");
+  });
+
+  test("typing, render, edit history and marking read, as a client sends them", async () => {
+    const q = ok(await zOther.queues.register({ event_types: ["typing", "update_message_flags"] }));
+    ok(await z.typing.send({ to: [other.userId], op: "start" }));
+    const typing = ok(await zOther.events.retrieve({ queue_id: q.queue_id, last_event_id: -1 }));
+    const started = (typing.events as { type: string; op?: string; sender?: { user_id: number } }[]).find(
+      (e) => e.type === "typing",
+    );
+    assert.equal(started?.op, "start");
+    assert.equal(started?.sender?.user_id, srv.owner.userId);
+    const rendered = ok(await z.messages.render({ content: "**bold**" }));
+    assert.equal(rendered.rendered, "<p><strong>bold</strong></p>");
+    const sent = ok(
+      await z.messages.send({ to: "js room", type: "stream", topic: "read me", content: "first" }),
+    );
+    ok(await z.messages.update({ message_id: sent.id, content: "second" }));
+    const history = ok(await z.messages.getHistoryById({ message_id: sent.id }));
+    assert.deepEqual(
+      (history.message_history as { content: string }[]).map((h) => h.content),
+      ["first", "second"],
+    );
+    // The other user received it (a subscriber) and marks it read, then everything.
+    ok(await zOther.messages.flags.add({ flag: "read", messages: [sent.id] }));
+    const stream = ok(await z.streams.getStreamId("js room")).stream_id as number;
+    ok(await zOther.callEndpoint("/mark_stream_as_read", "POST", { stream_id: stream }));
+    ok(await zOther.callEndpoint("/mark_all_as_read", "POST", {}));
+    const reg = ok(await zOther.queues.register({ fetch_event_types: ["message"] }));
+    assert.equal(reg.unread_msgs.count, 0);
+    ok(await zOther.queues.deregister({ queue_id: q.queue_id }));
+  });
+
+  test("drafts and scheduled messages through callEndpoint", async () => {
+    const stream = ok(await z.streams.getStreamId("js room")).stream_id as number;
+    const made = ok(
+      await z.callEndpoint("/drafts", "POST", {
+        drafts: JSON.stringify([
+          { type: "stream", to: [stream], topic: "later", content: "a draft", timestamp: 1 },
+        ]),
+      }),
+    );
+    const [draftId] = made.ids as number[];
+    ok(
+      await z.callEndpoint(`/drafts/${draftId}`, "PATCH", {
+        draft: JSON.stringify({ type: "", to: [], topic: "", content: "edited", timestamp: 2 }),
+      }),
+    );
+    const drafts = ok(await z.callEndpoint("/drafts", "GET"));
+    assert.equal(
+      (drafts.drafts as { id: number; content: string }[]).find((d) => d.id === draftId)?.content,
+      "edited",
+    );
+    ok(await z.callEndpoint(`/drafts/${draftId}`, "DELETE"));
+    const at = Math.floor(Date.now() / 1000) + 3600;
+    const sched = ok(
+      await z.callEndpoint("/scheduled_messages", "POST", {
+        type: "stream",
+        to: stream,
+        topic: "future",
+        content: "an hour from now",
+        scheduled_delivery_timestamp: at,
+      }),
+    );
+    const listed = ok(await z.callEndpoint("/scheduled_messages", "GET"));
+    const mine = (listed.scheduled_messages as { scheduled_message_id: number; content: string }[]).find(
+      (m) => m.scheduled_message_id === sched.scheduled_message_id,
+    );
+    assert.equal(mine?.content, "an hour from now");
+    ok(await z.callEndpoint(`/scheduled_messages/${sched.scheduled_message_id}`, "DELETE"));
+  });
+
+  test("a file upload (multipart from a read stream) linked in a message", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zulip-js-upload-"));
+    try {
+      const path = join(dir, "notes.txt");
+      writeFileSync(path, "uploaded by zulip-js\n");
+      const up = ok(await z.callEndpoint("/user_uploads", "POST", { file: createReadStream(path) }));
+      assert.match(up.url as string, /^\/user_uploads\/\d+\/.+\/notes\.txt$/);
+      ok(
+        await z.messages.send({
+          to: "js room",
+          type: "stream",
+          topic: "files",
+          content: `[notes](${up.url})`,
+        }),
+      );
+      const files = ok(await z.callEndpoint("/attachments", "GET"));
+      const a = (files.attachments as { path_id: string; messages: unknown[] }[]).find((x) =>
+        (up.url as string).endsWith(x.path_id),
+      );
+      assert.equal(a?.messages.length, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("callOnEachEvent's default register (event_types=null) gets Zulip's answer", async () => {
