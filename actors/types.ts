@@ -14,7 +14,23 @@
 // through the context (`getRecords`, `rangeIndex`, `indexSize`). Replay does
 // not redo writes: they are durable with the facts they came with.
 
-import type { IndexRange, RecordWrite } from "../cluster/storage/contract.ts";
+/**
+ * A record or index write (the store's RecordWrite, cluster/storage/contract.ts:
+ * the same shape, declared here because actor code imports nothing outside actors/).
+ */
+export type RecordWrite =
+  | { op: "put"; key: string; value: Uint8Array }
+  | { op: "delete"; key: string }
+  | { op: "index"; index: string; add: number[] }
+  | { op: "unindex"; index: string; remove: number[] };
+
+/** An index range read (the store's IndexRange): exclusive anchors, ascending results, `reverse` takes the highest `limit`. */
+export interface IndexRange {
+  before?: number;
+  after?: number;
+  limit: number;
+  reverse?: boolean;
+}
 
 export type Kind = "realm" | "user" | "channel" | "group" | "queue" | "emoji" | "blob" | "webhook";
 export const KINDS: readonly Kind[] = [
