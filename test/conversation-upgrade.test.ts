@@ -1,0 +1,201 @@
+// A conversation stored the old way (every message in its snapshot, journal
+// facts of the old shape after it, no message records) is converted when it
+// is first activated: GET /messages, edits and flags work on it after a
+// restart, and its new snapshot no longer holds the history.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { startEmbedded, type EmbeddedServer } from "../server.ts";
+import { createLmdbStore } from "../cluster/storage/lmdb-store.ts";
+import { actorId, shardOf } from "../cluster/addressing.ts";
+import { encodeFact } from "../proto/codec.ts";
+import {
+  allIds,
+  convIndex,
+  getMsgs,
+  initialConv,
+  msgKey,
+  topicIndex,
+  type Msg,
+} from "../actors/channel/conversation-state.ts";
+import type { ActorRef, Obj } from "../actors/types.ts";
+import type { RecordWrite, Store } from "../cluster/storage/contract.ts";
+import { makeApi, type Api } from "./support/embedded.ts";
+
+const SHARDS = 16;
+const dir = mkdtempSync(join(tmpdir(), "conv-upgrade-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+async function start(): Promise<EmbeddedServer> {
+  const saved = process.env.RATE_LIMIT_PER_MINUTE;
+  process.env.RATE_LIMIT_PER_MINUTE = "0";
+  try {
+    return await startEmbedded({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: dir,
+      shards: SHARDS,
+      // The second start finds the organization and creates nothing.
+      bootstrap: {
+        ownerEmail: "owner@example.com",
+        ownerPassword: "owner-password-1",
+        ownerName: "Olivia Owner",
+        realmName: "Test Org",
+        externalHost: "localhost",
+      },
+      singleOrganization: true,
+      leaseTtlMs: 1_000,
+      renewMs: 200,
+    });
+  } finally {
+    if (saved === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
+    else process.env.RATE_LIMIT_PER_MINUTE = saved;
+  }
+}
+
+/** Rewrite a conversation into the shape older code stored: the whole history in the snapshot. */
+async function downgrade(store: Store, ref: ActorRef): Promise<void> {
+  const shard = shardOf(ref, SHARDS);
+  const id = actorId(ref);
+  let epoch: number | null = null;
+  for (let i = 0; i < 50 && epoch === null; i++) {
+    epoch = await store.acquireLease(shard, "downgrade", 60_000);
+    if (epoch === null) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(epoch !== null, "lease of the conversation's shard");
+  const conv = initialConv(ref);
+  // The recent window is empty in this view, so every read goes to the store.
+  conv.recentFrom = Number.MAX_SAFE_INTEGER;
+  conv.count = 1;
+  conv.topics.set("t1", { count: 1, senders: new Map() });
+  conv.topics.set("t2", { count: 1, senders: new Map() });
+  const reader = {
+    getRecords: (keys: string[]) => store.getRecords(shard, keys),
+    rangeIndex: (index: string, r: Parameters<Store["rangeIndex"]>[2]) => store.rangeIndex(shard, index, r),
+  };
+  const ids = await allIds(reader, conv, null);
+  const msgs = (await getMsgs(reader, conv, ids)) as Msg[];
+  assert.ok(msgs.length > 100 && msgs.every((m) => m !== null));
+  const old: Record<string, Msg> = {};
+  for (const m of msgs) old[String(m.id)] = m;
+  const journal = await store.readJournal(shard, id, 0);
+  const snap = await store.loadSnapshot(shard, id);
+  const seq = Math.max(snap?.seq ?? 0, journal.at(-1)?.seq ?? 0);
+  // No records, no indexes: the old code wrote none.
+  const drop: RecordWrite[] = msgs.map((m) => ({ op: "delete", key: msgKey(conv, m.id) }));
+  drop.push({ op: "unindex", index: convIndex(conv), remove: ids });
+  for (const t of ["t1", "t2"]) drop.push({ op: "unindex", index: topicIndex(conv, t), remove: ids });
+  await store.append(shard, epoch, id, seq + 1, [], drop);
+  await store.saveSnapshot(shard, epoch, id, {
+    seq,
+    data: JSON.stringify({ key: ref.key, realmId: ref.realm, ids, msgs: old, dmRecipients: null }),
+  });
+  // Old-shape facts after the snapshot: a content edit and a removal.
+  const edited = ids[10]!;
+  const removed = ids[20]!;
+  const facts: Obj[] = [
+    { type: "msgChanged", id: edited, changes: { content: "old edit", rendered: "<p>old edit</p>" } },
+    { type: "msgRemoved", id: removed },
+  ];
+  await store.append(shard, epoch, id, seq + 1, facts.map(encodeFact));
+  await store.releaseLease(shard, "downgrade", epoch);
+}
+
+test("an old-shape conversation converts on activation: fetch, edit, flags", async () => {
+  let srv = await start();
+  const owner = { email: "owner@example.com", apiKey: srv.bootstrapped!.apiKey! };
+  let api: Api = makeApi(srv.url, owner);
+  const name = "upgrade-me";
+  assert.equal((await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] })).status, 200);
+  const streamId = (await api("GET", "/get_stream_id", { stream: name })).body.stream_id as number;
+  const sent: number[] = [];
+  for (let i = 0; i < 130; i++) {
+    const r = await api("POST", "/messages", {
+      type: "stream",
+      to: name,
+      topic: i % 2 ? "t1" : "T2",
+      content: `m${i}`,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    sent.push(r.body.id as number);
+  }
+  const ref: ActorRef = { kind: "channel", realm: srv.bootstrapped!.realmId!, key: String(streamId) };
+  await srv.close();
+
+  const store = createLmdbStore(dir);
+  try {
+    await downgrade(store, ref);
+  } finally {
+    await store.close();
+  }
+
+  srv = await start();
+  api = makeApi(srv.url, owner);
+  try {
+    const narrow = JSON.stringify([{ operator: "channel", operand: streamId }]);
+    const r = await api("GET", "/messages", { anchor: "newest", num_before: 200, num_after: 0, narrow });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const got = (r.body.messages as { id: number; content: string; flags: string[] }[]).map((m) => m.id);
+    const expected = sent.filter((id) => id !== sent[20]);
+    assert.deepEqual(got, expected);
+    const byId = new Map((r.body.messages as { id: number; content: string }[]).map((m) => [m.id, m]));
+    assert.equal(byId.get(sent[10]!)!.content, "<p>old edit</p>");
+    assert.equal(byId.get(sent[5]!)!.content, "<p>m5</p>");
+    // A topic narrow reads the converted topic index.
+    const t1 = await api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: JSON.stringify([
+        { operator: "channel", operand: streamId },
+        { operator: "topic", operand: "t2" },
+      ]),
+    });
+    assert.deepEqual(
+      (t1.body.messages as { id: number }[]).map((m) => m.id),
+      sent.filter((_, i) => i % 2 === 0 && i !== 20).slice(-10),
+    );
+    // An edit of an old message (the owner sent it; content edits are time-limited, topic edits are not).
+    const e = await api("PATCH", `/messages/${sent[3]}`, { topic: "moved on", propagate_mode: "change_one" });
+    assert.equal(e.status, 200, JSON.stringify(e.body));
+    const one = await api("GET", `/messages/${sent[3]}`, {});
+    assert.equal(one.body.message.subject, "moved on");
+    // Flags: star an old message, read it back.
+    const f = await api("POST", "/messages/flags", { messages: [sent[7]], op: "add", flag: "starred" });
+    assert.equal(f.status, 200, JSON.stringify(f.body));
+    const starred = await api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "is", operand: "starred" }]),
+    });
+    assert.deepEqual(
+      (starred.body.messages as { id: number }[]).map((m) => m.id),
+      [sent[7]],
+    );
+    const topics = await api("GET", `/users/me/${streamId}/topics`, {});
+    assert.deepEqual((topics.body.topics as { name: string }[]).map((t) => t.name).sort(), [
+      "T2",
+      "moved on",
+      "t1",
+    ]);
+  } finally {
+    await srv.close();
+  }
+
+  // The converted snapshot holds no history.
+  const after = createLmdbStore(dir);
+  try {
+    const snap = await after.loadSnapshot(shardOf(ref, SHARDS), actorId(ref));
+    assert.ok(
+      snap && !snap.data.includes('"msgs"') && !snap.data.includes('"legacy"'),
+      snap?.data.slice(0, 200),
+    );
+    assert.ok(snap.data.length < 40_000, `snapshot of ${snap.data.length} chars`);
+  } finally {
+    await after.close();
+  }
+});
