@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { createLmdbStore } from "../cluster/storage/lmdb-store.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
@@ -78,7 +80,7 @@ async function downgrade(store: Store, ref: ActorRef): Promise<void> {
   };
   const ids = await allIds(reader, conv, null);
   const msgs = (await getMsgs(reader, conv, ids)) as Msg[];
-  assert.ok(msgs.length > 100 && msgs.every((m) => m !== null));
+  assert.ok(msgs.length > 50 && msgs.every((m) => m !== null));
   const old: Record<string, Msg> = {};
   for (const m of msgs) old[String(m.id)] = m;
   const journal = await store.readJournal(shard, id, 0);
@@ -122,14 +124,50 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     assert.equal(r.status, 200, JSON.stringify(r.body));
     sent.push(r.body.id as number);
   }
+  // A second channel, converted ahead of time by `manage migrate`.
+  const other = "migrate-me";
+  assert.equal(
+    (await api("POST", "/users/me/subscriptions", { subscriptions: [{ name: other }] })).status,
+    200,
+  );
+  const otherId = (await api("GET", "/get_stream_id", { stream: other })).body.stream_id as number;
+  const otherSent: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const r = await api("POST", "/messages", {
+      type: "stream",
+      to: other,
+      topic: i % 2 ? "t1" : "t2",
+      content: `o${i}`,
+    });
+    otherSent.push(r.body.id as number);
+  }
   const ref: ActorRef = { kind: "channel", realm: srv.bootstrapped!.realmId!, key: String(streamId) };
+  const otherRef: ActorRef = { ...ref, key: String(otherId) };
   await srv.close();
 
   const store = createLmdbStore(dir);
   try {
     await downgrade(store, ref);
+    await downgrade(store, otherRef);
   } finally {
     await store.close();
+  }
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", "manage.ts", "migrate"],
+    { env: { ...process.env, DATA_DIR: dir, SHARDS: String(SHARDS) } },
+  );
+  const report = JSON.parse(stdout.slice(stdout.indexOf("{"))) as { conversations: number; messages: number };
+  assert.ok(report.conversations >= 2, stdout);
+  const offline = createLmdbStore(dir);
+  try {
+    const snap = await offline.loadSnapshot(shardOf(otherRef, SHARDS), actorId(otherRef));
+    assert.ok(
+      snap && !snap.data.includes('"msgs"') && !snap.data.includes('"legacy"'),
+      snap?.data.slice(0, 200),
+    );
+  } finally {
+    await offline.close();
   }
 
   srv = await start();
@@ -175,6 +213,16 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     assert.deepEqual(
       (starred.body.messages as { id: number }[]).map((m) => m.id),
       [sent[7]],
+    );
+    const o = await api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 100,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channel", operand: otherId }]),
+    });
+    assert.deepEqual(
+      (o.body.messages as { id: number }[]).map((m) => m.id),
+      otherSent.filter((id) => id !== otherSent[20]),
     );
     const topics = await api("GET", `/users/me/${streamId}/topics`, {});
     assert.deepEqual((topics.body.topics as { name: string }[]).map((t) => t.name).sort(), [

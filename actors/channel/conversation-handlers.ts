@@ -1385,7 +1385,18 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   };
 };
 
+/**
+ * Internal ({} -> {count, topics}): what the conversation holds. Activating
+ * it converts old-shape state (Behavior.upgrade) before this turn runs, so
+ * `manage migrate` calls it on every conversation.
+ */
+const storeStatus: Handler<ConvState> = (state, _args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  return { reply: { count: state.count, topics: state.topics.size, legacy: state.legacy !== null } };
+};
+
 export const conversationHandlers: Record<string, Handler<ConvState>> = {
+  storeStatus,
   send,
   fetch,
   getByIds,
