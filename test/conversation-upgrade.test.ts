@@ -26,6 +26,9 @@ import {
 import type { ActorRef, Obj } from "../actors/types.ts";
 import type { RecordWrite, Store } from "../cluster/storage/contract.ts";
 import { makeApi, type Api } from "./support/embedded.ts";
+import { startCluster } from "./support/cluster.ts";
+import { requireBinaries } from "./support/services.ts";
+import { createRedisStore } from "../cluster/storage/redis-store.ts";
 
 const SHARDS = 16;
 const dir = mkdtempSync(join(tmpdir(), "conv-upgrade-"));
@@ -59,11 +62,11 @@ async function start(): Promise<EmbeddedServer> {
 }
 
 /** Rewrite a conversation into the shape older code stored: the whole history in the snapshot. */
-async function downgrade(store: Store, ref: ActorRef): Promise<void> {
-  const shard = shardOf(ref, SHARDS);
+async function downgrade(store: Store, ref: ActorRef, shards = SHARDS): Promise<void> {
+  const shard = shardOf(ref, shards);
   const id = actorId(ref);
   let epoch: number | null = null;
-  for (let i = 0; i < 50 && epoch === null; i++) {
+  for (let i = 0; i < 400 && epoch === null; i++) {
     epoch = await store.acquireLease(shard, "downgrade", 60_000);
     if (epoch === null) await new Promise((r) => setTimeout(r, 100));
   }
@@ -247,3 +250,71 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     await after.close();
   }
 });
+
+test(
+  "an old-shape conversation converts on activation in a cluster (Redis)",
+  { skip: requireBinaries("nats-server", "redis-server") },
+  async () => {
+    const cluster = await startCluster({ nodes: ["n1"], shards: 8 });
+    try {
+      const api = cluster.api;
+      const name = "cluster-upgrade";
+      assert.equal((await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] })).status, 200);
+      const streamId = (await api("GET", "/get_stream_id", { stream: name })).body.stream_id as number;
+      const sent: number[] = [];
+      for (let i = 0; i < 70; i++) {
+        const r = await api("POST", "/messages", {
+          type: "stream",
+          to: name,
+          topic: i % 2 ? "t1" : "t2",
+          content: `c${i}`,
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        sent.push(r.body.id as number);
+      }
+      // Graceful stop: the node snapshots and gives its leases up.
+      await cluster.nodes.get("n1")!.stop("SIGTERM");
+      const ref: ActorRef = { kind: "channel", realm: 1, key: String(streamId) };
+      const store = await createRedisStore(cluster.redis.url);
+      try {
+        await downgrade(store, ref, cluster.shards);
+      } finally {
+        await store.close();
+      }
+      await cluster.startNode("n1");
+      const narrow = JSON.stringify([{ operator: "channel", operand: streamId }]);
+      let r = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow });
+      for (let i = 0; i < 100 && r.status !== 200; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow });
+      }
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const msgs = r.body.messages as { id: number; content: string; flags: string[] }[];
+      assert.deepEqual(
+        msgs.map((m) => m.id),
+        sent.filter((id) => id !== sent[20]),
+      );
+      assert.equal(msgs.find((m) => m.id === sent[10])!.content, "<p>old edit</p>");
+      const e = await api("PATCH", `/messages/${sent[4]}`, { content: "edited after conversion" });
+      assert.equal(e.status, 200, JSON.stringify(e.body));
+      assert.equal(
+        (await api("GET", `/messages/${sent[4]}`, {})).body.message.content,
+        "<p>edited after conversion</p>",
+      );
+      const f = await api("POST", "/messages/flags", { messages: [sent[6]], op: "add", flag: "starred" });
+      assert.equal(f.status, 200, JSON.stringify(f.body));
+      const starred = await api("GET", "/messages", {
+        anchor: "newest",
+        num_before: 5,
+        num_after: 0,
+        narrow: JSON.stringify([{ operator: "is", operand: "starred" }]),
+      });
+      assert.deepEqual(
+        (starred.body.messages as { id: number }[]).map((m) => m.id),
+        [sent[6]],
+      );
+    } finally {
+      await cluster.stop();
+    }
+  },
+);
