@@ -131,7 +131,8 @@ async function seed(dir: string, realmId: number, streamId: number, n: number): 
       });
     }
     await store.append(shard, epoch, id, seq + 1, [], conv.addWrites(state, msgs));
-    for (const msg of msgs) state = conv.applyConvFact(state, { type: "msgAdded", msg } as never);
+    for (const msg of msgs)
+      state = conv.applyConvFact(state, { type: "msgAdded", msg, stored: true } as never);
   }
   await store.saveSnapshot(shard, epoch, id, { seq, data: conv.convToSnapshot(state) });
   await store.releaseLease(shard, "probe", epoch);

@@ -98,7 +98,7 @@ async function build(
   const facts: Obj[] = [];
   for (const s of specs) {
     id += s.gap;
-    facts.push({ type: "msgAdded", msg: msg(id, s.topic, s.sender, s.word) } as unknown as Obj);
+    facts.push({ type: "msgAdded", msg: msg(id, s.topic, s.sender, s.word), stored: true } as unknown as Obj);
     if (s.own) own[String(id)] = s.own;
   }
   // Out-of-order commits: apply the adds in a shuffled but deterministic order.

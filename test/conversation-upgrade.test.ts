@@ -26,6 +26,7 @@ import {
 import type { ActorRef, Obj } from "../actors/types.ts";
 import type { RecordWrite, Store } from "../cluster/storage/contract.ts";
 import { makeApi, type Api } from "./support/embedded.ts";
+import { storedMessage } from "./support/fixtures.ts";
 import { startCluster } from "./support/cluster.ts";
 import { requireBinaries } from "./support/services.ts";
 import { createRedisStore } from "../cluster/storage/redis-store.ts";
@@ -109,6 +110,32 @@ async function downgrade(store: Store, ref: ActorRef, shards = SHARDS): Promise<
   await store.releaseLease(shard, "downgrade", epoch);
 }
 
+/** A conversation as older code left it before its first snapshot: old `msgAdded` facts only. */
+async function oldJournal(store: Store, ref: ActorRef, senderId: number): Promise<number[]> {
+  const shard = shardOf(ref, SHARDS);
+  const epoch = (await store.acquireLease(shard, "downgrade", 60_000))!;
+  assert.ok(epoch !== null);
+  const ids: number[] = [];
+  const facts: Obj[] = [];
+  for (let i = 0; i < 70; i++) {
+    const id = await store.nextId(`message.${ref.realm}`);
+    ids.push(id);
+    const msg = storedMessage(id, {
+      senderId,
+      senderEmail: "owner@example.com",
+      topic: "old",
+      content: `j${i}`,
+    });
+    facts.push({ type: "msgAdded", msg } as unknown as Obj);
+  }
+  assert.equal((await store.readJournal(shard, actorId(ref), 0)).length, 0);
+  await store.append(shard, epoch, actorId(ref), 1, facts.map(encodeFact));
+  await store.releaseLease(shard, "downgrade", epoch);
+  return ids;
+}
+
+let bareSent: number[] = [];
+
 test("an old-shape conversation converts on activation: fetch, edit, flags", async () => {
   let srv = await start();
   const owner = { email: "owner@example.com", apiKey: srv.bootstrapped!.apiKey! };
@@ -144,14 +171,24 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     });
     otherSent.push(r.body.id as number);
   }
+  // A third channel whose conversation has only a journal of old facts (no snapshot).
+  const bare = "journal-only";
+  assert.equal(
+    (await api("POST", "/users/me/subscriptions", { subscriptions: [{ name: bare }] })).status,
+    200,
+  );
+  const bareId = (await api("GET", "/get_stream_id", { stream: bare })).body.stream_id as number;
+  const ownerId = srv.bootstrapped!.userId!;
   const ref: ActorRef = { kind: "channel", realm: srv.bootstrapped!.realmId!, key: String(streamId) };
   const otherRef: ActorRef = { ...ref, key: String(otherId) };
+  const bareRef: ActorRef = { ...ref, key: String(bareId) };
   await srv.close();
 
   const store = createLmdbStore(dir);
   try {
     await downgrade(store, ref);
     await downgrade(store, otherRef);
+    bareSent = await oldJournal(store, bareRef, ownerId);
   } finally {
     await store.close();
   }
@@ -173,6 +210,7 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     await offline.close();
   }
 
+  assert.ok(bareSent.length > 0);
   srv = await start();
   api = makeApi(srv.url, owner);
   try {
@@ -226,6 +264,26 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
     assert.deepEqual(
       (o.body.messages as { id: number }[]).map((m) => m.id),
       otherSent.filter((id) => id !== otherSent[20]),
+    );
+    const j = await api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 100,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channel", operand: bareId }]),
+    });
+    assert.deepEqual(
+      (j.body.messages as { id: number }[]).map((m) => m.id),
+      bareSent,
+    );
+    const jr = await api("PATCH", `/messages/${bareSent[0]}`, {
+      topic: "renamed",
+      propagate_mode: "change_all",
+    });
+    assert.equal(jr.status, 200, JSON.stringify(jr.body));
+    const jt = await api("GET", `/users/me/${bareId}/topics`, {});
+    assert.deepEqual(
+      (jt.body.topics as { name: string }[]).map((t) => t.name),
+      ["renamed"],
     );
     const topics = await api("GET", `/users/me/${streamId}/topics`, {});
     assert.deepEqual((topics.body.topics as { name: string }[]).map((t) => t.name).sort(), [

@@ -464,7 +464,7 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
     let state = channel.initial(dmRef);
     for (const id of ids) {
       const msg = storedMessage(id);
-      state = channel.apply(state, { type: "msgAdded", msg } as unknown as Obj, dmRef);
+      state = channel.apply(state, { type: "msgAdded", msg, stored: true } as unknown as Obj, dmRef);
     }
     return state;
   }

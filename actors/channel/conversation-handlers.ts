@@ -458,7 +458,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (alerts.has(uid)) flags.push("has_alert_word");
     perUser.set(uid, flags);
   }
-  const f = fact({ type: "msgAdded", msg, ...(dmRecipients ? { dmRecipients } : {}) });
+  const f = fact({ type: "msgAdded", msg, stored: true, ...(dmRecipients ? { dmRecipients } : {}) });
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) userFlags[String(uid)] = flags;
   // The event formats the one new message, as the state will hold it once applied.
@@ -1223,7 +1223,7 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
   const preexisting =
     topic !== undefined && (await visibleOthers(ctx, state, await channelInfo(ctx, state), c, topic, moved));
   return {
-    facts: msgs.map((msg) => fact({ type: "msgAdded", msg })),
+    facts: msgs.map((msg) => fact({ type: "msgAdded", msg, stored: true })),
     writes: addWrites(state, msgs),
     reply: { preexisting },
   };

@@ -102,7 +102,12 @@ export function setRecentWindow(n: number): number {
 }
 
 export type ConvFact =
-  | { type: "msgAdded"; msg: Msg; dmRecipients?: Obj[] }
+  /**
+   * `stored`: the message's record and index entries were written with the
+   * fact. Facts of older code lack it: their message exists only in the
+   * state, so it goes to `legacy` and into the store at activation.
+   */
+  | { type: "msgAdded"; msg: Msg; stored?: true; dmRecipients?: Obj[] }
   /** `was`: the message's topic and sender before, for the summaries when the topic changes. */
   | { type: "msgChanged"; id: number; changes: Obj; was?: { topic: string; senderId: number } }
   | { type: "msgRemoved"; id: number; topic?: string; senderId?: number }
@@ -282,6 +287,8 @@ function applyLegacy(legacy: NonNullable<ConvState["legacy"]>, fact: ConvFact): 
 export function applyConvFact(state: ConvState, raw: Obj): ConvState {
   const fact = raw as unknown as ConvFact;
   if (fact.type === "msgAdded" && fact.dmRecipients) state.dmRecipients = structuredClone(fact.dmRecipients);
+  // An old journal without an old snapshot starts with an unstored add.
+  if (!state.legacy && fact.type === "msgAdded" && fact.stored !== true) state.legacy = { ids: [], msgs: {} };
   if (state.legacy && fact.type !== "legacyStored") {
     applyLegacy(state.legacy, fact);
     return state;
