@@ -56,7 +56,12 @@ describe("received rows", () => {
       await chat.api(
         "GET",
         "/messages",
-        { anchor: "oldest", num_before: 0, num_after: 100, narrow: [{ operator: "channel", operand: streamId }] },
+        {
+          anchor: "oldest",
+          num_before: 0,
+          num_after: 100,
+          narrow: [{ operator: "channel", operand: streamId }],
+        },
         u,
       ),
     );
@@ -109,7 +114,10 @@ describe("received rows", () => {
     const smallCost = await costOf(small);
     const bigCost = await costOf(big);
     // One row per send (the sender's); a row per subscriber would be 5 x 41.
-    assert.ok(smallCost > 0 && bigCost <= smallCost + 5, `user turns: ${bigCost} at 41 subscribers, ${smallCost} at 3`);
+    assert.ok(
+      smallCost > 0 && bigCost <= smallCost + 5,
+      `user turns: ${bigCost} at 41 subscribers, ${smallCost} at 3`,
+    );
   });
 
   test("received follows the subscription spans; flags follow marks and entries", async () => {
@@ -123,7 +131,7 @@ describe("received rows", () => {
     let flags = await flagsOf(u, ch);
     assert.deepEqual(flags.get(before), ["read", "historical"]);
     assert.deepEqual(flags.get(m2), []);
-    let state = await unread(u);
+    const state = await unread(u);
     assert.deepEqual(state.ids, [m2, m3]);
     assert.equal(state.max, m3);
     assert.deepEqual(await unreadNarrow(u), [m2, m3]);

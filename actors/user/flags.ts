@@ -214,7 +214,9 @@ const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
         const e = m.entries[String(id)];
         if (e && (conv === undefined || e[0] === conv) && e[1] & FLAG_BITS.read!) read.push(id);
       }
-    return { reply: { flags: out, readThrough: conv === undefined ? 0 : (readThroughOf(state)[conv] ?? 0), read } };
+    return {
+      reply: { flags: out, readThrough: conv === undefined ? 0 : (readThroughOf(state)[conv] ?? 0), read },
+    };
   }
   return { reply: out };
 };

@@ -554,7 +554,13 @@ export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?
     }>,
     plan && !receivedRowsMatter(plan) ? Promise.resolve([]) : spannedChannels(call, req.realmId),
   ]);
-  const items: Item[] = r.items.map(([id, conv, flags, topic, sender]) => ({ id, conv, flags, topic, sender }));
+  const items: Item[] = r.items.map(([id, conv, flags, topic, sender]) => ({
+    id,
+    conv,
+    flags,
+    topic,
+    sender,
+  }));
   // The caller's received rows (gateway/received.ts) of the channels the narrow can match.
   const convs = plan
     ? spanned.filter(
@@ -998,7 +1004,12 @@ const updateFlagsNarrow: RouteDef = {
       ignored.add(m.stream_id);
       return false;
     });
-    const channelRow = (m: Obj) => [m.id as number, String(m.stream_id), m.subject as string, m.sender_id as number];
+    const channelRow = (m: Obj) => [
+      m.id as number,
+      String(m.stream_id),
+      m.subject as string,
+      m.sender_id as number,
+    ];
     const historical = targets
       .filter((m) => (m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
       .map(channelRow);

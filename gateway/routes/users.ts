@@ -64,7 +64,9 @@ const getOwnUser: RouteDef = {
       spannedChannels(call, caller.realmId),
     ]);
     // Received rows count too (gateway/received.ts); `after` far above any id lists none.
-    const parts = await channelRows(call, caller.realmId, spanned, () => ({ after: Number.MAX_SAFE_INTEGER }));
+    const parts = await channelRows(call, caller.realmId, spanned, () => ({
+      after: Number.MAX_SAFE_INTEGER,
+    }));
     const maxId = Math.max(max.max_message_id, ...parts.map((p) => p.lastReceived || -1));
     return { ...user, max_message_id: maxId };
   },
