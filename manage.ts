@@ -8,7 +8,7 @@ import { env } from "./cluster/config.ts";
 import type { Store } from "./cluster/storage/contract.ts";
 
 type Call = (
-  ref: { kind: "realm" | "channel"; realm: number; key: string },
+  ref: { kind: "realm" | "channel" | "user"; realm: number; key: string },
   method: string,
   args: Obj,
 ) => Promise<Value>;
@@ -18,7 +18,8 @@ const USAGE = `usage: npm run manage -- <command> [options]
   create-user  --email EMAIL --password PW --full-name NAME [--role 100|200|300|400|600] [--realm-id N]
   api-key      --email EMAIL [--realm-id N]
   realms
-  restore      FILE   (embedded store in DATA_DIR only; see docs/export.md)`;
+  restore      FILE   (embedded store in DATA_DIR only; see docs/export.md)
+  migrate      convert every conversation of every organization to the current storage layout`;
 
 // Loaded on use: the cluster module loads the Redis, gRPC and NATS clients.
 async function withEmbedded<T>(fn: (call: Call, store: Store, shards: number) => Promise<T>): Promise<T> {
@@ -102,6 +103,9 @@ async function main(): Promise<void> {
     case "restore":
       out = await restore(positionals[0]);
       break;
+    case "migrate":
+      out = await run(migrate);
+      break;
     default:
       console.error(USAGE);
       process.exit(2);
@@ -136,6 +140,46 @@ async function restore(file: string | undefined): Promise<Value> {
       await call({ kind: "realm", realm: realmId, key: "realm" }, "failExport", { exportId });
     return { realmId, host, ...counts } as unknown as Value;
   });
+}
+
+/**
+ * Activate every conversation (channels, and the direct-message
+ * conversations its users hold rows of), so that state written by older
+ * versions is converted now rather than on its first request (the
+ * conversion runs at activation: Behavior.upgrade).
+ */
+async function migrate(call: Call): Promise<Value> {
+  const realms = (await call({ kind: "realm", realm: 0, key: "directory" }, "listRealms", {})) as {
+    realmId: number;
+  }[];
+  let conversations = 0;
+  let messages = 0;
+  for (const { realmId } of realms) {
+    const keys = new Set<string>();
+    const dir = { kind: "channel" as const, realm: realmId, key: "directory" };
+    for (const id of ((await call(dir, "allChannelIds", {})) as { ids: number[] }).ids) keys.add(String(id));
+    const roster = (await call({ kind: "realm", realm: realmId, key: "realm" }, "roster", {})) as {
+      users?: { userId: number }[];
+    };
+    for (const u of roster.users ?? []) {
+      const r = (await call(
+        { kind: "user", realm: realmId, key: String(u.userId) },
+        "dmConversationKeys",
+        {},
+      )) as {
+        keys: string[];
+      };
+      for (const k of r.keys) keys.add(k);
+    }
+    for (const key of keys) {
+      const s = (await call({ kind: "channel", realm: realmId, key }, "storeStatus", {})) as {
+        count: number;
+      };
+      conversations++;
+      messages += s.count;
+    }
+  }
+  return { realms: realms.length, conversations, messages };
 }
 
 main().then(

@@ -7,6 +7,30 @@
 // state with `apply`, and only then replies. Activation replays the journal
 // over the latest snapshot with the same `apply`, so `apply` must be
 // deterministic and must never throw for a fact it once accepted.
+//
+// Besides its state, an actor may keep records and ordered id indexes in its
+// shard of the store (docs/storage.md): a decision's `writes` go into the
+// same atomic, fenced append as its facts, and handlers read them back
+// through the context (`getRecords`, `rangeIndex`, `indexSize`). Replay does
+// not redo writes: they are durable with the facts they came with.
+
+/**
+ * A record or index write (the store's RecordWrite, cluster/storage/contract.ts:
+ * the same shape, declared here because actor code imports nothing outside actors/).
+ */
+export type RecordWrite =
+  | { op: "put"; key: string; value: Uint8Array }
+  | { op: "delete"; key: string }
+  | { op: "index"; index: string; add: number[] }
+  | { op: "unindex"; index: string; remove: number[] };
+
+/** An index range read (the store's IndexRange): exclusive anchors, ascending results, `reverse` takes the highest `limit`. */
+export interface IndexRange {
+  before?: number;
+  after?: number;
+  limit: number;
+  reverse?: boolean;
+}
 
 export type Kind = "realm" | "user" | "channel" | "group" | "queue" | "emoji" | "blob" | "webhook";
 export const KINDS: readonly Kind[] = [
@@ -70,6 +94,14 @@ export interface OutEvent {
 export interface Decision<R extends Value = Value> {
   /** Facts to append to the journal (awaited) and then apply. */
   facts?: Obj[];
+  /**
+   * Record and index writes on the actor's shard (keys and index names
+   * namespaced by the actor), appended in the same atomic, fenced append as
+   * the batch's facts: both are durable, or neither (a failed append
+   * discards the activation, which reloads from the store). `apply` never
+   * sees them. Writes of a batch apply in turn order.
+   */
+  writes?: RecordWrite[];
   /** Reply to the caller. */
   reply?: R;
   /** Events emitted once the facts are durable. */
@@ -133,6 +165,17 @@ export interface ActorContext {
   schedule(key: string, delayMs: number, method: string, args: Obj): void;
   /** Keys of this activation's parked turns (see Decision.park). */
   parked(): string[];
+  /**
+   * Records of this actor's shard (Decision.writes), null when missing; one
+   * batched read. A turn sees every write of earlier turns (the catalog
+   * commits a batch with writes before it decides a turn that is not
+   * `Behavior.blind`). Absent only in unit-test contexts without a store.
+   */
+  getRecords?(keys: string[]): Promise<Array<Uint8Array | null>>;
+  /** Ids of an index of this actor's shard in a range, ascending (Store.rangeIndex). */
+  rangeIndex?(index: string, range: IndexRange): Promise<number[]>;
+  /** Number of ids in an index of this actor's shard. */
+  indexSize?(index: string): Promise<number>;
 }
 
 export type Handler<S> = (
@@ -163,6 +206,20 @@ export interface Behavior<S> {
    * the cluster itself.
    */
   external?: Readonly<Record<string, Exposure>>;
+  /**
+   * Methods whose handlers read nothing the batch's earlier `writes` change
+   * (a send only adds): they are decided in the same batch after such
+   * writes. Before any other method the catalog commits the pending batch,
+   * so its handler reads the store as every earlier turn left it.
+   */
+  blind?: readonly string[];
+  /**
+   * Data conversion at activation (e.g. an old state shape whose content
+   * moves into records): called after replay, before any turn; when it
+   * returns facts (and writes), they are appended (fenced) and applied like
+   * a turn's, and it is called again, until it returns null.
+   */
+  upgrade?(state: S, ref: ActorRef): { facts: Obj[]; writes: RecordWrite[] } | null;
   /**
    * Passivate an activation of this kind after this long without a turn
    * (and with no parked turn), when that is sooner than the node's default.

@@ -19,7 +19,7 @@ import type {
 } from "../actors/types.ts";
 import { FencedError, MovedError, UnavailableError } from "./runtime-errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
-import type { AppendItem, Store } from "./storage/contract.ts";
+import type { AppendItem, IndexRange, RecordWrite, Store } from "./storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "./timer-wheel.ts";
 import { actorId } from "./addressing.ts";
 import { continueSpan, inSpan, SpanKind, startTurnSpan, withSpan, type Span } from "./tracing.ts";
@@ -340,10 +340,23 @@ export class Catalog {
         else state = behavior.apply(state, f, act.ref);
         seq = e.seq;
       }
-      act.state = state;
-      act.seq = seq;
       act.snapshotSeq = snap ? snap.seq : 0;
       if (snap) this.sizeSnapshots(act, snap.data.length);
+      // Behavior.upgrade: conversions run before any turn, each step one
+      // fenced append (a failure fails the activation, as a failed load).
+      let upgraded = false;
+      for (let step = behavior.upgrade?.(state, act.ref); step; step = behavior.upgrade!(state, act.ref)) {
+        if (step.facts.length === 0 && step.writes.length === 0) break;
+        const entries = step.facts.map(encodeFact);
+        await this.o.store.append(act.shard, act.epoch, act.id, seq + 1, entries, step.writes);
+        for (const f of step.facts) state = behavior.apply(state, f, act.ref);
+        seq += entries.length;
+        upgraded = true;
+      }
+      act.state = state;
+      act.seq = seq;
+      // The converted state's snapshot replaces the old one at once.
+      if (upgraded) await this.snapshot(act);
       act.ready = true;
       this.o.hooks.settled?.(act);
       this.scheduleIdleCheck(act);
@@ -389,10 +402,14 @@ export class Catalog {
         const done: { turn: Turn; decision: Decision }[] = [];
         const woken: { turn: Turn; reply: Value }[] = [];
         const facts: Obj[] = [];
+        const writes: RecordWrite[] = [];
         while (act.mailbox.length && done.length < this.batchLimit) {
+          // A turn that may read records waits for the batch's writes (Behavior.blind).
+          if (writes.length && !behavior.blind?.includes(act.mailbox[0]!.method)) break;
           const turn = act.mailbox.shift()!;
           const decision = await this.decide(act, behavior, turn);
           if (!decision) continue;
+          if (decision.writes) for (const w of decision.writes) writes.push(w);
           if (decision.facts && decision.facts.length) {
             let state = act.state;
             for (const f of decision.facts) state = behavior.apply(state, f, act.ref);
@@ -425,7 +442,7 @@ export class Catalog {
         const handoffs: Handoff[] = [];
         for (const { decision } of done) if (decision.handoffs) handoffs.push(...decision.handoffs);
         let handoffSeq: number | null = null;
-        if (facts.length) {
+        if (facts.length || writes.length) {
           const journal = facts;
           if (act.sent !== null) {
             journal.unshift({ [SENT]: act.sent });
@@ -442,7 +459,7 @@ export class Catalog {
             handoffSeq = act.seq + journal.length;
             (act.handoffs ??= new Map()).set(handoffSeq, handoffs);
           }
-          if (!(await this.persist(act, journal, [...done, ...woken]))) return;
+          if (!(await this.persist(act, journal, [...done, ...woken], writes))) return;
           this.o.hooks.settled?.(act);
           if (
             CRASH_AFTER_APPEND &&
@@ -584,7 +601,12 @@ export class Catalog {
   }
 
   /** Append a batch's facts; on failure fail the batch and discard the activation. */
-  private async persist(act: Activation, facts: Obj[], done: { turn: Turn }[]): Promise<boolean> {
+  private async persist(
+    act: Activation,
+    facts: Obj[],
+    done: { turn: Turn }[],
+    writes: RecordWrite[] = [],
+  ): Promise<boolean> {
     const started = performance.now();
     try {
       const before = this.o.hooks.beforeAppend?.(act, facts);
@@ -596,8 +618,10 @@ export class Catalog {
       // their shard that append in the same tick.
       const traced = done.find((d) => d.turn.span)?.turn.span;
       await (traced
-        ? withSpan(traced, () => this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, entries))
-        : this.queueAppend(act, entries));
+        ? withSpan(traced, () =>
+            this.o.store.append(act.shard, act.epoch, act.id, act.seq + 1, entries, writes),
+          )
+        : this.queueAppend(act, entries, writes));
       metrics.appended(facts.length, performance.now() - started);
     } catch (err) {
       const fenced = err instanceof FencedError;
@@ -622,13 +646,15 @@ export class Catalog {
   }
 
   /** Append in the shard's next group commit (one `appendMany` for every actor that appends this tick). */
-  private queueAppend(act: Activation, entries: Uint8Array[]): Promise<void> {
+  private queueAppend(act: Activation, entries: Uint8Array[], writes: RecordWrite[]): Promise<void> {
     return new Promise((resolve, reject) => {
       const key = `${act.shard}:${act.epoch}`;
       let group = this.commits.get(key);
       if (group === undefined)
         this.commits.set(key, (group = { shard: act.shard, epoch: act.epoch, items: [] }));
-      group.items.push({ actor: act.id, firstSeq: act.seq + 1, entries, resolve, reject });
+      const item: QueuedAppend = { actor: act.id, firstSeq: act.seq + 1, entries, resolve, reject };
+      if (writes.length) item.writes = writes;
+      group.items.push(item);
       this.commitTimer ??= setImmediate(() => this.commitQueued());
     });
   }
@@ -647,7 +673,7 @@ export class Catalog {
     if (items.length === 1) {
       const it = items[0]!;
       try {
-        await this.o.store.append(shard, epoch, it.actor, it.firstSeq, it.entries);
+        await this.o.store.append(shard, epoch, it.actor, it.firstSeq, it.entries, it.writes);
         it.resolve();
       } catch (err) {
         it.reject(err);
@@ -697,6 +723,21 @@ export class Catalog {
     const every = Math.ceil(chars / SNAPSHOT_CHARS_PER_FACT);
     if (every > this.snapshotEvery) act.snapshotEvery = every;
     else delete act.snapshotEvery;
+  }
+
+  /** ctx.getRecords of a turn: the actor's shard's records (never fenced: reads). */
+  getRecords(act: Activation, keys: string[]): Promise<Array<Uint8Array | null>> {
+    return this.o.store.getRecords(act.shard, keys);
+  }
+
+  /** ctx.rangeIndex of a turn. */
+  rangeIndex(act: Activation, index: string, range: IndexRange): Promise<number[]> {
+    return this.o.store.rangeIndex(act.shard, index, range);
+  }
+
+  /** ctx.indexSize of a turn. */
+  indexSize(act: Activation, index: string): Promise<number> {
+    return this.o.store.indexSize(act.shard, index);
   }
 
   /** The activation ends: parked turns go to the next one ("moved": the caller retries). */

@@ -28,7 +28,7 @@ import { Catalog, type Activation, type Turn } from "./catalog.ts";
 import { EventRouter, isRouterRef } from "./event-router.ts";
 import { metrics } from "./metrics.ts";
 import { errorToResponse, responseValue } from "./responses.ts";
-import type { Store } from "./storage/contract.ts";
+import type { IndexRange, Store } from "./storage/contract.ts";
 import { TimerWheel, type TimerHandle } from "./timer-wheel.ts";
 import { inSpan, traceparentOf } from "./tracing.ts";
 import type { ActorClient, ActorRequest, ActorResponse, Bus } from "./transport/contract.ts";
@@ -586,5 +586,17 @@ class TurnContext implements ActorContext {
 
   parked(): string[] {
     return this.act.parked === null ? [] : [...this.act.parked.keys()];
+  }
+
+  getRecords(keys: string[]): Promise<Array<Uint8Array | null>> {
+    return inSpan(this.turn.span, () => this.node.catalog.getRecords(this.act, keys));
+  }
+
+  rangeIndex(index: string, range: IndexRange): Promise<number[]> {
+    return inSpan(this.turn.span, () => this.node.catalog.rangeIndex(this.act, index, range));
+  }
+
+  indexSize(index: string): Promise<number> {
+    return inSpan(this.turn.span, () => this.node.catalog.indexSize(this.act, index));
   }
 }

@@ -1,10 +1,16 @@
 // The windowed channel fetch (actors/channel: channelWindow, walkWindow) and
-// the conversation's topic index, checked against the naive algorithms they
-// replace: filter every message, then cut the window (windowIds); scan every
-// message for a topic's ids and senders.
+// the conversation's topic summaries, checked against the naive algorithms
+// they replace: filter every message, then cut the window (windowIds); scan
+// every message for a topic's ids and senders. The conversation's messages
+// live in a real LMDB store (its writes applied as the catalog applies a
+// decision's), with recent windows of several sizes, so reads come from
+// memory, the store, or both.
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
 import fc from "fast-check";
 // The behaviour registry first: the handler modules are part of an import cycle through it.
 import "../actors/index.ts";
@@ -16,18 +22,41 @@ import {
   type FlagSource,
 } from "../actors/channel/conversation-handlers.ts";
 import {
+  addWrites,
+  allIds,
   applyConvFact,
+  changeOf,
   convFromSnapshot,
   convToSnapshot,
+  getMsgs,
   initialConv,
+  removedFacts,
+  removeWrites,
+  setRecentWindow,
   type ConvState,
   type Msg,
+  type Reader,
 } from "../actors/channel/conversation-state.ts";
+import { createLmdbStore } from "../cluster/storage/lmdb-store.ts";
+import type { RecordWrite } from "../cluster/storage/contract.ts";
 import { storedMessage } from "./support/fixtures.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, firstUnreadAnchor, windowIds } from "../actors/channel/window.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 
 const REF: ActorRef = { kind: "channel", realm: 1, key: "7" } as ActorRef;
+const dir = mkdtempSync(join(tmpdir(), "chanwin-"));
+const store = createLmdbStore(dir);
+const epoch = (await store.acquireLease(0, "t", 3_600_000))!;
+after(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+let convN = 0;
+const reader: Reader = {
+  getRecords: (keys) => store.getRecords(0, keys),
+  rangeIndex: (index, r) => store.rangeIndex(0, index, r),
+};
+const WINDOWS = [0, 1, 3, 200];
 const TOPICS = ["alpha", "Alpha", "beta", "", "gamma"];
 const WORDS = ["hello", "world", "link", "image"];
 
@@ -50,31 +79,39 @@ const arbChange = fc.record({
   topic: fc.constantFrom(...TOPICS),
 });
 
-function build(
+/** Apply a fact and its writes, as the catalog does with a decision. */
+async function commit(state: ConvState, facts: Obj[], writes: RecordWrite[]): Promise<void> {
+  for (const f of facts) applyConvFact(state, f);
+  await store.append(0, epoch, "t", 0, [], writes);
+}
+
+async function build(
   specs: { gap: number; topic: string; sender: number; word: string; own: string[] | undefined }[],
   changes: { at: number; op: string; topic: string }[],
-): { state: ConvState; own: Record<string, string[]> } {
-  const state = initialConv(REF);
+  window: number,
+): Promise<{ state: ConvState; own: Record<string, string[]> }> {
+  setRecentWindow(window);
+  // A fresh conversation key per build: the store is shared.
+  const state = initialConv({ ...REF, key: String(++convN) });
   const own: Record<string, string[]> = {};
   let id = 0;
   const facts: Obj[] = [];
   for (const s of specs) {
     id += s.gap;
-    facts.push({ type: "msgAdded", msg: msg(id, s.topic, s.sender, s.word) } as unknown as Obj);
+    facts.push({ type: "msgAdded", msg: msg(id, s.topic, s.sender, s.word), stored: true } as unknown as Obj);
     if (s.own) own[String(id)] = s.own;
   }
   // Out-of-order commits: apply the adds in a shuffled but deterministic order.
   facts.sort((a, b) => (((a.msg as Obj).id as number) % 3) - (((b.msg as Obj).id as number) % 3));
-  for (const f of facts) applyConvFact(state, f);
+  for (const f of facts) await commit(state, [f], addWrites(state, [f.msg as unknown as Msg]));
   for (const c of changes) {
-    if (!state.ids.length) break;
-    const target = state.ids[c.at % state.ids.length]!;
-    applyConvFact(
-      state,
-      (c.op === "topic"
-        ? { type: "msgChanged", id: target, changes: { topic: c.topic } }
-        : { type: "msgRemoved", id: target }) as unknown as Obj,
-    );
+    const ids = await allIds(reader, state, null);
+    if (!ids.length) break;
+    const target = (await getMsgs(reader, state, [ids[c.at % ids.length]!]))[0]!;
+    if (c.op === "topic") {
+      const ch = changeOf(state, target, { topic: c.topic });
+      await commit(state, [ch.fact], ch.writes);
+    } else await commit(state, removedFacts([target]), removeWrites(state, [target]));
   }
   // A stale flag entry (message gone from the conversation) must change nothing.
   own[String(id + 100)] = ["starred"];
@@ -82,11 +119,13 @@ function build(
 }
 
 /** The fetch as it was: every message through the filters, then windowIds. */
-function naive(state: ConvState, own: Record<string, string[]>, a: ChannelWindowArgs) {
+async function naive(state: ConvState, own: Record<string, string[]>, a: ChannelWindowArgs) {
   let hidden = false;
   const cands: { id: number; flags: string[] }[] = [];
-  for (const id of state.ids) {
-    const m = state.msgs[String(id)]!;
+  const ids = await allIds(reader, state, null);
+  const msgs = await getMsgs(reader, state, ids);
+  for (const [i, id] of ids.entries()) {
+    const m = msgs[i]!;
     let flags = own[String(id)];
     if (!flags) {
       if (a.protectedHistory) {
@@ -167,12 +206,23 @@ test("channelWindow equals the naive full scan for random messages, anchors, win
       fc.boolean(),
       arbFilters,
       fc.boolean(),
-      async (specs, changes, anchor, numBefore, numAfter, includeAnchor, filters, protectedHistory) => {
-        const { state, own } = build(specs, changes);
+      fc.constantFrom(...WINDOWS),
+      async (
+        specs,
+        changes,
+        anchor,
+        numBefore,
+        numAfter,
+        includeAnchor,
+        filters,
+        protectedHistory,
+        window,
+      ) => {
+        const { state, own } = await build(specs, changes, window);
         const args = { anchor, numBefore, numAfter, includeAnchor, filters, protectedHistory };
         const log: number[][] = [];
-        const got = await channelWindow(state, args, fakeFlags(own, log));
-        assert.deepEqual(got, naive(state, own, args));
+        const got = await channelWindow(reader, state, args, fakeFlags(own, log));
+        assert.deepEqual(got, await naive(state, own, args));
         // Flags are asked for only near the anchor: never more than the
         // messages that exist, and for an unfiltered narrow no more than the window.
         const asked = log.flat();
@@ -185,32 +235,36 @@ test("channelWindow equals the naive full scan for random messages, anchors, win
   );
 });
 
-test("the topic index stays equal to a full scan through adds, topic changes, removals and snapshots", () => {
-  fc.assert(
-    fc.property(
+test("the topic summaries and indexes stay equal to a full scan through adds, topic changes, removals and snapshots", async () => {
+  await fc.assert(
+    fc.asyncProperty(
       fc.array(arbMsg, { maxLength: 40 }),
       fc.array(arbChange, { maxLength: 10 }),
-      (specs, changes) => {
-        const { state } = build(specs, changes);
+      fc.constantFrom(...WINDOWS),
+      async (specs, changes, window) => {
+        const { state } = await build(specs, changes, window);
+        const ids = await allIds(reader, state, null);
+        const msgs = (await getMsgs(reader, state, ids)) as Msg[];
         const scan = new Map<string, { ids: number[]; senders: Map<number, number> }>();
-        for (const id of state.ids) {
-          const m = state.msgs[String(id)]!;
+        for (const m of msgs) {
           const key = m.topic.toLowerCase();
           const t = scan.get(key) ?? scan.set(key, { ids: [], senders: new Map() }).get(key)!;
-          t.ids.push(id);
+          t.ids.push(m.id);
           t.senders.set(m.senderId, (t.senders.get(m.senderId) ?? 0) + 1);
         }
-        assert.deepEqual(
-          state.ids,
-          [...state.ids].sort((a, b) => a - b),
-        );
-        assert.deepEqual(state.topicIndex, scan);
-        // Snapshots leave the index out; loading one rebuilds it.
-        const snap = convToSnapshot(state);
-        assert.ok(!snap.includes("topicIndex"));
-        const back = convFromSnapshot(snap, REF);
-        assert.deepEqual(back.topicIndex, scan);
-        assert.deepEqual(back.ids, state.ids);
+        assert.equal(state.count, ids.length);
+        assert.ok(state.recentIds.length <= window);
+        const summaries = (s: ConvState) =>
+          new Map([...s.topics].map(([k, t]) => [k, { count: t.count, senders: t.senders }]));
+        const expected = new Map([...scan].map(([k, t]) => [k, { count: t.ids.length, senders: t.senders }]));
+        assert.deepEqual(summaries(state), expected);
+        for (const [k, t] of scan) assert.deepEqual(await allIds(reader, state, k), t.ids);
+        // A snapshot holds the summaries and the window only; loading it gives the same answers.
+        const back = convFromSnapshot(convToSnapshot(state), REF);
+        back.key = state.key;
+        assert.deepEqual(summaries(back), expected);
+        assert.deepEqual(await allIds(reader, back, null), ids);
+        assert.equal(convToSnapshot(back), convToSnapshot(state));
       },
     ),
     { numRuns: 300 },

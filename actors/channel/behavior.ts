@@ -10,6 +10,7 @@ import {
   convFromSnapshot,
   convToSnapshot,
   initialConv,
+  upgradeConv,
   type ConvState,
 } from "./conversation-state.ts";
 import { directoryHandlers } from "./directory-handlers.ts";
@@ -63,6 +64,10 @@ export const channelBehavior: Behavior<ChannelKindState> = {
   toSnapshot: (state) => ("channels" in state ? dirToSnapshot(state) : convToSnapshot(state)),
   fromSnapshot: (data, ref) => (isDir(ref) ? dirFromSnapshot(data, ref) : convFromSnapshot(data, ref)),
   handlers,
+  // A send only adds a message (its id is new): sends batch together even
+  // though each writes records; every other method reads what earlier turns wrote.
+  blind: ["send"],
+  upgrade: (state, ref) => (isDir(ref) ? null : upgradeConv(state as ConvState)),
   // Nothing without a caller: channels and messages have no spectator reads yet.
   external: {
     createChannel: "caller",

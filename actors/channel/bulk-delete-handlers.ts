@@ -9,7 +9,14 @@
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { isDmKey, type ConvFact, type ConvState } from "./conversation-state.ts";
+import {
+  getMsgs,
+  isDmKey,
+  removedFacts,
+  removeWrites,
+  type ConvState,
+  type Msg,
+} from "./conversation-state.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { DirState } from "./state.ts";
 
@@ -27,9 +34,11 @@ function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
 export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
   requireAdminOrInternal(state.realmId, caller);
   const wanted = Array.isArray(args.ids) ? args.ids.filter((id): id is number => typeof id === "number") : [];
-  const ids = [...new Set(wanted)].filter((id) => state.msgs[String(id)]).sort((a, b) => a - b);
-  if (!ids.length) return { reply: { deleted: [] } };
-  const senders = ids.map((id) => state.msgs[String(id)]!.senderId);
+  const sorted = [...new Set(wanted)].sort((a, b) => a - b);
+  const msgs = (await getMsgs(ctx, state, sorted)).filter((m): m is Msg => m !== null);
+  if (!msgs.length) return { reply: { deleted: [] } };
+  const ids = msgs.map((m) => m.id);
+  const senders = msgs.map((m) => m.senderId);
   let audience: number[];
   let streamId: number | null = null;
   if (isDmKey(state.key)) {
@@ -49,10 +58,10 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
     events.push({ event: { type: "delete_message", message_type: "private", message_ids: ids }, userIds });
   } else {
     const byTopic = new Map<string, number[]>();
-    for (const id of ids) {
-      const topic = state.msgs[String(id)]!.topic;
+    for (const m of msgs) {
+      const topic = m.topic;
       const list = byTopic.get(topic) ?? [];
-      list.push(id);
+      list.push(m.id);
       byTopic.set(topic, list);
     }
     for (const [topic, list] of byTopic) {
@@ -66,8 +75,12 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
       events.push({ event, userIds });
     }
   }
-  const facts = ids.map((id) => ({ type: "msgRemoved", id }) satisfies ConvFact as unknown as Obj);
-  return { facts, events, reply: { deleted: ids } };
+  return {
+    facts: removedFacts(msgs),
+    writes: removeWrites(state, msgs),
+    events,
+    reply: { deleted: ids },
+  };
 };
 
 /**

@@ -11,7 +11,7 @@ import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
-import type { ConvState } from "./conversation-state.ts";
+import { allIds, getMsgs, type ConvState } from "./conversation-state.ts";
 import {
   defaultStreamsEvent,
   directoryHandlers,
@@ -162,16 +162,16 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   if (ch.is_archived || !canRead(ch, c)) throw errors.invalidChannelId();
   let topic = typeof args.topic_name === "string" ? args.topic_name : "";
   if (topic === EMPTY_TOPIC_NAME) topic = "";
-  const entry = state.topicIndex.get(topic.toLowerCase());
-  if (!entry) return { reply: { deleted: 0, more: false } };
+  if (!state.topics.has(topic.toLowerCase())) return { reply: { deleted: 0, more: false } };
   const isProtected = historyProtected(ch);
-  const all = await accessibleIds(ctx, state.realmId, c.userId, state.key, isProtected, entry.ids);
+  const topicIds = await allIds(ctx, state, topic);
+  const all = await accessibleIds(ctx, state.realmId, c.userId, state.key, isProtected, topicIds);
   const batch = all.slice(-TOPIC_DELETE_BATCH);
   if (!batch.length) return { reply: { deleted: 0, more: false } };
   // Who held each message, asked before removeMany clears their flags.
   let holders: Set<number> | null = null;
   if (isProtected) {
-    const senders = batch.map((id) => state.msgs[String(id)]!.senderId);
+    const senders = (await getMsgs(ctx, state, batch)).map((m) => m?.senderId ?? c.userId);
     const candidates = [...new Set([...ch.subscribers, ...senders])];
     const held = await Promise.all(
       candidates.map(
@@ -187,6 +187,7 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   }));
   return {
     facts: d.facts,
+    writes: d.writes,
     events,
     reply: { deleted: batch.length, more: all.length > batch.length },
   };

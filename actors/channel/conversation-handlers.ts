@@ -10,13 +10,28 @@
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { lowerBound } from "../sorted-ids.ts";
-import { isDmKey, topicEntry, type ConvFact, type ConvState, type Msg } from "./conversation-state.ts";
+import {
+  addWrites,
+  allIds,
+  changeOf,
+  getMsgs,
+  idsRange,
+  isDmKey,
+  newestId,
+  presentIds,
+  removedFacts,
+  removeWrites,
+  type ConvFact,
+  type ConvState,
+  type Msg,
+  type Reader,
+} from "./conversation-state.ts";
 import {
   emptyEnv,
   needsChannels,
@@ -27,7 +42,7 @@ import {
   type UploadImage,
 } from "./markdown.ts";
 import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
-import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindow } from "./window.ts";
+import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
 import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
@@ -491,7 +506,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     isMe: /^\/me( |$)/.test(content),
   };
   // Topic wildcard mentions reach those who took part in the topic (the topic index).
-  const topicParticipants = topicEntry(state, topic)?.senders ?? new Map<number, number>();
+  const topicParticipants = state.topics.get(topic.toLowerCase())?.senders ?? new Map<number, number>();
   const readBySender = args.read_by_sender !== false;
   // Those who muted the sender get the message already read (Zulip's
   // mark_as_read_user_ids): no unread count, mention or notification.
@@ -512,6 +527,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const f = fact({
     type: "msgAdded",
     msg,
+    stored: true,
     ...(dmRecipients ? { dmRecipients } : {}),
     ...(sendKey !== null ? { sendKey } : {}),
   });
@@ -546,6 +562,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   ];
   return {
     facts: [f],
+    writes: addWrites(state, [msg]),
     events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
     handoffs,
     replyAfterHandoffs: true,
@@ -680,13 +697,14 @@ export interface ChannelWindow {
  * index), the flags come from the user actor for the visited ids only.
  */
 export async function channelWindow(
+  reader: Reader,
   state: ConvState,
   a: ChannelWindowArgs,
   flagsOf: FlagSource,
 ): Promise<ChannelWindow> {
   const f = a.filters;
   let hidden = false;
-  const decide = (id: number, own: string[] | undefined): string[] | null => {
+  const decide = (m: Msg, own: string[] | undefined): string[] | null => {
     let flags = own;
     if (!flags) {
       if (a.protectedHistory) {
@@ -696,11 +714,10 @@ export async function channelWindow(
       if (f.noHistory) return null;
       flags = ["read", "historical"];
     }
-    const m = state.msgs[String(id)]!;
     return contentFilter(m, f) && flagFilter(flags, f.is) ? flags : null;
   };
   const positiveTopic = (f.topics ?? []).find((t) => !t.negated);
-  const pool = positiveTopic ? (topicEntry(state, positiveTopic.value)?.ids ?? []) : state.ids;
+  const topic = positiveTopic ? positiveTopic.value : null;
 
   let anchor: number;
   if (a.anchor === "first_unread") {
@@ -708,26 +725,30 @@ export async function channelWindow(
     const unread = await flagsOf({ unread: true });
     const ids = Object.keys(unread)
       .map(Number)
-      .filter((id) => state.msgs[String(id)])
       .sort((x, y) => x - y);
-    anchor = ids.find((id) => decide(id, unread[String(id)]) !== null) ?? LARGER_THAN_MAX_MESSAGE_ID;
+    const msgs = await getMsgs(reader, state, ids);
+    const i = ids.findIndex((id, k) => msgs[k] !== null && decide(msgs[k]!, unread[String(id)]) !== null);
+    anchor = i < 0 ? LARGER_THAN_MAX_MESSAGE_ID : ids[i]!;
   } else anchor = a.anchor;
 
-  const w = await walkWindow(
-    pool,
+  const w = await walkWindowBy(
     { anchor, numBefore: a.numBefore, numAfter: a.numAfter, includeAnchor: a.includeAnchor },
+    (r) => idsRange(reader, state, topic, r),
     async (batch) => {
-      const own = await flagsOf({ ids: batch });
-      return batch.map((id) => {
-        const flags = decide(id, own[String(id)]);
+      const [own, msgs] = await Promise.all([flagsOf({ ids: batch }), getMsgs(reader, state, batch)]);
+      return batch.map((id, k) => {
+        const m = msgs[k];
+        const flags = m ? decide(m, own[String(id)]) : null;
         return flags && { id, flags };
       });
     },
   );
-  // history_limited: some message of the channel (any, not only the narrow's) is hidden.
+  // history_limited: some message of the channel (any, not only the narrow's)
+  // is hidden: fewer of the caller's rows are messages here than it has.
   if (a.protectedHistory && w.found_oldest && !hidden) {
     const own = await flagsOf({ all: true });
-    hidden = state.ids.some((id) => !own[String(id)]);
+    const held = await presentIds(reader, state, Object.keys(own).map(Number));
+    hidden = held.length < state.count;
   }
   return {
     anchor,
@@ -749,6 +770,7 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
   const filters = (args.filters ?? {}) as unknown as Filters;
   const flagsOf = receivedFlagSource(ctx, state, c.userId);
   const win = await channelWindow(
+    ctx,
     state,
     {
       anchor: args.anchor === "first_unread" ? "first_unread" : Number(args.anchor),
@@ -761,13 +783,14 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
     flagsOf,
   );
   const o = clientOpts(args);
-  const emails = await currentApiEmails(
+  const msgs = (await getMsgs(
     ctx,
     state,
-    win.items.map(({ id }) => state.msgs[String(id)]!),
-  );
-  const messages = win.items.map(({ id, flags }) => {
-    const m = state.msgs[String(id)]!;
+    win.items.map(({ id }) => id),
+  )) as Msg[];
+  const emails = await currentApiEmails(ctx, state, msgs);
+  const messages = win.items.map(({ flags }, i) => {
+    const m = msgs[i]!;
     const out = shapeForClient(formatMessage(state, m, ch.name, emails), o);
     out.flags = flags;
     decorate(out, m, filters.search, o.allowEmptyTopic);
@@ -792,23 +815,21 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
  */
 const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   me(caller);
-  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
+  const asked = (args.ids as number[] | undefined) ?? [];
+  const found = await getMsgs(ctx, state, asked);
+  const msgs = found.filter((m): m is Msg => m !== null);
   const search = typeof args.search === "string" ? args.search : undefined;
   if (args.matchOnly === true) {
     const f = (args.filters ?? (search === undefined ? {} : { search })) as unknown as Filters;
-    const matching = ids.filter((id) => contentFilter(state.msgs[String(id)]!, f));
+    const matching = msgs.filter((m) => contentFilter(m, f)).map((m) => m.id);
     return { reply: { matching } as Obj };
   }
   const name = isDmKey(state.key) ? null : (await channelInfo(ctx, state)).name;
   const o = clientOpts(args);
-  const emails = await currentApiEmails(
-    ctx,
-    state,
-    ids.map((id) => state.msgs[String(id)]!),
-  );
+  const emails = await currentApiEmails(ctx, state, msgs);
   const messages: Obj = {};
-  for (const id of ids) {
-    const m = state.msgs[String(id)]!;
+  for (const m of msgs) {
+    const id = m.id;
     const out = shapeForClient(formatMessage(state, m, name, emails), o);
     decorate(out, m, search, o.allowEmptyTopic);
     messages[String(id)] = out;
@@ -825,8 +846,10 @@ const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
 const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) return { reply: { items: [] } };
-  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
-  if (!ids.length) return { reply: { items: [] } };
+  const msgs = (await getMsgs(ctx, state, (args.ids as number[] | undefined) ?? [])).filter(
+    (m): m is Msg => m !== null,
+  );
+  if (!msgs.length) return { reply: { items: [] } };
   let ch: ChannelInfo;
   try {
     ch = await channelInfo(ctx, state);
@@ -834,10 +857,7 @@ const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
     return { reply: { items: [] } };
   }
   if (!canRead(ch, c) || historyProtected(ch)) return { reply: { items: [] } };
-  const items = ids.map((id) => {
-    const m = state.msgs[String(id)]!;
-    return [id, m.topic, m.senderId];
-  });
+  const items = msgs.map((m) => [m.id, m.topic, m.senderId]);
   return { reply: { items } };
 };
 
@@ -859,14 +879,24 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
     const own = await receivedFlagSource(ctx, state, c.userId)({ all: true });
     visible = new Set(Object.keys(own).map(Number));
   }
+  // The newest visible message of each topic; its spelling names the topic.
+  // Without protected history that is the topic's newest (one range read
+  // per topic the recent window does not settle); with it, a walk back
+  // through the topic until a message the caller holds (O(the topic)).
+  const newest = await Promise.all(
+    [...state.topics.keys()].map(async (t) => {
+      if (!visible) return newestId(ctx, state, t);
+      const ids = await allIds(ctx, state, t);
+      for (let i = ids.length - 1; i >= 0; i--) if (visible.has(ids[i]!)) return ids[i]!;
+      return 0;
+    }),
+  );
+  const maxIds = newest.filter((id) => id > 0);
+  const msgs = await getMsgs(ctx, state, maxIds);
   const byTopic: { name: string; max: number }[] = [];
-  for (const t of state.topicIndex.values()) {
-    // The newest visible message of the topic; its spelling names the topic.
-    let i = t.ids.length - 1;
-    while (i >= 0 && visible && !visible.has(t.ids[i]!)) i--;
-    if (i < 0) continue;
-    byTopic.push({ name: state.msgs[String(t.ids[i])]!.topic, max: t.ids[i]! });
-  }
+  maxIds.forEach((id, i) => {
+    if (msgs[i]) byTopic.push({ name: msgs[i]!.topic, max: id });
+  });
   const allowEmpty = args.allow_empty_topic_name === true;
   const out = byTopic
     .sort((a, b) => b.max - a.max)
@@ -892,8 +922,8 @@ export async function audience(
   return { userIds: [...new Set([...ch.subscribers, c.userId])], ch };
 }
 
-export function msgOf(state: ConvState, id: unknown): Msg {
-  const m = typeof id === "number" ? state.msgs[String(id)] : undefined;
+export async function msgOf(reader: Reader, state: ConvState, id: unknown): Promise<Msg> {
+  const m = typeof id === "number" ? (await getMsgs(reader, state, [id]))[0] : null;
   if (!m) throw errors.invalidMessages();
   return m;
 }
@@ -901,7 +931,7 @@ export function msgOf(state: ConvState, id: unknown): Msg {
 /** POST / DELETE /messages/{id}/reactions. */
 const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const m = msgOf(state, args.message_id);
+  const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   const add = args.op === "add";
@@ -948,8 +978,10 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
     user_id: c.userId,
     user: { user_id: c.userId, email: u?.email ?? "", full_name: u?.fullName ?? "" },
   };
+  const change = changeOf(state, m, { reactions: reactions as unknown as Value });
   return {
-    facts: [fact({ type: "msgChanged", id: m.id, changes: { reactions: reactions as unknown as Value } })],
+    facts: [change.fact],
+    writes: change.writes,
     events: [{ event, userIds }],
     reply: {},
   };
@@ -963,7 +995,7 @@ const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 /** PATCH /messages/{id}: content and/or topic (within this channel). */
 const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const m = msgOf(state, args.message_id);
+  const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
   // The message itself must be one the caller may read (protected history).
   if (
@@ -978,6 +1010,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (newContentRaw === undefined && newTopicRaw === undefined) throw errors.nothingToChange();
   const now = Math.floor(ctx.now() / 1000);
   const facts: Obj[] = [];
+  const writes: RecordWrite[] = [];
   const event: Obj = {
     type: "update_message",
     user_id: c.userId,
@@ -1032,24 +1065,20 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
         message_ids: moved,
       });
       const linkifiersNow = (await roster(ctx, state.realmId)).linkifiers ?? [];
-      for (const id of moved) {
-        if (id === m.id) continue;
-        const other = state.msgs[String(id)]!;
-        facts.push(
-          fact({
-            type: "msgChanged",
-            id,
-            changes: {
-              topic,
-              topicLinks: topicLinks(topic, linkifiersNow) as unknown as Value,
-              lastMovedTimestamp: now,
-              editHistory: [
-                { user_id: c.userId, timestamp: now, prev_topic: other.topic, topic },
-                ...other.editHistory,
-              ],
-            },
-          }),
-        );
+      const others = moved.filter((id) => id !== m.id);
+      for (const other of await getMsgs(ctx, state, others)) {
+        if (!other) continue;
+        const change = changeOf(state, other, {
+          topic,
+          topicLinks: topicLinks(topic, linkifiersNow) as unknown as Value,
+          lastMovedTimestamp: now,
+          editHistory: [
+            { user_id: c.userId, timestamp: now, prev_topic: other.topic, topic },
+            ...other.editHistory,
+          ],
+        });
+        facts.push(change.fact);
+        for (const w of change.writes) writes.push(w);
       }
       const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
       Object.assign(changes, { topic, topicLinks: links as unknown as Value, lastMovedTimestamp: now });
@@ -1066,7 +1095,9 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (!Object.keys(changes).length) return { reply: {} };
   const userIds = await holders(ctx, state, ch, c, subscribers, moved);
   changes.editHistory = [history, ...m.editHistory] as unknown as Value;
-  facts.unshift(fact({ type: "msgChanged", id: m.id, changes }));
+  const own = changeOf(state, m, changes);
+  facts.unshift(own.fact);
+  writes.unshift(...own.writes);
   if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
   // For the gateway's move notifications (it strips `moved` from the HTTP reply).
   const movedInfo: Obj | undefined =
@@ -1084,7 +1115,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (typeof changes.content === "string") {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
   }
-  return { facts, events: [{ event, userIds }], reply };
+  return { facts, writes, events: [{ event, userIds }], reply };
 };
 
 // ---- moves between channels ------------------------------------------------------
@@ -1132,7 +1163,7 @@ async function topicPool(
   c: Caller,
   m: Msg,
 ): Promise<number[]> {
-  const ids = topicEntry(state, m.topic)?.ids ?? [m.id];
+  const ids = await allIds(ctx, state, m.topic);
   const pool = await accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), ids);
   if (!pool.includes(m.id)) throw errors.invalidMessages();
   return pool;
@@ -1147,7 +1178,7 @@ async function visibleOthers(
   topic: string,
   moved: Set<number>,
 ): Promise<boolean> {
-  const others = (topicEntry(state, topic)?.ids ?? []).filter((i) => !moved.has(i));
+  const others = (await allIds(ctx, state, topic)).filter((i) => !moved.has(i));
   const prot = historyProtected(ch);
   return (await accessibleIds(ctx, state.realmId, c.userId, state.key, prot, others)).length > 0;
 }
@@ -1179,7 +1210,7 @@ async function holders(
 /** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
 const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const m = msgOf(state, args.message_id);
+  const m = await msgOf(ctx, state, args.message_id);
   if (isDmKey(state.key)) throw errors.dmCannotMoveToChannel();
   const ch = await channelInfo(ctx, state);
   if (!canRead(ch, c)) throw errors.invalidMessages();
@@ -1220,8 +1251,9 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
   const topicChanged = topic !== m.topic;
   const movedList = movedIds(pool, m, mode);
-  const msgs = movedList.map((id) => {
-    const x = structuredClone(state.msgs[String(id)]!);
+  const found = (await getMsgs(ctx, state, movedList)).filter((x): x is Msg => x !== null);
+  const msgs = found.map((stored) => {
+    const x = structuredClone(stored);
     const history: Obj = {
       user_id: c.userId,
       timestamp: now,
@@ -1255,7 +1287,14 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   const all = (args.msgs as unknown as Msg[] | undefined) ?? [];
-  const msgs = all.filter((m) => !state.msgs[String(m.id)]);
+  const present = new Set(
+    await presentIds(
+      ctx,
+      state,
+      all.map((m) => m.id),
+    ),
+  );
+  const msgs = all.filter((m) => !present.has(m.id));
   // For the gateway's move notifications: did the target topic already hold
   // other messages the caller may read? (Older ones of a protected history
   // must not show through the notice's wording.)
@@ -1263,7 +1302,11 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
   const topic = all[0]?.topic;
   const preexisting =
     topic !== undefined && (await visibleOthers(ctx, state, await channelInfo(ctx, state), c, topic, moved));
-  return { facts: msgs.map((msg) => fact({ type: "msgAdded", msg })), reply: { preexisting } };
+  return {
+    facts: msgs.map((msg) => fact({ type: "msgAdded", msg, stored: true })),
+    writes: addWrites(state, msgs),
+    reply: { preexisting },
+  };
 };
 
 /**
@@ -1274,8 +1317,12 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
  */
 const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => state.msgs[String(id)]);
-  if (!ids.length) return { reply: {} };
+  const movedMsgs = (await getMsgs(ctx, state, (args.ids as number[] | undefined) ?? [])).filter(
+    (m): m is Msg => m !== null,
+  );
+  if (!movedMsgs.length) return { reply: {} };
+  const ids = movedMsgs.map((m) => m.id);
+  const byId = new Map(movedMsgs.map((m) => [m.id, m]));
   const ch = await channelInfo(ctx, state);
   const target = await targetInfo(ctx, state, Number(args.stream_id));
   const users = await roster(ctx, state.realmId);
@@ -1302,7 +1349,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const receivedOf = (uid: number) =>
     ids
       .filter((id) => inSpans(sourceSpans.get(uid) ?? [], id))
-      .map((id) => [id, state.key, state.msgs[String(id)]!.senderId]);
+      .map((id) => [id, state.key, byId.get(id)!.senderId]);
   const coveredInTarget = new Map<number, number[]>();
   for (const [uid, spans] of targetSpans) {
     if (gaining.includes(uid)) continue;
@@ -1336,7 +1383,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
           targetKey,
           historyProtected(target) ? ["read"] : ["read", "historical"],
           topic,
-          state.msgs[String(id)]!.senderId,
+          byId.get(id)!.senderId,
         ]),
       }),
     ),
@@ -1345,7 +1392,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
     ...gaining.map((uid) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
-        items: ids.map((id) => [id, targetKey, ["read"], topic, state.msgs[String(id)]!.senderId]),
+        items: ids.map((id) => [id, targetKey, ["read"], topic, byId.get(id)!.senderId]),
       }),
     ),
   ]);
@@ -1390,13 +1437,13 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
       userIds: losingAccess,
     });
   }
-  return { facts: ids.map((id) => fact({ type: "msgRemoved", id })), events, reply: {} };
+  return { facts: removedFacts(movedMsgs), writes: removeWrites(state, movedMsgs), events, reply: {} };
 };
 
 /** DELETE /messages/{id}: administrators, or the sender. */
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const m = msgOf(state, args.message_id);
+  const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
   if (!isAdmin(c.role) && m.senderId !== c.userId) throw errors.cannotDeleteMessage();
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
@@ -1410,10 +1457,26 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
     message_id: m.id,
   };
   if (ch) Object.assign(event, { stream_id: ch.stream_id, topic: m.topic });
-  return { facts: [fact({ type: "msgRemoved", id: m.id })], events: [{ event, userIds }], reply: {} };
+  return {
+    facts: removedFacts([m]),
+    writes: removeWrites(state, [m]),
+    events: [{ event, userIds }],
+    reply: {},
+  };
+};
+
+/**
+ * Internal ({} -> {count, topics}): what the conversation holds. Activating
+ * it converts old-shape state (Behavior.upgrade) before this turn runs, so
+ * `manage migrate` calls it on every conversation.
+ */
+const storeStatus: Handler<ConvState> = (state, _args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  return { reply: { count: state.count, topics: state.topics.size, legacy: state.legacy !== null } };
 };
 
 export const conversationHandlers: Record<string, Handler<ConvState>> = {
+  storeStatus,
   send,
   fetch,
   getByIds,

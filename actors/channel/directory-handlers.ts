@@ -827,7 +827,14 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   };
 };
 
+/** Internal ({} -> {ids}): every channel's id, archived ones too (`manage migrate`). */
+const allChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  return { reply: { ids: Object.values(state.channels).map((ch) => ch.id) } };
+};
+
 export const directoryHandlers: Record<string, Handler<DirState>> = {
+  allChannelIds,
   createChannel,
   subscribe,
   unsubscribe,

@@ -18,7 +18,7 @@ import { userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected } from "./access.ts";
 import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME, roster } from "./conversation-handlers.ts";
 import type { Filters } from "./conversation-handlers.ts";
-import { isDmKey, type ConvState, type Msg } from "./conversation-state.ts";
+import { getMsgs, isDmKey, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown } from "./markdown.ts";
 import type { DirState } from "./state.ts";
 import { highlight } from "./window.ts";
@@ -40,7 +40,7 @@ async function realmSettings(ctx: ActorContext, realmId: number): Promise<Obj> {
  * the caller received.
  */
 async function readableIds(ctx: ActorContext, state: ConvState, c: Caller, ids: number[]): Promise<number[]> {
-  const present = ids.filter((id) => state.msgs[String(id)]);
+  const present = await presentIds(ctx, state, ids);
   if (!present.length) return [];
   if (isDmKey(state.key)) {
     const participants = state.key.slice(3).split(",").map(Number);
@@ -59,7 +59,7 @@ async function readableIds(ctx: ActorContext, state: ConvState, c: Caller, ids: 
 async function readableMsg(ctx: ActorContext, state: ConvState, c: Caller, id: unknown): Promise<Msg> {
   if (typeof id !== "number") throw errors.invalidMessages();
   if (!(await readableIds(ctx, state, c, [id])).length) throw errors.invalidMessages();
-  return state.msgs[String(id)]!;
+  return (await getMsgs(ctx, state, [id]))[0]!;
 }
 
 // ---- GET /messages/{id}/history --------------------------------------------------
@@ -230,9 +230,10 @@ const matchNarrow: Handler<ConvState> = async (state, args, ctx, caller) => {
   const f = (args.filters ?? {}) as unknown as Filters;
   const search = typeof f.search === "string" ? f.search : undefined;
   const messages: Obj = {};
-  for (const id of ids) {
-    const m = state.msgs[String(id)]!;
-    if (!contentFilter(m, f)) continue;
+  const msgs = await getMsgs(ctx, state, ids);
+  for (const m of msgs) {
+    if (!m || !contentFilter(m, f)) continue;
+    const id = m.id;
     const subject = escapeTopic(m.topic);
     messages[String(id)] = {
       match_content: search === undefined ? m.rendered : highlight(m.rendered, search),

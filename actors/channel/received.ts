@@ -16,7 +16,7 @@ import type { ActorContext, Handler, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef } from "./index.ts";
 import { me, type FlagSource } from "./conversation-handlers.ts";
-import { isDmKey, topicEntry, type ConvState } from "./conversation-state.ts";
+import { allIds, getMsgs, idsRange, isDmKey, type ConvState, type Reader } from "./conversation-state.ts";
 import { inSpans, spansOf, type DirState, type Span } from "./state.ts";
 
 interface OwnFlags {
@@ -65,6 +65,26 @@ export async function channelSpans(ctx: ActorContext, state: ConvState): Promise
   return out;
 }
 
+/**
+ * The conversation's ids (or one topic's) in the spans and above `after`,
+ * ascending: a store range read per span, O(the ids read).
+ */
+export async function storedIdsInSpans(
+  reader: Reader,
+  state: ConvState,
+  topic: string | null,
+  spans: readonly Span[],
+  after = 0,
+): Promise<number[]> {
+  const out: number[] = [];
+  for (const [from, to] of spans) {
+    const lo = Math.max(from, after + 1) - 1;
+    if (to !== null && to <= lo + 1) continue;
+    for (const id of await allIds(reader, state, topic, lo, to ?? undefined)) out.push(id);
+  }
+  return spans.length > 1 ? [...new Set(out)].sort((a, b) => a - b) : out;
+}
+
 /** Ids of `pool` (ascending) in the spans and above `after`. */
 export function idsInSpans(pool: readonly number[], spans: readonly Span[], after = 0): number[] {
   const out: number[] = [];
@@ -101,10 +121,10 @@ export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: 
         if (!out[String(id)] && inSpans(s, id)) out[String(id)] = id <= rt ? ["read"] : [];
     } else if ("unread" in q) {
       const read = new Set(mine.read);
-      for (const id of idsInSpans(state.ids, s, rt))
+      for (const id of await storedIdsInSpans(ctx, state, null, s, rt))
         if (!out[String(id)] && !read.has(id)) out[String(id)] = [];
     } else {
-      for (const id of idsInSpans(state.ids, s))
+      for (const id of await storedIdsInSpans(ctx, state, null, s))
         if (!out[String(id)]) out[String(id)] = id <= rt ? ["read"] : [];
     }
     return out;
@@ -125,27 +145,29 @@ const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
   const spans = await userSpans(ctx, state, c.userId);
   const after = typeof args.after === "number" ? args.after : 0;
   const topic = typeof args.topic === "string" ? args.topic : undefined;
-  const pool = topic === undefined ? state.ids : (topicEntry(state, topic)?.ids ?? []);
   // By ids: only those walk, not the channel.
   let ids = Array.isArray(args.ids)
     ? [...new Set(args.ids as number[])]
-        .filter((id) => state.msgs[String(id)] && inSpans(spans, id))
+        .filter((id) => typeof id === "number" && inSpans(spans, id))
         .sort((a, b) => a - b)
-    : idsInSpans(pool, spans);
+    : await storedIdsInSpans(ctx, state, topic ?? null, spans);
+  const found = await getMsgs(ctx, state, ids);
+  const msgs = found.filter((m) => m !== null);
+  ids = msgs.map((m) => m.id);
   const topicExists = topic !== undefined && ids.length > 0;
-  if (after) ids = ids.slice(lowerBound(ids, after + 1));
-  const rows = ids.map((id) => {
-    const m = state.msgs[String(id)]!;
-    return [id, m.topic, m.senderId];
-  });
-  const newest = state.ids.length ? state.ids[state.ids.length - 1]! : 0;
-  // The newest message the caller received here (0: none).
-  let lastReceived = 0;
-  for (const [from, to] of spans) {
-    const i = (to === null ? state.ids.length : lowerBound(state.ids, to)) - 1;
-    if (i >= 0 && state.ids[i]! >= from) lastReceived = Math.max(lastReceived, state.ids[i]!);
-  }
-  return { reply: { rows: rows as unknown as Value, newest, topicExists, lastReceived } };
+  const start = after ? lowerBound(ids, after + 1) : 0;
+  const rows = msgs.slice(start).map((m) => [m.id, m.topic, m.senderId]);
+  // The newest message, and the newest the caller received here (0: none).
+  const [newest, ...lasts] = await Promise.all([
+    idsRange(ctx, state, null, { limit: 1, reverse: true }),
+    ...spans.map(([from, to]) =>
+      idsRange(ctx, state, null, { limit: 1, reverse: true, ...(to === null ? {} : { before: to }) }).then(
+        ([id]) => (id !== undefined && id >= from ? id : 0),
+      ),
+    ),
+  ]);
+  const lastReceived = Math.max(0, ...lasts);
+  return { reply: { rows: rows as unknown as Value, newest: newest[0] ?? 0, topicExists, lastReceived } };
 };
 
 export const receivedConversationHandlers: Record<string, Handler<ConvState>> = { receivedRows };

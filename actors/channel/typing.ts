@@ -83,7 +83,7 @@ export const typingDirectoryHandlers: Record<string, Handler<DirState>> = { typi
  */
 const editTyping: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const m = msgOf(state, args.message_id);
+  const m = await msgOf(ctx, state, args.message_id);
   const { userIds: participants, ch } = await audience(ctx, state, c);
   if (
     ch &&

@@ -217,57 +217,94 @@ export interface WalkResult<T> {
   found_newest: boolean;
 }
 
+/** An id range read over the ids a narrow draws from (Store.rangeIndex semantics: ascending). */
+export type IdPager = (range: {
+  before?: number;
+  after?: number;
+  limit: number;
+  reverse?: boolean;
+}) => Promise<number[]>;
+
 /**
- * `windowIds` without filtering every id first: the anchor by binary search
- * in `ids` (ascending, every message the narrow may draw from), then a walk
- * outward, in batches that double, only until num_before / num_after
- * candidates are found. `load(batch)` decides a batch: for each id its
- * candidate (the message passes the narrow) or null. The result equals
- * `windowIds` over the ids whose candidate is not null.
+ * `windowIds` without filtering every id first: a walk outward from the
+ * anchor over the ids a narrow may draw from (`page`: range reads, from the
+ * store or memory), in batches that double, only until num_before /
+ * num_after candidates are found. `load(batch)` decides a batch: for each
+ * id its candidate (the message passes the narrow) or null. The result
+ * equals `windowIds` over the ids whose candidate is not null.
  */
-export async function walkWindow<T>(
+export async function walkWindowBy<T>(
+  w: WindowArgs,
+  page: IdPager,
+  load: (batch: number[]) => Promise<(T | null)[]>,
+): Promise<WalkResult<T>> {
+  const anchoredLeft = w.anchor <= 0;
+  const anchoredRight = w.anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  // Above every possible id (ids are below 2^53): no cursor needed, or nothing newer.
+  const beyond = w.anchor > Number.MAX_SAFE_INTEGER;
+
+  // Older: ids < anchor, newest first. Newer: ids > anchor, oldest first.
+  async function walk(older: boolean, need: number): Promise<T[]> {
+    const out: T[] = [];
+    if ((older && anchoredLeft) || (!older && beyond)) return out;
+    // Exclusive cursor; undefined: the open end.
+    let cursor: number | undefined = older
+      ? beyond
+        ? undefined
+        : Math.ceil(w.anchor)
+      : anchoredLeft
+        ? undefined
+        : Math.floor(w.anchor);
+    let size = need;
+    for (;;) {
+      const r: { before?: number; after?: number; limit: number; reverse?: boolean } = { limit: size };
+      if (older) {
+        r.reverse = true;
+        if (cursor !== undefined) r.before = cursor;
+      } else if (cursor !== undefined) r.after = cursor;
+      const ids = await page(r);
+      const batch = older ? ids.reverse() : ids;
+      if (batch.length) {
+        for (const c of await load(batch)) {
+          if (c !== null) out.push(c);
+          if (out.length === need) return out;
+        }
+        cursor = batch[batch.length - 1]!;
+      }
+      if (ids.length < size) return out;
+      size *= 2;
+    }
+  }
+
+  const before = w.numBefore > 0 ? (await walk(true, w.numBefore)).reverse() : [];
+  let at: T[] = [];
+  if (w.includeAnchor && !anchoredRight && !anchoredLeft && Number.isSafeInteger(w.anchor)) {
+    const [found] = await page({ after: w.anchor - 1, limit: 1 });
+    if (found === w.anchor) at = (await load([w.anchor])).filter((c): c is T => c !== null);
+  }
+  const after = w.numAfter > 0 && !anchoredRight ? await walk(false, w.numAfter) : [];
+  return {
+    items: [...before, ...at, ...after],
+    found_anchor: at.length === 1,
+    found_oldest: w.anchor === 0 || before.length < w.numBefore,
+    found_newest: anchoredRight || after.length < (anchoredRight ? 0 : w.numAfter),
+  };
+}
+
+/** `walkWindowBy` over ids in memory (ascending). */
+export function walkWindow<T>(
   ids: readonly number[],
   w: WindowArgs,
   load: (batch: number[]) => Promise<(T | null)[]>,
 ): Promise<WalkResult<T>> {
-  const anchoredLeft = w.anchor === 0;
-  const anchoredRight = w.anchor >= LARGER_THAN_MAX_MESSAGE_ID;
-  // First position whose id is >= anchor.
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid]! < w.anchor) lo = mid + 1;
-    else hi = mid;
-  }
-  const p = lo;
-  const atAnchor = !anchoredRight && ids[p] === w.anchor;
-
-  // Candidates walking from `start` by `step` (-1 older, +1 newer), at most `need`.
-  async function walk(start: number, step: 1 | -1, need: number): Promise<T[]> {
-    const out: T[] = [];
-    let pos = start;
-    let size = need;
-    while (out.length < need && pos >= 0 && pos < ids.length) {
-      const batch: number[] = [];
-      for (let k = 0; k < size && pos >= 0 && pos < ids.length; k++, pos += step) batch.push(ids[pos]!);
-      for (const c of await load(batch)) {
-        if (c !== null) out.push(c);
-        if (out.length === need) break;
-      }
-      size *= 2;
-    }
-    return out;
-  }
-
-  const before = w.numBefore > 0 ? (await walk(p - 1, -1, w.numBefore)).reverse() : [];
-  let at: T[] = [];
-  if (w.includeAnchor && atAnchor) at = (await load([w.anchor])).filter((c): c is T => c !== null);
-  const after = w.numAfter > 0 && !anchoredRight ? await walk(atAnchor ? p + 1 : p, 1, w.numAfter) : [];
-  return {
-    items: [...before, ...at, ...after],
-    found_anchor: at.length === 1,
-    found_oldest: anchoredLeft || before.length < w.numBefore,
-    found_newest: anchoredRight || after.length < (anchoredRight ? 0 : w.numAfter),
-  };
+  return walkWindowBy(
+    w,
+    async (r) => {
+      const inRange = ids.filter(
+        (id) => (r.after === undefined || id > r.after) && (r.before === undefined || id < r.before),
+      );
+      return r.reverse ? inRange.slice(Math.max(0, inRange.length - r.limit)) : inRange.slice(0, r.limit);
+    },
+    load,
+  );
 }

@@ -55,7 +55,19 @@ const recentPrivateConversations: Handler<UserState> = (state, _args, _ctx, call
   return { reply: { recent_private_conversations: [...seen.values()] } };
 };
 
+/**
+ * Internal ({} -> {keys}): the direct-message conversations the user holds
+ * rows of, for `manage migrate` (which activates every conversation).
+ */
+const dmConversationKeys: Handler<UserState> = (state, _args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const keys = new Set<string>();
+  for (const e of Object.values(msgsOf(state).entries)) if (e[0].startsWith("dm:")) keys.add(e[0]);
+  return { reply: { keys: [...keys].sort() } };
+};
+
 export const registerStateHandlers: Record<string, Handler<UserState>> = {
+  dmConversationKeys,
   starredMessages,
   recentPrivateConversations,
 };
