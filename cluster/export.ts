@@ -10,7 +10,9 @@
 //   {"manifest": {format, version, realmId, host, exportId, exportType, shards, createdAt}}
 //   {"actor": "<kind>.<realm>.<key>", "shard": n, "snapshot": {seq, data} | null, "journal": [[seq, base64], ...]}
 //   {"counter": "<scope>", "value": n}
-//   {"trailer": {actors, journalEntries, counters}}
+//   {"record": "<key>", "shard": n, "value": base64}        (version 2: message bodies)
+//   {"index": "<name>", "shard": n, "ids": [id, ...]}       (version 2: conversation and topic ids)
+//   {"trailer": {actors, journalEntries, counters, records, indexes}}
 //
 // The trailer's counts let a restore refuse a truncated file.
 
@@ -25,10 +27,12 @@ import { EXPORT_HANDOFF, exportFileName } from "../actors/realm/export.ts";
 import type { Obj } from "../actors/types.ts";
 import { componentLogger } from "./log.ts";
 import type { NodeRuntime } from "./node.ts";
-import type { Store } from "./storage/contract.ts";
+import type { RecordWrite, Store } from "./storage/contract.ts";
 
 export const EXPORT_FORMAT = "zulip-actors-export";
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+/** Version 1 files (before messages lived in store records) are read too. */
+const READABLE_VERSIONS = new Set([1, 2]);
 
 /** Event queues are sessions, not data: they are neither exported nor restored. */
 const SKIPPED_KINDS = new Set(["queue"]);
@@ -48,6 +52,9 @@ export interface Trailer {
   actors: number;
   journalEntries: number;
   counters: number;
+  /** Absent in version 1 files. */
+  records?: number;
+  indexes?: number;
 }
 
 /** Does the actor id `<kind>.<realm>.<key>` belong to the realm (and is it data)? */
@@ -97,7 +104,22 @@ async function* exportLines(store: Store, manifest: Manifest): AsyncGenerator<st
   }
   const counters = (await store.listCounters()).filter((c) => counterBelongs(c.scope, manifest.realmId));
   for (const c of counters) yield JSON.stringify({ counter: c.scope, value: c.value }) + "\n";
-  const trailer: Trailer = { actors: actors.length, journalEntries, counters: counters.length };
+  // The realm's records and id indexes (messages: actors/channel/conversation-state.ts) are keyed "<realm>:...".
+  const own = `${manifest.realmId}:`;
+  const records = await store.listRecords(manifest.shards, own);
+  for (const r of records)
+    yield (
+      JSON.stringify({ record: r.key, shard: r.shard, value: Buffer.from(r.value).toString("base64") }) + "\n"
+    );
+  const indexes = await store.listIndexes(manifest.shards, own);
+  for (const x of indexes) yield JSON.stringify({ index: x.index, shard: x.shard, ids: x.ids }) + "\n";
+  const trailer: Trailer = {
+    actors: actors.length,
+    journalEntries,
+    counters: counters.length,
+    records: records.length,
+    indexes: indexes.length,
+  };
   yield JSON.stringify({ trailer }) + "\n";
 }
 
@@ -123,6 +145,8 @@ export interface ExportContents {
     journal: [number, string][];
   }[];
   counters: { scope: string; value: number }[];
+  records: { key: string; shard: number; value: string }[];
+  indexes: { index: string; shard: number; ids: number[] }[];
 }
 
 /** Read and check a whole export file (format, version, realm, trailer counts). */
@@ -132,6 +156,8 @@ export async function readExport(file: string): Promise<ExportContents> {
   let trailer: Trailer | null = null;
   const actors: ExportContents["actors"] = [];
   const counters: ExportContents["counters"] = [];
+  const records: ExportContents["records"] = [];
+  const indexes: ExportContents["indexes"] = [];
   for await (const line of lines) {
     if (line === "") continue;
     if (trailer) throw new Error("export file: data after the trailer");
@@ -139,7 +165,7 @@ export async function readExport(file: string): Promise<ExportContents> {
     if (manifest === null) {
       const m = o.manifest as unknown as Manifest | undefined;
       if (!m || m.format !== EXPORT_FORMAT) throw new Error("not an export file (no manifest)");
-      if (m.version !== EXPORT_VERSION)
+      if (!READABLE_VERSIONS.has(m.version))
         throw new Error(`export format version ${m.version} is not supported`);
       if (!Number.isInteger(m.realmId) || m.realmId <= 0) throw new Error("export file: bad realm id");
       manifest = m;
@@ -149,6 +175,14 @@ export async function readExport(file: string): Promise<ExportContents> {
     } else if (typeof o.counter === "string") {
       if (!counterBelongs(o.counter, manifest.realmId)) throw new Error(`export file: counter ${o.counter}`);
       counters.push({ scope: o.counter, value: Number(o.value) });
+    } else if (typeof o.record === "string") {
+      if (!o.record.startsWith(`${manifest.realmId}:`)) throw new Error(`export file: record ${o.record}`);
+      records.push({ key: o.record, shard: Number(o.shard), value: String(o.value) });
+    } else if (typeof o.index === "string") {
+      if (!o.index.startsWith(`${manifest.realmId}:`)) throw new Error(`export file: index ${o.index}`);
+      if (!Array.isArray(o.ids) || !o.ids.every((id) => Number.isSafeInteger(id)))
+        throw new Error(`export file: ids of ${o.index}`);
+      indexes.push({ index: o.index, shard: Number(o.shard), ids: o.ids as number[] });
     } else if (o.trailer) {
       trailer = o.trailer as unknown as Trailer;
     } else {
@@ -161,10 +195,12 @@ export async function readExport(file: string): Promise<ExportContents> {
     !trailer ||
     trailer.actors !== actors.length ||
     trailer.counters !== counters.length ||
-    trailer.journalEntries !== entries
+    trailer.journalEntries !== entries ||
+    (trailer.records ?? 0) !== records.length ||
+    (trailer.indexes ?? 0) !== indexes.length
   )
     throw new Error("export file is truncated (trailer missing or counts differ)");
-  return { manifest, actors, counters };
+  return { manifest, actors, counters, records, indexes };
 }
 
 /**
@@ -194,6 +230,30 @@ export async function restoreInto(store: Store, shards: number, contents: Export
       journalEntries += bytes.length;
     }
   }
+  // Records and indexes: writes-only appends (no journal entry), a batch at a time.
+  const writes = new Map<number, RecordWrite[]>();
+  const flush = async (shard: number) => {
+    const list = writes.get(shard);
+    if (!list?.length) return;
+    const holder = await store.leaseHolder(shard);
+    if (!holder) throw new Error(`restore: shard ${shard} is not held`);
+    await store.appendMany(shard, holder.epoch, [
+      { actor: "~restore", firstSeq: 1, entries: [], writes: list },
+    ]);
+    writes.set(shard, []);
+  };
+  const add = async (shard: number, w: RecordWrite) => {
+    const s = shard < shards ? shard : 0;
+    const list = writes.get(s) ?? writes.set(s, []).get(s)!;
+    list.push(w);
+    if (list.length >= 500) await flush(s);
+  };
+  for (const r of contents.records)
+    await add(r.shard, { op: "put", key: r.key, value: new Uint8Array(Buffer.from(r.value, "base64")) });
+  for (const x of contents.indexes)
+    for (let i = 0; i < x.ids.length; i += 5000)
+      await add(x.shard, { op: "index", index: x.index, add: x.ids.slice(i, i + 5000) });
+  for (const shard of writes.keys()) await flush(shard);
   for (const c of contents.counters) await store.raiseCounter(c.scope, c.value);
   // New organizations must not be given the restored one's id.
   await store.raiseCounter("realm", manifest.realmId);

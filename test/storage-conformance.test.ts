@@ -368,6 +368,48 @@ function conformance(name: string, backend: Backend, skip?: string): void {
       assert.ok(after !== undefined && after.value >= 42);
     });
 
+    test("export scans: listRecords and listIndexes by key prefix, with their shards", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const own = `${run}-scan:`;
+      await store.append(
+        s,
+        e,
+        `channel.7.${run}-scan`,
+        1,
+        [bytes(1)],
+        [
+          { op: "put", key: `${own}m:1`, value: bytes(11) },
+          { op: "put", key: `${own}m:2`, value: bytes(12) },
+          { op: "put", key: `${run}-other:m:1`, value: bytes(13) },
+          { op: "index", index: `${own}ids`, add: [2, 1, 30] },
+          { op: "index", index: `${own}t:x`, add: [1] },
+          { op: "index", index: `${run}-other:ids`, add: [5] },
+        ],
+      );
+      const records = (await store.listRecords(nextShard + 1, own)).sort((a, b) => (a.key < b.key ? -1 : 1));
+      assert.deepEqual(
+        records.map((r) => [r.key, [...r.value]]),
+        [
+          [`${own}m:1`, [...bytes(11)]],
+          [`${own}m:2`, [...bytes(12)]],
+        ],
+      );
+      // Reads with the reported shard find them.
+      for (const r of records) assert.notEqual((await store.getRecords(r.shard, [r.key]))[0], null);
+      const indexes = (await store.listIndexes(nextShard + 1, own)).sort((a, b) =>
+        a.index < b.index ? -1 : 1,
+      );
+      assert.deepEqual(
+        indexes.map((x) => [x.index, x.ids]),
+        [
+          [`${own}ids`, [1, 2, 30]],
+          [`${own}t:x`, [1]],
+        ],
+      );
+      for (const x of indexes) assert.equal(await store.indexSize(x.shard, x.index), x.ids.length);
+    });
+
     test("concurrency: appends from many actors issued in one tick all succeed", async () => {
       const s1 = shard();
       const s2 = shard();

@@ -135,6 +135,19 @@ export interface Store {
   listCounters(): Promise<Array<{ scope: string; value: number }>>;
   /** Restore: move a counter on so its next id is above `value`; never moves it back. */
   raiseCounter(scope: string, value: number): Promise<void>;
+  /**
+   * Export: every record whose key starts with `prefix` on shards
+   * 0..shards-1, with its shard (a scan, not fenced, as listActors).
+   */
+  listRecords(
+    shards: number,
+    prefix: string,
+  ): Promise<Array<{ shard: number; key: string; value: Uint8Array }>>;
+  /** Export: every id index whose name starts with `prefix`, with its shard and ids ascending (a scan). */
+  listIndexes(
+    shards: number,
+    prefix: string,
+  ): Promise<Array<{ shard: number; index: string; ids: number[] }>>;
 
   close(): Promise<void>;
 }

@@ -298,6 +298,35 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
       return out;
     },
 
+    async listRecords(shards, prefix) {
+      const out: Array<{ shard: number; key: string; value: Uint8Array }> = [];
+      for (let shard = 0; shard < shards; shard++)
+        for (const { key, value } of records.getRange({
+          start: [shard, prefix],
+          end: [shard, `${prefix}\uffff`],
+        })) {
+          const k = (key as [number, string])[1];
+          if (k.startsWith(prefix)) out.push({ shard, key: k, value: new Uint8Array(value) });
+        }
+      return out;
+    },
+
+    async listIndexes(shards, prefix) {
+      const out: Array<{ shard: number; index: string; ids: number[] }> = [];
+      for (let shard = 0; shard < shards; shard++) {
+        const byName = new Map<string, number[]>();
+        for (const key of index.getKeys({ start: [shard, prefix], end: [shard, `${prefix}\uffff`] })) {
+          const [, name, id] = key as [number, string, number];
+          if (!name.startsWith(prefix)) continue;
+          const ids = byName.get(name);
+          if (ids) ids.push(id);
+          else byName.set(name, [id]);
+        }
+        for (const [name, ids] of byName) out.push({ shard, index: name, ids });
+      }
+      return out;
+    },
+
     async raiseCounter(scope, value) {
       await Promise.all([...reserving.values()]);
       await root.transaction(() => {

@@ -366,6 +366,24 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
   // cannot change the slot: the record lives with the journal that wrote it.
   const recordKey = (shard: number, key: string) => `${tag(shard)}:r:${key}`;
   const indexKey = (shard: number, index: string) => `${tag(shard)}:x:${index}`;
+  /** Record ("r") or index ("x") keys whose name starts with `namePrefix`, on shards below `shards` (a SCAN). */
+  const scanShardKeys = async (
+    kind: "r" | "x",
+    namePrefix: string,
+    shards: number,
+  ): Promise<Array<{ shard: number; rest: string; key: string }>> => {
+    const head = `${prefix}{s`;
+    const keys = await client.scan(`${globEscape(head)}*}:${kind}:${globEscape(namePrefix)}*`);
+    const out: Array<{ shard: number; rest: string; key: string }> = [];
+    for (const key of keys) {
+      const close = key.indexOf("}", head.length);
+      const shard = Number(key.slice(head.length, close));
+      const rest = key.slice(close + 4);
+      if (Number.isInteger(shard) && shard < shards && key.slice(close + 1, close + 4) === `:${kind}:`)
+        out.push({ shard, rest, key });
+    }
+    return out;
+  };
 
   /** Append one item's writes to a script's keys and args (the WRITES layout). */
   function pushWrites(
@@ -557,6 +575,25 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
       const keys = await client.scan(`${globEscape(head)}*}`);
       const values = await Promise.all(keys.map((k) => client.get(k)));
       return keys.map((k, i) => ({ scope: k.slice(head.length, -1), value: Number(values[i] ?? 0) }));
+    },
+
+    async listRecords(shards, recordPrefix) {
+      const out: Array<{ shard: number; key: string; value: Uint8Array }> = [];
+      for (const { shard, rest, key } of await scanShardKeys("r", recordPrefix, shards)) {
+        const v = await client.send<Buffer | null>(key, true, ["GET", key], true);
+        if (v !== null)
+          out.push({ shard, key: rest, value: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) });
+      }
+      return out;
+    },
+
+    async listIndexes(shards, indexPrefix) {
+      const out: Array<{ shard: number; index: string; ids: number[] }> = [];
+      for (const { shard, rest, key } of await scanShardKeys("x", indexPrefix, shards)) {
+        const ids = (await client.send<string[]>(key, true, ["ZRANGE", key, "0", "-1"])).map(Number);
+        out.push({ shard, index: rest, ids });
+      }
+      return out;
     },
 
     async raiseCounter(scope, value) {
