@@ -512,8 +512,21 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // mark_as_read_user_ids): no unread count, mention or notification.
   const mutedBy = users.prefs?.mutedBy ? new Set(users.prefs.mutedBy) : undefined;
   const alerts = await alerted(ctx, state.realmId, c.userId, users, content);
+  // A recipient's flags; for a channel only the recipients with some (and
+  // the sender) are listed: the others' rows are received rows, with none.
   const perUser = new Map<number, string[]>();
+  const everyone = dm || env.wildcard === "channel";
   for (const uid of recipients) {
+    if (
+      !everyone &&
+      uid !== c.userId &&
+      uid !== actor.userId &&
+      !mutedBy?.has(uid) &&
+      !env.mentionedUserIds.has(uid) &&
+      !(env.wildcard === "topic" && topicParticipants.has(uid)) &&
+      !alerts.has(uid)
+    )
+      continue;
     const flags: string[] = [];
     if ((uid === actor.userId && readBySender) || mutedBy?.has(uid)) flags.push("read");
     if (env.mentionedUserIds.has(uid)) flags.push("mentioned");
