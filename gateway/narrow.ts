@@ -17,7 +17,7 @@ import {
 } from "../actors/index.ts";
 import { own } from "../actors/dict.ts";
 import { errors } from "../actors/errors.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { Obj, Value } from "../actors/types.ts";
 import { c, type RouteRequest } from "./index.ts";
 import { channelRows, receivedFlags, spannedChannels } from "./received.ts";
 
@@ -472,13 +472,12 @@ function channelBound(plan: Plan): boolean {
 export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
   const args: Obj = {};
   if (ids) args.ids = ids;
-  const call = (ref: ActorRef, method: string, a: Obj) => req.call(ref, method, a);
   const [r, spanned] = await Promise.all([
     req.call(userRef(req.realmId, meId(req)), "selectMessages", args) as Promise<{
       items: [number, string, string[], string, number][];
       readThrough: Record<string, number>;
     }>,
-    plan && !receivedRowsMatter(plan) ? Promise.resolve([]) : spannedChannels(call, req.realmId),
+    plan && !receivedRowsMatter(plan) ? Promise.resolve([]) : spannedChannels(req),
   ]);
   const items: Item[] = r.items.map(([id, conv, flags, topic, sender]) => ({
     id,
@@ -496,7 +495,7 @@ export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?
   if (convs.length) {
     const rt = r.readThrough;
     const unreadOnly = plan?.filters.is.some((t) => t.flag === "unread" && !t.negated) ?? false;
-    const parts = await channelRows(call, req.realmId, convs, (conv) => ({
+    const parts = await channelRows(req, convs, (conv) => ({
       ...(ids ? { ids } : {}),
       ...(unreadOnly ? { after: rt[conv] ?? 0 } : {}),
     }));

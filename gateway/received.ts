@@ -9,7 +9,11 @@
 import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
 import type { ActorRef, Obj, Value } from "../actors/types.ts";
 
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<unknown>;
+/** What asks: a route's request or a /register area's context (both carry the realm and `call`). */
+export interface Asker {
+  readonly realmId: number;
+  call(ref: ActorRef, method: string, args: Obj): Promise<unknown>;
+}
 
 /** One received row: id, conversation key (channel id), topic, sender. */
 export type ReceivedRow = [number, string, string, number];
@@ -23,8 +27,8 @@ export interface ChannelRows {
 }
 
 /** The channels (ids as conversation keys) where the caller has subscription spans. */
-export async function spannedChannels(call: Call, realmId: number): Promise<string[]> {
-  const r = (await call(channelDirectoryRef(realmId), "narrowContext", {})) as {
+export async function spannedChannels(a: Asker): Promise<string[]> {
+  const r = (await a.call(channelDirectoryRef(a.realmId), "narrowContext", {})) as {
     spans?: Record<string, unknown>;
   };
   return Object.keys(r.spans ?? {});
@@ -35,14 +39,13 @@ export async function spannedChannels(call: Call, realmId: number): Promise<stri
  * channel, all at once. `args` per channel: {after?, topic?, ids?}.
  */
 export async function channelRows(
-  call: Call,
-  realmId: number,
+  a: Asker,
   convs: string[],
   args: (conv: string) => Obj,
 ): Promise<ChannelRows[]> {
   return Promise.all(
     convs.map(async (conv) => {
-      const r = (await call(channelConvRef(realmId, Number(conv)), "receivedRows", args(conv))) as {
+      const r = (await a.call(channelConvRef(a.realmId, Number(conv)), "receivedRows", args(conv))) as {
         rows: [number, string, number][];
         newest: number;
         lastReceived: number;
@@ -76,18 +79,17 @@ export function rowArgs(rows: ReceivedRow[]): Value {
  * the topic has any received row.
  */
 export async function unreadRows(
-  call: Call,
-  realmId: number,
+  a: Asker,
   userId: number,
   convs: string[] | null,
   topic?: string,
 ): Promise<{ rows: ReceivedRow[]; newest: Record<string, number>; topicExists: boolean }> {
   const [r, spanned] = await Promise.all([
-    call(userRef(realmId, userId), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
-    spannedChannels(call, realmId),
+    a.call(userRef(a.realmId, userId), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
+    spannedChannels(a),
   ]);
   const wanted = convs ? spanned.filter((c) => convs.includes(c)) : spanned;
-  const parts = await channelRows(call, realmId, wanted, (conv) => ({
+  const parts = await channelRows(a, wanted, (conv) => ({
     after: r.readThrough[conv] ?? 0,
     ...(topic === undefined ? {} : { topic }),
   }));

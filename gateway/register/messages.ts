@@ -3,7 +3,7 @@
 // caller's user actor (its message flag index and topic policies).
 
 import { EMPTY_TOPIC_DISPLAY_NAME, userRef } from "../../actors/index.ts";
-import type { ActorRef, Obj } from "../../actors/types.ts";
+import type { Obj } from "../../actors/types.ts";
 import { channelRows, spannedChannels } from "../received.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -62,7 +62,6 @@ export const messagesArea: RegisterArea = {
     if (!ctx.caller) return {};
     const me = ctx.caller.userId;
     const ref = userRef(ctx.realmId, me);
-    const call = (r: ActorRef, method: string, args: Obj) => ctx.call(r, method, args);
     const [max, unread, spanned] = await Promise.all([
       ctx.call(ref, "maxMessageId", {}) as Promise<Obj>,
       ctx.call(ref, "unreads", {}) as unknown as Promise<{
@@ -70,10 +69,10 @@ export const messagesArea: RegisterArea = {
         readThrough: Record<string, number>;
         entries: Record<string, number[]>;
       }>,
-      spannedChannels(call, ctx.realmId),
+      spannedChannels(ctx),
     ]);
     // Received rows above the read-through marks, without an entry, are unread too.
-    const parts = await channelRows(call, ctx.realmId, spanned, (conv) => ({
+    const parts = await channelRows(ctx, spanned, (conv) => ({
       after: unread.readThrough[conv] ?? 0,
     }));
     let maxId = max.max_message_id as number;

@@ -5,7 +5,7 @@
 // in one turn.
 
 import { userRef } from "../../actors/index.ts";
-import type { ActorRef, Obj } from "../../actors/types.ts";
+import type { Obj } from "../../actors/types.ts";
 import { rowArgs, unreadRows as unreadOf } from "../received.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
@@ -13,10 +13,8 @@ function me(req: RouteRequest) {
   return userRef(req.realmId, req.caller!.userId);
 }
 
-const call = (req: RouteRequest) => (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
-
 function unreadRows(req: RouteRequest, convs: string[] | null, topic?: string) {
-  return unreadOf(call(req), req.realmId, req.caller!.userId, convs, topic);
+  return unreadOf(req, req.caller!.userId, convs, topic);
 }
 
 const markAllAsRead: RouteDef = {

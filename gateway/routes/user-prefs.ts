@@ -5,7 +5,7 @@
 import { rowArgs, unreadRows } from "../received.ts";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { ActorRef, Obj } from "../../actors/types.ts";
+import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's MAX_ALERT_WORD_LENGTH, counted in code points before stripping. */
@@ -85,8 +85,7 @@ const muteUser: RouteDef = {
   async handler(req) {
     const mutedId = pathId(req.path.muted_user_id!);
     // The caller's unread received rows: those the muted user sent become read too.
-    const call = (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
-    const { rows } = await unreadRows(call, req.realmId, req.caller!.userId, null);
+    const { rows } = await unreadRows(req, req.caller!.userId, null);
     return (await req.call(own(req), "muteUser", { mutedId, received: rowArgs(rows) })) as Obj;
   },
 };

@@ -3,7 +3,7 @@
 
 import { channelRows, spannedChannels } from "../received.ts";
 import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
-import type { ActorRef, Caller, Obj } from "../../actors/types.ts";
+import type { Caller, Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest): Caller {
@@ -58,13 +58,12 @@ const getOwnUser: RouteDef = {
     })) as { user: Obj };
     // The newest message the user received (their flag index), -1 when none.
     const own = userRef(caller.realmId, caller.userId);
-    const call = (ref: ActorRef, method: string, args: Obj) => req.call(ref, method, args);
     const [max, spanned] = await Promise.all([
       req.call(own, "maxMessageId", {}) as Promise<{ max_message_id: number }>,
-      spannedChannels(call, caller.realmId),
+      spannedChannels(req),
     ]);
     // Received rows count too (gateway/received.ts); `after` far above any id lists none.
-    const parts = await channelRows(call, caller.realmId, spanned, () => ({
+    const parts = await channelRows(req, spanned, () => ({
       after: Number.MAX_SAFE_INTEGER,
     }));
     const maxId = Math.max(max.max_message_id, ...parts.map((p) => p.lastReceived || -1));
