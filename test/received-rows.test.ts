@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
 import { ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
 import type { Creds } from "./support/embedded.ts";
+import { bearer, metric, raw } from "./support/ops.ts";
 
 const TOKEN = `received-rows-${process.pid}`;
 
@@ -88,14 +89,11 @@ describe("received rows", () => {
     return (r.messages as Obj[]).map((m) => m.id as number);
   }
 
-  /** The sum of a /metrics series' samples whose labels include `label`. */
-  async function metric(name: string, label = ""): Promise<number> {
-    const res = await fetch(`${chat.srv.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal(res.status, 200);
-    let sum = 0;
-    for (const line of (await res.text()).split("\n"))
-      if (line.startsWith(name) && line.includes(label)) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
-    return sum;
+  /** User-actor turns so far (the node's turn histogram). */
+  async function userTurns(): Promise<number> {
+    const r = await raw(`${chat.srv.url}/metrics`, bearer(TOKEN));
+    assert.equal(r.status, 200, r.text);
+    return metric(r.text, "zulip_actors_turn_duration_seconds_count", { kind: "user" });
   }
 
   test("a channel send costs the same user-actor work at 3 and at 40 subscribers", async () => {
@@ -105,11 +103,10 @@ describe("received rows", () => {
     const big = await channel(uniq("big"), many);
     await send(small, "warm");
     await send(big, "warm");
-    const turns = () => metric("zulip_actors_turn_duration_seconds_count", 'kind="user"');
     const costOf = async (streamId: number) => {
-      const t0 = await turns();
+      const t0 = await userTurns();
       for (let i = 0; i < 5; i++) await send(streamId, "cost");
-      return (await turns()) - t0;
+      return (await userTurns()) - t0;
     };
     const smallCost = await costOf(small);
     const bigCost = await costOf(big);
