@@ -4,14 +4,10 @@
 // directory, and the main flow in cluster mode.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { userBehavior } from "../actors/user/index.ts";
-import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
@@ -22,47 +18,16 @@ import {
   type Member,
 } from "./support/zulip-asserts.ts";
 
-const BOOT = {
-  ownerEmail: "owner@example.com",
-  ownerPassword: "owner-password-1",
-  ownerName: "Olivia Owner",
-  realmName: "Test Org",
-  externalHost: "localhost",
-};
-
-let dir: string;
-let server: EmbeddedServer;
+let srv: EmbeddedHandle;
 let owner: Creds & { userId: number };
-/** Calls go through `srv.api`, which follows restarts. */
-let api: Api;
-const srv = {
-  api: ((...a) => api(...a)) as Api,
-} as EmbeddedHandle;
-
-async function boot(): Promise<void> {
-  const saved = process.env.RATE_LIMIT_PER_MINUTE;
-  process.env.RATE_LIMIT_PER_MINUTE = "0";
-  try {
-    server = await startEmbedded({ port: 0, host: "127.0.0.1", dataDir: dir, shards: 8, bootstrap: BOOT });
-  } finally {
-    if (saved === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
-    else process.env.RATE_LIMIT_PER_MINUTE = saved;
-  }
-  api = makeApi(server.url, owner);
-}
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "zulip-drafts-"));
-  owner = { email: BOOT.ownerEmail, apiKey: "", userId: 0 };
-  await boot();
-  const b = server.bootstrapped!;
-  owner = { email: BOOT.ownerEmail, apiKey: b.apiKey!, userId: b.userId! };
-  api = makeApi(server.url, owner);
+  srv = await startEmbedded();
+  owner = srv.owner;
 });
 
 after(async () => {
-  await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await srv?.stop();
 });
 
 let seq = 0;
@@ -433,8 +398,7 @@ describe("drafts", () => {
     assertSuccess(await srv.api("DELETE", `/drafts/${ids[1]}`, {}, me));
     const beforeRestart = await drafts(me);
 
-    await server.close();
-    await boot();
+    await srv.restart();
 
     assert.deepEqual(await drafts(me), beforeRestart);
     assert.equal(beforeRestart[0]!.content, "kept 2");

@@ -65,9 +65,13 @@ export function makeApi(baseUrl: string, defaultAuth: Creds | null): Api {
 }
 
 export interface EmbeddedHandle {
-  baseUrl: string;
+  /** The current server's URL (a restart picks a new port). */
+  readonly baseUrl: string;
   owner: Creds & { userId: number; password: string };
+  /** Calls the current server: it follows restarts. */
   api: Api;
+  /** Close the server and start it again on the same data directory. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -77,40 +81,50 @@ export async function startEmbeddedForTest(
   const dir = mkdtempSync(join(tmpdir(), "zulip-embedded-"));
   const password = "owner-password-1";
   const email = opts.env?.OWNER_EMAIL ?? "owner@example.com";
-  // Zulip's per-user rate limit is off unless a test asks for it
-  // (env.RATE_LIMIT_PER_MINUTE): suites send far more than 200 requests a
-  // minute. The gateway reads the variable while it is built.
-  const savedLimit = process.env.RATE_LIMIT_PER_MINUTE;
-  process.env.RATE_LIMIT_PER_MINUTE = opts.env?.RATE_LIMIT_PER_MINUTE ?? "0";
-  let srv: Awaited<ReturnType<typeof startEmbedded>>;
-  try {
-    srv = await startEmbedded({
-      port: 0,
-      host: "127.0.0.1",
-      dataDir: dir,
-      shards: 16,
-      bootstrap: {
-        ownerEmail: email,
-        ownerPassword: opts.env?.OWNER_PASSWORD ?? password,
-        ownerName: opts.env?.OWNER_NAME ?? "Olivia Owner",
-        realmName: opts.env?.REALM_NAME ?? "Test Org",
-        externalHost: opts.env?.EXTERNAL_HOST ?? "localhost",
-      },
-      // Tests reach the server at 127.0.0.1 whatever EXTERNAL_HOST says:
-      // one organization, stated explicitly (env.SINGLE_ORGANIZATION "0"
-      // tests the unknown-host error).
-      singleOrganization: (opts.env?.SINGLE_ORGANIZATION ?? "1") === "1",
-    });
-  } finally {
-    if (savedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
-    else process.env.RATE_LIMIT_PER_MINUTE = savedLimit;
-  }
+  const open = async () => {
+    // Zulip's per-user rate limit is off unless a test asks for it
+    // (env.RATE_LIMIT_PER_MINUTE): suites send far more than 200 requests a
+    // minute. The gateway reads the variable while it is built.
+    const savedLimit = process.env.RATE_LIMIT_PER_MINUTE;
+    process.env.RATE_LIMIT_PER_MINUTE = opts.env?.RATE_LIMIT_PER_MINUTE ?? "0";
+    try {
+      return await startEmbedded({
+        port: 0,
+        host: "127.0.0.1",
+        dataDir: dir,
+        shards: 16,
+        bootstrap: {
+          ownerEmail: email,
+          ownerPassword: opts.env?.OWNER_PASSWORD ?? password,
+          ownerName: opts.env?.OWNER_NAME ?? "Olivia Owner",
+          realmName: opts.env?.REALM_NAME ?? "Test Org",
+          externalHost: opts.env?.EXTERNAL_HOST ?? "localhost",
+        },
+        // Tests reach the server at 127.0.0.1 whatever EXTERNAL_HOST says:
+        // one organization, stated explicitly (env.SINGLE_ORGANIZATION "0"
+        // tests the unknown-host error).
+        singleOrganization: (opts.env?.SINGLE_ORGANIZATION ?? "1") === "1",
+      });
+    } finally {
+      if (savedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
+      else process.env.RATE_LIMIT_PER_MINUTE = savedLimit;
+    }
+  };
+  let srv = await open();
   const b = srv.bootstrapped!;
   const owner = { email, apiKey: b.apiKey!, userId: b.userId!, password };
+  let api = makeApi(srv.url, owner);
   return {
-    baseUrl: srv.url,
+    get baseUrl() {
+      return srv.url;
+    },
     owner,
-    api: makeApi(srv.url, owner),
+    api: (...a) => api(...a),
+    async restart() {
+      await srv.close();
+      srv = await open();
+      api = makeApi(srv.url, owner);
+    },
     async stop() {
       await srv.close();
       rmSync(dir, { recursive: true, force: true });

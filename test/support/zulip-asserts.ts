@@ -5,6 +5,9 @@
 import assert from "node:assert/strict";
 import type { ApiResult, Creds, EmbeddedHandle } from "./embedded.ts";
 
+/** What these helpers need of a server: its API (an EmbeddedHandle, or a cluster's gateway). */
+export type ApiHolder = Pick<EmbeddedHandle, "api">;
+
 export function assertSuccess(res: ApiResult): void {
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.result, "success");
@@ -25,7 +28,7 @@ export interface Member extends Creds {
 let seq = 0;
 
 /** A fresh user with the given role (the owner promotes them over HTTP). */
-export async function newUser(srv: EmbeddedHandle, role = 400, name?: string): Promise<Member> {
+export async function newUser(srv: ApiHolder, role = 400, name?: string): Promise<Member> {
   const n = ++seq;
   const email = `u${n}-${process.pid}@example.com`;
   const password = `pw-${n}-secret`;
@@ -59,7 +62,7 @@ export interface Queue {
   auth: Creds;
 }
 
-export async function openQueue(srv: EmbeddedHandle, auth: Creds, eventTypes?: string[]): Promise<Queue> {
+export async function openQueue(srv: ApiHolder, auth: Creds, eventTypes?: string[]): Promise<Queue> {
   const params: Record<string, unknown> = {};
   if (eventTypes) params.event_types = eventTypes;
   const r = await srv.api("POST", "/register", params, auth);
@@ -69,7 +72,7 @@ export async function openQueue(srv: EmbeddedHandle, auth: Creds, eventTypes?: s
 
 /** Events queued since the last read (non-blocking). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function drain(srv: EmbeddedHandle, q: Queue): Promise<any[]> {
+export async function drain(srv: ApiHolder, q: Queue): Promise<any[]> {
   const r = await srv.api(
     "GET",
     "/events",
@@ -88,11 +91,7 @@ export async function drain(srv: EmbeddedHandle, q: Queue): Promise<any[]> {
 export type Ev = any;
 
 /** Events until `pred` holds for the collected list (events are delivered after the reply). */
-export async function eventsUntil(
-  srv: EmbeddedHandle,
-  q: Queue,
-  pred: (evs: Ev[]) => boolean,
-): Promise<Ev[]> {
+export async function eventsUntil(srv: ApiHolder, q: Queue, pred: (evs: Ev[]) => boolean): Promise<Ev[]> {
   const all: Ev[] = [];
   for (let i = 0; i < 40; i++) {
     all.push(...(await drain(srv, q)));
