@@ -237,8 +237,14 @@ export function subscriptionEvents(
 ): OutEvent[] {
   const events: OutEvent[] = [];
   for (const ch of created) {
+    // The channel as it was before this request's subscriptions: the
+    // peer_add and subscription add events below bring each client's count
+    // up to date, so counting the new subscribers here would count them twice.
+    const stream = formatChannel(s, s.channels[String(ch.id)]!, t.sys);
+    const joined = added.filter((a) => a.channelId === ch.id).length;
+    if (typeof stream.subscriber_count === "number") stream.subscriber_count -= joined;
     events.push({
-      event: { type: "stream", op: "create", streams: [formatChannel(s, s.channels[String(ch.id)]!, t.sys)] },
+      event: { type: "stream", op: "create", streams: [stream] },
       userIds: metadataAudience(t, s, s.channels[String(ch.id)]!),
     });
   }
