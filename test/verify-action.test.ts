@@ -597,6 +597,38 @@ describe("verify_action: channels and groups", () => {
     );
   });
 
+  test("stream: archiving, for a client that keeps archived channels", async () => {
+    const u = await newUser(srv);
+    const id = await channel(uniq("arch"), [u.userId]);
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        await ok(srv.api("DELETE", `/streams/${id}`));
+      },
+      {
+        types: ["stream"],
+        optional: ["subscription"],
+        keys: ["streams", "subscriptions", "unsubscribed", "never_subscribed"],
+        register: { client_capabilities: { archived_channels: true } },
+      },
+    );
+    const capable = await ok(
+      srv.api("POST", "/register", { client_capabilities: { archived_channels: true } }, u),
+    );
+    const sub = capable.subscriptions.find((x: Ev) => x.stream_id === id);
+    assert.equal(sub?.is_archived, true);
+    assert.equal(
+      capable.streams.some((x: Ev) => x.stream_id === id),
+      false,
+    );
+    const legacy = await ok(srv.api("POST", "/register", {}, u));
+    assert.equal(
+      legacy.subscriptions.some((x: Ev) => x.stream_id === id),
+      false,
+    );
+  });
+
   test("user_group: create, update, members, subgroups, deactivate", async () => {
     const u = await newUser(srv);
     const a = await newUser(srv);

@@ -485,12 +485,19 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
 
 // ---- reads ------------------------------------------------------------------
 
-function subsOf(t: Turn, state: DirState, userId: number, active: boolean, withSubscribers: boolean): Obj[] {
+function subsOf(
+  t: Turn,
+  state: DirState,
+  userId: number,
+  active: boolean,
+  withSubscribers: boolean,
+  withArchived = false,
+): Obj[] {
   const out: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
     const sub = state.subs[String(ch.id)]?.[String(userId)];
     if (!sub || sub.active !== active) continue;
-    if (ch.isArchived) continue;
+    if (ch.isArchived && !withArchived) continue;
     out.push(formatSub(state, ch, sub, t.sys, withSubscribers));
   }
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
@@ -809,11 +816,15 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
   const withSubscribers = optBool(args, "include_subscribers") ?? false;
+  // The archived_channels capability (Zulip 10.0, feature levels 315 and
+  // 362): archived channels stay in the subscription lists, marked
+  // is_archived; `streams` lists active channels only.
+  const withArchived = optBool(args, "archived_channels") ?? false;
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
-    if (ch.isArchived || !canSeeMetadata(state, ch, me)) continue;
-    streams.push(formatChannel(state, ch, t.sys));
+    if (!canSeeMetadata(state, ch, me) || (ch.isArchived && !withArchived)) continue;
+    if (!ch.isArchived) streams.push(formatChannel(state, ch, t.sys));
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);
       delete c.is_default;
@@ -825,8 +836,8 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const byName = (a: Obj, b: Obj) => String(a.name).localeCompare(String(b.name));
   return {
     reply: {
-      subscriptions: subsOf(t, state, me.userId, true, withSubscribers),
-      unsubscribed: subsOf(t, state, me.userId, false, withSubscribers),
+      subscriptions: subsOf(t, state, me.userId, true, withSubscribers, withArchived),
+      unsubscribed: subsOf(t, state, me.userId, false, withSubscribers, withArchived),
       never_subscribed: never.sort(byName),
       streams: streams.sort(byName),
     },
