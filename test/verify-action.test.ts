@@ -504,6 +504,24 @@ describe("verify_action: a user's own lists", () => {
   });
 });
 
+describe("verify_action: devices", () => {
+  test("device: register and remove a client device", async () => {
+    const u = await newUser(srv);
+    let id = 0;
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        id = (await ok(srv.api("POST", "/register_client_device", {}, u))).device_id;
+        const other = (await ok(srv.api("POST", "/register_client_device", {}, u))).device_id;
+        await ok(srv.api("POST", "/remove_client_device", { device_id: other }, u));
+      },
+      { types: ["device"], keys: ["devices"] },
+    );
+    assert.ok(id > 0);
+  });
+});
+
 describe("verify_action: channels and groups", () => {
   test("subscription: add, property update, remove", async () => {
     const u = await newUser(srv);

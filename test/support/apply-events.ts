@@ -412,6 +412,24 @@ export function applyEvent(state: Ev, e: Ev, me: number, caps: Caps = {}): void 
       }
       break;
     }
+    case "device": {
+      // A new device has no push registration yet; updates carry the changed fields.
+      const key = String(e.device_id);
+      if (e.op === "add")
+        state.devices[key] = {
+          push_key_id: null,
+          push_token_id: null,
+          pending_push_token_id: null,
+          push_token_last_updated_timestamp: null,
+          push_registration_error_code: null,
+        };
+      else if (e.op === "remove") delete state.devices[key];
+      else if (e.op === "update") {
+        const { type: _t, op: _o, device_id: _d, ...changes } = e;
+        Object.assign(state.devices[key], changes);
+      } else assert.fail(`no apply rule for device/${e.op}`);
+      break;
+    }
     case "presence":
       if (e.presences) for (const [id, p] of Object.entries(e.presences)) state.presences[id] = p;
       break;
