@@ -5,7 +5,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  drain,
+  eventsUntil,
+  newUser,
+  openQueue,
+} from "./support/zulip-asserts.ts";
 
 let srv: EmbeddedHandle;
 
@@ -69,5 +76,66 @@ describe("FL 208: principals that are unknown or deactivated", () => {
       }),
     );
     assert.ok((await subscriberIds(ch.id)).includes(live.userId));
+  });
+});
+
+describe("FL 205: a role change tells the user which channels came into or went out of view", () => {
+  test("guest -> member gets stream create + peer_add for public channels; back to guest gets stream delete", async () => {
+    const pub = await channel();
+    const priv = await channel({ invite_only: true });
+    const pub2 = await channel();
+    const user = await newUser(srv, 600);
+    const q = await openQueue(srv, user, ["stream", "subscription"]);
+
+    assertSuccess(await srv.api("PATCH", `/users/${user.userId}`, { role: 400 }));
+    let evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "stream" && x.op === "create"));
+    const created = evs.find((x) => x.type === "stream" && x.op === "create");
+    const ids = (created.streams as { stream_id: number }[]).map((s) => s.stream_id);
+    assert.ok(ids.includes(pub.id) && ids.includes(pub2.id), JSON.stringify(ids));
+    assert.ok(!ids.includes(priv.id), "a member does not see an unsubscribed private channel");
+    const peer = evs.find(
+      (x) => x.type === "subscription" && x.op === "peer_add" && x.stream_ids[0] === pub.id,
+    );
+    assert.ok(peer, JSON.stringify(evs));
+    assert.deepEqual(peer.user_ids, [srv.owner.userId]);
+
+    // Member -> administrator: the private channel comes into view.
+    assertSuccess(await srv.api("PATCH", `/users/${user.userId}`, { role: 200 }));
+    evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "stream" && x.op === "create"));
+    const adminIds = evs
+      .filter((x) => x.type === "stream" && x.op === "create")
+      .flatMap((x) => (x.streams as { stream_id: number }[]).map((s) => s.stream_id));
+    assert.deepEqual(adminIds, [priv.id]);
+
+    // Administrator -> guest: every channel the guest is not subscribed to goes.
+    assertSuccess(await srv.api("PATCH", `/users/${user.userId}`, { role: 600 }));
+    evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "stream" && x.op === "delete"));
+    const deleted = evs.find((x) => x.type === "stream" && x.op === "delete");
+    for (const id of [pub.id, priv.id, pub2.id]) assert.ok(deleted.stream_ids.includes(id));
+    assert.deepEqual(
+      deleted.streams,
+      (deleted.stream_ids as number[]).map((id) => ({ stream_id: id })),
+    );
+
+    // A change that changes nothing visible sends nothing.
+    const member = await newUser(srv, 400);
+    const q2 = await openQueue(srv, member, ["stream", "subscription"]);
+    assertSuccess(await srv.api("PATCH", `/users/${member.userId}`, { role: 300 }));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await drain(srv, q2), []);
+  });
+
+  test("a channel the user is subscribed to stays in view", async () => {
+    const ch = await channel();
+    const user = await newUser(srv, 400);
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", { subscriptions: [{ name: ch.name }] }, user),
+    );
+    const q = await openQueue(srv, user, ["stream"]);
+    assertSuccess(await srv.api("PATCH", `/users/${user.userId}`, { role: 600 }));
+    const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.op === "delete"));
+    const deleted = evs.find((x) => x.op === "delete");
+    assert.ok(deleted, "other public channels leave the guest's view");
+    assert.ok(!deleted.stream_ids.includes(ch.id), "a subscribed channel stays in view");
   });
 });

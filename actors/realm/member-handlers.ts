@@ -323,6 +323,8 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
     notices.push(invalidate(state, target));
+    // The gateway then tells the channel directory (FL 205 channel events).
+    reply.roleChange = { userId: target.userId, oldRole: target.role };
   }
   if (changes.fullName !== undefined) {
     events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
