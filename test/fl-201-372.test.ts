@@ -139,3 +139,58 @@ describe("FL 205: a role change tells the user which channels came into or went 
     assert.ok(!deleted.stream_ids.includes(ch.id), "a subscribed channel stays in view");
   });
 });
+
+describe("FL 213: unread_msgs count and mentions leave out muted conversations", () => {
+  test("muted channel (unless the topic is unmuted or followed) and muted topic", async () => {
+    const user = await newUser(srv, 400, `Unread Reader ${process.pid}`);
+    const mutedCh = await channel({ subscribers: [srv.owner.userId, user.userId] });
+    const plainCh = await channel({ subscribers: [srv.owner.userId, user.userId] });
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/users/me/subscriptions/properties",
+        { subscription_data: [{ stream_id: mutedCh.id, property: "is_muted", value: true }] },
+        user,
+      ),
+    );
+    const policy = async (streamId: number, topic: string, visibility_policy: number) =>
+      assertSuccess(
+        await srv.api("POST", "/user_topics", { stream_id: streamId, topic, visibility_policy }, user),
+      );
+    await policy(mutedCh.id, "Followed Here", 3);
+    await policy(mutedCh.id, "unmuted here", 2);
+    await policy(plainCh.id, "muted here", 1);
+
+    const send = async (streamId: number, topic: string, content: string): Promise<number> => {
+      const r = await srv.api("POST", "/messages", { type: "stream", to: streamId, topic, content });
+      assertSuccess(r);
+      return r.body.id as number;
+    };
+    const quiet = await send(mutedCh.id, "plain", "in a muted channel");
+    const quietWildcard = await send(mutedCh.id, "plain", "@**all** wildcard in a muted channel");
+    const quietDirect = await send(mutedCh.id, "plain", `@**Unread Reader ${process.pid}** direct`);
+    const followed = await send(mutedCh.id, "followed here", "topic followed (other case)");
+    const unmuted = await send(mutedCh.id, "unmuted here", "topic unmuted");
+    const mutedTopic = await send(plainCh.id, "muted here", "@**all** in a muted topic");
+    const loud = await send(plainCh.id, "normal", "@**all** wildcard where it counts");
+    const dm = await srv.api("POST", "/messages", { type: "direct", to: [user.userId], content: "hi" });
+    assertSuccess(dm);
+
+    const r = await srv.api("POST", "/register", { fetch_event_types: ["message"] }, user);
+    assertSuccess(r);
+    const unread = r.body.unread_msgs;
+    // Every unread message is listed, muted or not.
+    const listed = (unread.streams as { unread_message_ids: number[] }[]).flatMap(
+      (s) => s.unread_message_ids,
+    );
+    for (const id of [quiet, quietWildcard, quietDirect, followed, unmuted, mutedTopic, loud])
+      assert.ok(listed.includes(id), `message ${id} listed`);
+    // count: followed, unmuted, loud and the DM.
+    assert.equal(unread.count, 4);
+    // mentions: the direct mention always, a wildcard only where not muted.
+    assert.deepEqual(
+      [...unread.mentions].sort((a: number, b: number) => a - b),
+      [quietDirect, loud],
+    );
+  });
+});
