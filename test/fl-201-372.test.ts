@@ -194,3 +194,32 @@ describe("FL 213: unread_msgs count and mentions leave out muted conversations",
     );
   });
 });
+
+describe("FL 216 / 348: PATCH /realm sets the guest indicator and guest DM warning", () => {
+  test("register shows the value, PATCH changes it with a realm update event; bad values and non-admins refused", async () => {
+    const member = await newUser(srv, 400);
+    const q = await openQueue(srv, member, ["realm"]);
+    for (const name of ["enable_guest_user_indicator", "enable_guest_user_dm_warning"]) {
+      const reg = await srv.api("POST", "/register", { fetch_event_types: ["realm"] });
+      assertSuccess(reg);
+      assert.equal(reg.body[`realm_${name}`], true);
+
+      assertError(await srv.api("PATCH", "/realm", { [name]: 5 }), `${name} is not a boolean`);
+      assertError(
+        await srv.api("PATCH", "/realm", { [name]: false }, member),
+        "Must be an organization administrator",
+        "UNAUTHORIZED_PRINCIPAL",
+      );
+      const r = await srv.api("PATCH", "/realm", { [name]: false });
+      assertSuccess(r);
+      const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.property === name));
+      const ev = evs.find((x) => x.property === name);
+      assert.deepEqual(
+        { type: ev.type, op: ev.op, value: ev.value },
+        { type: "realm", op: "update", value: false },
+      );
+      const after = await srv.api("POST", "/register", { fetch_event_types: ["realm"] });
+      assert.equal(after.body[`realm_${name}`], false);
+    }
+  });
+});
