@@ -12,7 +12,9 @@ import {
   eventsUntil,
   newUser,
   openQueue,
+  type Ev,
 } from "./support/zulip-asserts.ts";
+import type { Creds } from "./support/embedded.ts";
 
 let srv: EmbeddedHandle;
 
@@ -221,5 +223,109 @@ describe("FL 216 / 348: PATCH /realm sets the guest indicator and guest DM warni
       const after = await srv.api("POST", "/register", { fetch_event_types: ["realm"] });
       assert.equal(after.body[`realm_${name}`], false);
     }
+  });
+});
+
+describe("FL 214 / 218 / 235: automatic topic visibility on send and mention", () => {
+  async function send(auth: Creds | undefined, to: number, topic: string, content = "hello"): Promise<Ev> {
+    const r = await srv.api("POST", "/messages", { type: "stream", to, topic, content }, auth);
+    assertSuccess(r);
+    return r.body;
+  }
+  async function policyOf(auth: Creds, streamId: number, topic: string): Promise<number | undefined> {
+    const r = await srv.api("POST", "/register", { fetch_event_types: ["user_topic"] }, auth);
+    assertSuccess(r);
+    const t = (r.body.user_topics as Ev[]).find(
+      (x) => x.stream_id === streamId && String(x.topic_name).toLowerCase() === topic.toLowerCase(),
+    );
+    return t?.visibility_policy as number | undefined;
+  }
+
+  test("defaults: starting a topic follows it (reply and user_topic event); later sends change nothing", async () => {
+    const user = await newUser(srv, 400);
+    const ch = await channel({ subscribers: [srv.owner.userId, user.userId] });
+    const q = await openQueue(srv, user, ["user_topic"]);
+    const first = await send(user, ch.id, "fresh topic");
+    assert.equal(first.automatic_new_visibility_policy, 3);
+    const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "user_topic"));
+    const ev = evs.find((x) => x.type === "user_topic");
+    assert.deepEqual(
+      { stream_id: ev.stream_id, topic_name: ev.topic_name, visibility_policy: ev.visibility_policy },
+      { stream_id: ch.id, topic_name: "fresh topic", visibility_policy: 3 },
+    );
+    assert.equal((await send(user, ch.id, "fresh topic")).automatic_new_visibility_policy, undefined);
+    // Another user replying to an existing topic (ON_INITIATION) is not made to follow it.
+    const other = await newUser(srv, 400);
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", { subscriptions: [{ name: ch.name }] }, other),
+    );
+    assert.equal((await send(other, ch.id, "Fresh Topic")).automatic_new_visibility_policy, undefined);
+    assert.equal(await policyOf(other, ch.id, "fresh topic"), undefined);
+    // A direct message has no topic to follow.
+    const dm = await srv.api("POST", "/messages", { type: "direct", to: [other.userId], content: "x" }, user);
+    assertSuccess(dm);
+    assert.equal(dm.body.automatic_new_visibility_policy, undefined);
+  });
+
+  test("a muted channel's topic is unmuted on send; ON_SEND follows; NEVER does nothing", async () => {
+    const user = await newUser(srv, 400);
+    const ch = await channel({ subscribers: [srv.owner.userId, user.userId] });
+    await send(undefined, ch.id, "existing");
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/users/me/subscriptions/properties",
+        { subscription_data: [{ stream_id: ch.id, property: "is_muted", value: true }] },
+        user,
+      ),
+    );
+    assert.equal((await send(user, ch.id, "existing")).automatic_new_visibility_policy, 2);
+    assert.equal(await policyOf(user, ch.id, "existing"), 2);
+
+    assertSuccess(await srv.api("PATCH", "/settings", { automatically_follow_topics_policy: 2 }, user));
+    assert.equal((await send(user, ch.id, "existing")).automatic_new_visibility_policy, 3);
+
+    assertSuccess(
+      await srv.api(
+        "PATCH",
+        "/settings",
+        { automatically_follow_topics_policy: 4, automatically_unmute_topics_in_muted_streams_policy: 4 },
+        user,
+      ),
+    );
+    assert.equal((await send(user, ch.id, "brand new")).automatic_new_visibility_policy, undefined);
+    assert.equal(await policyOf(user, ch.id, "brand new"), undefined);
+  });
+
+  test("a personal mention follows the topic, unless the setting is off or the topic is muted", async () => {
+    const name = `Mentioned Person ${process.pid}`;
+    const keen = await newUser(srv, 400, name);
+    const off = await newUser(srv, 400, `${name} Off`);
+    const muter = await newUser(srv, 400, `${name} Muter`);
+    const ch = await channel({ subscribers: [srv.owner.userId, keen.userId, off.userId, muter.userId] });
+    await send(undefined, ch.id, "talk");
+    assertSuccess(
+      await srv.api("PATCH", "/settings", { automatically_follow_topics_where_mentioned: false }, off),
+    );
+    assertSuccess(
+      await srv.api("POST", "/user_topics", { stream_id: ch.id, topic: "talk", visibility_policy: 1 }, muter),
+    );
+    const q = await openQueue(srv, keen, ["user_topic"]);
+    await send(undefined, ch.id, "talk", `@**${name}** @**${name} Off** @**${name} Muter** see this`);
+    const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "user_topic"));
+    assert.ok(evs.some((x) => x.type === "user_topic" && x.visibility_policy === 3));
+    assert.equal(await policyOf(keen, ch.id, "talk"), 3);
+    assert.equal(await policyOf(off, ch.id, "talk"), undefined);
+    assert.equal(await policyOf(muter, ch.id, "talk"), 1);
+    // A silent mention does not count.
+    const quiet = await newUser(srv, 400, `${name} Quiet`);
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: ch.name }],
+        principals: [quiet.userId],
+      }),
+    );
+    await send(undefined, ch.id, "talk", `@_**${name} Quiet** psst`);
+    assert.equal(await policyOf(quiet, ch.id, "talk"), undefined);
   });
 });

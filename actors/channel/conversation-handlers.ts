@@ -70,6 +70,8 @@ export interface ChannelInfo {
   topics_policy: string;
   groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
   subscribers: number[];
+  /** Subscribers who muted the channel (sends only). */
+  muted_by?: number[];
 }
 
 export async function channelInfo(
@@ -433,6 +435,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let topic = "";
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
+  let senderMutedChannel = false;
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
@@ -468,6 +471,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     if (typeof args.topic !== "string") throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
+    senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
     recipients = [
       ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
@@ -507,6 +511,14 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   };
   // Topic wildcard mentions reach those who took part in the topic (the topic index).
   const topicParticipants = state.topics.get(topic.toLowerCase())?.senders ?? new Map<number, number>();
+  // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
+  // whether this send starts the topic, the sender's mute of the channel,
+  // and the active humans it personally mentions.
+  const autoTopic: Obj = {
+    initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
+    channel_muted: senderMutedChannel,
+    mentioned: recipients.filter((uid) => env.mentionedUserIds.has(uid) && users.get(uid)?.isBot === false),
+  };
   const readBySender = args.read_by_sender !== false;
   // Those who muted the sender get the message already read (Zulip's
   // mark_as_read_user_ids): no unread count, mention or notification.
@@ -579,7 +591,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
     handoffs,
     replyAfterHandoffs: true,
-    reply: { id },
+    reply: dm || bot ? { id } : { id, auto_topic: autoTopic },
   };
 };
 

@@ -886,6 +886,10 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       topics_policy: ch.topicsPolicy,
       groups: structuredClone(ch.groups) as unknown as Obj,
       subscribers: activeSubscriberIds(state, ch.id),
+      // Who muted the channel: the sender's automatic topic policies (FL 214).
+      muted_by: activeSubscriberIds(state, ch.id).filter(
+        (id) => state.subs[String(ch.id)]?.[String(id)]?.isMuted,
+      ),
     },
   };
 };
