@@ -329,3 +329,58 @@ describe("FL 214 / 218 / 235: automatic topic visibility on send and mention", (
     assert.equal(await policyOf(quiet, ch.id, "talk"), undefined);
   });
 });
+
+describe("FL 281 / 291: deleting messages follows can_delete_any_message_group and can_delete_own_message_group", () => {
+  const NOBODY = 1;
+  const OWNERS = 2;
+  const ADMINISTRATORS = 3;
+  const MODERATORS = 4;
+  const EVERYONE = 7;
+
+  test("the realm groups decide, not the role", async () => {
+    const ch = await channel();
+    const member = await newUser(srv, 400);
+    const moderator = await newUser(srv, 300);
+    const admin = await newUser(srv, 200);
+    for (const u of [member, moderator, admin])
+      assertSuccess(
+        await srv.api("POST", "/users/me/subscriptions", { subscriptions: [{ name: ch.name }] }, u),
+      );
+    const post = async (auth?: Creds): Promise<number> => {
+      const r = await srv.api(
+        "POST",
+        "/messages",
+        { type: "stream", to: ch.id, topic: "t", content: "x" },
+        auth,
+      );
+      assertSuccess(r);
+      return r.body.id as number;
+    };
+    const del = (id: number, auth?: Creds) => srv.api("DELETE", `/messages/${id}`, {}, auth);
+    const denied = "You don't have permission to delete this message";
+    try {
+      // Own messages: everyone by default; nobody once the group says so.
+      assertSuccess(await del(await post(member), member));
+      assertSuccess(await srv.api("PATCH", "/realm", { can_delete_own_message_group: { new: NOBODY } }));
+      const mine = await post(member);
+      assertError(await del(mine, member), denied);
+
+      // Anyone's messages: a moderator once the group includes moderators.
+      const others = await post(member);
+      assertError(await del(others, moderator), denied);
+      assertSuccess(await srv.api("PATCH", "/realm", { can_delete_any_message_group: { new: MODERATORS } }));
+      assertSuccess(await del(others, moderator));
+      // The group, not the role: with owners only, an administrator may not.
+      assertSuccess(await srv.api("PATCH", "/realm", { can_delete_any_message_group: { new: OWNERS } }));
+      assertError(await del(mine, admin), denied);
+      assertSuccess(await del(mine));
+    } finally {
+      assertSuccess(
+        await srv.api("PATCH", "/realm", {
+          can_delete_own_message_group: { new: EVERYONE },
+          can_delete_any_message_group: { new: ADMINISTRATORS },
+        }),
+      );
+    }
+  });
+});

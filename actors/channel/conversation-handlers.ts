@@ -1466,11 +1466,24 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 /** DELETE /messages/{id}: administrators, or the sender. */
+/**
+ * Zulip's realm permissions to delete a message (FL 281, 291): anyone's
+ * with can_delete_any_message_group, one's own with
+ * can_delete_own_message_group.
+ */
+async function checkMayDelete(ctx: ActorContext, realmId: number, userId: number, senderId: number) {
+  const any = await realmGroupSetting(ctx, realmId, "can_delete_any_message_group");
+  if (await isUserInGroupSetting(ctx, realmId, any, userId)) return;
+  if (senderId !== userId) throw errors.cannotDeleteMessage();
+  const own = await realmGroupSetting(ctx, realmId, "can_delete_own_message_group");
+  if (!(await isUserInGroupSetting(ctx, realmId, own, userId))) throw errors.cannotDeleteMessage();
+}
+
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
-  if (!isAdmin(c.role) && m.senderId !== c.userId) throw errors.cannotDeleteMessage();
+  await checkMayDelete(ctx, state.realmId, c.userId, m.senderId);
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   await Promise.all(
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
