@@ -301,6 +301,48 @@ describe("FL 214 / 218 / 235: automatic topic visibility on send and mention", (
     assert.equal(await policyOf(user, ch.id, "brand new"), undefined);
   });
 
+  test("ON_PARTICIPATION: reacting follows the topic (or unmutes it in a muted channel)", async () => {
+    const fan = await newUser(srv, 400);
+    const quiet = await newUser(srv, 400);
+    const ch = await channel({ subscribers: [srv.owner.userId, fan.userId, quiet.userId] });
+    const id = (await send(undefined, ch.id, "react here")).id as number;
+    const react = (auth: Creds) =>
+      srv.api("POST", `/messages/${id}/reactions`, { emoji_name: "octopus" }, auth);
+    // The default (ON_INITIATION) does not follow on a reaction.
+    assertSuccess(await react(quiet));
+    assert.equal(await policyOf(quiet, ch.id, "react here"), undefined);
+
+    assertSuccess(await srv.api("PATCH", "/settings", { automatically_follow_topics_policy: 1 }, fan));
+    assertSuccess(await react(fan));
+    assert.equal(await policyOf(fan, ch.id, "react here"), 3);
+
+    // Unmute on participation in a muted channel.
+    assertSuccess(
+      await srv.api(
+        "PATCH",
+        "/settings",
+        { automatically_follow_topics_policy: 4, automatically_unmute_topics_in_muted_streams_policy: 1 },
+        quiet,
+      ),
+    );
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/users/me/subscriptions/properties",
+        { subscription_data: [{ stream_id: ch.id, property: "is_muted", value: true }] },
+        quiet,
+      ),
+    );
+    assertSuccess(await srv.api("DELETE", `/messages/${id}/reactions`, { emoji_name: "octopus" }, quiet));
+    assert.equal(
+      await policyOf(quiet, ch.id, "react here"),
+      undefined,
+      "removing a reaction is no participation",
+    );
+    assertSuccess(await react(quiet));
+    assert.equal(await policyOf(quiet, ch.id, "react here"), 2);
+  });
+
   test("a personal mention follows the topic, unless the setting is off or the topic is muted", async () => {
     const name = `Mentioned Person ${process.pid}`;
     const keen = await newUser(srv, 400, name);

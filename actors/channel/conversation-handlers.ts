@@ -1004,11 +1004,23 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
     user: { user_id: c.userId, email: u?.email ?? "", full_name: u?.fullName ?? "" },
   };
   const change = changeOf(state, m, { reactions: reactions as unknown as Value });
+  // Reacting is participation (FL 214): the gateway hands this to the
+  // reactor's automatic topic policies (actors/user/auto-topics.ts).
+  const reply: Obj =
+    add && ch
+      ? {
+          auto_topic: {
+            stream_id: ch.stream_id,
+            topic: m.topic,
+            channel_muted: ch.muted_by?.includes(c.userId) ?? false,
+          },
+        }
+      : {};
   return {
     facts: [change.fact],
     writes: change.writes,
     events: [{ event, userIds }],
-    reply: {},
+    reply,
   };
 };
 

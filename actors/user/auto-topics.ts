@@ -1,5 +1,6 @@
 // Automatic topic visibility (Zulip 8.0, feature levels 214, 218 and 235):
-// sending to a channel topic may follow it, or unmute it in a muted channel,
+// sending to a channel topic (or, for "participation", reacting in it) may
+// follow it, or unmute it in a muted channel,
 // as the sender's automatically_follow_topics_policy and
 // automatically_unmute_topics_in_muted_streams_policy say; a personal
 // mention follows the topic for users with
@@ -118,7 +119,32 @@ const followWhereMentioned: Handler<UserState> = async (state, args, ctx) => {
   return { ...d, reply: {} };
 };
 
+/**
+ * After the caller's own reaction to a channel message (participation):
+ * {stream_id, topic, channel_muted}, from the conversation that took the
+ * reaction. Zulip's visibility_policy_for_participation and
+ * should_change_visibility_policy.
+ */
+const autoTopicOnParticipation: Handler<UserState> = async (state, args, ctx, caller) => {
+  requireSelf(state, caller);
+  if (state.isBot || typeof args.stream_id !== "number" || typeof args.topic !== "string")
+    return { reply: {} };
+  let next: number | null = null;
+  if (Number(settingValue(state, "automatically_follow_topics_policy")) === ON_PARTICIPATION) next = FOLLOWED;
+  else if (
+    args.channel_muted === true &&
+    Number(settingValue(state, "automatically_unmute_topics_in_muted_streams_policy")) === ON_PARTICIPATION
+  )
+    next = UNMUTED;
+  const m = { streamId: args.stream_id, topic: args.topic };
+  const current = topicsOf(state)[keyOf(m.streamId, m.topic)]?.visibility_policy ?? INHERIT;
+  if (next === null || next === current || current === FOLLOWED) return { reply: {} };
+  const d = await setPolicy(state, ctx, m, next);
+  return { ...d, reply: {} };
+};
+
 export const autoTopicHandlers: Record<string, Handler<UserState>> = {
   autoTopicOnSend,
   followWhereMentioned,
+  autoTopicOnParticipation,
 };

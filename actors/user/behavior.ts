@@ -547,5 +547,6 @@ export const userBehavior: Behavior<UserState> = {
     deleteScheduledMessage: "caller",
     autoTopicOnSend: "caller",
     followWhereMentioned: "caller",
+    autoTopicOnParticipation: "caller",
   },
 };

@@ -390,7 +390,10 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
         op: method === "POST" ? "add" : "remove",
         ...sentParams(req.params, ["emoji_name", "emoji_code", "reaction_type"]),
       };
-      return (await req.call(convRef(req, item.conv), "react", args)) as Obj;
+      const { auto_topic: auto, ...reply } = (await req.call(convRef(req, item.conv), "react", args)) as Obj;
+      if (auto && typeof auto === "object" && !Array.isArray(auto))
+        await req.call(userRef(req.realmId, meId(req)), "autoTopicOnParticipation", auto);
+      return reply;
     },
   };
 }
