@@ -164,6 +164,7 @@ export const errors = {
   notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
   notAuthorizedToChangeEmails: () => new ZulipError("User not authorized to change user emails"),
   userDeactivated: () => new ZulipError("User is deactivated"),
+  uniqueNamesRequired: () => new ZulipError("Unique names required in this organization."),
   // Muted users (zerver/views/muted_users.py)
   cannotMuteSelf: () => new ZulipError("Cannot mute self"),
   userAlreadyMuted: () => new ZulipError("User already muted"),

@@ -430,3 +430,44 @@ describe("FL 281 / 291: deleting messages follows can_delete_any_message_group a
     }
   });
 });
+
+describe("FL 246: require_unique_names", () => {
+  test("new and changed names may not repeat another user's (case and width folded); off by default", async () => {
+    const base = `Unique Person ${process.pid}`;
+    const first = await newUser(srv, 400, base);
+    // Off: a duplicate is fine.
+    const twin = await newUser(srv, 400, base);
+    const other = await newUser(srv, 400, `Someone Else ${process.pid}`);
+    const msg = "Unique names required in this organization.";
+    assertSuccess(await srv.api("PATCH", "/realm", { require_unique_names: true }));
+    try {
+      const email = `dup-${process.pid}@example.com`;
+      assertError(
+        await srv.api("POST", "/users", {
+          email,
+          password: "pw-dup-secret-1",
+          full_name: base.toUpperCase(),
+        }),
+        msg,
+      );
+      const wide = base.replace("Unique", "Ｕｎｉｑｕｅ");
+      assertError(await srv.api("PATCH", "/settings", { full_name: wide }, other), msg);
+      assertError(await srv.api("PATCH", `/users/${other.userId}`, { full_name: ` ${base} ` }), msg);
+      assertError(
+        await srv.api("POST", "/bots", { full_name: base, short_name: `dupbot${process.pid}` }),
+        msg,
+      );
+      // Nothing changed.
+      const got = await srv.api("GET", `/users/${other.userId}`);
+      assert.equal(got.body.user.full_name, `Someone Else ${process.pid}`);
+      assert.equal((await srv.api("GET", "/users/" + encodeURIComponent(email))).status, 400);
+      // A fresh name is fine; once the twin moved away, the first may re-case its own name.
+      assertSuccess(await srv.api("PATCH", "/settings", { full_name: `Fresh Name ${process.pid}` }, other));
+      assertError(await srv.api("PATCH", `/users/${first.userId}`, { full_name: base.toLowerCase() }), msg);
+      assertSuccess(await srv.api("PATCH", `/users/${twin.userId}`, { full_name: `Twin ${process.pid}` }));
+      assertSuccess(await srv.api("PATCH", `/users/${first.userId}`, { full_name: base.toLowerCase() }));
+    } finally {
+      assertSuccess(await srv.api("PATCH", "/realm", { require_unique_names: false }));
+    }
+  });
+});
