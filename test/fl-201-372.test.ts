@@ -471,3 +471,58 @@ describe("FL 246: require_unique_names", () => {
     }
   });
 });
+
+describe("FL 229 / 352: wildcard mentions in large channels and topics need can_mention_many_users_group", () => {
+  test("above 15 subscribers / participants a member is refused; administrators, small audiences and silent mentions pass", async () => {
+    const member = await newUser(srv, 400);
+    const crowd: Creds[] = [];
+    for (let i = 0; i < 14; i++) crowd.push(await newUser(srv, 400));
+    const ch = await channel({
+      subscribers: [srv.owner.userId, member.userId, ...crowd.map((u) => (u as Ev).userId)],
+    });
+    const send = (content: string, auth?: Creds, topic = "all hands") =>
+      srv.api("POST", "/messages", { type: "stream", to: ch.id, topic, content }, auth);
+    // 16 subscribers: more than 15.
+    assertSuccess(await send("@**all** from an administrator"));
+    const stream = [
+      "You do not have permission to use channel wildcard mentions in this channel.",
+      "STREAM_WILDCARD_MENTION_NOT_ALLOWED",
+    ] as const;
+    for (const w of ["all", "everyone", "channel", "stream"])
+      assertError(await send(`@**${w}** hi`, member), ...stream);
+    assertSuccess(await send("@_**all** silent is fine", member));
+    const plain = await send("no wildcard", member);
+    assertSuccess(plain);
+    assertError(
+      await srv.api("PATCH", `/messages/${plain.body.id}`, { content: "edited to @**all**" }, member),
+      ...stream,
+    );
+
+    // Topic wildcard: counts the topic's participants.
+    assertSuccess(await send("@**topic** few participants yet", member, "busy"));
+    for (const u of crowd) assertSuccess(await send("me too", u, "busy"));
+    assertSuccess(await send("and me", undefined, "busy"));
+    assertError(
+      await send("@**topic** now", member, "busy"),
+      "You do not have permission to use topic wildcard mentions in this topic.",
+      "TOPIC_WILDCARD_MENTION_NOT_ALLOWED",
+    );
+
+    // The group decides.
+    const MEMBERS = 6;
+    const ADMINISTRATORS = 3;
+    assertSuccess(await srv.api("PATCH", "/realm", { can_mention_many_users_group: { new: MEMBERS } }));
+    try {
+      assertSuccess(await send("@**all** allowed now", member));
+      assertSuccess(await send("@**topic** allowed now", member, "busy"));
+    } finally {
+      assertSuccess(
+        await srv.api("PATCH", "/realm", { can_mention_many_users_group: { new: ADMINISTRATORS } }),
+      );
+    }
+
+    // 15 subscribers: anyone may.
+    assertSuccess(await srv.api("DELETE", "/users/me/subscriptions", { subscriptions: [ch.name] }, crowd[0]));
+    assertSuccess(await send("@**all** small enough", member));
+  });
+});

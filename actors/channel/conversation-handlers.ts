@@ -436,6 +436,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
+  let activeSubscriberCount = 0;
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
@@ -472,6 +473,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
+    activeSubscriberCount = ch.subscribers.filter((id) => users.get(id)?.isActive).length;
     recipients = [
       ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
@@ -511,6 +513,15 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   };
   // Topic wildcard mentions reach those who took part in the topic (the topic index).
   const topicParticipants = state.topics.get(topic.toLowerCase())?.senders ?? new Map<number, number>();
+  if (!dm && !bot && env.wildcard) {
+    await checkWildcardMention(
+      ctx,
+      state.realmId,
+      c.userId,
+      env.wildcard,
+      env.wildcard === "channel" ? activeSubscriberCount : topicParticipants.size,
+    );
+  }
   // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
   // whether this send starts the topic, the sender's mute of the channel,
   // and the active humans it personally mentions.
@@ -1064,7 +1075,19 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (now - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
     const content = normalizeContent(newContentRaw);
     const users = await roster(ctx, state.realmId);
-    const rendered = renderMarkdown(content, await renderEnv(ctx, state, content, users));
+    const env = await renderEnv(ctx, state, content, users);
+    const rendered = renderMarkdown(content, env);
+    if (ch && env.wildcard) {
+      await checkWildcardMention(
+        ctx,
+        state.realmId,
+        c.userId,
+        env.wildcard,
+        env.wildcard === "channel"
+          ? ch.subscribers.filter((id) => users.get(id)?.isActive).length
+          : (state.topics.get(m.topic.toLowerCase())?.senders.size ?? 0),
+      );
+    }
     Object.assign(changes, { content, rendered, lastEditTimestamp: now, isMe: /^\/me( |$)/.test(content) });
     Object.assign(history, { prev_content: m.content, prev_rendered_content: m.rendered });
     Object.assign(event, {
@@ -1489,6 +1512,29 @@ async function checkMayDelete(ctx: ActorContext, realmId: number, userId: number
   if (senderId !== userId) throw errors.cannotDeleteMessage();
   const own = await realmGroupSetting(ctx, realmId, "can_delete_own_message_group");
   if (!(await isUserInGroupSetting(ctx, realmId, own, userId))) throw errors.cannotDeleteMessage();
+}
+
+/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+/**
+ * Zulip's stream_wildcard_mention_allowed / topic_wildcard_mention_allowed
+ * (FL 229, 352): above 15 channel subscribers (or topic participants), a
+ * wildcard mention needs can_mention_many_users_group.
+ */
+async function checkWildcardMention(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  kind: "channel" | "topic",
+  reach: number,
+): Promise<void> {
+  if (reach <= WILDCARD_MENTION_THRESHOLD) return;
+  const allowed = await realmGroupSetting(ctx, realmId, "can_mention_many_users_group");
+  if (await isUserInGroupSetting(ctx, realmId, allowed, userId)) return;
+  throw kind === "channel"
+    ? errors.streamWildcardMentionNotAllowed()
+    : errors.topicWildcardMentionNotAllowed();
 }
 
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
