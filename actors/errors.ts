@@ -164,6 +164,17 @@ export const errors = {
   notAuthorizedToCreateUsers: () => new ZulipError("User not authorized to create users"),
   notAuthorizedToChangeEmails: () => new ZulipError("User not authorized to change user emails"),
   userDeactivated: () => new ZulipError("User is deactivated"),
+  uniqueNamesRequired: () => new ZulipError("Unique names required in this organization."),
+  streamWildcardMentionNotAllowed: () =>
+    new ZulipError(
+      "You do not have permission to use channel wildcard mentions in this channel.",
+      "STREAM_WILDCARD_MENTION_NOT_ALLOWED",
+    ),
+  topicWildcardMentionNotAllowed: () =>
+    new ZulipError(
+      "You do not have permission to use topic wildcard mentions in this topic.",
+      "TOPIC_WILDCARD_MENTION_NOT_ALLOWED",
+    ),
   // Muted users (zerver/views/muted_users.py)
   cannotMuteSelf: () => new ZulipError("Cannot mute self"),
   userAlreadyMuted: () => new ZulipError("User already muted"),

@@ -709,7 +709,11 @@ describe("messages - register and event queues", () => {
       { other_user_id: chat.owner.userId, sender_id: chat.owner.userId, unread_message_ids: [dm] },
     ]);
     assert.deepEqual(unread.mentions, [id]);
-    assert.deepEqual(reg2.user_topics, []);
+    // The mention followed the topic (automatically_follow_topics_where_mentioned, FL 235).
+    assert.deepEqual(
+      (reg2.user_topics as Obj[]).map((t) => [t.stream_id, t.topic_name, t.visibility_policy]),
+      [[ch.id, "reg", 3]],
+    );
   });
 });
 

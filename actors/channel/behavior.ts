@@ -21,6 +21,7 @@ import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts
 import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
 import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
 import { inviteDirectoryHandlers } from "./invites.ts";
+import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -36,6 +37,7 @@ for (const [name, h] of Object.entries({
   ...channelExtrasDirectoryHandlers,
   ...receivedDirectoryHandlers,
   ...inviteDirectoryHandlers,
+  ...roleAccessDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -112,5 +114,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     deleteTopicBatch: "caller",
     receivedRows: "caller",
     checkInviteChannels: "caller",
+    roleAccessChanged: "caller",
   },
 };

@@ -70,6 +70,8 @@ export interface ChannelInfo {
   topics_policy: string;
   groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
   subscribers: number[];
+  /** Subscribers who muted the channel (sends only). */
+  muted_by?: number[];
 }
 
 export async function channelInfo(
@@ -433,6 +435,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let topic = "";
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
+  let senderMutedChannel = false;
+  let activeSubscriberCount = 0;
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
@@ -468,6 +472,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     if (typeof args.topic !== "string") throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
+    senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
+    activeSubscriberCount = ch.subscribers.filter((id) => users.get(id)?.isActive).length;
     recipients = [
       ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
@@ -507,6 +513,23 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   };
   // Topic wildcard mentions reach those who took part in the topic (the topic index).
   const topicParticipants = state.topics.get(topic.toLowerCase())?.senders ?? new Map<number, number>();
+  if (!dm && !bot && env.wildcard) {
+    await checkWildcardMention(
+      ctx,
+      state.realmId,
+      c.userId,
+      env.wildcard,
+      env.wildcard === "channel" ? activeSubscriberCount : topicParticipants.size,
+    );
+  }
+  // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
+  // whether this send starts the topic, the sender's mute of the channel,
+  // and the active humans it personally mentions.
+  const autoTopic: Obj = {
+    initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
+    channel_muted: senderMutedChannel,
+    mentioned: recipients.filter((uid) => env.mentionedUserIds.has(uid) && users.get(uid)?.isBot === false),
+  };
   const readBySender = args.read_by_sender !== false;
   // Those who muted the sender get the message already read (Zulip's
   // mark_as_read_user_ids): no unread count, mention or notification.
@@ -579,7 +602,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
     handoffs,
     replyAfterHandoffs: true,
-    reply: { id },
+    reply: dm || bot ? { id } : { id, auto_topic: autoTopic },
   };
 };
 
@@ -992,11 +1015,23 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
     user: { user_id: c.userId, email: u?.email ?? "", full_name: u?.fullName ?? "" },
   };
   const change = changeOf(state, m, { reactions: reactions as unknown as Value });
+  // Reacting is participation (FL 214): the gateway hands this to the
+  // reactor's automatic topic policies (actors/user/auto-topics.ts).
+  const reply: Obj =
+    add && ch
+      ? {
+          auto_topic: {
+            stream_id: ch.stream_id,
+            topic: m.topic,
+            channel_muted: ch.muted_by?.includes(c.userId) ?? false,
+          },
+        }
+      : {};
   return {
     facts: [change.fact],
     writes: change.writes,
     events: [{ event, userIds }],
-    reply: {},
+    reply,
   };
 };
 
@@ -1040,7 +1075,19 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (now - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
     const content = normalizeContent(newContentRaw);
     const users = await roster(ctx, state.realmId);
-    const rendered = renderMarkdown(content, await renderEnv(ctx, state, content, users));
+    const env = await renderEnv(ctx, state, content, users);
+    const rendered = renderMarkdown(content, env);
+    if (ch && env.wildcard) {
+      await checkWildcardMention(
+        ctx,
+        state.realmId,
+        c.userId,
+        env.wildcard,
+        env.wildcard === "channel"
+          ? ch.subscribers.filter((id) => users.get(id)?.isActive).length
+          : (state.topics.get(m.topic.toLowerCase())?.senders.size ?? 0),
+      );
+    }
     Object.assign(changes, { content, rendered, lastEditTimestamp: now, isMe: /^\/me( |$)/.test(content) });
     Object.assign(history, { prev_content: m.content, prev_rendered_content: m.rendered });
     Object.assign(event, {
@@ -1454,11 +1501,47 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 /** DELETE /messages/{id}: administrators, or the sender. */
+/**
+ * Zulip's realm permissions to delete a message (FL 281, 291): anyone's
+ * with can_delete_any_message_group, one's own with
+ * can_delete_own_message_group.
+ */
+async function checkMayDelete(ctx: ActorContext, realmId: number, userId: number, senderId: number) {
+  const any = await realmGroupSetting(ctx, realmId, "can_delete_any_message_group");
+  if (await isUserInGroupSetting(ctx, realmId, any, userId)) return;
+  if (senderId !== userId) throw errors.cannotDeleteMessage();
+  const own = await realmGroupSetting(ctx, realmId, "can_delete_own_message_group");
+  if (!(await isUserInGroupSetting(ctx, realmId, own, userId))) throw errors.cannotDeleteMessage();
+}
+
+/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+/**
+ * Zulip's stream_wildcard_mention_allowed / topic_wildcard_mention_allowed
+ * (FL 229, 352): above 15 channel subscribers (or topic participants), a
+ * wildcard mention needs can_mention_many_users_group.
+ */
+async function checkWildcardMention(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  kind: "channel" | "topic",
+  reach: number,
+): Promise<void> {
+  if (reach <= WILDCARD_MENTION_THRESHOLD) return;
+  const allowed = await realmGroupSetting(ctx, realmId, "can_mention_many_users_group");
+  if (await isUserInGroupSetting(ctx, realmId, allowed, userId)) return;
+  throw kind === "channel"
+    ? errors.streamWildcardMentionNotAllowed()
+    : errors.topicWildcardMentionNotAllowed();
+}
+
 const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
-  if (!isAdmin(c.role) && m.senderId !== c.userId) throw errors.cannotDeleteMessage();
+  await checkMayDelete(ctx, state.realmId, c.userId, m.senderId);
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   await Promise.all(
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),

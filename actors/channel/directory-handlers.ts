@@ -319,11 +319,18 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
 
 function resolvePrincipals(t: Turn, me: RosterEntry, principals: Value[] | undefined): RosterEntry[] {
   if (principals === undefined) return [me];
-  return principals.map((p) => {
-    const u = typeof p === "number" ? t.users.get(p) : t.byEmail.get(String(p).toLowerCase());
-    if (!u || !u.isActive) throw errors.principalNotAuthorized(String(p));
-    return u;
-  });
+  // Since FL 208 an unknown or deactivated principal is a 400 (Zulip's
+  // bulk_access_users_by_*: every id is looked up before any is checked).
+  const found = principals.map((p) =>
+    typeof p === "number" ? t.users.get(p) : t.byEmail.get(String(p).trim().toLowerCase()),
+  );
+  const users: RosterEntry[] = [];
+  for (const u of found) {
+    if (!u) throw errors.noSuchUser();
+    users.push(u);
+  }
+  if (users.some((u) => !u.isActive)) throw errors.userDeactivated();
+  return users;
 }
 
 /** May `me` subscribe `targets` to the existing channel `ch`? */
@@ -896,6 +903,10 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       topics_policy: ch.topicsPolicy,
       groups: structuredClone(ch.groups) as unknown as Obj,
       subscribers: activeSubscriberIds(state, ch.id),
+      // Who muted the channel: the sender's automatic topic policies (FL 214).
+      muted_by: activeSubscriberIds(state, ch.id).filter(
+        (id) => state.subs[String(ch.id)]?.[String(id)]?.isMuted,
+      ),
     },
   };
 };

@@ -10,6 +10,7 @@
 // through realm_user events and user objects, which carry neither.
 
 import { errors } from "../errors.ts";
+import { checkUniqueName } from "./unique-names.ts";
 import { syncGroupMember } from "../group/index.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
@@ -149,6 +150,7 @@ const createBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (payloadUrl !== "" && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("payload_url");
   const serviceName = optString(args, "serviceName") || shortName;
   const fullName = checkFullName(argString(args, "fullName"));
+  checkUniqueName(state, fullName, null);
   const email = `${shortName}-bot@${fakeEmailDomain(state.host)}`;
   if (!isValidEmail(email)) throw errors.badNameOrUsername();
   if (state.users[emailKey(email)]) throw errors.usernameInUse();
@@ -260,6 +262,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     // Zulip's check_change_bot_full_name.
     const name = checkFullName(rawName);
     if (name !== bot.fullName) {
+      checkUniqueName(state, name, bot.userId);
       checkBotNameAvailable(state, name);
       changes.fullName = name;
     }

@@ -29,6 +29,10 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   enable_read_receipts: true,
   /** "all" | "moves" | "none": what GET /messages/{id}/history shows. */
   message_edit_history_visibility_policy: "all",
+  /** Clients add "(guest)" to guests' names (FL 216). */
+  enable_guest_user_indicator: true,
+  /** Clients warn before a DM to a guest (FL 348). */
+  enable_guest_user_dm_warning: true,
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -57,6 +61,8 @@ export const REALM_BOOL_PROPERTIES = [
   "require_unique_names",
   "presence_disabled",
   "enable_read_receipts",
+  "enable_guest_user_indicator",
+  "enable_guest_user_dm_warning",
 ] as const;
 
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */

@@ -33,6 +33,7 @@ import {
   type FormatOptions,
 } from "./members.ts";
 import { revokeInvitesBy } from "./invites.ts";
+import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
@@ -299,7 +300,10 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   // by name_changes_disabled.
   if (fullNameRaw !== undefined && fullNameRaw !== target.fullName && fullNameRaw.trim() !== "") {
     const name = checkFullName(fullNameRaw);
-    if (name !== target.fullName) changes.fullName = name;
+    if (name !== target.fullName) {
+      checkUniqueName(state, name, target.userId);
+      changes.fullName = name;
+    }
   }
   // Every check runs before any change: a refused part changes nothing.
   const newEmail = checkNewEmail(state, me, target, optString(args, "newEmail"));
@@ -323,6 +327,8 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
     notices.push(invalidate(state, target));
+    // The gateway then tells the channel directory (FL 205 channel events).
+    reply.roleChange = { userId: target.userId, oldRole: target.role };
   }
   if (changes.fullName !== undefined) {
     events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
@@ -454,7 +460,10 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const fullName = optString(args, "fullName");
   const timezone = optString(args, "timezone");
   const visibility = optInt(args, "emailVisibility");
-  if (fullName !== undefined && fullName !== target.fullName) changes.fullName = fullName;
+  if (fullName !== undefined && fullName !== target.fullName) {
+    checkUniqueName(state, fullName, target.userId);
+    changes.fullName = fullName;
+  }
   if (timezone !== undefined && timezone !== target.timezone) changes.timezone = timezone;
   if (visibility !== undefined && visibility !== target.emailVisibility) changes.emailVisibility = visibility;
   const receivesTyping = optBool(args, "receivesTyping");

@@ -7,6 +7,7 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
+import { checkUniqueName } from "./unique-names.ts";
 import { groupDirectoryRef, syncGroupMember } from "../group/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
 import {
@@ -208,6 +209,7 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (!ROLES.includes(role)) throw errors.invalid("role");
   }
   const fullName = checkFullName(fullNameRaw);
+  checkUniqueName(state, fullName, null);
   // Zulip's CreateUserForm: a valid email and a name within the length limit.
   if (!isValidEmail(email)) throw errors.badNameOrUsername();
   if (state.users[emailKey(email)]) throw errors.emailInUse(email);

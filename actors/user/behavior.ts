@@ -38,6 +38,7 @@ import { alertWordHandlers } from "./alert-words.ts";
 import { mutedUserHandlers } from "./muted-users.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
+import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
@@ -491,6 +492,7 @@ export const userBehavior: Behavior<UserState> = {
     ...alertWordHandlers,
     ...mutedUserHandlers,
     ...scheduledMessageHandlers,
+    ...autoTopicHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -543,5 +545,8 @@ export const userBehavior: Behavior<UserState> = {
     createScheduledMessage: "caller",
     editScheduledMessage: "caller",
     deleteScheduledMessage: "caller",
+    autoTopicOnSend: "caller",
+    followWhereMentioned: "caller",
+    autoTopicOnParticipation: "caller",
   },
 };

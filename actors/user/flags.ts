@@ -368,7 +368,7 @@ const messagesDeleted: Handler<UserState> = (state, args, _ctx, caller) => {
   return { facts: [{ type: "msgsForgotten", ids } as unknown as Obj], reply: { held: ids.length } };
 };
 
-/** Unread messages for /register's unread_msgs: [[id, conv, topic, sender, mentioned]]. */
+/** Unread messages for /register's unread_msgs: {id, conv, topic, sender, mentioned, wildcard}. */
 const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
@@ -376,7 +376,9 @@ const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
   for (const id of m.ids) {
     const [conv, bits, topic, sender] = m.entries[String(id)]!;
     if (bits & FLAG_BITS.read!) continue;
-    out.push({ id, conv, topic, sender, mentioned: (bits & FLAG_BITS.mentioned!) !== 0 });
+    const wildcard =
+      (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) !== 0;
+    out.push({ id, conv, topic, sender, mentioned: (bits & FLAG_BITS.mentioned!) !== 0, wildcard });
   }
   // `entries`: the caller leaves these ids out of the received rows it adds.
   const entries: Record<string, number[]> = {};

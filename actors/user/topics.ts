@@ -29,7 +29,7 @@ interface TopicHolder {
   userTopics?: Record<string, UserTopic>;
 }
 
-function keyOf(streamId: number, topic: string): string {
+export function keyOf(streamId: number, topic: string): string {
   return `${streamId}:${topic.toLowerCase()}`;
 }
 
@@ -95,7 +95,7 @@ async function mutedTopicsEvent(ctx: ActorContext, state: UserState, t: UserTopi
   return { type: "muted_topics", muted_topics: rows as unknown as Obj[] };
 }
 
-async function setDecision(ctx: ActorContext, state: UserState, t: UserTopic) {
+export async function setDecision(ctx: ActorContext, state: UserState, t: UserTopic) {
   const legacy = await mutedTopicsEvent(ctx, state, t);
   return {
     facts: [{ type: "userTopicSet", topic: t as unknown as Obj }],

@@ -2,9 +2,9 @@
 // "update_message_flags") and user_topics ("user_topic"), from the
 // caller's user actor (its message flag index and topic policies).
 
-import { EMPTY_TOPIC_DISPLAY_NAME, userRef } from "../../actors/index.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME, channelDirectoryRef, userRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
-import { channelRows, spannedChannels } from "../received.ts";
+import { channelRows } from "../received.ts";
 import type { RegisterArea } from "./types.ts";
 
 interface Unread {
@@ -13,6 +13,31 @@ interface Unread {
   topic: string;
   sender: number;
   mentioned: boolean;
+  /** A channel or topic wildcard mention (Zulip's *_wildcard_mentioned flags). */
+  wildcard?: boolean;
+  /** In a muted channel or topic (rowMuted). */
+  muted?: boolean;
+}
+
+/** Zulip's UserTopic.VisibilityPolicy values. */
+const MUTED = 1;
+const UNMUTED = 2;
+const FOLLOWED = 3;
+
+/**
+ * Zulip's is_row_muted for unread_msgs: a message of a muted channel is
+ * muted unless its topic is unmuted or followed; one of a muted topic is
+ * muted. `policies` is keyed "<channel id>:<lower-cased topic>".
+ */
+function rowMuted(
+  mutedChannels: ReadonlySet<string>,
+  policies: ReadonlyMap<string, number>,
+  u: Unread,
+): boolean {
+  if (u.conv.startsWith("dm:")) return false;
+  const policy = policies.get(`${u.conv}:${u.topic.toLowerCase()}`) ?? 0;
+  if (mutedChannels.has(u.conv)) return policy !== UNMUTED && policy !== FOLLOWED;
+  return policy === MUTED;
 }
 
 /** Zulip caps unread_msgs at MAX_UNREAD_MESSAGES. */
@@ -24,8 +49,13 @@ export function formatUnreads(items: Unread[], me: number): Obj {
   const pms = new Map<number, { other_user_id: number; sender_id: number; unread_message_ids: number[] }>();
   const huddles = new Map<string, { user_ids_string: string; unread_message_ids: number[] }>();
   const mentions: number[] = [];
+  // Since FL 213 `count` leaves out muted channel messages (an unmuted or
+  // followed topic of a muted channel is not muted), and a wildcard
+  // mention counts in `mentions` only where it is not muted.
+  let count = 0;
   for (const u of kept) {
-    if (u.mentioned) mentions.push(u.id);
+    if (!u.muted) count++;
+    if (u.mentioned || (u.wildcard && !u.muted)) mentions.push(u.id);
     if (!u.conv.startsWith("dm:")) {
       const key = `${u.conv}:${u.topic}`;
       const e = streams.get(key) ?? { stream_id: Number(u.conv), topic: u.topic, unread_message_ids: [] };
@@ -47,7 +77,7 @@ export function formatUnreads(items: Unread[], me: number): Obj {
     }
   }
   return {
-    count: kept.length,
+    count,
     pms: [...pms.values()],
     streams: [...streams.values()],
     huddles: [...huddles.values()],
@@ -62,15 +92,19 @@ export const messagesArea: RegisterArea = {
     if (!ctx.caller) return {};
     const me = ctx.caller.userId;
     const ref = userRef(ctx.realmId, me);
-    const [max, unread, spanned] = await Promise.all([
+    const [max, unread, narrow] = await Promise.all([
       ctx.call(ref, "maxMessageId", {}) as Promise<Obj>,
       ctx.call(ref, "unreads", {}) as unknown as Promise<{
         items: Unread[];
         readThrough: Record<string, number>;
         entries: Record<string, number[]>;
       }>,
-      spannedChannels(ctx),
+      ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}) as Promise<{
+        spans?: Record<string, unknown>;
+        muted?: number[];
+      }>,
     ]);
+    const spanned = Object.keys(narrow.spans ?? {});
     // Received rows above the read-through marks, without an entry, are unread too.
     const parts = await channelRows(ctx, spanned, (conv) => ({
       after: unread.readThrough[conv] ?? 0,
@@ -84,6 +118,15 @@ export const messagesArea: RegisterArea = {
     }
     if (parts.length) unread.items.sort((a, b) => a.id - b.id);
     const topics = (await ctx.call(ref, "userTopics", {})) as Obj;
+    const mutedChannels = new Set((narrow.muted ?? []).map(String));
+    const policies = new Map<string, number>();
+    for (const t of topics.user_topics as {
+      stream_id: number;
+      topic_name: string;
+      visibility_policy: number;
+    }[])
+      policies.set(`${t.stream_id}:${t.topic_name.toLowerCase()}`, t.visibility_policy);
+    for (const u of unread.items) u.muted = rowMuted(mutedChannels, policies, u);
     // Without empty_topic_name, the empty topic reads as realm_empty_topic_display_name.
     const emptyName = ctx.params.client_capabilities.empty_topic_name ? "" : EMPTY_TOPIC_DISPLAY_NAME;
     const items = unread.items.map((u) => (u.topic === "" ? { ...u, topic: emptyName } : u));

@@ -73,10 +73,16 @@ const updateMember: RouteDef = {
     if (req.params.full_name !== undefined) args.fullName = req.params.full_name as string;
     if (req.params.role !== undefined) args.role = req.params.role as number;
     if (req.params.new_email !== undefined) args.newEmail = req.params.new_email as string;
-    const { syncEmailOf, ...reply } = (await req.call(realmRef(req.realmId), "updateMember", args)) as Obj;
+    const { syncEmailOf, roleChange, ...reply } = (await req.call(
+      realmRef(req.realmId),
+      "updateMember",
+      args,
+    )) as Obj;
     // The user actor's copy of the address follows the realm's (see
     // actors/user/email-sync.ts): the realm may not call it in its turn.
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
+    // Channels that came into or went out of the user's view (FL 205).
+    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange as Obj);
     return reply;
   },
 };

@@ -58,6 +58,35 @@ function parseTo(raw: string): Value {
   }
 }
 
+/**
+ * A channel send's automatic topic visibility (Zulip 8.0, FL 214/218/235):
+ * the sender's policies may follow or unmute the topic (the reply then
+ * carries automatic_new_visibility_policy), and each personally mentioned
+ * user with automatically_follow_topics_where_mentioned follows it. The
+ * send replies once the message is in every recipient's index, which is
+ * what the user actors check (actors/user/auto-topics.ts).
+ */
+async function autoTopicVisibility(req: RouteRequest, sent: Obj): Promise<Obj> {
+  const { auto_topic: auto, ...reply } = sent;
+  if (!auto || typeof auto !== "object" || Array.isArray(auto)) return reply;
+  const a = auto as Obj;
+  const args = { message_id: reply.id as number };
+  // The sender first, as Zulip does: its reply reports the sender's change.
+  const own = (await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
+    ...args,
+    initiated: a.initiated === true,
+    channel_muted: a.channel_muted === true,
+  })) as Obj;
+  await Promise.all(
+    ((a.mentioned as number[] | undefined) ?? []).map((uid) =>
+      req.call(userRef(req.realmId, uid), "followWhereMentioned", args),
+    ),
+  );
+  if (typeof own?.visibility_policy === "number")
+    reply.automatic_new_visibility_policy = own.visibility_policy;
+  return reply;
+}
+
 const sendMessage: RouteDef = {
   method: "POST",
   path: "/messages",
@@ -86,12 +115,15 @@ const sendMessage: RouteDef = {
         target = to[0]!;
       }
       if (typeof target === "number" && Number.isInteger(target)) {
-        return (await req.call(channelConvRef(req.realmId, target), "send", args)) as Obj;
+        return autoTopicVisibility(
+          req,
+          (await req.call(channelConvRef(req.realmId, target), "send", args)) as Obj,
+        );
       }
       const name = String(target);
       const id = await channelIdOf(req, name);
       if (id === null) throw errors.channelDoesNotExist(name.trim());
-      return (await req.call(channelConvRef(req.realmId, id), "send", args)) as Obj;
+      return autoTopicVisibility(req, (await req.call(channelConvRef(req.realmId, id), "send", args)) as Obj);
     }
     const items: Value[] = Array.isArray(to) ? to : typeof to === "number" ? [to] : String(to).split(",");
     const ids: number[] = [];
@@ -358,7 +390,10 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
         op: method === "POST" ? "add" : "remove",
         ...sentParams(req.params, ["emoji_name", "emoji_code", "reaction_type"]),
       };
-      return (await req.call(convRef(req, item.conv), "react", args)) as Obj;
+      const { auto_topic: auto, ...reply } = (await req.call(convRef(req, item.conv), "react", args)) as Obj;
+      if (auto && typeof auto === "object" && !Array.isArray(auto))
+        await req.call(userRef(req.realmId, meId(req)), "autoTopicOnParticipation", auto);
+      return reply;
     },
   };
 }
