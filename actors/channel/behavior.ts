@@ -21,6 +21,7 @@ import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts
 import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
 import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
 import { inviteDirectoryHandlers } from "./invites.ts";
+import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -36,6 +37,7 @@ for (const [name, h] of Object.entries({
   ...channelExtrasDirectoryHandlers,
   ...receivedDirectoryHandlers,
   ...inviteDirectoryHandlers,
+  ...deactivatedPeersDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -82,6 +84,7 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     archiveChannel: "caller",
     setSubProperties: "caller",
     registerState: "caller",
+    peersOfDeactivated: "caller",
     defaultChannelIds: "caller",
     channelNamesByIds: "caller",
     sendContext: "caller",

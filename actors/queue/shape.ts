@@ -222,6 +222,14 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
         return [event.op === "update" ? event : change];
       return [{ type: "realm_emoji", op: "update", realm_emoji: all ?? {} }];
     }
+    case "stream": {
+      // Archiving (op delete) and unarchiving (op create) carry `as_update`,
+      // the stream/update of is_archived that archived_channels clients get
+      // instead (FL 378).
+      const { as_update: asUpdate, ...legacy } = event;
+      if (asUpdate === undefined) return [event];
+      return caps.archived_channels ? [asUpdate as Obj] : [legacy];
+    }
     case "realm_linkifiers":
       // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.
       return caps.linkifier_url_template ? [event] : [];
