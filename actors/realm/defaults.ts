@@ -29,6 +29,10 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   enable_read_receipts: true,
   /** "all" | "moves" | "none": what GET /messages/{id}/history shows. */
   message_edit_history_visibility_policy: "all",
+  /** FL 434. Stored only: this server sends no channel-event notices yet. */
+  send_channel_events_messages: true,
+  /** FL 409. Stored only: this server sends no message push notifications. */
+  require_e2ee_push_notifications: false,
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -57,6 +61,8 @@ export const REALM_BOOL_PROPERTIES = [
   "require_unique_names",
   "presence_disabled",
   "enable_read_receipts",
+  "send_channel_events_messages",
+  "require_e2ee_push_notifications",
 ] as const;
 
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
