@@ -256,3 +256,25 @@ describe("FL 380: register is_moderator", () => {
     }
   });
 });
+
+describe("FL 480: archived channels stay readable", () => {
+  test("GET /streams/{id}, its members and its topics answer for an archived channel", async () => {
+    const id = await channel([srv.owner.userId]);
+    assertSuccess(
+      await srv.api("POST", "/messages", { type: "stream", to: id, topic: "kept", content: "x" }),
+    );
+    assertSuccess(await srv.api("DELETE", `/streams/${id}`));
+    const s = await srv.api("GET", `/streams/${id}`);
+    assertSuccess(s);
+    assert.equal(s.body.stream.is_archived, true);
+    const m = await srv.api("GET", `/streams/${id}/members`);
+    assertSuccess(m);
+    assert.deepEqual(m.body.subscribers, [srv.owner.userId]);
+    const t = await srv.api("GET", `/users/me/${id}/topics`);
+    assertSuccess(t);
+    assert.deepEqual(
+      (t.body.topics as { name: string }[]).map((x) => x.name),
+      ["kept"],
+    );
+  });
+});
