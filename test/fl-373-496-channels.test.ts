@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
 import type { Creds } from "./support/embedded.ts";
 import {
   assertError,
@@ -275,6 +277,53 @@ describe("FL 480: archived channels stay readable", () => {
     assert.deepEqual(
       (t.body.topics as { name: string }[]).map((x) => x.name),
       ["kept"],
+    );
+  });
+});
+
+const skipCluster = requireBinaries("nats-server", "redis-server");
+
+describe("FL 377/378 - cluster", { skip: skipCluster }, () => {
+  let c: TestCluster;
+  before(async () => {
+    if (!skipCluster) c = await startCluster();
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("deactivation peer_remove and the archived_channels update cross the gateway", async () => {
+    const watcher = await newUser(c);
+    const leaver = await newUser(c);
+    const made = await c.api("POST", "/channels/create", {
+      name: "fl-cluster",
+      subscribers: [watcher.userId, leaver.userId],
+    });
+    assertSuccess(made);
+    const id = made.body.id as number;
+    const reg = await c.api(
+      "POST",
+      "/register",
+      { event_types: ["stream", "subscription"], client_capabilities: { archived_channels: true } },
+      watcher,
+    );
+    assertSuccess(reg);
+    const q: Queue = { id: reg.body.queue_id, last: reg.body.last_event_id, auth: watcher };
+    assertSuccess(await c.api("DELETE", `/users/${leaver.userId}`));
+    assertSuccess(await c.api("DELETE", `/streams/${id}`));
+    const evs = await eventsUntil(
+      c,
+      q,
+      (e) => peerRemoves(e).length >= 1 && e.some((x) => x.type === "stream"),
+    );
+    assert.deepEqual(
+      peerRemoves(evs).map((e) => [e.stream_ids, e.user_ids]),
+      [[[id], [leaver.userId]]],
+    );
+    const upd = evs.filter((e) => e.type === "stream");
+    assert.deepEqual(
+      upd.map((e) => [e.op, e.property, e.value]),
+      [["update", "is_archived", true]],
     );
   });
 });
