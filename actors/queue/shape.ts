@@ -19,6 +19,9 @@
 // Events of type `presence` may carry both forms (legacy fields and
 // `presences`); each queue keeps the form its simplified_presence_events
 // capability asks for.
+// Events of type `stream` that archive (op delete) or unarchive (op create)
+// a channel carry `as_update`, the stream/update that queues with the
+// archived_channels capability get instead.
 
 import type { Obj, Value } from "../types.ts";
 import type { Registration } from "./state.ts";
