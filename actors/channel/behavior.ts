@@ -22,6 +22,7 @@ import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } fro
 import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
 import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
+import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -38,6 +39,7 @@ for (const [name, h] of Object.entries({
   ...receivedDirectoryHandlers,
   ...inviteDirectoryHandlers,
   ...roleAccessDirectoryHandlers,
+  ...deactivatedPeersDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -84,6 +86,7 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     archiveChannel: "caller",
     setSubProperties: "caller",
     registerState: "caller",
+    peersOfDeactivated: "caller",
     defaultChannelIds: "caller",
     channelNamesByIds: "caller",
     sendContext: "caller",

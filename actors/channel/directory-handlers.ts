@@ -723,7 +723,12 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const out: OutEvent[] = [];
   if (changes.isArchived === false) {
     out.push({
-      event: { type: "stream", op: "create", streams: [formatChannel(s, updated, t.sys)] },
+      event: {
+        type: "stream",
+        op: "create",
+        streams: [formatChannel(s, updated, t.sys)],
+        as_update: streamUpdate(ch, "is_archived", false),
+      },
       userIds: audience,
     });
   }
@@ -761,7 +766,14 @@ const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const changes: Obj = { isArchived: true, isDefault: false };
   const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
   // 10.2 tells clients with a delete event (the stream delete event, https://zulip.com/api/get-events).
-  const event: Obj = { type: "stream", op: "delete", stream_ids: [ch.id], streams: [{ stream_id: ch.id }] };
+  // Clients with the archived_channels capability get `as_update` instead (FL 378; actors/queue/shape.ts).
+  const event: Obj = {
+    type: "stream",
+    op: "delete",
+    stream_ids: [ch.id],
+    streams: [{ stream_id: ch.id }],
+    as_update: streamUpdate(ch, "is_archived", true),
+  };
   return { facts, events: [{ event, userIds: metadataAudience(t, state, ch) }], reply: {} };
 };
 
@@ -823,15 +835,15 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
   const withSubscribers = optBool(args, "include_subscribers") ?? false;
-  // The archived_channels capability (Zulip 10.0, feature levels 315 and
-  // 362): archived channels stay in the subscription lists, marked
-  // is_archived; `streams` lists active channels only.
+  // The archived_channels capability: archived channels stay in the
+  // subscription lists (feature levels 315 and 362) and in `streams` (378),
+  // marked is_archived; other clients see active channels only.
   const withArchived = optBool(args, "archived_channels") ?? false;
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
     if (!canSeeMetadata(state, ch, me) || (ch.isArchived && !withArchived)) continue;
-    if (!ch.isArchived) streams.push(formatChannel(state, ch, t.sys));
+    streams.push(formatChannel(state, ch, t.sys));
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);
       delete c.is_default;

@@ -19,6 +19,7 @@ import { exportHandlers } from "./export.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
+import { botApiKeyHandlers } from "./bot-api-key.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -58,6 +59,7 @@ for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole
 for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
@@ -115,6 +117,7 @@ const external: Record<string, Exposure> = {
   administeredBots: "caller",
   updateBot: "caller",
   regenerateBotKey: "caller",
+  getBotKey: "caller",
   regenerateOwnKey: "caller",
   deactivateBot: "caller",
   getProfileFields: "caller",
