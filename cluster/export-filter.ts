@@ -156,6 +156,8 @@ export class ExportScope {
     const holder = u as UserState & {
       msgs?: { ids: number[]; entries: Record<string, [string, number, string, number]> };
       readThrough?: Record<string, number>;
+      /** "<channel id>:<topic>" -> the user's topic setting (actors/user/topics.ts). */
+      userTopics?: Record<string, unknown>;
     };
     if (holder.msgs) {
       const kept: number[] = [];
@@ -169,6 +171,9 @@ export class ExportScope {
     if (holder.readThrough)
       for (const conv of Object.keys(holder.readThrough))
         if (!this.keepsConversation(conv)) delete holder.readThrough[conv];
+    if (holder.userTopics)
+      for (const key of Object.keys(holder.userTopics))
+        if (this.droppedChannels.has(Number(key.slice(0, key.indexOf(":"))))) delete holder.userTopics[key];
     if (this.keepsPrivateDataOf(u.userId)) return;
     // Personal data of a user who did not consent: only what others see of them stays.
     u.drafts = [];

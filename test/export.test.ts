@@ -417,6 +417,17 @@ describe("export - types", () => {
       await send(alice, "pub", "public words");
       await send(alice, "priv-consented", "consented private words");
       await send(c.owner, "priv-unconsented", "unconsented private words");
+      // A topic setting names a private channel's topic: it goes with the channel.
+      const privId = (await c.api("GET", "/get_stream_id", { stream: "priv-unconsented" })).body
+        .stream_id as number;
+      assertSuccess(
+        await c.api(
+          "POST",
+          "/user_topics",
+          { stream_id: privId, topic: "secret-topic-name", visibility_policy: 3 },
+          bob,
+        ),
+      );
       await send(alice, JSON.stringify([bob.userId]), "consented dm words", true);
       await send(c.owner, JSON.stringify([bob.userId]), "unconsented dm words", true);
       const draft = (content: string) =>
@@ -479,7 +490,13 @@ describe("export - types", () => {
       const pub = await exportOf(1);
       const pubText = allText(pub);
       for (const x of secrets) assert.ok(!pubText.includes(x), `public export holds ${x}`);
-      for (const x of ["consented private words", "unconsented private words", "dm words", "priv-"])
+      for (const x of [
+        "consented private words",
+        "unconsented private words",
+        "dm words",
+        "priv-",
+        "secret-topic",
+      ])
         assert.ok(!pubText.includes(x), `public export holds ${x}`);
       assert.ok(pubText.includes("public words"));
       const p = await restore(pub);
@@ -497,7 +514,13 @@ describe("export - types", () => {
       const full = await exportOf(2);
       const fullText = allText(full);
       for (const x of secrets) assert.ok(!fullText.includes(x), `full export holds ${x}`);
-      for (const x of ["unconsented private words", "unconsented dm words", "priv-unconsented", "bob draft"])
+      for (const x of [
+        "unconsented private words",
+        "unconsented dm words",
+        "priv-unconsented",
+        "secret-topic-name",
+        "bob draft",
+      ])
         assert.ok(!fullText.includes(x), `full export holds ${x}`);
       const f = await restore(full);
       try {
