@@ -3,11 +3,14 @@
 // deletion of DELETE /users/{id} with `actions`, GET /attachments no
 // longer lists the deleted messages, the owner's queue gets the
 // `attachment` update event, and a file no message links any more stays
-// its owner's (listed, deletable).
+// its owner's (listed, deletable). The single delete also in cluster mode
+// (nats-server, redis-server, nodes and a gateway as processes).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
 import { uploadFiles } from "./support/uploads.ts";
 import {
   assertSuccess,
@@ -126,5 +129,41 @@ describe("deleting messages updates their attachments", () => {
     // Reactivated, the uploader still owns the file, linked by the other message only.
     assertSuccess(await srv.api("POST", `/users/${leaver.userId}/reactivate`));
     assert.deepEqual(await linkedIds(leaver, file.id), [other]);
+  });
+});
+
+describe("cluster: nats-server, redis-server, two nodes, a gateway", () => {
+  const skip = requireBinaries("nats-server", "redis-server");
+  let c: TestCluster;
+
+  before(async () => {
+    if (!skip) c = await startCluster();
+  });
+
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("DELETE /messages/{id} drops the message from its attachment", { skip }, async () => {
+    assertSuccess(await c.api("POST", "/channels/create", { name: "cluster files", subscribers: "[]" }));
+    const up = await uploadFiles(c.baseUrl, c.owner, [{ data: Buffer.from("cluster"), filename: "c.txt" }]);
+    assertSuccess(up);
+    const url = up.body.url as string;
+    const sent = await c.api("POST", "/messages", {
+      type: "stream",
+      to: "cluster files",
+      topic: "t",
+      content: `[c](${url})`,
+    });
+    assertSuccess(sent);
+    const listed = async () => {
+      const r = await c.api("GET", "/attachments");
+      assertSuccess(r);
+      const a = (r.body.attachments as Ev[]).find((x) => url.endsWith(x.path_id as string))!;
+      return (a.messages as Ev[]).map((m) => m.id as number);
+    };
+    assert.deepEqual(await listed(), [sent.body.id]);
+    assertSuccess(await c.api("DELETE", `/messages/${sent.body.id as number}`));
+    assert.deepEqual(await listed(), []);
   });
 });
