@@ -1562,6 +1562,7 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   await Promise.all(
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
   );
+  await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids: [m.id] });
   const event: Obj = {
     type: "delete_message",
     message_type: ch ? "stream" : "private",
