@@ -29,6 +29,12 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   enable_read_receipts: true,
   /** "all" | "moves" | "none": what GET /messages/{id}/history shows. */
   message_edit_history_visibility_policy: "all",
+  // Stored-only settings (realm-properties.ts), Zulip's defaults.
+  video_chat_provider: 1,
+  giphy_rating: 2,
+  org_type: 0,
+  default_code_block_language: "",
+  want_advertise_in_communities_directory: false,
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -57,6 +63,7 @@ export const REALM_BOOL_PROPERTIES = [
   "require_unique_names",
   "presence_disabled",
   "enable_read_receipts",
+  "want_advertise_in_communities_directory",
 ] as const;
 
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
