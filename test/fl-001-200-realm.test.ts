@@ -137,3 +137,41 @@ describe("PATCH /realm owner-only settings (feature level 143)", () => {
     assert.equal((await realmState()).realm_invite_required, !before);
   });
 });
+
+describe("PATCH /realm name and description (feature level 52: plain strings)", () => {
+  test("update - raw strings are kept as sent, echoed, evented, and shown by server_settings", async () => {
+    const q = await openQueue(srv, member, ["realm"]);
+    const r = await srv.api("PATCH", "/realm", { name: 'Acme "Org"', description: "We **build** things" });
+    assertSuccess(r);
+    assert.equal(r.body.name, 'Acme "Org"');
+    assert.equal(r.body.description, "We **build** things");
+    const s = await realmState();
+    assert.equal(s.realm_name, 'Acme "Org"');
+    assert.equal(s.realm_description, "We **build** things");
+    const evs = await eventsUntil(srv, q, (e) => e.length >= 2);
+    assert.deepEqual(evs.map((e) => [e.type, e.op, e.property, e.value]).sort(), [
+      ["realm", "update", "description", "We **build** things"],
+      ["realm", "update", "name", 'Acme "Org"'],
+    ]);
+    const info = await srv.api("GET", "/server_settings", {}, null);
+    assert.equal(info.body.realm_name, 'Acme "Org"');
+    assert.match(
+      info.body.realm_description as string,
+      /^<p>We \*\*build\*\* things<\/p>$|<strong>build<\/strong>/,
+    );
+  });
+
+  test("errors - over-long values are refused and change nothing; members may not rename", async () => {
+    assertError(
+      await srv.api("PATCH", "/realm", { name: "n".repeat(41) }),
+      "name is too long (limit: 40 characters)",
+    );
+    assertError(
+      await srv.api("PATCH", "/realm", { description: "d".repeat(1001) }),
+      "description is too long (limit: 1000 characters)",
+    );
+    const r = await srv.api("PATCH", "/realm", { name: "Mine" }, member);
+    assert.equal(r.body.msg, "Must be an organization administrator");
+    assert.equal((await realmState()).realm_name, 'Acme "Org"');
+  });
+});

@@ -21,6 +21,10 @@ export const REALM_INT_PROPERTIES: Record<string, readonly number[]> = {
 /** The string settings. */
 export const REALM_STRING_PROPERTIES = ["default_code_block_language", "default_language"] as const;
 
+/** Zulip's MAX_REALM_NAME_LENGTH and MAX_REALM_DESCRIPTION_LENGTH (the route checks them). */
+export const REALM_NAME_MAX = 40;
+export const REALM_DESCRIPTION_MAX = 1000;
+
 /** Settings an administrator who is not an owner may not change. */
 export const OWNER_ONLY_PROPERTIES: ReadonlySet<string> = new Set([
   "invite_required",

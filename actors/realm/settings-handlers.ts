@@ -104,14 +104,26 @@ const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) =
     if (typeof v !== "string" || !choices.includes(v)) throw errors.invalid(name);
     if (realmSetting(state, name) !== v) values[name] = v;
   }
-  if (!Object.keys(values).length) return { reply: {} };
+  // The name and description are the realm's own fields, not settings.
+  const identity: Obj = {};
+  for (const name of ["name", "description"] as const) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    if (typeof v !== "string") throw errors.invalid(name);
+    if (state[name] !== v) identity[name] = v;
+  }
+  const changed = { ...values, ...identity };
+  if (!Object.keys(changed).length) return { reply: {} };
+  const facts: Obj[] = [];
+  if (Object.keys(values).length) facts.push({ type: "settingsChanged", values });
+  if (Object.keys(identity).length) facts.push({ type: "identityChanged", ...identity });
   return {
-    facts: [{ type: "settingsChanged", values }],
-    events: Object.entries(values).map(([property, value]) => ({
+    facts,
+    events: Object.entries(changed).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
       userIds: activeUserIds(state),
     })),
-    reply: values,
+    reply: changed,
   };
 };
 
