@@ -113,3 +113,51 @@ describe("feature level 134: a private channel made public", () => {
 async function name(id: number): Promise<string> {
   return (ok(await chat.api("GET", `/streams/${id}`, {})).stream as { name: string }).name;
 }
+
+describe("feature level 145: members may unsubscribe their own bots", () => {
+  test("a member removes a bot it owns; not another's bot, nor its bot together with a user", async () => {
+    const mApi = (m: string, p: string, params: Record<string, unknown>) => chat.api(m, p, params, member);
+    const mine = ok(
+      await mApi("POST", "/bots", {
+        full_name: `Mine ${uniq("b")}`,
+        short_name: uniq("mine").replace(" ", ""),
+      }),
+    ).user_id as number;
+    const theirs = ok(
+      await chat.api("POST", "/bots", {
+        full_name: `Theirs ${uniq("b")}`,
+        short_name: uniq("theirs").replace(" ", ""),
+      }),
+    ).user_id as number;
+    const id = await channel(uniq("bots"), false, [
+      chat.owner.userId,
+      member.userId,
+      mine,
+      theirs,
+      other.userId,
+    ]);
+    const n = await name(id);
+
+    const denied = await mApi("DELETE", "/users/me/subscriptions", {
+      subscriptions: [n],
+      principals: [theirs],
+    });
+    assert.equal(denied.status, 400);
+    assert.equal(denied.body.msg, "Insufficient permission");
+    const mixed = await mApi("DELETE", "/users/me/subscriptions", {
+      subscriptions: [n],
+      principals: [mine, other.userId],
+    });
+    assert.equal(mixed.body.msg, "Insufficient permission");
+
+    const done = ok(
+      await mApi("DELETE", "/users/me/subscriptions", { subscriptions: [n], principals: [mine] }),
+    );
+    assert.deepEqual(done.removed, [n]);
+    const subs = ok(await chat.api("GET", `/streams/${id}/members`, {})).subscribers as number[];
+    assert.ok(
+      !subs.includes(mine) && subs.includes(theirs) && subs.includes(other.userId),
+      JSON.stringify(subs),
+    );
+  });
+});

@@ -417,7 +417,8 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const me = t.me(caller);
   const names = (args.subscriptions as string[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
-  const others = targets.some((u) => u.userId !== me.userId);
+  // Zulip's user_directly_controls_user: oneself and one's own bots are not "others".
+  const others = targets.some((u) => u.userId !== me.userId && !(u.isBot && u.botOwnerId === me.userId));
   const channels: Channel[] = [];
   for (const raw of names) {
     const id = state.byName[raw.trim().toLowerCase()];
