@@ -222,6 +222,10 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
         return [event.op === "update" ? event : change];
       return [{ type: "realm_emoji", op: "update", realm_emoji: all ?? {} }];
     }
+    case "update_display_settings":
+    case "update_global_notifications":
+      // Legacy twins of user_settings events (feature level 89): only for clients without user_settings_object.
+      return caps.user_settings_object ? [] : [event];
     case "realm_linkifiers":
       // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.
       return caps.linkifier_url_template ? [event] : [];
