@@ -75,6 +75,22 @@ describe("feature level 89: legacy settings events", () => {
     ]);
   });
 
+  test("a timezone change has its legacy display event", async () => {
+    const legacy = await queue({ event_types: ["update_display_settings"] });
+    ok(await chat.api("PATCH", "/settings", { timezone: "Europe/Paris" }, user));
+    assert.deepEqual(
+      (await drain(chat, legacy)).map(({ id: _id, ...e }) => e),
+      [
+        {
+          type: "update_display_settings",
+          user: user.email,
+          setting_name: "timezone",
+          setting: "Europe/Paris",
+        },
+      ],
+    );
+  });
+
   test("the away status flips presence_enabled with its legacy event too", async () => {
     const legacy = await queue({ event_types: ["update_global_notifications"] });
     ok(await chat.api("POST", "/users/me/status", { away: true }, user));

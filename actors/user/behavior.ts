@@ -367,6 +367,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
       const tz = personal.timezone as string;
       facts.push(fact({ type: "timezone", timezone: tz }));
       events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
+      events.push(...(await legacySettingEvents(state, ctx, { timezone: tz })));
       realmWide.push({
         type: "realm_user",
         op: "update",
