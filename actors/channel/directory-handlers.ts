@@ -27,6 +27,7 @@ import {
   type RosterEntry,
 } from "./access.ts";
 import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
+import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -254,6 +255,8 @@ export function subscriptionEvents(
     (byUser.get(a.userId) ?? byUser.set(a.userId, []).get(a.userId)!).push(a.channelId);
     (byChannel.get(a.channelId) ?? byChannel.set(a.channelId, []).get(a.channelId)!).push(a.userId);
   }
+  const isNew = new Set(created.map((ch) => ch.id));
+  events.push(...newSubscriberCreateEvents(t, s, new Map([...byChannel].filter(([id]) => !isNew.has(id)))));
   for (const [userId, channelIds] of byUser) {
     const subs = channelIds.map((id) => {
       const ch = s.channels[String(id)]!;
@@ -427,7 +430,8 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const me = t.me(caller);
   const names = (args.subscriptions as string[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
-  const others = targets.some((u) => u.userId !== me.userId);
+  // Zulip's user_directly_controls_user: oneself and one's own bots are not "others".
+  const others = targets.some((u) => u.userId !== me.userId && !(u.isBot && u.botOwnerId === me.userId));
   const channels: Channel[] = [];
   for (const raw of names) {
     const id = state.byName[raw.trim().toLowerCase()];
@@ -721,6 +725,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   // Users who could see the channel before or after the change hear of it.
   const audience = [...new Set([...metadataAudience(t, state, ch), ...metadataAudience(t, s, updated)])];
   const out: OutEvent[] = [];
+  if (changes.isArchived === undefined) out.push(...gainedAccessEvents(t, state, ch, s, updated));
   if (changes.isArchived === false) {
     out.push({
       event: {

@@ -233,6 +233,10 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
       if (asUpdate === undefined) return [event];
       return caps.archived_channels ? [asUpdate as Obj] : [legacy];
     }
+    case "update_display_settings":
+    case "update_global_notifications":
+      // Legacy twins of user_settings events (feature level 89): only for clients without user_settings_object.
+      return caps.user_settings_object ? [] : [event];
     case "realm_linkifiers":
       // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.
       return caps.linkifier_url_template ? [event] : [];

@@ -54,7 +54,6 @@ export const realmArea: RegisterArea = {
       ...realmDefaults(pub.host || ctx.host),
       ...out,
       realm_name: pub.name,
-      realm_description: pub.description,
       realm_icon_url: pub.icon,
       realm_icon_source: "G",
       realm_url: url,
