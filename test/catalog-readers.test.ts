@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { ActorRef, Behavior } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
+import { READERS_PER_ACTIVATION } from "../cluster/catalog.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
@@ -18,6 +19,13 @@ const SHARDS = 2;
 interface Counter {
   n: number;
 }
+
+/** `gatedPeek`: how many run now, the most at once, and the gate they wait on. */
+let inside = 0;
+let most = 0;
+let onInside: (() => void) | null = null;
+let openReaders: () => void = () => {};
+const gatedOpen = new Promise<void>((r) => (openReaders = r));
 
 /** Resolved by the test: `slowPeek` waits on it. */
 let release: () => void = () => {};
@@ -32,7 +40,7 @@ const counter: Behavior<Counter> = {
   },
   toSnapshot: (s) => JSON.stringify(s),
   fromSnapshot: (d) => JSON.parse(d) as Counter,
-  readers: ["peek", "slowPeek", "badReader"],
+  readers: ["peek", "slowPeek", "badReader", "gatedPeek"],
   handlers: {
     bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }),
     peek: (s) => ({ reply: s.n }),
@@ -43,6 +51,15 @@ const counter: Behavior<Counter> = {
       return { reply: n };
     },
     badReader: () => ({ facts: [{ up: 1 }], reply: null }),
+    gatedPeek: async (s) => {
+      const n = s.n;
+      inside++;
+      most = Math.max(most, inside);
+      onInside?.();
+      await gatedOpen;
+      inside--;
+      return { reply: n };
+    },
   },
 };
 
@@ -137,6 +154,24 @@ test("a reader that decides a change is refused and changes nothing", async () =
   // Logged as the bug it is; the caller gets an internal error.
   await assert.rejects(node.call(ref, "badReader", {}), /Internal server error/);
   assert.equal(await node.call(ref, "peek", {}), before);
+});
+
+test("readers of one activation run a bounded number at once, the others after them", async () => {
+  const n = READERS_PER_ACTIVATION * 3;
+  const full = new Promise<void>((r) => (onInside = () => inside === READERS_PER_ACTIVATION && r()));
+  const answers = Promise.all(Array.from({ length: n }, () => node.call(ref, "gatedPeek", {})));
+  await full;
+  // A writer's turn is not held up by the waiting readers.
+  const bumped = (await node.call(ref, "bump", {})) as number;
+  assert.equal(inside, READERS_PER_ACTIVATION);
+  openReaders();
+  const got = (await answers) as number[];
+  assert.equal(got.length, n);
+  assert.equal(most, READERS_PER_ACTIVATION);
+  // The first ones read before the bump was durable; the ones that waited, after it.
+  const k = READERS_PER_ACTIVATION;
+  assert.deepEqual(got, [...Array<number>(k).fill(bumped - 1), ...Array<number>(n - k).fill(bumped)]);
+  onInside = null;
 });
 
 test("a reader on an activation fenced while it ran answers moved", async () => {
