@@ -71,6 +71,20 @@ export const channelBehavior: Behavior<ChannelKindState> = {
   // A send only adds a message (its id is new): sends batch together even
   // though each writes records; every other method reads what earlier turns wrote.
   blind: ["send"],
+  // History reads answer from the last durable state beside the sends.
+  // The directory has none of these methods (its wrapper refuses them), so
+  // it keeps no committed copy of its state.
+  servesReaders: (ref) => !isDir(ref),
+  readers: [
+    "fetch",
+    "getByIds",
+    "locateIds",
+    "topics",
+    "messageEditHistory",
+    "readReceipts",
+    "matchNarrow",
+    "receivedRows",
+  ],
   upgrade: (state, ref) => (isDir(ref) ? null : upgradeConv(state as ConvState)),
   // Nothing without a caller: channels and messages have no spectator reads yet.
   external: {
