@@ -427,7 +427,11 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const sender = bot ? NOTIFICATION_BOT_ENTRY : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
   const dm = isDmKey(state.key);
-  let recipients: number[];
+  // A DM's recipients; a channel's are its active subscribers (and the
+  // sender), listed only when every one has flags (a channel-wide wildcard).
+  let recipients: () => number[];
+  let isRecipient: (id: number) => boolean;
+  let channelId: number | null = null;
   // Queues that see every public channel's messages (not recipients: no flags, no UserMessage).
   let watchers: number[] = [];
   let topic = "";
@@ -443,7 +447,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
-    recipients = people;
+    recipients = () => people;
+    isRecipient = (id) => people.includes(id);
     dmRecipients = ids.map((id) => {
       const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
@@ -468,15 +473,20 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     if (typeof args.topic !== "string") throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
-    recipients = [
-      ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
+    channelId = ch.stream_id;
+    // Ascending (the directory's list): a send costs no pass over it unless a
+    // channel-wide wildcard flags everyone.
+    const subs = ch.subscribers;
+    const subscribed = (id: number) => subs[lowerBound(subs, id)] === id;
+    recipients = () => [
+      ...new Set([...subs.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
+    isRecipient = (id) => (!bot && id === c.userId) || (subscribed(id) && users.get(id)?.isActive === true);
     // Zulip's realm_clients_all_streams: every channel that is not invite-only.
     if (!ch.invite_only && users.prefs?.allPublic) {
-      const isRecipient = new Set(recipients);
       watchers = users.prefs.allPublic.filter((id) => {
         const u = users.get(id);
-        return u !== undefined && u.isActive && !isGuest(u.role) && !isRecipient.has(id);
+        return u !== undefined && u.isActive && !isGuest(u.role) && !isRecipient(id);
       });
     }
   }
@@ -516,7 +526,20 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // the sender) are listed: the others' rows are received rows, with none.
   const perUser = new Map<number, string[]>();
   const everyone = dm || env.wildcard === "channel";
-  for (const uid of recipients) {
+  // Otherwise only these can have flags: no pass over the channel's subscribers.
+  const candidates = everyone
+    ? recipients()
+    : [
+        ...new Set([
+          c.userId,
+          actor.userId,
+          ...(mutedBy ?? []),
+          ...env.mentionedUserIds,
+          ...(env.wildcard === "topic" ? topicParticipants.keys() : []),
+          ...alerts,
+        ]),
+      ].filter(isRecipient);
+  for (const uid of candidates) {
     if (
       !everyone &&
       uid !== c.userId &&
@@ -576,7 +599,13 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   return {
     facts: [f],
     writes: addWrites(state, [msg]),
-    events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
+    // A channel's event names its subscribers by the channel: the queue
+    // shards know which of theirs have a queue (cluster/event-router.ts).
+    events: [
+      channelId === null
+        ? { event, userIds: recipients() }
+        : { event, userIds: bot ? watchers : [c.userId, ...watchers], channel: channelId },
+    ],
     handoffs,
     replyAfterHandoffs: true,
     reply: { id },
