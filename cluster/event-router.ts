@@ -480,6 +480,8 @@ interface LiveShard {
   early: [string, SubOp][] | null;
   /** Woken when the index may have become complete (or the shard was dropped). */
   waiters: (() => void)[];
+  /** Users whose subscriptions are read at the next macrotask. */
+  toRead: string[];
 }
 
 const enc = new TextEncoder();
@@ -702,6 +704,7 @@ export class LiveQueues {
       fetching: new Map(),
       early: [],
       waiters: [],
+      toRead: [],
     };
     this.shards.set(shard, s);
     void this.load(store, shard, s);
@@ -735,7 +738,16 @@ export class LiveQueues {
     if (s.loaded && s.users.has(key)) return s.unwritten.get(key) ?? Promise.resolve();
     s.users.add(key);
     // Before the registry is loaded, its load reads every user's subscriptions.
-    if (s.early === null && !s.subs.has(key) && !s.fetching.has(key)) this.fetchSubs(shard, s, [key]);
+    if (s.early === null && !s.subs.has(key) && !s.fetching.has(key)) {
+      // Registrations of one macrotask share one read per realm.
+      s.fetching.set(key, []);
+      if (s.toRead.push(key) === 1)
+        setImmediate(() => {
+          const keys = s.toRead.filter((k) => s.fetching.has(k));
+          s.toRead = [];
+          if (!s.dead && keys.length) this.fetchSubs(shard, s, keys);
+        });
+    }
     return this.change(shard, s, [1, key]);
   }
 
