@@ -89,6 +89,13 @@ export interface Caller {
 export interface OutEvent {
   event: Obj;
   userIds: number[];
+  /**
+   * Also every user of the emitter's realm who has a queue and is
+   * subscribed to this channel: the queue shards resolve it from their
+   * index (cluster/event-router.ts), so a channel message's event does not
+   * list the channel's subscribers.
+   */
+  channel?: number;
 }
 
 export interface Decision<R extends Value = Value> {
@@ -127,6 +134,13 @@ export interface Decision<R extends Value = Value> {
    * flags are stored, while the actor goes on deciding later turns.
    */
   replyAfterHandoffs?: boolean;
+  /**
+   * Withhold the reply until the events of the turn's batch reached their
+   * queue actors: e.g. a subscription change, so that a message the client
+   * sends next is routed by queue shards that know of it
+   * (cluster/event-router.ts, channel audiences).
+   */
+  replyAfterEvents?: boolean;
   /**
    * Deferred reply (long-polls): the turn's reply is withheld under this
    * key until a later decision names the key in `wake`. Not durable: the

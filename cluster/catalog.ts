@@ -625,6 +625,8 @@ export class Catalog {
           const reply = decision.reply ?? null;
           if (decision.replyAfterHandoffs && handed !== undefined)
             void handed.then(() => turn.resolve(reply));
+          else if (decision.replyAfterEvents && emitted !== undefined)
+            void emitted.then(() => turn.resolve(reply));
           else turn.resolve(reply);
         }
         for (const w of woken) w.turn.resolve(w.reply);

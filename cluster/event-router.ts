@@ -24,7 +24,7 @@
 // node died between the append and the fan-out) routes them again under the
 // same key, and the queue actors drop what they already applied.
 
-import { queueRef } from "../actors/index.ts";
+import { channelDirectoryRef, queueRef } from "../actors/index.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { actorId, shardOf } from "./addressing.ts";
 import type { Store } from "./storage/contract.ts";
@@ -62,14 +62,29 @@ export interface RouterHost {
   epoch?(shard: number): number | null;
 }
 
+/**
+ * One event of a batch that has a channel audience: the event, the users of
+ * the batch's shard it names, and the channel (or null) whose subscribers
+ * with a queue on the shard also get it (OutEvent.channel).
+ */
+type Entry = [event: Obj, users: number[], channel: number | null];
+
 /** One emitting turn's events for the users of one realm on one shard. */
 interface Batch {
   /** Resolved with whether the shard acknowledged the batch (not sent over the wire). */
   done?: (ok: boolean) => void;
   realm: number;
   key: string;
-  /** user id -> events in order. */
-  users: Record<string, Obj[]>;
+  /** The shard of the batch's queue actors (absent: the shard of the first user). */
+  shard?: number;
+  /** user id -> events in order; a batch without a channel audience. */
+  users?: Record<string, Obj[]>;
+  /**
+   * The events in order, when one of them has a channel audience: the
+   * shard's owner expands them from its index of its users' subscriptions,
+   * so the batch's size does not grow with the channel.
+   */
+  entries?: Entry[];
 }
 
 export function isRouterRef(ref: ActorRef): boolean {
@@ -89,7 +104,11 @@ export class EventRouter {
   /** Shard -> how many of its batches wait in `local`. */
   private readonly waiting = new Map<number, number>();
   private pumping = false;
-  readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0 };
+  /**
+   * `local`: deliveries started; `skipped`: listed users without a queue;
+   * `fanned`: users reached through a channel audience (all with a queue).
+   */
+  readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0, fanned: 0 };
 
   constructor(private readonly host: RouterHost) {
     this.live = new LiveQueues(host);
@@ -101,19 +120,39 @@ export class EventRouter {
    * recipient's queue actor acknowledged them.
    */
   route = (ref: ActorRef, events: OutEvent[], key: string | null = null): Promise<boolean> => {
-    const byShard = new Map<number, Record<string, Obj[]>>();
-    for (const { event, userIds } of events) {
-      for (const userId of new Set(userIds)) {
-        const shard = this.queueShard(ref.realm, userId);
-        let users = byShard.get(shard);
-        if (!users) byShard.set(shard, (users = {}));
-        (users[String(userId)] ??= []).push(event);
+    const batchKey = key ?? `${this.host.nodeId}.${this.boot}.${++this.seq}`;
+    const batches = new Map<number, Batch>();
+    if (events.some((e) => e.channel !== undefined)) {
+      // A channel audience reaches every shard: whoever of the channel has a
+      // queue is known only there. O(shards + listed users) per event.
+      for (const { event, userIds, channel } of events) {
+        const mine = new Map<number, number[]>();
+        for (const userId of new Set(userIds)) {
+          const shard = this.queueShard(ref.realm, userId);
+          const list = mine.get(shard);
+          if (list) list.push(userId);
+          else mine.set(shard, [userId]);
+        }
+        if (channel !== undefined)
+          for (let s = 0; s < this.host.shards; s++) if (!mine.has(s)) mine.set(s, []);
+        for (const [shard, users] of mine) {
+          let b = batches.get(shard);
+          if (!b) batches.set(shard, (b = { realm: ref.realm, key: batchKey, shard, entries: [] }));
+          b.entries!.push([event, users, channel ?? null]);
+        }
+      }
+    } else {
+      for (const { event, userIds } of events) {
+        for (const userId of new Set(userIds)) {
+          const shard = this.queueShard(ref.realm, userId);
+          let b = batches.get(shard);
+          if (!b) batches.set(shard, (b = { realm: ref.realm, key: batchKey, shard, users: {} }));
+          (b.users![String(userId)] ??= []).push(event);
+        }
       }
     }
-    const batchKey = key ?? `${this.host.nodeId}.${this.boot}.${++this.seq}`;
     const acks: Promise<boolean>[] = [];
-    for (const [shard, users] of byShard) {
-      const batch: Batch = { realm: ref.realm, key: batchKey, users };
+    for (const [shard, batch] of batches) {
       // A shard this node has just taken over may still have remote batches
       // in flight: queue behind them to keep the order. Likewise behind a
       // shard's batches still waiting in the pump, which decides for them.
@@ -178,8 +217,43 @@ export class EventRouter {
 
   /** A batch's users all have their queue actor on one shard (route groups them so). */
   private shardOfBatch(batch: Batch): number {
+    if (typeof batch.shard === "number") return batch.shard;
     for (const userId in batch.users) return shardOf(queueRef(batch.realm, Number(userId)), this.host.shards);
     return 0;
+  }
+
+  /**
+   * The users of a batch with a channel audience and their events in order,
+   * at the shard's owner: the listed users, and for a channel entry every
+   * user of the shard with a queue subscribed to it. Null when the shard's
+   * index cannot be had (the batch is then not acknowledged, and its
+   * emitter's outbox gives it again).
+   */
+  private async expand(shard: number, batch: Batch): Promise<Map<number, Obj[]> | null> {
+    if (!(await this.live.ready(shard))) return null;
+    const per = new Map<number, Obj[]>();
+    const add = (userId: number, event: Obj) => {
+      const list = per.get(userId);
+      if (list) list.push(event);
+      else per.set(userId, [event]);
+    };
+    for (const [event, users, channel] of batch.entries!) {
+      if (channel === null) {
+        for (const userId of users) {
+          this.live.track(shard, batch.realm, userId, event);
+          add(userId, event);
+        }
+        continue;
+      }
+      const subscribed = this.live.subscribers(shard, batch.realm, channel);
+      for (const userId of users) if (!subscribed?.has(userId)) add(userId, event);
+      if (subscribed)
+        for (const userId of subscribed) {
+          this.stats.fanned++;
+          add(userId, event);
+        }
+    }
+    return per;
   }
 
   /**
@@ -226,11 +300,24 @@ export class EventRouter {
         // Every user of a batch has their queue actor on the batch's shard (route groups them so).
         const shard = batchShard;
         const serves = this.host.serves(shard);
-        for (const [userId, events] of Object.entries(batch.users)) {
+        let users: Iterable<[string | number, Obj[]]>;
+        if (batch.entries) {
+          const per = serves ? await this.expand(shard, batch) : null;
+          if (per === null) {
+            this.leftPump(batchShard);
+            done(false);
+            continue;
+          }
+          users = per;
+        } else {
+          users = Object.entries(batch.users ?? {});
+        }
+        for (const [userId, events] of users) {
           if (serves && this.live.skips(shard, `${batch.realm}:${userId}`)) {
             this.stats.skipped++;
             continue;
           }
+          if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
           this.stats.local++;
           jobs.push(this.deliverUser(queueRef(batch.realm, Number(userId)), batch.key, events));
           if (++started === LOCAL_CHUNK) {
@@ -305,7 +392,7 @@ export class EventRouter {
         ref,
         shard,
         method: ROUTER_METHOD,
-        args: { batches: batches.map(({ realm, key, users }) => ({ realm, key, users })) },
+        args: { batches: batches.map(({ done: _done, ...wire }) => wire) as unknown as Value[] },
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
         replyGraceMs: 0,
@@ -331,6 +418,14 @@ export function liveQueuesId(shard: number): string {
 
 /** One registry write: [1 = has a queue / 0 = has none, "realm:user"] in order. */
 type LiveOp = [0 | 1, string];
+
+/** A subscription change seen in a `subscription` event: [1 = add / 0 = remove, channel id]. */
+type SubOp = [0 | 1, number];
+
+/** How long a batch with a channel audience waits for its shard's index. */
+const INDEX_WAIT_MS = 15_000;
+/** Attempts of one read of subscriptions from a realm's channel directory. */
+const FETCH_ATTEMPTS = 5;
 
 interface Deferred {
   promise: Promise<void>;
@@ -368,6 +463,25 @@ interface LiveShard {
   writing: boolean;
   /** "realm:user" -> the write that holds its latest change, while unwritten. */
   unwritten: Map<string, Promise<void>>;
+  /**
+   * The index of subscriptions, for channel audiences (OutEvent.channel):
+   * "realm:user" -> channel ids, for every user of `users` whose
+   * subscriptions are known (the others are in `fetching`).
+   */
+  subs: Map<string, Set<number>>;
+  /** "realm:channel" -> the users of `subs` subscribed to it. */
+  byChannel: Map<string, Set<number>>;
+  /**
+   * "realm:user" -> the changes seen in its `subscription` events, in order,
+   * while its subscriptions are being read from the channel directory.
+   */
+  fetching: Map<string, SubOp[]>;
+  /** Until the registry is loaded and its users' subscriptions asked for: every change seen, in order. */
+  early: [string, SubOp][] | null;
+  /** Woken when the index may have become complete (or the shard was dropped). */
+  waiters: (() => void)[];
+  /** Users whose subscriptions are read at the next macrotask. */
+  toRead: string[];
 }
 
 const enc = new TextEncoder();
@@ -394,6 +508,166 @@ export class LiveQueues {
   private readonly shards = new Map<number, LiveShard>();
 
   constructor(private readonly host: RouterHost) {}
+
+  /**
+   * True once `shard`'s index of subscriptions is complete, so that a
+   * channel audience can be expanded there (waits for it up to
+   * INDEX_WAIT_MS). False when the shard is not served here or its
+   * registry cannot be had. Without a store there is no index: a channel
+   * audience reaches its listed users only (unit tests with a fake host).
+   */
+  async ready(shard: number): Promise<boolean> {
+    if (!this.host.store) return true;
+    const until = Date.now() + INDEX_WAIT_MS;
+    for (;;) {
+      const s = this.shards.get(shard);
+      if (s && s.loaded && s.early === null && s.fetching.size === 0) return true;
+      if (!this.host.serves(shard) || Date.now() >= until) return false;
+      if (!s) this.acquired(shard);
+      const s2 = this.shards.get(shard);
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, 250);
+        s2?.waiters.push(() => {
+          clearTimeout(t);
+          res();
+        });
+      });
+    }
+  }
+
+  /** The users of `realm` with a queue on `shard` subscribed to `channel` (ready() first). */
+  subscribers(shard: number, realm: number, channel: number): ReadonlySet<number> | undefined {
+    return this.shards.get(shard)?.byChannel.get(`${realm}:${channel}`);
+  }
+
+  /**
+   * An event is being delivered to `userId` of `realm`, a user of `shard`:
+   * a `subscription` add or remove changes the index. Called by the pump in
+   * delivery order, so a message routed after the change is expanded with it.
+   */
+  track(shard: number, realm: number, userId: number, event: Obj): void {
+    if (event.type !== "subscription" || (event.op !== "add" && event.op !== "remove")) return;
+    const s = this.shards.get(shard);
+    if (!s) return;
+    const key = `${realm}:${userId}`;
+    const op = event.op === "add" ? 1 : 0;
+    for (const sub of Array.isArray(event.subscriptions) ? event.subscriptions : []) {
+      const id = (sub as Obj | null)?.stream_id;
+      if (typeof id !== "number") continue;
+      if (s.early) {
+        s.early.push([key, [op, id]]);
+        continue;
+      }
+      const pending = s.fetching.get(key);
+      if (pending) pending.push([op, id]);
+      else if (s.subs.has(key)) this.setSub(s, key, realm, userId, op, id);
+    }
+  }
+
+  private setSub(s: LiveShard, key: string, realm: number, userId: number, op: 0 | 1, channel: number): void {
+    const mine = s.subs.get(key)!;
+    const ck = `${realm}:${channel}`;
+    if (op === 1) {
+      mine.add(channel);
+      let set = s.byChannel.get(ck);
+      if (!set) s.byChannel.set(ck, (set = new Set()));
+      set.add(userId);
+    } else {
+      mine.delete(channel);
+      const set = s.byChannel.get(ck);
+      set?.delete(userId);
+      if (set?.size === 0) s.byChannel.delete(ck);
+    }
+  }
+
+  /** `key` has no queue any more: out of the index. */
+  private dropSubs(s: LiveShard, key: string): void {
+    s.fetching.delete(key);
+    const mine = s.subs.get(key);
+    if (!mine) return;
+    const [realm, user] = key.split(":").map(Number) as [number, number];
+    for (const channel of [...mine]) this.setSub(s, key, realm, user, 0, channel);
+    s.subs.delete(key);
+    this.wake(s);
+  }
+
+  private wake(s: LiveShard): void {
+    if (s.dead || (s.loaded && s.early === null && s.fetching.size === 0)) {
+      const waiters = s.waiters;
+      s.waiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /**
+   * Read the subscriptions of `keys` ("realm:user") from their realms'
+   * channel directories. Changes seen meanwhile are applied after the
+   * reply: a user's events come in the directory's order, so those seen
+   * are the ones after some point before the read, and applying them again
+   * on the read's result gives each channel its last change.
+   */
+  private fetchSubs(shard: number, s: LiveShard, keys: string[]): void {
+    const byRealm = new Map<number, [string, SubOp[]][]>();
+    for (const key of keys) {
+      let ops = s.fetching.get(key);
+      if (!ops) s.fetching.set(key, (ops = []));
+      const realm = Number(key.slice(0, key.indexOf(":")));
+      const list = byRealm.get(realm);
+      if (list) list.push([key, ops]);
+      else byRealm.set(realm, [[key, ops]]);
+    }
+    for (const [realm, list] of byRealm)
+      void this.readSubs(
+        realm,
+        list.map(([k]) => Number(k.slice(k.indexOf(":") + 1))),
+      ).then(
+        (reply) => {
+          if (s.dead) return;
+          for (const [key, ops] of list) {
+            // Removed, or removed and added again (a newer read) meanwhile.
+            if (s.fetching.get(key) !== ops) continue;
+            s.fetching.delete(key);
+            const userId = Number(key.slice(key.indexOf(":") + 1));
+            s.subs.set(key, new Set());
+            const got = reply[String(userId)];
+            for (const channel of Array.isArray(got) ? got : [])
+              if (typeof channel === "number") this.setSub(s, key, realm, userId, 1, channel);
+            for (const [op, channel] of ops) this.setSub(s, key, realm, userId, op, channel);
+          }
+          this.wake(s);
+        },
+        (err: unknown) => {
+          // Channel audiences of the shard wait (ready()); listed users and
+          // the registry of queues are unaffected. Read again shortly.
+          log().warn({ shard, realm, err: String(err) }, "could not read subscriptions; retrying");
+          setTimeout(() => {
+            if (s.dead) return;
+            const again = list.filter(([key, ops]) => s.fetching.get(key) === ops).map(([key]) => key);
+            if (again.length) this.fetchSubs(shard, s, again);
+          }, 1000).unref();
+        },
+      );
+  }
+
+  private async readSubs(realm: number, userIds: number[]): Promise<Obj> {
+    const ref = channelDirectoryRef(realm);
+    let last = "";
+    for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt++) {
+      const res = await this.host.request({
+        ref,
+        shard: shardOf(ref, this.host.shards),
+        method: "subscribedChannels",
+        args: { user_ids: userIds },
+        caller: null,
+        deadline: Date.now() + ATTEMPT_MS * 5,
+        replyGraceMs: 0,
+      });
+      if (res.ok) return (res.value ?? {}) as Obj;
+      last = `${res.kind}: ${res.msg}`;
+      if (res.kind === "zulip") break;
+    }
+    throw new Error(last);
+  }
 
   /** True when `user` of `realm` has no queue on `shard` for sure. */
   skips(shard: number, key: string): boolean {
@@ -425,6 +699,12 @@ export class LiveQueues {
       next: null,
       writing: false,
       unwritten: new Map(),
+      subs: new Map(),
+      byChannel: new Map(),
+      fetching: new Map(),
+      early: [],
+      waiters: [],
+      toRead: [],
     };
     this.shards.set(shard, s);
     void this.load(store, shard, s);
@@ -438,6 +718,7 @@ export class LiveQueues {
     this.shards.delete(shard);
     s.next?.reject(new Error(`shard ${shard} moved`));
     s.next = null;
+    this.wake(s);
   }
 
   /**
@@ -456,6 +737,17 @@ export class LiveQueues {
     }
     if (s.loaded && s.users.has(key)) return s.unwritten.get(key) ?? Promise.resolve();
     s.users.add(key);
+    // Before the registry is loaded, its load reads every user's subscriptions.
+    if (s.early === null && !s.subs.has(key) && !s.fetching.has(key)) {
+      // Registrations of one macrotask share one read per realm.
+      s.fetching.set(key, []);
+      if (s.toRead.push(key) === 1)
+        setImmediate(() => {
+          const keys = s.toRead.filter((k) => s.fetching.has(k));
+          s.toRead = [];
+          if (!s.dead && keys.length) this.fetchSubs(shard, s, keys);
+        });
+    }
     return this.change(shard, s, [1, key]);
   }
 
@@ -464,6 +756,7 @@ export class LiveQueues {
     const s = this.shards.get(shard);
     if (!s || (s.loaded && !s.users.has(key))) return;
     s.users.delete(key);
+    this.dropSubs(s, key);
     void this.change(shard, s, [0, key]);
   }
 
@@ -504,6 +797,14 @@ export class LiveQueues {
       }
       s.users = users;
       s.loaded = true;
+      // The index: every user's subscriptions, with the changes seen since
+      // the shard was acquired applied after (see fetchSubs).
+      const early = s.early ?? [];
+      s.early = null;
+      for (const key of users) s.fetching.set(key, []);
+      for (const [key, op] of early) s.fetching.get(key)?.push(op);
+      if (users.size) this.fetchSubs(shard, s, [...users]);
+      else this.wake(s);
       if (s.ops.length) void this.write(shard, s);
     } catch (err) {
       log().warn({ shard, err: String(err) }, "could not load the shard's queue registry; delivering to all");

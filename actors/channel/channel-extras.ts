@@ -89,6 +89,7 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
   return {
     facts,
     events: subscriptionEvents(t, s, [], added),
+    replyAfterEvents: true,
     reply: { stream_ids: added.map((a) => a.channelId) },
   };
 };
@@ -127,6 +128,7 @@ const updateSubscriptions: Handler<DirState> = async (state, args, ctx, caller) 
   return {
     facts: [...(first.facts ?? []), ...(second.facts ?? [])],
     events: [...(first.events ?? []), ...(second.events ?? [])],
+    replyAfterEvents: true,
     reply: {
       subscribed: a.subscribed ?? {},
       already_subscribed: a.already_subscribed ?? {},

@@ -70,6 +70,7 @@ export interface ChannelInfo {
   is_archived: boolean;
   topics_policy: string;
   groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
+  /** Active subscribers, ascending (the directory's activeSubscriberIds): binary-searched. */
   subscribers: number[];
   /** Subscribers who muted the channel (sends only). */
   muted_by?: number[];
@@ -149,11 +150,13 @@ export function me(caller: Caller | null): Caller {
 }
 
 const isAdmin = (role: number) => role <= 200;
+/** Binary search in the directory's ascending subscriber list (no pass over a large channel). */
+const isSubscriber = (ch: ChannelInfo, id: number) => ch.subscribers[lowerBound(ch.subscribers, id)] === id;
 const isGuest = (role: number) => role >= 600;
 
 /** Content access to a channel's messages (not counting history protection). */
 export function canRead(ch: ChannelInfo, c: Caller): boolean {
-  if (ch.subscribers.includes(c.userId) || ch.is_web_public) return true;
+  if (isSubscriber(ch, c.userId) || ch.is_web_public) return true;
   return !ch.invite_only && !isGuest(c.role);
 }
 
@@ -430,14 +433,19 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const sender = bot ? NOTIFICATION_BOT_ENTRY : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
   const dm = isDmKey(state.key);
-  let recipients: number[];
+  // A DM's recipients; a channel's are its active subscribers (and the
+  // sender), listed only when every one has flags (a channel-wide wildcard).
+  let recipients: () => number[];
+  let isRecipient: (id: number) => boolean;
+  let channelId: number | null = null;
   // Queues that see every public channel's messages (not recipients: no flags, no UserMessage).
   let watchers: number[] = [];
   let topic = "";
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
-  let activeSubscriberCount = 0;
+  // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
+  let activeSubscriberCount = () => 0;
   if (dm) {
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
@@ -448,7 +456,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
-    recipients = people;
+    recipients = () => people;
+    isRecipient = (id) => people.includes(id);
     dmRecipients = ids.map((id) => {
       const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
@@ -456,10 +465,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   } else {
     const ch = await channelInfo(ctx, state, true);
     channelName = ch.name;
-    if (
-      ch.is_archived ||
-      (!bot && (!canRead(ch, c) || (ch.invite_only && !ch.subscribers.includes(c.userId))))
-    ) {
+    if (ch.is_archived || (!bot && (!canRead(ch, c) || (ch.invite_only && !isSubscriber(ch, c.userId))))) {
       throw errors.notAuthorizedToSend(ch.name);
     }
     const canSend = ch.groups.can_send_message_group!;
@@ -474,16 +480,21 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
-    activeSubscriberCount = ch.subscribers.filter((id) => users.get(id)?.isActive).length;
-    recipients = [
-      ...new Set([...ch.subscribers.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
+    channelId = ch.stream_id;
+    // Ascending (the directory's list): a send costs no pass over it unless a
+    // channel-wide wildcard flags everyone.
+    const subs = ch.subscribers;
+    const subscribed = (id: number) => subs[lowerBound(subs, id)] === id;
+    activeSubscriberCount = () => subs.filter((id) => users.get(id)?.isActive).length;
+    recipients = () => [
+      ...new Set([...subs.filter((id) => users.get(id)?.isActive), ...(bot ? [] : [c.userId])]),
     ];
+    isRecipient = (id) => (!bot && id === c.userId) || (subscribed(id) && users.get(id)?.isActive === true);
     // Zulip's realm_clients_all_streams: every channel that is not invite-only.
     if (!ch.invite_only && users.prefs?.allPublic) {
-      const isRecipient = new Set(recipients);
       watchers = users.prefs.allPublic.filter((id) => {
         const u = users.get(id);
-        return u !== undefined && u.isActive && !isGuest(u.role) && !isRecipient.has(id);
+        return u !== undefined && u.isActive && !isGuest(u.role) && !isRecipient(id);
       });
     }
   }
@@ -520,7 +531,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       state.realmId,
       c.userId,
       env.wildcard,
-      env.wildcard === "channel" ? activeSubscriberCount : topicParticipants.size,
+      env.wildcard === "channel" ? activeSubscriberCount() : topicParticipants.size,
     );
   }
   // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
@@ -529,7 +540,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const autoTopic: Obj = {
     initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
     channel_muted: senderMutedChannel,
-    mentioned: recipients.filter((uid) => env.mentionedUserIds.has(uid) && users.get(uid)?.isBot === false),
+    mentioned: [...env.mentionedUserIds].filter((uid) => isRecipient(uid) && users.get(uid)?.isBot === false),
   };
   const readBySender = args.read_by_sender !== false;
   // Those who muted the sender get the message already read (Zulip's
@@ -540,7 +551,20 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // the sender) are listed: the others' rows are received rows, with none.
   const perUser = new Map<number, string[]>();
   const everyone = dm || env.wildcard === "channel";
-  for (const uid of recipients) {
+  // Otherwise only these can have flags: no pass over the channel's subscribers.
+  const candidates = everyone
+    ? recipients()
+    : [
+        ...new Set([
+          c.userId,
+          actor.userId,
+          ...(mutedBy ?? []),
+          ...env.mentionedUserIds,
+          ...(env.wildcard === "topic" ? topicParticipants.keys() : []),
+          ...alerts,
+        ]),
+      ].filter(isRecipient);
+  for (const uid of candidates) {
     if (
       !everyone &&
       uid !== c.userId &&
@@ -600,7 +624,13 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   return {
     facts: [f],
     writes: addWrites(state, [msg]),
-    events: [{ event, userIds: watchers.length ? [...recipients, ...watchers] : recipients }],
+    // A channel's event names its subscribers by the channel: the queue
+    // shards know which of theirs have a queue (cluster/event-router.ts).
+    events: [
+      channelId === null
+        ? { event, userIds: recipients() }
+        : { event, userIds: bot ? watchers : [c.userId, ...watchers], channel: channelId },
+    ],
     handoffs,
     replyAfterHandoffs: true,
     reply: dm || bot ? { id } : { id, auto_topic: autoTopic },

@@ -315,7 +315,13 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   }
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
   // `name` is for the gateway's announcement (stripped from the HTTP reply).
-  return { facts, events: subscriptionEvents(t, s, [ch], added), reply: { id: ch.id, name: ch.name } };
+  // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  return {
+    facts,
+    events: subscriptionEvents(t, s, [ch], added),
+    replyAfterEvents: true,
+    reply: { id: ch.id, name: ch.name },
+  };
 };
 
 // ---- legacy subscribe (POST /users/me/subscriptions) ------------------------
@@ -420,7 +426,8 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   if (!fatal) reply.unauthorized = unauthorized;
   // For the gateway's announcement (stripped from the HTTP reply).
   reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
-  return { facts, events: subscriptionEvents(t, s, created, added), reply };
+  // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  return { facts, events: subscriptionEvents(t, s, created, added), replyAfterEvents: true, reply };
 };
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
@@ -491,7 +498,7 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
       });
     }
   }
-  return { facts, events, reply: { removed, not_removed: notRemoved } };
+  return { facts, events, replyAfterEvents: true, reply: { removed, not_removed: notRemoved } };
 };
 
 // ---- reads ------------------------------------------------------------------
@@ -992,3 +999,18 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
   };
 };
 directoryHandlers.narrowContext = narrowContext;
+
+/**
+ * The channels each of `user_ids` is subscribed to: {"<user id>": [channel id]}.
+ * Internal (not in `external`): the event router's index of which channels
+ * the users with queues on a shard are subscribed to (cluster/event-router.ts).
+ */
+const subscribedChannels: Handler<DirState> = (state, args) => {
+  const want = new Set(((args.user_ids as number[] | undefined) ?? []).map(String));
+  const out: Obj = dict();
+  for (const uid of want) out[uid] = [];
+  for (const [channelId, subs] of Object.entries(state.subs))
+    for (const uid of want) if (subs[uid]?.active) (out[uid] as number[]).push(Number(channelId));
+  return { reply: out };
+};
+directoryHandlers.subscribedChannels = subscribedChannels;

@@ -75,6 +75,7 @@ const joinInvitedChannels: Handler<DirState> = async (state, args, ctx, caller) 
   return {
     facts,
     events: subscriptionEvents(t, s, [], added),
+    replyAfterEvents: true,
     reply: { stream_ids: added.map((a) => a.channelId) },
   };
 };

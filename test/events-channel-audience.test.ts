@@ -1,0 +1,114 @@
+// A channel message's event names its channel, not its subscribers
+// (OutEvent.channel): each queue shard expands it from its index of the
+// subscriptions of its users with a queue (cluster/event-router.ts). So a
+// send to N subscribers of whom k have a queue looks at k users, not N; the
+// index follows subscription changes and is rebuilt when a shard's registry
+// is loaded again.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { OutEvent } from "../actors/types.ts";
+import { makeApi } from "./support/embedded.ts";
+import { startChat, ok, uniq, type Chat, type User } from "./support/chat.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+let chat: Chat;
+before(async () => {
+  chat = await startChat();
+});
+after(async () => {
+  await chat.stop();
+});
+
+async function listen(u: User): Promise<{ api: ReturnType<typeof makeApi>; id: string }> {
+  const api = makeApi(chat.srv.url, u);
+  const reg = ok(await api("POST", "/register", { event_types: ["message"] })) as Json;
+  return { api, id: reg.queue_id };
+}
+
+async function contents(q: { api: ReturnType<typeof makeApi>; id: string }): Promise<string[]> {
+  const r = await q.api("GET", "/events", { queue_id: q.id, last_event_id: -1, dont_block: true });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return (r.body.events as Json[]).filter((e) => e.type === "message").map((e) => e.message.content);
+}
+
+async function send(channelId: number, content: string): Promise<void> {
+  ok(await chat.api("POST", "/messages", { type: "stream", to: channelId, topic: "t", content }));
+}
+
+function messageEvents(from: number): OutEvent[] {
+  return chat.events.slice(from).filter((e) => e.event.type === "message");
+}
+
+describe("channel audience", () => {
+  test("channel audience - a send to 40 subscribers of whom 3 have a queue looks at those 3 only", async () => {
+    const users: User[] = [];
+    for (let i = 0; i < 40; i++) users.push(await chat.newUser());
+    const online = users.slice(0, 3);
+    const queues = [];
+    for (const u of online) queues.push(await listen(u));
+    const ch = ok(
+      await chat.api("POST", "/channels/create", {
+        name: uniq("audience"),
+        subscribers: users.map((u) => u.userId),
+      }),
+    ) as Json;
+    await send(ch.id, "warm");
+    const router = chat.srv.node.router;
+    const before = { ...router.stats };
+    const from = chat.events.length;
+    await send(ch.id, "counted");
+    for (const q of queues) assert.deepEqual(await contents(q), ["warm", "counted"]);
+    const [ev] = messageEvents(from);
+    // The event names the channel and the sender, not the 40 subscribers.
+    assert.equal(ev!.channel, ch.id);
+    assert.deepEqual(ev!.userIds, [chat.owner.userId]);
+    const d = (k: keyof typeof before) => router.stats[k] - before[k];
+    // Looked at: the 3 with a queue (through the index) and the listed sender (no queue).
+    assert.equal(d("fanned"), online.length, JSON.stringify([before, router.stats]));
+    assert.ok(d("local") + d("skipped") <= online.length + 1, JSON.stringify([before, router.stats]));
+  });
+
+  test("channel audience - a queue's user who subscribes gets the next message, after unsubscribing none", async () => {
+    const [u, other] = [await chat.newUser(), await chat.newUser()];
+    const q = await listen(u);
+    const name = uniq("later");
+    const ch = ok(await chat.api("POST", "/channels/create", { name, subscribers: [other.userId] })) as Json;
+    await send(ch.id, "before");
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        principals: [u.userId],
+      }),
+    );
+    await send(ch.id, "subscribed");
+    ok(
+      await chat.api("DELETE", "/users/me/subscriptions", { subscriptions: [name], principals: [u.userId] }),
+    );
+    await send(ch.id, "after");
+    assert.deepEqual(await contents(q), ["subscribed"]);
+  });
+
+  test("channel audience - the index is read again from the directory when a shard's registry is loaded again", async () => {
+    const [u, v] = [await chat.newUser(), await chat.newUser()];
+    const qu = await listen(u);
+    const name = uniq("reload");
+    const ch = ok(await chat.api("POST", "/channels/create", { name, subscribers: [u.userId] })) as Json;
+    // v subscribes after registering: the index learns it from the event.
+    const qv = await listen(v);
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        principals: [v.userId],
+      }),
+    );
+    await send(ch.id, "one");
+    // As after a failover: every shard's registry and index are loaded anew.
+    const node = chat.srv.node;
+    for (const shard of node.servingShards()) node.router.acquiredShard(shard);
+    await send(ch.id, "two");
+    assert.deepEqual(await contents(qu), ["one", "two"]);
+    assert.deepEqual(await contents(qv), ["one", "two"]);
+  });
+});
