@@ -19,6 +19,7 @@ import { exportHandlers } from "./export.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
+import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -59,6 +60,8 @@ for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**
