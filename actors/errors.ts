@@ -368,6 +368,16 @@ export const errors = {
   userGroupDeactivated: () => new ZulipError("User group is deactivated."),
   expectationMismatch: () =>
     new ZulipError("'old' value does not match the expected value.", "EXPECTATION_MISMATCH"),
+  // FL 379: PATCH /messages/{id} prev_content_sha256 names a content the message no longer has.
+  prevContentMismatch: () =>
+    new ZulipError(
+      "'prev_content_sha256' value does not match the expected value.",
+      "EXPECTATION_MISMATCH",
+      400,
+      {
+        field_name: "prev_content_sha256",
+      },
+    ),
   systemGroupRequired: (setting: string) =>
     new ZulipError(`'${setting}' must be a system user group.`, "SYSTEM_GROUP_REQUIRED", 400, {
       setting_name: setting,

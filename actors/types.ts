@@ -169,7 +169,8 @@ export interface ActorContext {
    * Records of this actor's shard (Decision.writes), null when missing; one
    * batched read. A turn sees every write of earlier turns (the catalog
    * commits a batch with writes before it decides a turn that is not
-   * `Behavior.blind`). Absent only in unit-test contexts without a store.
+   * `Behavior.blind`); a reader (`Behavior.readers`) sees the writes of
+   * durable batches. Absent only in unit-test contexts without a store.
    */
   getRecords?(keys: string[]): Promise<Array<Uint8Array | null>>;
   /** Ids of an index of this actor's shard in a range, ascending (Store.rangeIndex). */
@@ -213,6 +214,25 @@ export interface Behavior<S> {
    * so its handler reads the store as every earlier turn left it.
    */
   blind?: readonly string[];
+  /**
+   * Read-only methods, decided outside the mailbox's order: at once, beside
+   * the writer's turns, never waiting for them and never making the
+   * pending batch commit early. A reader sees the state and the store as of
+   * the last durable batch (the runtime keeps a copy of the state that it
+   * folds each batch's facts into once they are durable), so never a fact
+   * or write that could still be lost, and always every turn already
+   * acknowledged. Its decision may hold only a reply (a change is refused);
+   * its handler must not mutate the state beyond caches. Since `apply` then
+   * runs on two states, it must copy what it keeps of a fact.
+   */
+  readers?: readonly string[];
+  /**
+   * Whether this actor of the kind serves `readers` (default: all): the
+   * runtime keeps the committed copy of its state from activation on. For
+   * another, the copy is taken by its first reader, which waits for the
+   * batch in flight, if any, to be durable.
+   */
+  servesReaders?(ref: ActorRef): boolean;
   /**
    * Data conversion at activation (e.g. an old state shape whose content
    * moves into records): called after replay, before any turn; when it

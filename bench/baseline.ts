@@ -14,6 +14,15 @@ const echo = async (req: { body: unknown }) => {
 app.patch("/api/v1/settings", echo);
 app.post("/api/v1/settings", echo);
 app.get("/api/v1/ping", async () => ({ result: "success", msg: "", pong: true }));
+// The history-read baseline: POST /api/v1/stash keeps a JSON body (the
+// server's own GET /messages answer, 100 messages), GET /api/v1/stash
+// serves it from memory, serialized per request as a server would.
+let stash: unknown = { result: "success", msg: "" };
+app.post("/api/v1/stash", async (req) => {
+  stash = req.body;
+  return { result: "success", msg: "" };
+});
+app.get("/api/v1/stash", async () => stash);
 // The parked-poll baseline: a GET that is never answered, as a long-poll
 // waits (the handler neither returns a promise nor sends).
 app.get("/api/v1/events", () => {});

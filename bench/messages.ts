@@ -2,9 +2,12 @@
 // online; BENCH_SEND_SIZES), each as a ratio to the 1-subscriber rate and to
 // bare Fastify, in embedded and cluster mode (cluster also as a ratio to
 // embedded); and GET /messages (channel narrow, anchor newest, 100 before)
-// in a channel holding up to 100,000 messages. All in the same run.
+// in a channel holding up to 100,000 messages, as a ratio to bare Fastify
+// serving the same answer from memory, alone and while SENDERS write to the
+// same channel. All in the same run.
 import { api, channelWith, createBots, ownerAuth, pool } from "./client.ts";
-import { load } from "./load.ts";
+import { load, type LoadSpec } from "./load.ts";
+import { startProc } from "./procs.ts";
 import { startServers } from "./servers.ts";
 import type { BenchContext, BenchRow } from "./table.ts";
 
@@ -59,6 +62,33 @@ const SEND_SIZES = (process.env.BENCH_SEND_SIZES ?? `1,${SUBSCRIBERS},10000`)
 
 /** Embedded send rate per channel size, for the cluster rows' ratio (this run only). */
 const embeddedRate = new Map<number, number>();
+/** Embedded history read rates (alone, with senders), for the cluster rows' ratio. */
+const embeddedReads = new Map<"alone" | "senders", number>();
+
+/**
+ * Bare Fastify serving `body` (a GET /messages answer) from memory: the
+ * read figures' reference. Measured while our server is up but idle.
+ */
+async function memoryBaseline(ctx: BenchContext, body: string): Promise<{ rps: number; p99: number }> {
+  const p = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
+  try {
+    const url = `http://127.0.0.1:${p.match[1]}`;
+    const res = await fetch(`${url}/api/v1/stash`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    if (!res.ok) throw new Error(`baseline stash: ${res.status}`);
+    return await load({
+      url: `${url}/api/v1/stash`,
+      method: "GET",
+      connections: ctx.connections,
+      duration: ctx.duration,
+    });
+  } finally {
+    await p.stop();
+  }
+}
 
 async function mode(ctx: BenchContext, m: "embedded" | "cluster"): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
@@ -143,14 +173,79 @@ async function mode(ctx: BenchContext, m: "embedded" | "cluster"): Promise<Bench
           : `${seeded} messages`) + (seedFailed ? `; ${seedFailed} sends failed (503)` : ""),
     });
     const narrow = encodeURIComponent(JSON.stringify([{ operator: "channel", operand: history.id }]));
-    const read = await load({
+    const readSpec: LoadSpec = {
       url: `${url}/api/v1/messages?narrow=${narrow}&anchor=newest&num_before=100&num_after=0`,
       method: "GET",
       connections: ctx.connections,
       duration: ctx.duration,
       headers: { authorization: owner.auth },
-    });
+    };
+    const read = await load(readSpec);
     const getBase = await ctx.baseline("get");
+    const answer = await fetch(readSpec.url, { headers: { authorization: owner.auth } });
+    const memBase = await memoryBaseline(ctx, await answer.text());
+    // The same reads while SENDERS connections send to the same channel.
+    let k = 0;
+    const [busyRead, busySend] = await Promise.all([
+      load(readSpec),
+      load({
+        url: `${url}/api/v1/messages`,
+        method: "POST",
+        connections: SENDERS,
+        timeout: 30,
+        duration: ctx.duration,
+        headers: { authorization: owner.auth },
+        body: () => `type=stream&to=${history.id}&topic=busy&content=busy%20${k++}`,
+      }),
+    ]);
+    if (m === "embedded") {
+      embeddedReads.set("alone", read.rps);
+      embeddedReads.set("senders", busyRead.rps);
+    }
+    const toEmbedded = (which: "alone" | "senders", rps: number) => {
+      const e = m === "cluster" ? embeddedReads.get(which) : undefined;
+      return e ? [`${(rps / e).toFixed(3)}x embedded`] : [];
+    };
+    rows.push(
+      {
+        section: "messages",
+        name: `bare Fastify serving the same 100 messages' JSON from memory (${tag} run): req/s`,
+        value: memBase.rps,
+        unit: "req/s",
+        ratio: memBase.rps / getBase.rps,
+      },
+      {
+        section: "messages",
+        name: `GET /messages, newest 100 of ${seeded}, ${tag}: x memory-JSON baseline`,
+        value: read.rps / memBase.rps,
+        unit: "x",
+        target: "≥ 0.3×",
+        pass: read.rps / memBase.rps >= 0.3,
+        note: toEmbedded("alone", read.rps).join("; ") || undefined,
+      },
+      {
+        section: "messages",
+        name: `GET /messages, newest 100, while ${SENDERS} senders write to the channel, ${tag}: req/s`,
+        value: busyRead.rps,
+        unit: "req/s",
+        ratio: busyRead.rps / getBase.rps,
+        note: [
+          `${(busyRead.rps / read.rps).toFixed(3)}x the reads alone`,
+          `${(busyRead.rps / memBase.rps).toFixed(3)}x memory-JSON baseline`,
+          ...toEmbedded("senders", busyRead.rps),
+          `sends meanwhile ${busySend.rps.toFixed(0)}/s`,
+          ...(busyRead.failed ? [`${busyRead.failed} of ${busyRead.total} reads failed`] : []),
+          ...(busySend.failed ? [`${busySend.failed} of ${busySend.total} sends failed`] : []),
+        ].join("; "),
+      },
+      {
+        section: "messages",
+        name: `GET /messages, newest 100, while ${SENDERS} senders write, ${tag}: p99`,
+        value: busyRead.p99,
+        unit: "ms",
+        ratio: busyRead.p99 / Math.max(getBase.p99, 1),
+      },
+    );
     rows.push(
       {
         section: "messages",

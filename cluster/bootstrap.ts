@@ -1,5 +1,5 @@
 // First start: when the store holds no organization, create one and its
-// owner from OWNER_EMAIL / OWNER_PASSWORD (README.md "First login"). The
+// owner from OWNER_EMAIL / OWNER_PASSWORD (see README.md on the first login). The
 // embedded server (`npm start`) with neither set makes up the owner itself
 // and hands back the credentials, which it prints once.
 import { randomBytes } from "node:crypto";

@@ -1,5 +1,5 @@
-// Process configuration from the environment, in one place. README lists
-// every variable.
+// Process configuration from the environment, in one place; every variable
+// read here is documented in README.md's configuration table.
 import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "@nats-io/transport-node";
 import { DEFAULT_SHARDS } from "./addressing.ts";

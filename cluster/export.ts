@@ -3,7 +3,8 @@
 // /export/realm, and the restore the management CLI runs.
 //
 // The data is event-sourced, so an export is the organization's actors as
-// the store holds them (snapshot and journal after it, byte for byte) and
+// the store holds them (snapshot and journal after it, byte for byte;
+// filtered per export type by export-filter.ts) and
 // its id counters: a restore writes them back and the actors replay as
 // they always do. Gzipped JSON lines:
 //
@@ -23,8 +24,9 @@ import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
 import { realmRef } from "../actors/index.ts";
-import { EXPORT_HANDOFF, exportFileName } from "../actors/realm/export.ts";
+import { EXPORT_HANDOFF, EXPORT_PUBLIC, exportFileName } from "../actors/realm/export.ts";
 import type { Obj } from "../actors/types.ts";
+import { ExportScope, fillCredentials, parseActorId } from "./export-filter.ts";
 import { componentLogger } from "./log.ts";
 import type { NodeRuntime } from "./node.ts";
 import type { RecordWrite, Store } from "./storage/contract.ts";
@@ -96,25 +98,37 @@ async function* exportLines(store: Store, manifest: Manifest): AsyncGenerator<st
   const actors = (await store.listActors(manifest.shards))
     .filter((a) => belongs(a.actor, manifest.realmId))
     .sort((x, y) => (x.actor < y.actor ? -1 : x.actor > y.actor ? 1 : 0));
+  const scope = new ExportScope(manifest.realmId, manifest.exportType ?? EXPORT_PUBLIC);
+  for (const { shard, actor } of actors) {
+    const ref = parseActorId(actor);
+    if (ref && (ref.kind === "user" || (ref.kind === "channel" && ref.key === "directory")))
+      scope.learn(ref, await readActor(store, shard, actor));
+  }
+  scope.settle();
+  let exported = 0;
   let journalEntries = 0;
   for (const { shard, actor } of actors) {
-    const { snapshot, journal } = await readActor(store, shard, actor);
-    journalEntries += journal.length;
-    yield JSON.stringify({ actor, shard, snapshot, journal }) + "\n";
+    const ref = parseActorId(actor);
+    const read = await readActor(store, shard, actor);
+    const kept = ref ? scope.filter(ref, read) : read;
+    if (kept === null) continue;
+    exported++;
+    journalEntries += kept.journal.length;
+    yield JSON.stringify({ actor, shard, snapshot: kept.snapshot, journal: kept.journal }) + "\n";
   }
   const counters = (await store.listCounters()).filter((c) => counterBelongs(c.scope, manifest.realmId));
   for (const c of counters) yield JSON.stringify({ counter: c.scope, value: c.value }) + "\n";
   // The realm's records and id indexes (messages: actors/channel/conversation-state.ts) are keyed "<realm>:...".
   const own = `${manifest.realmId}:`;
-  const records = await store.listRecords(manifest.shards, own);
+  const records = (await store.listRecords(manifest.shards, own)).filter((r) => scope.keepsKey(r.key));
   for (const r of records)
     yield (
       JSON.stringify({ record: r.key, shard: r.shard, value: Buffer.from(r.value).toString("base64") }) + "\n"
     );
-  const indexes = await store.listIndexes(manifest.shards, own);
+  const indexes = (await store.listIndexes(manifest.shards, own)).filter((x) => scope.keepsKey(x.index));
   for (const x of indexes) yield JSON.stringify({ index: x.index, shard: x.shard, ids: x.ids }) + "\n";
   const trailer: Trailer = {
-    actors: actors.length,
+    actors: exported,
     journalEntries,
     counters: counters.length,
     records: records.length,
@@ -216,6 +230,7 @@ export async function restoreInto(store: Store, shards: number, contents: Export
     throw new Error(
       `organization ${manifest.realmId} already has data in this store: restore needs an empty one`,
     );
+  fillCredentials(contents.actors);
   let journalEntries = 0;
   for (const a of contents.actors) {
     // LMDB keys actors by id alone (shard 0 in the file); Redis by shard.

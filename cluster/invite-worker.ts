@@ -6,7 +6,8 @@
 //   invite.email     send the invitation email over SMTP (cluster/mail.ts),
 //                    or log the link when no EMAIL_HOST is set
 //   invite.accepted  subscribe the new user to the invitation's channels
-//                    and add them to its groups
+//                    and add them to its groups; tell the referrer
+//                    (notify_referrer_on_join) by a Notification Bot DM
 //
 // A failed send is retried with the outbox's backoff and never blocks the
 // API reply (the realm answers before the hand-off runs); after
@@ -14,8 +15,18 @@
 // once sent is remembered by its mail id, so a batch given again after a
 // partial failure does not mail anyone twice.
 
-import { INVITE_ACCEPTED, INVITE_EMAIL, channelDirectoryRef, groupDirectoryRef } from "../actors/index.ts";
+import {
+  INVITE_ACCEPTED,
+  INVITE_EMAIL,
+  channelDirectoryRef,
+  dmConvRef,
+  groupDirectoryRef,
+} from "../actors/index.ts";
+import { NOTIFICATION_BOT_ID } from "../actors/realm/system-bot.ts";
 import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import { shardOf } from "./addressing.ts";
+import { responseValue } from "./responses.ts";
+import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
 import { componentLogger, type Logger } from "./log.ts";
 import { mailConfigFromEnv, smtpMailer, type MailMessage, type Mailer } from "./mail.ts";
 import type { HandoffHandler } from "./node.ts";
@@ -28,6 +39,9 @@ const SENT_MEMORY = 10_000;
 export interface InviteWorkerHost {
   call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
   onHandoff(subject: string, handler: HandoffHandler): void;
+  /** The referrer's notice is sent with the referrer as the caller (the bot writes to them). */
+  request(req: ActorRequest): Promise<ActorResponse>;
+  readonly shards: number;
 }
 
 export interface InviteWorker {
@@ -119,6 +133,31 @@ export function startInviteWorker(
     return ok;
   });
 
+  // Zulip's "{user} accepted your invitation to join Zulip!" from the
+  // Notification Bot; the send key makes a hand-off given again send nothing new.
+  async function notifyReferrer(realmId: number, d: Obj): Promise<void> {
+    const referrerId = d.referrerId as number;
+    const ref = dmConvRef(realmId, [referrerId, NOTIFICATION_BOT_ID]);
+    const res = await host.request({
+      ref,
+      shard: shardOf(ref, host.shards),
+      method: "send",
+      args: {
+        content: `@_**${String(d.fullName)}|${String(d.userId)}** accepted your invitation to join Zulip!`,
+        client: "Internal",
+        notification_bot: true,
+        read_by_sender: false,
+        send_key: `invite-accepted:${String(d.userId)}`,
+      },
+      caller: { realmId, userId: referrerId, role: Number(d.referrerRole), isBot: false },
+      deadline: Date.now() + 30_000,
+    });
+    // A refusal (the referrer deactivated since) is final; unavailability is retried.
+    if (!res.ok && res.kind === "zulip")
+      log.warn({ realmId, referrerId, msg: res.msg }, "referrer notice refused");
+    else responseValue(res);
+  }
+
   host.onHandoff(INVITE_ACCEPTED, async (data) => {
     for (const d of data) {
       const realmId = d.realmId as number;
@@ -131,6 +170,7 @@ export function startInviteWorker(
         user_id: d.userId as number,
         group_ids: d.groupIds as number[],
       });
+      if (typeof d.referrerId === "number") await notifyReferrer(realmId, d);
     }
     return true;
   });

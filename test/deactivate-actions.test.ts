@@ -487,6 +487,8 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
       { event: { type: "delete_message", message_type: "private", message_ids: [11, 12] }, userIds: [5, 9] },
     ]);
     assert.deepEqual(calls.map((c) => [c[0], c[1], c[2]]).sort(), [
+      // The attachments the deleted messages linked drop them.
+      ["blob/uploads", "messagesRemoved", { ids: [11, 12] }],
       ["user/5", "messagesDeleted", { ids: [11, 12] }],
       ["user/9", "messagesDeleted", { ids: [11, 12] }],
     ]);

@@ -294,6 +294,8 @@ describe("verify_action", () => {
           assert.equal(typeof byProp.default_language.language_name, "string");
         },
       },
+      // Without it, the legacy settings events come too (test/fl-001-200-settings.test.ts).
+      { client_capabilities: { user_settings_object: true } },
     );
   });
 
@@ -342,6 +344,7 @@ describe("verify_action", () => {
           assert.deepEqual(types, ["user_settings", "user_status"]);
         },
       },
+      { client_capabilities: { user_settings_object: true } },
     );
   });
 
@@ -486,7 +489,7 @@ describe("queue semantics", () => {
 
   test("events - a newer poll finishes the older one with no events", async () => {
     const u = await newUser();
-    const q = (await register({}, u)).queue_id;
+    const q = (await register({ client_capabilities: { user_settings_object: true } }, u)).queue_id;
     const first = poll(q, -1, u);
     await new Promise((res) => setTimeout(res, 150));
     const second = poll(q, -1, u);

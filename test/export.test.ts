@@ -28,7 +28,8 @@ interface Server {
   realmId: number;
 }
 
-async function startOn(dir: string): Promise<Server> {
+/** `restored`: the data comes from an export, which carries no password: use the key restore made. */
+async function startOn(dir: string, restored = false): Promise<Server> {
   const srv = await startServer({
     port: 0,
     host: "127.0.0.1",
@@ -44,6 +45,15 @@ async function startOn(dir: string): Promise<Server> {
     singleOrganization: true,
   });
   const api0 = makeApi(srv.url, null);
+  const realmId = srv.bootstrapped?.realmId ?? 0;
+  if (restored) {
+    const owner = {
+      email: OWNER.email,
+      apiKey: srv.bootstrapped!.apiKey!,
+      userId: srv.bootstrapped!.userId!,
+    };
+    return { srv, api: makeApi(srv.url, owner), owner, realmId };
+  }
   const key = await api0("POST", "/fetch_api_key", { username: OWNER.email, password: OWNER.password });
   assertSuccess(key);
   const owner = {
@@ -51,8 +61,16 @@ async function startOn(dir: string): Promise<Server> {
     apiKey: key.body.api_key as string,
     userId: key.body.user_id as number,
   };
-  const realmId = srv.bootstrapped?.realmId ?? 0;
   return { srv, api: makeApi(srv.url, owner), owner, realmId };
+}
+
+/** A user's credentials in a restored organization (restore gave everyone a new API key). */
+async function keyOn(s: Server, email: string): Promise<Creds & { userId: number }> {
+  const r = (await s.srv.node.call(realmRef(s.realmId), "apiKey", { email })) as {
+    userId: number;
+    apiKey: string;
+  };
+  return { email, apiKey: r.apiKey, userId: r.userId };
 }
 
 function manage(dataDir: string, ...args: string[]) {
@@ -142,7 +160,7 @@ describe("export - permissions and errors", () => {
 });
 
 describe("export - round trip", () => {
-  test("export, download, restore into a fresh store, same data and logins, new ids above", async () => {
+  test("export, download, restore into a fresh store, same data, new API keys, new ids above", async () => {
     const api = a.api;
     // Data: a channel, messages with a star, a reaction and an edit, a DM.
     const ch = await api("POST", "/channels/create", {
@@ -187,12 +205,13 @@ describe("export - round trip", () => {
     const ownerQ = await openQueue(handle, a.owner, ["realm_export"]);
     const memberQ = await openQueue(handle, member, ["realm_export"]);
 
-    const created = await api("POST", "/export/realm", {}, admin);
+    // Full with consent: the member consented (above), so the direct message is in it.
+    const created = await api("POST", "/export/realm", { export_type: 2 }, admin);
     assertSuccess(created);
     const id = created.body.id as number;
     const row = await waitDone(api, id);
     assert.equal(row.acting_user_id, admin.userId);
-    assert.equal(row.export_type, 1);
+    assert.equal(row.export_type, 2);
     assert.equal(row.failed_timestamp, null);
     assert.equal(row.deleted_timestamp, null);
     assert.equal(typeof row.export_time, "number");
@@ -245,11 +264,21 @@ describe("export - round trip", () => {
     assert.equal(restored.realmId, a.realmId);
     assert.ok((restored.actors as number) > 0);
 
-    const b = await startOn(dirB);
+    const b = await startOn(dirB, true);
     try {
-      // Same logins, same API keys.
-      assert.equal(b.owner.apiKey, a.owner.apiKey);
-      const apiB = makeApi(b.srv.url, member);
+      // No credentials travel: old API keys and passwords do not work, restore made new keys.
+      assert.notEqual(b.owner.apiKey, a.owner.apiKey);
+      assert.equal((await makeApi(b.srv.url, a.owner)("GET", "/users/me")).status, 401);
+      assertError(
+        await makeApi(b.srv.url, null)("POST", "/fetch_api_key", {
+          username: OWNER.email,
+          password: OWNER.password,
+        }),
+        "Your username or password is incorrect",
+        "AUTHENTICATION_FAILED",
+        401,
+      );
+      const apiB = makeApi(b.srv.url, await keyOn(b, member.email));
       const after = await apiB("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
       assertSuccess(after);
       assert.deepEqual(after.body.messages, before.body.messages);
@@ -337,14 +366,177 @@ describe("export - cluster mode", () => {
     } finally {
       rmSync(saved);
     }
-    const b = await startOn(dir);
+    const b = await startOn(dir, true);
     try {
-      assert.equal(b.owner.apiKey, cluster.owner.apiKey);
+      assert.notEqual(b.owner.apiKey, cluster.owner.apiKey);
       const r = await b.api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
       assertSuccess(r);
       assert.deepEqual(r.body.messages, before.messages);
     } finally {
       await b.srv.close();
+    }
+  });
+});
+
+describe("export - types", () => {
+  test("public: public channels only, no DMs, no personal data; consent: also consenting users' private data; never credentials", async () => {
+    const c = await startOn(tempDir());
+    try {
+      const mk = async (email: string) => {
+        const r = (await c.srv.node.call(realmRef(c.realmId), "createUser", {
+          email,
+          password: `pw-${email}-x`,
+          fullName: email.split("@")[0]!,
+          role: 400,
+        })) as { userId: number; apiKey: string };
+        return { email, apiKey: r.apiKey, userId: r.userId };
+      };
+      const alice = await mk("alice@example.com");
+      const bob = await mk("bob@example.com");
+      assertSuccess(await c.api("PATCH", "/settings", { allow_private_data_export: true }, alice));
+      const make = async (name: string, ids: number[], inviteOnly: boolean) =>
+        assertSuccess(
+          await c.api("POST", "/channels/create", {
+            name,
+            subscribers: JSON.stringify(ids),
+            invite_only: JSON.stringify(inviteOnly),
+          }),
+        );
+      await make("pub", [c.owner.userId, alice.userId, bob.userId], false);
+      await make("priv-consented", [alice.userId, bob.userId], true);
+      await make("priv-unconsented", [c.owner.userId, bob.userId], true);
+      const send = async (who: Creds, to: string, content: string, dm = false) => {
+        const r = await c.api(
+          "POST",
+          "/messages",
+          dm ? { type: "private", to, content } : { type: "stream", to, topic: "t", content },
+          who,
+        );
+        assertSuccess(r);
+      };
+      await send(alice, "pub", "public words");
+      await send(alice, "priv-consented", "consented private words");
+      await send(c.owner, "priv-unconsented", "unconsented private words");
+      // A topic setting names a private channel's topic: it goes with the channel.
+      const privId = (await c.api("GET", "/get_stream_id", { stream: "priv-unconsented" })).body
+        .stream_id as number;
+      assertSuccess(
+        await c.api(
+          "POST",
+          "/user_topics",
+          { stream_id: privId, topic: "secret-topic-name", visibility_policy: 3 },
+          bob,
+        ),
+      );
+      await send(alice, JSON.stringify([bob.userId]), "consented dm words", true);
+      await send(c.owner, JSON.stringify([bob.userId]), "unconsented dm words", true);
+      const draft = (content: string) =>
+        JSON.stringify([{ type: "", to: [], topic: "", content, timestamp: 1700000000 }]);
+      assertSuccess(await c.api("POST", "/drafts", { drafts: draft("alice draft") }, alice));
+      assertSuccess(await c.api("POST", "/drafts", { drafts: draft("bob draft") }, bob));
+
+      const exportOf = async (exportType: number): Promise<Buffer> => {
+        const r = await c.api("POST", "/export/realm", { export_type: exportType });
+        assertSuccess(r);
+        const row = await waitDone(c.api, r.body.id as number);
+        const res = await fetch(c.srv.url + (row.export_url as string), {
+          headers: {
+            authorization: "Basic " + Buffer.from(`${c.owner.email}:${c.owner.apiKey}`).toString("base64"),
+          },
+        });
+        assert.equal(res.status, 200);
+        return Buffer.from(await res.arrayBuffer());
+      };
+      // Every byte the file carries, journals and records decoded: no credential in any of them.
+      const allText = (file: Buffer): string => {
+        const parts: string[] = [];
+        for (const line of gunzipSync(file).toString("utf8").trim().split("\n")) {
+          parts.push(line);
+          const o = JSON.parse(line) as Obj;
+          for (const [, b64] of (o.journal as [number, string][] | undefined) ?? [])
+            parts.push(Buffer.from(b64, "base64").toString("latin1"));
+          if (typeof o.value === "string") parts.push(Buffer.from(o.value, "base64").toString("latin1"));
+        }
+        return parts.join("\n");
+      };
+      const restore = async (file: Buffer): Promise<Server> => {
+        const dir = tempDir();
+        const saved = join(dir, "..", `types-${Date.now()}.jsonl.gz`);
+        writeFileSync(saved, file);
+        try {
+          await manage(dir, "restore", saved);
+        } finally {
+          rmSync(saved);
+        }
+        return startOn(dir, true);
+      };
+      const contents = async (s: Server, email: string) => {
+        const who = await keyOn(s, email);
+        const api = makeApi(s.srv.url, who);
+        const msgs = await api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
+        assertSuccess(msgs);
+        const subs = await api("GET", "/users/me/subscriptions");
+        assertSuccess(subs);
+        const drafts = await api("GET", "/drafts");
+        assertSuccess(drafts);
+        return {
+          messages: (msgs.body.messages as Obj[]).map((m) => (m.content as string).replace(/<\/?p>/g, "")),
+          channels: (subs.body.subscriptions as Obj[]).map((x) => x.name).sort(),
+          drafts: (drafts.body.drafts as Obj[]).map((d) => d.content),
+        };
+      };
+      const secrets = [c.owner.apiKey, alice.apiKey, bob.apiKey, "scrypt$"];
+
+      const pub = await exportOf(1);
+      const pubText = allText(pub);
+      for (const x of secrets) assert.ok(!pubText.includes(x), `public export holds ${x}`);
+      for (const x of [
+        "consented private words",
+        "unconsented private words",
+        "dm words",
+        "priv-",
+        "secret-topic",
+      ])
+        assert.ok(!pubText.includes(x), `public export holds ${x}`);
+      assert.ok(pubText.includes("public words"));
+      const p = await restore(pub);
+      try {
+        for (const email of [alice.email, bob.email]) {
+          const got = await contents(p, email);
+          assert.deepEqual(got.messages, ["public words"]);
+          assert.deepEqual(got.channels, ["pub"]);
+          assert.deepEqual(got.drafts, []);
+        }
+      } finally {
+        await p.srv.close();
+      }
+
+      const full = await exportOf(2);
+      const fullText = allText(full);
+      for (const x of secrets) assert.ok(!fullText.includes(x), `full export holds ${x}`);
+      for (const x of [
+        "unconsented private words",
+        "unconsented dm words",
+        "priv-unconsented",
+        "secret-topic-name",
+        "bob draft",
+      ])
+        assert.ok(!fullText.includes(x), `full export holds ${x}`);
+      const f = await restore(full);
+      try {
+        const a2 = await contents(f, alice.email);
+        assert.deepEqual(a2.messages, ["public words", "consented private words", "consented dm words"]);
+        assert.deepEqual(a2.channels, ["priv-consented", "pub"]);
+        assert.deepEqual(a2.drafts, ["alice draft"]);
+        const b2 = await contents(f, bob.email);
+        assert.deepEqual(b2.messages, ["public words", "consented private words", "consented dm words"]);
+        assert.deepEqual(b2.channels, ["priv-consented", "pub"]);
+        assert.deepEqual(b2.drafts, []);
+      } finally {
+        await f.srv.close();
+      }
+    } finally {
+      await c.srv.close();
     }
   });
 });

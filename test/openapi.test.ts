@@ -868,6 +868,8 @@ const cases: Case[] = [
   { method: "PATCH", path: `/bots/${BAD_ID}`, params: { full_name: "x" }, status: 400 },
   { method: "POST", path: (f) => `/bots/${f.botId}/api_key/regenerate`, status: 200 },
   { method: "POST", path: `/bots/${BAD_ID}/api_key/regenerate`, status: 400 },
+  { method: "GET", path: (f) => `/bots/${f.botId}/api_key`, status: 200 },
+  { method: "GET", path: `/bots/${BAD_ID}/api_key`, status: 400 },
   { method: "DELETE", path: (f) => `/bots/${f.botId}`, status: 200 },
   { method: "DELETE", path: `/bots/${BAD_ID}`, status: 400 },
 

@@ -165,7 +165,7 @@ describe("profile fields - definitions", () => {
         "URL pattern must contain '%(username)s'.",
       ],
       [
-        { name: "X", field_type: 2, display_in_profile_summary: true },
+        { name: "X", field_type: 6, display_in_profile_summary: true },
         "Field type not supported for display in profile summary.",
       ],
       [{ name: "X", field_type: 1, required: "yes" }, "required is not valid JSON"],

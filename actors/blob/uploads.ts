@@ -48,7 +48,9 @@ export type UploadsFact =
   | { type: "attachmentAdded"; attachment: Attachment }
   /** `conv`: the message's conversation key (absent in facts written before it). */
   | { type: "attachmentClaimed"; pathId: string; messageId: number; dateSent: number; conv?: string }
-  | { type: "attachmentRemoved"; pathId: string };
+  | { type: "attachmentRemoved"; pathId: string }
+  /** Deleted messages no longer link the file; it stays its owner's. */
+  | { type: "attachmentUnclaimed"; pathId: string; messageIds: number[] };
 
 export function initialUploads(ref: ActorRef): UploadsState {
   return { realmId: ref.realm, byPath: new Map(), spaceUsed: 0 };
@@ -73,6 +75,13 @@ export function applyUploadsFact(state: UploadsState, raw: Obj): UploadsState {
         ...(fact.conv === undefined ? {} : { conv: fact.conv }),
       });
       a.messages.sort((x, y) => x.id - y.id);
+      break;
+    }
+    case "attachmentUnclaimed": {
+      const a = state.byPath.get(fact.pathId);
+      if (!a) break;
+      const gone = new Set(fact.messageIds);
+      a.messages = a.messages.filter((m) => !gone.has(m.id));
       break;
     }
     case "attachmentRemoved": {
@@ -269,6 +278,30 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
 };
 
 /**
+ * Messages were deleted (internal: the conversation deleting them): each
+ * attachment they linked drops them from its messages and its owner gets
+ * the `attachment` update event. A file no message links any more stays
+ * listed and deletable by its owner, as Zulip keeps unclaimed attachments.
+ * O(attachments + ids).
+ */
+const messagesRemoved: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const ids = new Set((Array.isArray(args.ids) ? args.ids : []).filter((x) => typeof x === "number"));
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  if (ids.size === 0) return { reply: {} };
+  for (const a of state.byPath.values()) {
+    const messageIds = a.messages.filter((m) => ids.has(m.id)).map((m) => m.id);
+    if (!messageIds.length) continue;
+    facts.push(fact({ type: "attachmentUnclaimed", pathId: a.pathId, messageIds }));
+    const gone = new Set(messageIds);
+    const after = { ...a, messages: a.messages.filter((m) => !gone.has(m.id)) };
+    events.push(event("update", after, state.spaceUsed));
+  }
+  return { facts, events, reply: {} };
+};
+
+/**
  * The images among these path_ids, for a message's render (internal: the
  * conversations). As Zulip's markdown previews any image upload of the
  * realm a message links: only dimensions and type, never the bytes.
@@ -292,6 +325,7 @@ export const uploadsHandlers: Record<string, Handler<UploadsState>> = {
   removeAttachment,
   lookupUpload,
   claimUploads,
+  messagesRemoved,
 };
 
 /** The gateway's entry points; claimUploads is the conversations' only. */

@@ -15,6 +15,8 @@ export interface RosterEntry {
   email: string;
   role: number;
   isBot: boolean;
+  /** A bot's owner (absent in copies made before the roster carried it). */
+  botOwnerId?: number | null;
   isActive: boolean;
   fullName: string;
   avatarVersion: number;

@@ -22,6 +22,7 @@ import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } fro
 import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
 import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
+import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -38,6 +39,7 @@ for (const [name, h] of Object.entries({
   ...receivedDirectoryHandlers,
   ...inviteDirectoryHandlers,
   ...roleAccessDirectoryHandlers,
+  ...deactivatedPeersDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -69,6 +71,20 @@ export const channelBehavior: Behavior<ChannelKindState> = {
   // A send only adds a message (its id is new): sends batch together even
   // though each writes records; every other method reads what earlier turns wrote.
   blind: ["send"],
+  // History reads answer from the last durable state beside the sends.
+  // The directory has none of these methods (its wrapper refuses them), so
+  // it keeps no committed copy of its state.
+  servesReaders: (ref) => !isDir(ref),
+  readers: [
+    "fetch",
+    "getByIds",
+    "locateIds",
+    "topics",
+    "messageEditHistory",
+    "readReceipts",
+    "matchNarrow",
+    "receivedRows",
+  ],
   upgrade: (state, ref) => (isDir(ref) ? null : upgradeConv(state as ConvState)),
   // Nothing without a caller: channels and messages have no spectator reads yet.
   external: {
@@ -84,6 +100,7 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     archiveChannel: "caller",
     setSubProperties: "caller",
     registerState: "caller",
+    peersOfDeactivated: "caller",
     defaultChannelIds: "caller",
     channelNamesByIds: "caller",
     sendContext: "caller",

@@ -8,6 +8,7 @@
 
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import { uploadsDirectoryRef } from "../blob/index.ts";
 import { userRef } from "../user/index.ts";
 import {
   getMsgs,
@@ -53,6 +54,8 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   // The senders keep their rows even after unsubscribing; those go too.
   const userIds = [...new Set([...audience, ...senders])];
   await Promise.all(userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })));
+  // The attachments they linked drop them (Zulip's attachment update event).
+  await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids });
   const events: OutEvent[] = [];
   if (streamId === null) {
     events.push({ event: { type: "delete_message", message_type: "private", message_ids: ids }, userIds });

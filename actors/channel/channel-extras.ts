@@ -95,14 +95,14 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
 
 /**
  * GET /users/{user_id}/subscriptions/{stream_id}: the user first ("No such
- * user" for bots and unknown ids, as access_user_by_id), then the channel as
- * the caller may see it (administrators see private ones).
+ * user" for unknown ids; bots are answered for since FL 458), then the
+ * channel as the caller may see it (administrators see private ones).
  */
 const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const u = t.me(caller);
   const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
-  if (!target || target.isBot) throw errors.noSuchUser();
+  if (!target) throw errors.noSuchUser();
   if (!target.isActive) throw errors.userDeactivated();
   const ch = channelOf(state, args.stream_id);
   if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u)) throw errors.invalidChannelId();

@@ -7,6 +7,7 @@
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
+import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
@@ -1040,6 +1041,19 @@ export const CONTENT_EDIT_LIMIT_SECONDS = 600;
 const TOPIC_EDIT_LIMIT_SECONDS = 259200;
 const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 
+/**
+ * FL 379: a client that read the message before editing may send the
+ * SHA-256 of the content it saw; a mismatch means someone else edited it
+ * since. Checked for topic moves too, as Zulip does, so the parameter
+ * means the same thing everywhere.
+ */
+function checkPrevContent(m: Msg, args: Obj): void {
+  const expected = args.prev_content_sha256;
+  if (typeof expected !== "string") return;
+  if (createHash("sha256").update(m.content, "utf8").digest("hex") !== expected)
+    throw errors.prevContentMismatch();
+}
+
 /** PATCH /messages/{id}: content and/or topic (within this channel). */
 const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
@@ -1056,6 +1070,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
   if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
   if (newContentRaw === undefined && newTopicRaw === undefined) throw errors.nothingToChange();
+  checkPrevContent(m, args);
   const now = Math.floor(ctx.now() / 1000);
   const facts: Obj[] = [];
   const writes: RecordWrite[] = [];
@@ -1276,6 +1291,7 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (!canRead(ch, c)) throw errors.invalidMessages();
   const pool = await topicPool(ctx, state, ch, c, m);
   if (typeof args.content === "string") throw errors.contentWhileMovingChannel();
+  checkPrevContent(m, args);
   const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
   if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
   const target = await targetInfo(ctx, state, Number(args.stream_id));
@@ -1546,6 +1562,7 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   await Promise.all(
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
   );
+  await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids: [m.id] });
   const event: Obj = {
     type: "delete_message",
     message_type: ch ? "stream" : "private",

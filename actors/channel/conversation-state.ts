@@ -81,6 +81,12 @@ export interface ConvState {
   recent: Map<number, Msg>;
   /** Bodies read from the store (not in snapshots; dropped with the activation). */
   cache: LRUCache<number, Msg> | null;
+  /**
+   * Bumped when a fact drops a cached body (not in snapshots). A reader
+   * (Behavior.readers) runs while facts are applied: a body it read from
+   * the store before a change was applied is not cached after it.
+   */
+  cacheGen: number;
   /** Old-shape content not yet moved into the store (upgradeConv). */
   legacy: { ids: number[]; msgs: Record<string, Msg> } | null;
   /**
@@ -139,6 +145,7 @@ export function initialConv(ref: ActorRef): ConvState {
     recentIds: [],
     recent: new Map(),
     cache: null,
+    cacheGen: 0,
     legacy: null,
     sendKeys: [],
   };
@@ -256,7 +263,7 @@ function added(state: ConvState, m: Msg): void {
   if (old) summaryRemove(state, old.topic, old.senderId);
   else state.count++;
   summaryAdd(state, m.topic, m.senderId);
-  state.cache?.delete(m.id);
+  if (state.cache?.delete(m.id)) state.cacheGen++;
   if (m.id < state.recentFrom) return;
   if (!old) insertId(state.recentIds, m.id);
   state.recent.set(m.id, m);
@@ -319,7 +326,7 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
         summaryAdd(state, topic, sender);
       }
       if (m) Object.assign(m, structuredClone(fact.changes));
-      state.cache?.delete(fact.id);
+      if (state.cache?.delete(fact.id)) state.cacheGen++;
       break;
     }
     case "msgRemoved": {
@@ -332,7 +339,7 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
         state.recent.delete(fact.id);
         removeId(state.recentIds, fact.id);
       }
-      state.cache?.delete(fact.id);
+      if (state.cache?.delete(fact.id)) state.cacheGen++;
       break;
     }
     case "legacyStored": {
@@ -457,13 +464,15 @@ export async function getMsgs(
     else if (id < state.recentFrom) missing.push(i);
   }
   if (!missing.length) return out;
+  const gen = state.cacheGen;
   const got = await store(ctx).getRecords(missing.map((i) => msgKey(state, ids[i]!)));
-  const cache = (state.cache ??= new LRUCache<number, Msg>({ max: BODY_CACHE }));
+  const cache =
+    gen === state.cacheGen ? (state.cache ??= new LRUCache<number, Msg>({ max: BODY_CACHE })) : null;
   missing.forEach((i, k) => {
     const bytes = got[k];
     if (!bytes) return;
     const m = JSON.parse(dec.decode(bytes)) as Msg;
-    cache.set(m.id, m);
+    cache?.set(m.id, m);
     out[i] = m;
   });
   return out;

@@ -27,6 +27,7 @@ import {
   type RosterEntry,
 } from "./access.ts";
 import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
+import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -237,8 +238,14 @@ export function subscriptionEvents(
 ): OutEvent[] {
   const events: OutEvent[] = [];
   for (const ch of created) {
+    // The channel as it was before this request's subscriptions: the
+    // peer_add and subscription add events below bring each client's count
+    // up to date, so counting the new subscribers here would count them twice.
+    const stream = formatChannel(s, s.channels[String(ch.id)]!, t.sys);
+    const joined = added.filter((a) => a.channelId === ch.id).length;
+    if (typeof stream.subscriber_count === "number") stream.subscriber_count -= joined;
     events.push({
-      event: { type: "stream", op: "create", streams: [formatChannel(s, s.channels[String(ch.id)]!, t.sys)] },
+      event: { type: "stream", op: "create", streams: [stream] },
       userIds: metadataAudience(t, s, s.channels[String(ch.id)]!),
     });
   }
@@ -248,6 +255,8 @@ export function subscriptionEvents(
     (byUser.get(a.userId) ?? byUser.set(a.userId, []).get(a.userId)!).push(a.channelId);
     (byChannel.get(a.channelId) ?? byChannel.set(a.channelId, []).get(a.channelId)!).push(a.userId);
   }
+  const isNew = new Set(created.map((ch) => ch.id));
+  events.push(...newSubscriberCreateEvents(t, s, new Map([...byChannel].filter(([id]) => !isNew.has(id)))));
   for (const [userId, channelIds] of byUser) {
     const subs = channelIds.map((id) => {
       const ch = s.channels[String(id)]!;
@@ -421,7 +430,8 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const me = t.me(caller);
   const names = (args.subscriptions as string[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
-  const others = targets.some((u) => u.userId !== me.userId);
+  // Zulip's user_directly_controls_user: oneself and one's own bots are not "others".
+  const others = targets.some((u) => u.userId !== me.userId && !(u.isBot && u.botOwnerId === me.userId));
   const channels: Channel[] = [];
   for (const raw of names) {
     const id = state.byName[raw.trim().toLowerCase()];
@@ -486,12 +496,19 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
 
 // ---- reads ------------------------------------------------------------------
 
-function subsOf(t: Turn, state: DirState, userId: number, active: boolean, withSubscribers: boolean): Obj[] {
+function subsOf(
+  t: Turn,
+  state: DirState,
+  userId: number,
+  active: boolean,
+  withSubscribers: boolean,
+  withArchived = false,
+): Obj[] {
   const out: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
     const sub = state.subs[String(ch.id)]?.[String(userId)];
     if (!sub || sub.active !== active) continue;
-    if (ch.isArchived) continue;
+    if (ch.isArchived && !withArchived) continue;
     out.push(formatSub(state, ch, sub, t.sys, withSubscribers));
   }
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
@@ -708,9 +725,15 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   // Users who could see the channel before or after the change hear of it.
   const audience = [...new Set([...metadataAudience(t, state, ch), ...metadataAudience(t, s, updated)])];
   const out: OutEvent[] = [];
+  if (changes.isArchived === undefined) out.push(...gainedAccessEvents(t, state, ch, s, updated));
   if (changes.isArchived === false) {
     out.push({
-      event: { type: "stream", op: "create", streams: [formatChannel(s, updated, t.sys)] },
+      event: {
+        type: "stream",
+        op: "create",
+        streams: [formatChannel(s, updated, t.sys)],
+        as_update: streamUpdate(ch, "is_archived", false),
+      },
       userIds: audience,
     });
   }
@@ -748,7 +771,14 @@ const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const changes: Obj = { isArchived: true, isDefault: false };
   const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
   // 10.2 tells clients with a delete event (the stream delete event, https://zulip.com/api/get-events).
-  const event: Obj = { type: "stream", op: "delete", stream_ids: [ch.id], streams: [{ stream_id: ch.id }] };
+  // Clients with the archived_channels capability get `as_update` instead (FL 378; actors/queue/shape.ts).
+  const event: Obj = {
+    type: "stream",
+    op: "delete",
+    stream_ids: [ch.id],
+    streams: [{ stream_id: ch.id }],
+    as_update: streamUpdate(ch, "is_archived", true),
+  };
   return { facts, events: [{ event, userIds: metadataAudience(t, state, ch) }], reply: {} };
 };
 
@@ -810,10 +840,14 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
   const withSubscribers = optBool(args, "include_subscribers") ?? false;
+  // The archived_channels capability: archived channels stay in the
+  // subscription lists (feature levels 315 and 362) and in `streams` (378),
+  // marked is_archived; other clients see active channels only.
+  const withArchived = optBool(args, "archived_channels") ?? false;
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
-    if (ch.isArchived || !canSeeMetadata(state, ch, me)) continue;
+    if (!canSeeMetadata(state, ch, me) || (ch.isArchived && !withArchived)) continue;
     streams.push(formatChannel(state, ch, t.sys));
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);
@@ -826,8 +860,8 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const byName = (a: Obj, b: Obj) => String(a.name).localeCompare(String(b.name));
   return {
     reply: {
-      subscriptions: subsOf(t, state, me.userId, true, withSubscribers),
-      unsubscribed: subsOf(t, state, me.userId, false, withSubscribers),
+      subscriptions: subsOf(t, state, me.userId, true, withSubscribers, withArchived),
+      unsubscribed: subsOf(t, state, me.userId, false, withSubscribers, withArchived),
       never_subscribed: never.sort(byName),
       streams: streams.sort(byName),
     },

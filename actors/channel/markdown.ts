@@ -8,6 +8,7 @@ import { own } from "../dict.ts";
 import { unicodeCodeForName } from "../emoji/index.ts";
 import { sanitizeHref } from "../href.ts";
 import { applyLinkifiers } from "../realm/linkifiers.ts";
+import { globalTimeRule, renderSpoiler } from "./markdown-extras.ts";
 
 export interface MentionTarget {
   userId: number;
@@ -176,6 +177,8 @@ function build(): InstanceType<typeof MarkdownIt> {
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
+  // Before autolink, which would take `<time:...>` for a URL with scheme "time".
+  md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
   // Linkifiers: plain text outside links and code becomes links.
   md.core.ruler.push("zulip_linkifiers", (state) => {
     const env = state.env as unknown as RenderEnv;
@@ -283,9 +286,11 @@ function build(): InstanceType<typeof MarkdownIt> {
     state.tokens = out;
   });
   // Zulip's code blocks: <div class="codehilite" data-code-language="..."><pre><span></span><code>.
-  md.renderer.rules.fence = (tokens, idx) => {
+  md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const t = tokens[idx]!;
     const lang = t.info.trim().split(/\s+/)[0] ?? "";
+    if (lang.toLowerCase() === "spoiler")
+      return renderSpoiler(t.info.trim().slice(lang.length), t.content, (src) => md.render(src, env));
     const attr = lang ? ` data-code-language="${escapeHtml(lang)}"` : "";
     return `<div class="codehilite"${attr}><pre><span></span><code>${escapeHtml(t.content)}</code></pre></div>\n`;
   };

@@ -135,6 +135,12 @@ function rulesArg(args: Obj): SettingRules {
   return out;
 }
 
+/**
+ * Since Zulip 12 (feature level 496) bots may call the user group reads,
+ * creation and membership endpoints; guests still may not.
+ */
+const BOTS_ALLOWED = true;
+
 /** Zulip's require_member_or_admin. */
 export function requireMember(caller: Caller | null, allowBots = false): Caller {
   if (!caller) throw errors.accessDenied();
@@ -265,7 +271,7 @@ function listOf(state: GroupDirState, includeDeactivated: boolean): Obj[] {
 
 /** GET /user_groups. */
 const listGroups: H = (state, args, _ctx, caller) => {
-  requireMember(caller);
+  requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   return { reply: { user_groups: listOf(d.state, args.includeDeactivated === true) } };
 };
@@ -285,7 +291,7 @@ const registerState: H = (state, args, _ctx, caller): Decision => {
 
 /** GET /user_groups/{id}/members. */
 const members: H = (state, args, _ctx, caller) => {
-  requireMember(caller);
+  requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   const g = accessForRead(d.state, argInt(args, "groupId"));
   const ids =
@@ -297,13 +303,13 @@ const members: H = (state, args, _ctx, caller) => {
 
 /** GET /user_groups/{id}/members/{user_id}. */
 const isMember: H = (state, args, _ctx, caller) => {
-  requireMember(caller);
+  requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   const g = accessForRead(d.state, argInt(args, "groupId"));
   const userId = argInt(args, "userId");
   const u = d.state.users[String(userId)];
-  // Zulip's access_user_by_id(for_admin=False): bots and unknown ids are "No such user".
-  if (!u || u.isBot) throw errors.noSuchUser();
+  // Unknown ids are "No such user"; bots may be asked about since FL 458.
+  if (!u) throw errors.noSuchUser();
   if (!u.isActive) throw errors.userDeactivated();
   const yes =
     args.directOnly === true ? g.members.includes(userId) : recursiveMembers(d.state, g.id).has(userId);
@@ -312,7 +318,7 @@ const isMember: H = (state, args, _ctx, caller) => {
 
 /** GET /user_groups/{id}/subgroups. */
 const subgroups: H = (state, args, _ctx, caller) => {
-  requireMember(caller);
+  requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   const g = accessForRead(d.state, argInt(args, "groupId"));
   let ids: number[];
@@ -391,7 +397,7 @@ const setExternalUse: H = (state, args, _ctx, caller) => {
 
 /** POST /user_groups/create (Zulip's add_user_group, checks in its order). */
 const createGroup: H = async (state, args, ctx: ActorContext, caller) => {
-  const me = requireMember(caller);
+  const me = requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   if (!hasPermission(d.state, realmValue(d.state, "can_create_groups"), me.userId, { allowEveryone: false }))
     throw errors.insufficientPermission();
@@ -560,7 +566,7 @@ function removeSubgroupsStep(d: Draft, groupId: number, me: number, ids: number[
 
 /** POST /user_groups/{id}/members: add, delete, add_subgroups, delete_subgroups, all or nothing. */
 const updateMembers: H = (state, args, _ctx, caller) => {
-  const me = requireMember(caller).userId;
+  const me = requireMember(caller, BOTS_ALLOWED).userId;
   const add = optIntList(args, "add");
   const del = optIntList(args, "delete");
   const addSub = optIntList(args, "add_subgroups");
@@ -577,7 +583,7 @@ const updateMembers: H = (state, args, _ctx, caller) => {
 
 /** POST /user_groups/{id}/subgroups: add, delete. */
 const updateSubgroups: H = (state, args, _ctx, caller) => {
-  const me = requireMember(caller).userId;
+  const me = requireMember(caller, BOTS_ALLOWED).userId;
   const add = optIntList(args, "add");
   const del = optIntList(args, "delete");
   if (!add.length && !del.length) throw errors.nothingToDoSubgroups();

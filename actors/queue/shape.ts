@@ -19,6 +19,9 @@
 // Events of type `presence` may carry both forms (legacy fields and
 // `presences`); each queue keeps the form its simplified_presence_events
 // capability asks for.
+// Events of type `stream` that archive (op delete) or unarchive (op create)
+// a channel carry `as_update`, the stream/update that queues with the
+// archived_channels capability get instead.
 
 import type { Obj, Value } from "../types.ts";
 import type { Registration } from "./state.ts";
@@ -222,6 +225,18 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
         return [event.op === "update" ? event : change];
       return [{ type: "realm_emoji", op: "update", realm_emoji: all ?? {} }];
     }
+    case "stream": {
+      // Archiving (op delete) and unarchiving (op create) carry `as_update`,
+      // the stream/update of is_archived that archived_channels clients get
+      // instead (FL 378).
+      const { as_update: asUpdate, ...legacy } = event;
+      if (asUpdate === undefined) return [event];
+      return caps.archived_channels ? [asUpdate as Obj] : [legacy];
+    }
+    case "update_display_settings":
+    case "update_global_notifications":
+      // Legacy twins of user_settings events (feature level 89): only for clients without user_settings_object.
+      return caps.user_settings_object ? [] : [event];
     case "realm_linkifiers":
       // Without linkifier_url_template, realm_linkifiers stays empty and no events are sent.
       return caps.linkifier_url_template ? [event] : [];

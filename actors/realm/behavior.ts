@@ -19,6 +19,7 @@ import { exportHandlers } from "./export.ts";
 import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
+import { botApiKeyHandlers } from "./bot-api-key.ts";
 import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
 import {
   applyRealmKindFact,
@@ -59,6 +60,7 @@ for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole
 for (const [name, h] of Object.entries(userDefaultsHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
@@ -118,6 +120,7 @@ const external: Record<string, Exposure> = {
   administeredBots: "caller",
   updateBot: "caller",
   regenerateBotKey: "caller",
+  getBotKey: "caller",
   regenerateOwnKey: "caller",
   deactivateBot: "caller",
   getProfileFields: "caller",

@@ -67,7 +67,7 @@ function fact(f: RealmFact): Obj {
 }
 
 /** Zulip's require_member_or_admin: no guests, no bots. */
-function memberOrAdmin(state: RealmState, caller: Caller | null): DirEntry {
+export function memberOrAdmin(state: RealmState, caller: Caller | null): DirEntry {
   const me = actorOf(state, caller);
   if (me.role === ROLE_GUEST) throw errors.notAllowedForGuests();
   if (me.isBot) throw errors.botsNotAllowed();
@@ -75,7 +75,7 @@ function memberOrAdmin(state: RealmState, caller: Caller | null): DirEntry {
 }
 
 /** Zulip's access_bot_by_id. */
-function accessBot(state: RealmState, me: DirEntry, botId: number): DirEntry {
+export function accessBot(state: RealmState, me: DirEntry, botId: number): DirEntry {
   const bot = memberById(state, botId);
   if (!bot || !bot.isBot) throw errors.noSuchBot();
   if (!canAdmin(me, bot)) throw errors.insufficientPermission();

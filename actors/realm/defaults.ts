@@ -33,6 +33,16 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   enable_guest_user_indicator: true,
   /** Clients warn before a DM to a guest (FL 348). */
   enable_guest_user_dm_warning: true,
+  /** FL 434. Stored only: this server sends no channel-event notices yet. */
+  send_channel_events_messages: true,
+  /** FL 409. Stored only: this server sends no message push notifications. */
+  require_e2ee_push_notifications: false,
+  // Stored-only settings (realm-properties.ts), Zulip's defaults.
+  video_chat_provider: 1,
+  giphy_rating: 2,
+  org_type: 0,
+  default_code_block_language: "",
+  want_advertise_in_communities_directory: false,
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -63,6 +73,9 @@ export const REALM_BOOL_PROPERTIES = [
   "enable_read_receipts",
   "enable_guest_user_indicator",
   "enable_guest_user_dm_warning",
+  "send_channel_events_messages",
+  "require_e2ee_push_notifications",
+  "want_advertise_in_communities_directory",
 ] as const;
 
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */

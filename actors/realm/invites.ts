@@ -600,6 +600,13 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
     spent as unknown as RealmFact[],
   );
   const { userId } = decision.reply as { userId: number };
+  // Zulip tells the referrer of an email invitation (notify_referrer_on_join)
+  // through the Notification Bot, if the referrer is still active.
+  const referrer = multiuse || !inv.notifyReferrer ? undefined : memberOf(state, inv.referrerId);
+  const notify: Obj =
+    referrer && referrer.isActive
+      ? { referrerId: referrer.userId, referrerRole: referrer.role, fullName }
+      : {};
   return {
     ...decision,
     events: [...(decision.events ?? []), ...invitesChangedFor(state, referrers)],
@@ -612,6 +619,7 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
           streamIds: inv.streamIds,
           groupIds: inv.groupIds,
           includeDefaults: inv.includeDefaults,
+          ...notify,
         },
       },
     ],

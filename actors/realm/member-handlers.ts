@@ -395,7 +395,8 @@ export async function deactivation(
   const revoked = revokeInvitesBy(state, target.userId);
   facts.push(...revoked.facts);
   events.push(...revoked.events);
-  return { facts, events, notices, reply: {} };
+  // The gateway strips `deactivated` and tells the channel directory (peer_remove, FL 377).
+  return { facts, events, notices, reply: { deactivated: victims.map((v) => v.userId) } };
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */

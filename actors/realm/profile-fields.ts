@@ -187,7 +187,8 @@ function validateField(
     if ([...name].length > NAME_MAX) throw errors.tooLong("name", NAME_MAX);
   }
   if (!Object.values(T).includes(type as 1)) bad("Invalid field type.");
-  if (summary && (type === T.long || type === T.user)) {
+  // Paragraph (long text) fields may be shown in the summary since FL 476.
+  if (summary && type === T.user) {
     bad("Field type not supported for display in profile summary.");
   }
 }

@@ -14,6 +14,8 @@ const registerRealmState: Handler<RealmState> = (state) => {
   }
   // Zulip's deprecated realm_allow_edit_history, derived from the policy that replaced it.
   settings.allow_edit_history = settings.message_edit_history_visibility_policy !== "none";
+  // register's realm_description is the Markdown source, as realm update events carry it.
+  settings.description = state.description;
   return { reply: { settings, dateCreated: state.dateCreated } };
 };
 

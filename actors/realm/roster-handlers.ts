@@ -18,6 +18,8 @@ function rosterEntry(state: RealmState, u: DirEntry): Obj {
     role: u.role,
     isBot: u.isBot,
     botType: u.botType,
+    // Members may unsubscribe bots they own (channel unsubscribe).
+    botOwnerId: u.botOwnerId ?? null,
     isActive: u.isActive,
     fullName: u.fullName,
     avatarVersion: u.avatarVersion,

@@ -15,6 +15,12 @@ import {
   realmSetting,
 } from "./defaults.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
+import {
+  OWNER_ONLY_PROPERTIES,
+  REALM_INT_PROPERTIES,
+  REALM_STRING_PROPERTIES,
+  checkRealmProperty,
+} from "./realm-properties.ts";
 import type { RealmState } from "./state.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
@@ -69,15 +75,23 @@ const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, calle
 };
 
 /**
- * PATCH /realm's boolean settings: {updates: {setting: bool}}, administrators
- * only. As Zulip's do_set_realm_property, a setting whose value does not
+ * PATCH /realm's boolean, choice, integer and string settings: {updates:
+ * {setting: value}}, administrators only (some owners only). As Zulip's do_set_realm_property, a setting whose value does not
  * change is left out; each changed one emits realm update {property, value}
  * to every active user and is echoed in the reply.
  */
 const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) => {
-  requireAdmin(state, caller);
+  const me = requireAdmin(state, caller);
   const updates = (args.updates ?? {}) as Obj;
+  if (me.role !== ROLE_OWNER && Object.keys(updates).some((n) => OWNER_ONLY_PROPERTIES.has(n)))
+    throw errors.mustBeOwner();
   const values: Obj = {};
+  for (const name of [...Object.keys(REALM_INT_PROPERTIES), ...REALM_STRING_PROPERTIES]) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    checkRealmProperty(name, v);
+    if (realmSetting(state, name) !== v) values[name] = v;
+  }
   for (const name of REALM_BOOL_PROPERTIES) {
     const v = updates[name];
     if (v === undefined) continue;
@@ -90,14 +104,26 @@ const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) =
     if (typeof v !== "string" || !choices.includes(v)) throw errors.invalid(name);
     if (realmSetting(state, name) !== v) values[name] = v;
   }
-  if (!Object.keys(values).length) return { reply: {} };
+  // The name and description are the realm's own fields, not settings.
+  const identity: Obj = {};
+  for (const name of ["name", "description"] as const) {
+    const v = updates[name];
+    if (v === undefined) continue;
+    if (typeof v !== "string") throw errors.invalid(name);
+    if (state[name] !== v) identity[name] = v;
+  }
+  const changed = { ...values, ...identity };
+  if (!Object.keys(changed).length) return { reply: {} };
+  const facts: Obj[] = [];
+  if (Object.keys(values).length) facts.push({ type: "settingsChanged", values });
+  if (Object.keys(identity).length) facts.push({ type: "identityChanged", ...identity });
   return {
-    facts: [{ type: "settingsChanged", values }],
-    events: Object.entries(values).map(([property, value]) => ({
+    facts,
+    events: Object.entries(changed).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
       userIds: activeUserIds(state),
     })),
-    reply: values,
+    reply: changed,
   };
 };
 

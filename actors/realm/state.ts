@@ -298,7 +298,9 @@ export type RealmFact =
   /** One user's values: a null value removes it. */
   | { type: "profileDataSet"; userId: number; values: Record<string, ProfileValue | null> }
   /** Realm settings changed (PATCH /realm): name -> new value. */
-  | { type: "settingsChanged"; values: Obj };
+  | { type: "settingsChanged"; values: Obj }
+  /** PATCH /realm name or description. */
+  | { type: "identityChanged"; name?: string; description?: string };
 
 export function isDirectoryRef(ref: ActorRef): boolean {
   return ref.key === "directory";
@@ -406,6 +408,10 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
     }
     case "settingsChanged":
       state.settings = { ...state.settings, ...fact.values };
+      break;
+    case "identityChanged":
+      if (fact.name !== undefined) state.name = fact.name;
+      if (fact.description !== undefined) state.description = fact.description;
       break;
     default:
       if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);

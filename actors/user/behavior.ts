@@ -11,6 +11,7 @@ import { own } from "../dict.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
+import { legacySettingEvents } from "./legacy-setting-events.ts";
 import type {
   ActorContext,
   ActorRef,
@@ -124,7 +125,13 @@ function settingEvent(name: string, value: Value): Obj {
  * Settings changes that differ from the current values, as a fact and the
  * user_settings events for the user's own queues.
  */
-function settingsDecision(state: UserState, values: Obj, bySelf: boolean, skipEdited: boolean) {
+async function settingsDecision(
+  state: UserState,
+  ctx: ActorContext,
+  values: Obj,
+  bySelf: boolean,
+  skipEdited: boolean,
+) {
   const changed: Obj = {};
   for (const [name, value] of Object.entries(values)) {
     if (skipEdited && state.selfEdited.includes(name)) continue;
@@ -137,6 +144,7 @@ function settingsDecision(state: UserState, values: Obj, bySelf: boolean, skipEd
     for (const [name, value] of Object.entries(changed)) {
       events.push({ event: settingEvent(name, value), userIds: [state.userId] });
     }
+    events.push(...(await legacySettingEvents(state, ctx, changed)));
   }
   return { facts, events };
 }
@@ -264,7 +272,7 @@ async function updateOthers(
   let own: Decision = {};
   for (const userId of resolved.userIds) {
     if (userId === state.userId) {
-      own = settingsDecision(state, settings, false, target.skip);
+      own = await settingsDecision(state, ctx, settings, false, target.skip);
       await mirrorReceivesTyping(ctx, state, own.facts ?? []);
     } else {
       await ctx.call(
@@ -347,7 +355,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
       userIds: ids,
     });
   }
-  const own = settingsDecision(state, settings, true, false);
+  const own = await settingsDecision(state, ctx, settings, true, false);
   await mirrorReceivesTyping(ctx, state, own.facts);
   facts.push(...own.facts);
   events.push(...own.events);
@@ -371,6 +379,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
       const tz = personal.timezone as string;
       facts.push(fact({ type: "timezone", timezone: tz }));
       events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
+      events.push(...(await legacySettingEvents(state, ctx, { timezone: tz })));
       realmWide.push({
         type: "realm_user",
         op: "update",
@@ -397,8 +406,9 @@ const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
   }
   // Settings do not apply to bots; the realm already filtered them out.
   if (state.isBot) return { reply: {} };
-  const { facts, events } = settingsDecision(
+  const { facts, events } = await settingsDecision(
     state,
+    ctx,
     values,
     false,
     optBool(args, "skipIfAlreadyEdited") ?? false,
@@ -445,7 +455,7 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
   const events: OutEvent[] = [];
   if (away !== undefined) {
     // `away` is the deprecated inverse of presence_enabled.
-    const own = settingsDecision(state, { presence_enabled: !away }, true, false);
+    const own = await settingsDecision(state, ctx, { presence_enabled: !away }, true, false);
     facts.push(...own.facts);
     events.push(...own.events);
   }

@@ -47,6 +47,8 @@ export interface EmbeddedOptions {
   /** Lease timing (tests): 30 s TTL, renewed every 5 s. */
   leaseTtlMs?: number;
   renewMs?: number;
+  /** Wrap the store the node uses (tests: hold a commit to observe what runs meanwhile). */
+  wrapStore?: (store: Store) => Store;
 }
 
 export interface EmbeddedServer {
@@ -72,7 +74,8 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   // Read (and checked) before anything opens: a bad OUTGOING_* value stops the start cleanly.
   const webhookOptions = { ...webhookOptionsFromEnv(), ...o.webhooks };
   mkdirSync(o.dataDir, { recursive: true });
-  const store = tracedStore(await createLmdbStore(resolve(o.dataDir), { exclusive: true }), "lmdb");
+  const lmdb = await createLmdbStore(resolve(o.dataDir), { exclusive: true });
+  const store = tracedStore(o.wrapStore ? o.wrapStore(lmdb) : lmdb, "lmdb");
   const transport = createInProcessTransport();
   const { node, guard, handler } = createGuardedNode({
     nodeId: "embedded",

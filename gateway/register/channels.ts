@@ -11,6 +11,7 @@ export const channelsArea: RegisterArea = {
     if (!ctx.caller) return {};
     const r = (await ctx.call(channelDirectoryRef(ctx.realmId), "registerState", {
       include_subscribers: ctx.params.include_subscribers !== "false",
+      archived_channels: ctx.params.client_capabilities.archived_channels === true,
     })) as Obj;
     return r;
   },

@@ -17,6 +17,8 @@ export const REALM_CONSTANTS: Obj = {
   max_channel_folder_name_length: 60,
   max_channel_folder_description_length: 1024,
   realm_empty_topic_display_name: "general chat",
+  // FL 438: owners get no access to private content they are not subscribed to.
+  realm_owner_full_content_access: false,
   // EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS: above the longest heartbeat wait (55 s).
   event_queue_longpoll_timeout_seconds: 90,
   server_presence_ping_interval_seconds: 60,
@@ -52,7 +54,6 @@ export const realmArea: RegisterArea = {
       ...realmDefaults(pub.host || ctx.host),
       ...out,
       realm_name: pub.name,
-      realm_description: pub.description,
       realm_icon_url: pub.icon,
       realm_icon_source: "G",
       realm_url: url,

@@ -27,9 +27,9 @@ export const serverStateAreas: RegisterArea[] = [
   constantArea("onboarding_steps", () => ({ onboarding_steps: [], navigation_tour_video_url: null })),
   // Search matches every word: no stop word is ignored.
   constantArea("stop_words", () => ({ stop_words: [] })),
-  // No Zoom integration, no GIPHY API key.
+  // No Zoom integration, no GIPHY, Tenor (FL 442) or KLIPY (FL 486) API key.
   constantArea("video_calls", () => ({ has_zoom_token: false })),
-  constantArea("giphy", () => ({ giphy_api_key: "" })),
+  constantArea("giphy", () => ({ giphy_api_key: "", tenor_api_key: "", klipy_api_key: "" })),
   {
     // Self-hosted without billing: no sponsorship can be pending; only
     // those who may manage billing (administrators by default) hear so.

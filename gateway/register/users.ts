@@ -51,7 +51,8 @@ export const usersArea: RegisterArea = {
       full_name: me.full_name!,
       is_admin: role === ROLE_OWNER || role === ROLE_ADMINISTRATOR,
       is_owner: role === ROLE_OWNER,
-      is_moderator: role === ROLE_MODERATOR,
+      // Since FL 380 administrators and owners count as moderators too.
+      is_moderator: role === ROLE_OWNER || role === ROLE_ADMINISTRATOR || role === ROLE_MODERATOR,
       is_guest: role === ROLE_GUEST,
       avatar_source: "G",
       avatar_url: avatar,

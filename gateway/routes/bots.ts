@@ -6,6 +6,7 @@ import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { announceDeactivated } from "../deactivation-peers.ts";
 
 /**
  * An http(s) URL, sent JSON-encoded as Zulip's web client does
@@ -121,7 +122,8 @@ const deactivateBot: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) })) as Obj;
+    const r = (await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) })) as Obj;
+    return announceDeactivated(req, r);
   },
 };
 

@@ -28,6 +28,7 @@ import { scheduledMessageRoutes } from "./scheduled-messages.ts";
 import { uploadRoutes } from "./uploads.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
+import { botApiKeyRoutes } from "./bot-api-key.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -57,4 +58,5 @@ export const routes: RouteDef[] = [
   ...uploadRoutes,
   ...exportRoutes,
   ...pushTestRoutes,
+  ...botApiKeyRoutes,
 ];

@@ -6,6 +6,7 @@ import { channelConvRef, channelDirectoryRef, dmConvRef, realmRef, userRef } fro
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { announceDeactivated } from "../deactivation-peers.ts";
 
 const READ_PARAMS = {
   client_gravatar: param(p.bool(), { default: true }),
@@ -193,7 +194,7 @@ const deactivateMember: RouteDef = {
         }
       }
     }
-    return (await req.call(realmRef(req.realmId), "deactivateMember", who)) as Obj;
+    return announceDeactivated(req, (await req.call(realmRef(req.realmId), "deactivateMember", who)) as Obj);
   },
 };
 
@@ -203,7 +204,7 @@ const deactivateSelf: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "deactivateSelf", {})) as Obj;
+    return announceDeactivated(req, (await req.call(realmRef(req.realmId), "deactivateSelf", {})) as Obj);
   },
 };
 

@@ -409,11 +409,15 @@ const editMessage: RouteDef = {
     stream_id: param(p.int()),
     send_notification_to_old_thread: param(p.bool()),
     send_notification_to_new_thread: param(p.bool()),
+    prev_content_sha256: param(p.string()),
   },
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
-    const args: Obj = { message_id: id, ...sentParams(req.params, ["content", "topic", "propagate_mode"]) };
+    const args: Obj = {
+      message_id: id,
+      ...sentParams(req.params, ["content", "topic", "propagate_mode", "prev_content_sha256"]),
+    };
     const streamId = req.params.stream_id as number | undefined;
     if (streamId === undefined || String(streamId) === item.conv) {
       const { moved, ...reply } = (await req.call(convRef(req, item.conv), "edit", args)) as Obj;

@@ -56,6 +56,9 @@ const BY_EXTENSION: Record<string, string> = Object.assign(Object.create(null) a
   gif: "image/gif",
   webp: "image/webp",
   avif: "image/avif",
+  heic: "image/heic",
+  tif: "image/tiff",
+  tiff: "image/tiff",
   svg: "image/svg+xml",
   mp3: "audio/mpeg",
   wav: "audio/wav",
@@ -122,8 +125,21 @@ export const THUMBNAIL_FORMATS = [
 ] as const;
 /** Zulip's IMAGE_BOMB_TOTAL_PIXELS: larger images get no thumbnail. */
 const MAX_THUMBNAIL_INPUT_PIXELS = 90_000_000;
-/** Image types Zulip thumbnails (THUMBNAIL_ACCEPT_IMAGE_TYPES, less HEIC/TIFF, which sharp may lack). */
-const THUMBNAIL_INPUT_TYPES = new Set(["image/avif", "image/gif", "image/jpeg", "image/png", "image/webp"]);
+/**
+ * Image types Zulip thumbnails (THUMBNAIL_ACCEPT_IMAGE_TYPES). HEIC needs a
+ * HEVC decoder, which sharp's prebuilt libvips lacks (its libheif decodes
+ * AVIF only): such an upload is kept and served without thumbnails, as
+ * Zulip does with an image it cannot decode (docs/uploads.md).
+ */
+const THUMBNAIL_INPUT_TYPES = new Set([
+  "image/avif",
+  "image/gif",
+  "image/heic",
+  "image/jpeg",
+  "image/png",
+  "image/tiff",
+  "image/webp",
+]);
 
 function thumbnailKey(pathId: string, format: string): string {
   return `thumbnail/${pathId}/${format}`;

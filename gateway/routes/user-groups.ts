@@ -14,6 +14,12 @@ import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, sentParams, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 import { announcementSettingParams, checkAnnouncementSettings } from "./notification-bot.ts";
+import {
+  REALM_DESCRIPTION_MAX,
+  REALM_INT_PROPERTIES,
+  REALM_NAME_MAX,
+  REALM_STRING_PROPERTIES,
+} from "../../actors/realm/realm-properties.ts";
 
 /** Zulip's URL patterns accept digits only here, so anything else matches no route. */
 function pathId(req: RouteRequest, name: string): number {
@@ -187,6 +193,10 @@ const updateRealm: RouteDef = {
     ...Object.fromEntries(
       Object.entries(REALM_CHOICE_PROPERTIES).map(([n, v]) => [n, param(p.oneOf(v, p.string()))]),
     ),
+    ...Object.fromEntries(Object.keys(REALM_INT_PROPERTIES).map((n) => [n, param(p.int())])),
+    ...Object.fromEntries(REALM_STRING_PROPERTIES.map((n) => [n, param(p.string())])),
+    name: param(p.string({ maxLength: REALM_NAME_MAX })),
+    description: param(p.string({ maxLength: REALM_DESCRIPTION_MAX })),
   },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
@@ -194,7 +204,14 @@ const updateRealm: RouteDef = {
     const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
     })) as Obj;
-    const props = sentSettings(req, [...REALM_BOOL_PROPERTIES, ...Object.keys(REALM_CHOICE_PROPERTIES)]);
+    const props = sentSettings(req, [
+      ...REALM_BOOL_PROPERTIES,
+      ...Object.keys(REALM_CHOICE_PROPERTIES),
+      ...Object.keys(REALM_INT_PROPERTIES),
+      ...REALM_STRING_PROPERTIES,
+      "name",
+      "description",
+    ]);
     const changed = Object.keys(props).length
       ? ((await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })) as Obj)
       : {};

@@ -49,7 +49,7 @@ export async function startCluster(
     OWNER_PASSWORD: OWNER.password,
     OWNER_NAME: "Olivia Owner",
     REALM_NAME: "Cluster Org",
-    // One organization, reached at 127.0.0.1 (SINGLE_ORGANIZATION in the README's configuration table).
+    // One organization, reached at 127.0.0.1 (SINGLE_ORGANIZATION, cluster/config.ts).
     SINGLE_ORGANIZATION: "1",
     ...opts.env,
   };

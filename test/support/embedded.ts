@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbedded } from "../../server.ts";
+import type { EmbeddedOptions } from "../../cluster/compose/embedded.ts";
 
 export interface Creds {
   email: string;
@@ -76,7 +77,7 @@ export interface EmbeddedHandle {
 }
 
 export async function startEmbeddedForTest(
-  opts: { env?: Record<string, string> } = {},
+  opts: { env?: Record<string, string>; wrapStore?: EmbeddedOptions["wrapStore"] } = {},
 ): Promise<EmbeddedHandle> {
   const dir = mkdtempSync(join(tmpdir(), "zulip-embedded-"));
   const password = "owner-password-1";
@@ -104,6 +105,7 @@ export async function startEmbeddedForTest(
         // one organization, stated explicitly (env.SINGLE_ORGANIZATION "0"
         // tests the unknown-host error).
         singleOrganization: (opts.env?.SINGLE_ORGANIZATION ?? "1") === "1",
+        ...(opts.wrapStore ? { wrapStore: opts.wrapStore } : {}),
       });
     } finally {
       if (savedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;

@@ -1,0 +1,77 @@
+// The legacy settings events Zulip still sends beside `user_settings` (feature
+// level 89): update_global_notifications and update_display_settings, for
+// queues registered without the user_settings_object capability (the queue
+// drops them for the others: actors/queue/shape.ts). The settings are those
+// POST /register reports top-level for such clients
+// (gateway/register/legacy-settings.ts).
+
+import { own } from "../dict.ts";
+import { realmRef } from "../realm/refs.ts";
+import type { ActorContext, Obj, OutEvent } from "../types.ts";
+import { LANGUAGES } from "./settings.ts";
+import type { UserState } from "./state.ts";
+
+const NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set([
+  "enable_desktop_notifications",
+  "enable_digest_emails",
+  "enable_login_emails",
+  "enable_marketing_emails",
+  "email_notifications_batching_period_seconds",
+  "enable_offline_email_notifications",
+  "enable_offline_push_notifications",
+  "enable_online_push_notifications",
+  "enable_sounds",
+  "enable_stream_desktop_notifications",
+  "enable_stream_email_notifications",
+  "enable_stream_push_notifications",
+  "enable_stream_audible_notifications",
+  "wildcard_mentions_notify",
+  "message_content_in_email_notifications",
+  "notification_sound",
+  "pm_content_in_desktop_notifications",
+  "desktop_icon_count_display",
+  "realm_name_in_email_notifications_policy",
+  "presence_enabled",
+]);
+
+const DISPLAY_SETTINGS: ReadonlySet<string> = new Set([
+  "color_scheme",
+  "default_language",
+  "demote_inactive_streams",
+  "emojiset",
+  "enable_drafts_synchronization",
+  "fluid_layout_width",
+  "web_home_view",
+  "high_contrast_mode",
+  "left_side_userlist",
+  "starred_message_counts",
+  "timezone",
+  "translate_emoticons",
+  "twenty_four_hour_time",
+  "enter_sends",
+  "receives_typing_notifications",
+]);
+
+/** The legacy events for `changed` settings of the user (none when no legacy setting changed). */
+export async function legacySettingEvents(
+  state: UserState,
+  ctx: ActorContext,
+  changed: Obj,
+): Promise<OutEvent[]> {
+  const names = Object.keys(changed).filter((n) => NOTIFICATION_SETTINGS.has(n) || DISPLAY_SETTINGS.has(n));
+  if (!names.length) return [];
+  // Zulip names the user by its API email, which only the realm knows.
+  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [state.userId] })) as {
+    emails?: Obj;
+  };
+  const user = (r.emails ?? {})[String(state.userId)] ?? state.email;
+  return names.map((name) => {
+    const setting = changed[name]!;
+    const event: Obj = NOTIFICATION_SETTINGS.has(name)
+      ? { type: "update_global_notifications", user, notification_name: name, setting }
+      : { type: "update_display_settings", user, setting_name: name, setting };
+    if (name === "default_language" && typeof setting === "string")
+      event.language_name = own(LANGUAGES, setting) ?? setting;
+    return { event, userIds: [state.userId] };
+  });
+}

@@ -1,0 +1,110 @@
+// Feature level 89: a settings change sends the legacy
+// update_display_settings / update_global_notifications events besides
+// user_settings, to queues registered without the user_settings_object
+// capability only.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ok, startChat, type Chat, type User } from "./support/chat.ts";
+import { drain, type Queue } from "./support/zulip-asserts.ts";
+
+let chat: Chat;
+let user: User;
+
+before(async () => {
+  chat = await startChat();
+  user = await chat.newUser(400);
+});
+after(async () => {
+  await chat.stop();
+});
+
+async function queue(params: Record<string, unknown>): Promise<Queue> {
+  const r = ok(await chat.api("POST", "/register", params, user));
+  return { id: r.queue_id as string, last: r.last_event_id as number, auth: user };
+}
+
+describe("feature level 89: legacy settings events", () => {
+  test("a client without user_settings_object gets both forms; one with it only user_settings", async () => {
+    const legacy = await queue({});
+    const modern = await queue({ client_capabilities: { user_settings_object: true } });
+    const onlyLegacy = await queue({
+      event_types: ["update_display_settings", "update_global_notifications"],
+    });
+    ok(
+      await chat.api(
+        "PATCH",
+        "/settings",
+        { default_language: "de", enable_sounds: false, web_mark_read_on_scroll_policy: 2 },
+        user,
+      ),
+    );
+
+    const got = await drain(chat, legacy);
+    const byType = (t: string) => got.filter((e) => e.type === t).map(({ id: _id, ...e }) => e);
+    assert.deepEqual(
+      byType("user_settings")
+        .map((e) => e.property)
+        .sort(),
+      ["default_language", "enable_sounds", "web_mark_read_on_scroll_policy"],
+    );
+    assert.deepEqual(byType("update_display_settings"), [
+      {
+        type: "update_display_settings",
+        user: user.email,
+        setting_name: "default_language",
+        setting: "de",
+        language_name: "Deutsch",
+      },
+    ]);
+    assert.deepEqual(byType("update_global_notifications"), [
+      {
+        type: "update_global_notifications",
+        user: user.email,
+        notification_name: "enable_sounds",
+        setting: false,
+      },
+    ]);
+
+    const mine = await drain(chat, modern);
+    assert.deepEqual(mine.map((e) => e.type).sort(), ["user_settings", "user_settings", "user_settings"]);
+
+    // A queue asking for the legacy types alone gets them.
+    assert.deepEqual((await drain(chat, onlyLegacy)).map((e) => e.type).sort(), [
+      "update_display_settings",
+      "update_global_notifications",
+    ]);
+  });
+
+  test("a timezone change has its legacy display event", async () => {
+    const legacy = await queue({ event_types: ["update_display_settings"] });
+    ok(await chat.api("PATCH", "/settings", { timezone: "Europe/Paris" }, user));
+    assert.deepEqual(
+      (await drain(chat, legacy)).map(({ id: _id, ...e }) => e),
+      [
+        {
+          type: "update_display_settings",
+          user: user.email,
+          setting_name: "timezone",
+          setting: "Europe/Paris",
+        },
+      ],
+    );
+  });
+
+  test("the away status flips presence_enabled with its legacy event too", async () => {
+    const legacy = await queue({ event_types: ["update_global_notifications"] });
+    ok(await chat.api("POST", "/users/me/status", { away: true }, user));
+    const got = await drain(chat, legacy);
+    assert.deepEqual(
+      got.map(({ id: _id, ...e }) => e),
+      [
+        {
+          type: "update_global_notifications",
+          user: user.email,
+          notification_name: "presence_enabled",
+          setting: false,
+        },
+      ],
+    );
+  });
+});

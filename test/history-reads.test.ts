@@ -1,0 +1,136 @@
+// History reads beside the writer (Behavior.readers): GET /messages and
+// GET /messages/{id} answer while a send to the same channel is still being
+// committed (its store write held by the test), from the last durable state
+// (never the pending message), and every send acknowledged before a read
+// began is in that read.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import type { AppendItem, RecordWrite, Store } from "../cluster/storage/contract.ts";
+import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertSuccess } from "./support/zulip-asserts.ts";
+
+/**
+ * Holds every store append that indexes a message of one channel while
+ * closed. `held` resolves when the first such append is waiting.
+ */
+class CommitGate {
+  /** The tail of the channel's id index name (docs/storage.md: `<realm>:c:<channel>:ids`). */
+  indexTail: string | null = null;
+  closed = false;
+  private waiting: (() => void)[] = [];
+  private onHeld: (() => void) | null = null;
+
+  close(): Promise<void> {
+    this.closed = true;
+    return new Promise((r) => (this.onHeld = r));
+  }
+
+  open(): void {
+    this.closed = false;
+    for (const w of this.waiting.splice(0)) w();
+  }
+
+  /** Resolves at once unless closed and `writes` add to the channel's index. */
+  pass(writes: readonly RecordWrite[] | undefined): Promise<void> {
+    if (
+      !this.closed ||
+      !writes?.some((w) => w.op === "index" && this.indexTail !== null && w.index.endsWith(this.indexTail))
+    )
+      return Promise.resolve();
+    return new Promise((r) => {
+      this.waiting.push(r);
+      this.onHeld?.();
+      this.onHeld = null;
+    });
+  }
+
+  wrap(store: Store): Store {
+    const append: Store["append"] = async (shard, epoch, actor, firstSeq, entries, writes) => {
+      await this.pass(writes);
+      return store.append(shard, epoch, actor, firstSeq, entries, writes);
+    };
+    const appendMany: Store["appendMany"] = async (shard, epoch, items: AppendItem[]) => {
+      await Promise.all(items.map((it) => this.pass(it.writes)));
+      return store.appendMany(shard, epoch, items);
+    };
+    return new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === "append") return append;
+        if (key === "appendMany") return appendMany;
+        const v = Reflect.get(target, key, receiver) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+}
+
+const gate = new CommitGate();
+let srv: EmbeddedHandle;
+let channelId: number;
+
+before(async () => {
+  srv = await startEmbedded({ wrapStore: (s) => gate.wrap(s) });
+  const name = "history reads";
+  assertSuccess(await srv.api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] }));
+  const r = await srv.api("GET", "/get_stream_id", { stream: name });
+  assertSuccess(r);
+  channelId = r.body.stream_id as number;
+});
+after(() => srv.stop());
+
+async function send(content: string): Promise<number> {
+  const r = await srv.api("POST", "/messages", { type: "stream", to: channelId, topic: "reads", content });
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+async function newestIds(n: number): Promise<number[]> {
+  const r = await srv.api("GET", "/messages", {
+    narrow: [{ operator: "channel", operand: channelId }],
+    anchor: "newest",
+    num_before: n,
+    num_after: 0,
+  });
+  assertSuccess(r);
+  return (r.body.messages as { id: number }[]).map((m) => m.id);
+}
+
+test("a history read answers while a send to its channel is being committed, without the pending message", async () => {
+  const first = await send("durable");
+  gate.indexTail = `:c:${channelId}:ids`;
+  const held = gate.close();
+  const pending = send("pending");
+  await held;
+  // A read queued behind the held batch would only answer once the gate
+  // opens: open it late so such a read fails the assertions instead of hanging.
+  const late = setTimeout(() => gate.open(), 10_000);
+  try {
+    const ids = await newestIds(100);
+    assert.equal(gate.closed, true, "the read answered while the send's commit was held");
+    assert.deepEqual(ids, [first], "the read sees the durable message, not the pending one");
+    const one = await srv.api("GET", `/messages/${first}`);
+    assertSuccess(one);
+    assert.equal(gate.closed, true, "GET /messages/{id} answered while the send's commit was held");
+    assert.equal(one.body.message.content, "<p>durable</p>");
+  } finally {
+    clearTimeout(late);
+    gate.open();
+  }
+  const second = await pending;
+  assert.deepEqual(await newestIds(100), [first, second]);
+});
+
+test("every acknowledged send is in the next read (read-your-writes)", async () => {
+  for (let i = 0; i < 20; i++) {
+    const id = await send(`ryw ${i}`);
+    assert.deepEqual(await newestIds(1), [id]);
+  }
+  // Many sends in flight at once, each followed by a read once it is acknowledged.
+  await Promise.all(
+    Array.from({ length: 30 }, async (_, i) => {
+      const id = await send(`parallel ${i}`);
+      const ids = await newestIds(100);
+      assert.ok(ids.includes(id), `message ${id} acknowledged but missing from the next read`);
+    }),
+  );
+});
