@@ -526,3 +526,28 @@ describe("FL 229 / 352: wildcard mentions in large channels and topics need can_
     assertSuccess(await send("@**all** small enough", member));
   });
 });
+
+describe("FL 312: realm_export_consent", () => {
+  test("administrators hear of a changed export consent; others and unchanged values send nothing", async () => {
+    const admin = await newUser(srv, 200);
+    const member = await newUser(srv, 400);
+    const other = await newUser(srv, 400);
+    const qa = await openQueue(srv, admin, ["realm_export_consent"]);
+    const qo = await openQueue(srv, other, ["realm_export_consent"]);
+    assertSuccess(await srv.api("PATCH", "/settings", { allow_private_data_export: true }, member));
+    const evs = await eventsUntil(srv, qa, (e) => e.length > 0);
+    assert.deepEqual(
+      evs.map((e) => ({ type: e.type, user_id: e.user_id, consented: e.consented })),
+      [{ type: "realm_export_consent", user_id: member.userId, consented: true }],
+    );
+    // The same value again changes nothing.
+    assertSuccess(await srv.api("PATCH", "/settings", { allow_private_data_export: true }, member));
+    assertSuccess(await srv.api("PATCH", "/settings", { allow_private_data_export: false }, member));
+    const more = await eventsUntil(srv, qa, (e) => e.length > 0);
+    assert.deepEqual(
+      more.map((e) => e.consented),
+      [false],
+    );
+    assert.deepEqual(await drain(srv, qo), []);
+  });
+});

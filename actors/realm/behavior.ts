@@ -20,6 +20,7 @@ import { userDefaultsHandlers } from "./user-defaults.ts";
 import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import { botApiKeyHandlers } from "./bot-api-key.ts";
+import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -61,6 +62,8 @@ for (const [name, h] of Object.entries(userDefaultsHandlers))
 for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**

@@ -344,6 +344,17 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   if (wantsTimezone) sync.timezone = personal.timezone as string;
   if (wantsVisibility) sync.emailVisibility = newVisibility;
 
+  // FL 312: the administrators hear of a changed export consent.
+  const consent = settings.allow_private_data_export;
+  if (typeof consent === "boolean" && consent !== settingValue(state, "allow_private_data_export")) {
+    const { ids } = (await ctx.call(realmRef(state.realmId), "exportConsentAudience", {})) as unknown as {
+      ids: number[];
+    };
+    events.push({
+      event: { type: "realm_export_consent", user_id: state.userId, consented: consent },
+      userIds: ids,
+    });
+  }
   const own = await settingsDecision(state, ctx, settings, true, false);
   await mirrorReceivesTyping(ctx, state, own.facts);
   facts.push(...own.facts);
