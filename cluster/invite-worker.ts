@@ -15,7 +15,7 @@
 // partial failure does not mail anyone twice.
 
 import { INVITE_ACCEPTED, INVITE_EMAIL, channelDirectoryRef, groupDirectoryRef } from "../actors/index.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { TypedCall } from "../actors/protocol.ts";
 import { componentLogger, type Logger } from "./log.ts";
 import { mailConfigFromEnv, smtpMailer, type MailMessage, type Mailer } from "./mail.ts";
 import type { HandoffHandler } from "./node.ts";
@@ -26,7 +26,7 @@ export const MAX_SEND_ATTEMPTS = 8;
 const SENT_MEMORY = 10_000;
 
 export interface InviteWorkerHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   onHandoff(subject: string, handler: HandoffHandler): void;
 }
 
