@@ -167,3 +167,17 @@ export const AnyValue = Type.Unsafe<Value>(Type.Unknown());
 
 /** Schema of a plain object of data, checked no further. */
 export const AnyObj = Type.Unsafe<Obj>(Type.Object({}));
+
+/** An integer a JavaScript number holds exactly (ids, counts). */
+export const SafeInt = Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
+
+/** A list of SafeInt. */
+export const SafeIntList = Type.Array(SafeInt);
+
+/**
+ * An argument of type T that is not checked at run time: only for internal
+ * methods (never `external`), whose callers are typed at compile time.
+ */
+export function trusted<T>() {
+  return Type.Unsafe<T>(Type.Unknown());
+}
