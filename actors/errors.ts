@@ -40,6 +40,9 @@ export const errors = {
   accessDenied: () => new ZulipError("Access denied", "BAD_REQUEST", 403),
   insufficientPermission: () => new ZulipError("Insufficient permission"),
   internal: () => new ZulipError("Internal server error", "", 500),
+  /** A gateway's request whose args do not fit the method's declared protocol (actors/protocol.ts). */
+  invalidActorArgs: (kind: string, method: string) =>
+    new ZulipError(`Invalid arguments for ${kind}.${method}`),
   unavailable: (retryAfter: number) =>
     new ZulipError(
       "Service temporarily unavailable, retry later.",

@@ -14,6 +14,8 @@
 // through the context (`getRecords`, `rangeIndex`, `indexSize`). Replay does
 // not redo writes: they are durable with the facts they came with.
 
+import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "./protocol.ts";
+
 /**
  * A record or index write (the store's RecordWrite, cluster/storage/contract.ts:
  * the same shape, declared here because actor code imports nothing outside actors/).
@@ -163,7 +165,14 @@ export interface ActorContext {
   /** Milliseconds since the epoch; use this, never Date.now(), so tests can fix time. */
   now(): number;
   /** Send a message to another actor and await its reply (never to yourself). */
-  call(ref: ActorRef, method: string, args: Obj, caller?: Caller | null): Promise<Value>;
+  call<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller?: Caller | null,
+  ): Promise<ReplyOf<P, M>>;
+  /** Kinds without a protocol yet (see protocol.ts): goes when the last kind is converted. */
+  call(ref: UntypedRef, method: string, args: Obj, caller?: Caller | null): Promise<Value>;
   /** Allocate the next id in a realm-wide counter ("user", "channel", ...). Never reused. */
   nextId(counter: string): Promise<number>;
   /**
@@ -221,6 +230,12 @@ export interface Behavior<S> {
    * the cluster itself.
    */
   external?: Readonly<Record<string, Exposure>>;
+  /**
+   * The kind's declared methods (actors/protocol.ts): the node checks an
+   * external request's args against the method's schema before the actor
+   * is activated. Absent for kinds not converted yet.
+   */
+  protocol?: Protocol;
   /**
    * Methods whose handlers read nothing the batch's earlier `writes` change
    * (a send only adds): they are decided in the same batch after such

@@ -22,8 +22,9 @@ import {
   dmConvRef,
   groupDirectoryRef,
 } from "../actors/index.ts";
+import type { TypedCall } from "../actors/protocol.ts";
 import { NOTIFICATION_BOT_ID } from "../actors/realm/system-bot.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { Obj } from "../actors/types.ts";
 import { shardOf } from "./addressing.ts";
 import { responseValue } from "./responses.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
@@ -37,7 +38,7 @@ export const MAX_SEND_ATTEMPTS = 8;
 const SENT_MEMORY = 10_000;
 
 export interface InviteWorkerHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   onHandoff(subject: string, handler: HandoffHandler): void;
   /** The referrer's notice is sent with the referrer as the caller (the bot writes to them). */
   request(req: ActorRequest): Promise<ActorResponse>;

@@ -18,6 +18,15 @@ import type {
   Value,
 } from "../actors/types.ts";
 import { errors, type ZulipError } from "../actors/errors.ts";
+import {
+  argsFit,
+  type ArgsOf,
+  type MethodOf,
+  type Protocol,
+  type Ref,
+  type ReplyOf,
+  type UntypedRef,
+} from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
@@ -323,6 +332,14 @@ export class NodeRuntime {
   }
 
   /** Call an actor and return its reply value, raising its error. */
+  call<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    timeoutMs?: number,
+  ): Promise<ReplyOf<P, M>>;
+  /** Kinds without a protocol yet (actors/protocol.ts): goes when the last kind is converted. */
+  call(ref: UntypedRef, method: string, args: Obj, timeoutMs?: number): Promise<Value>;
   async call(ref: ActorRef, method: string, args: Obj, timeoutMs = this.callTimeoutMs): Promise<Value> {
     const res = await this.request({
       ref,
@@ -529,7 +546,8 @@ export class NodeRuntime {
  * only what the behaviour exposes (Behavior.external), without a caller only
  * the anonymous methods, with a caller only actors of the caller's realm; it
  * must name the actor's own shard (another would host a second activation
- * of the actor there), and never the event router.
+ * of the actor there), and never the event router; and its args must fit
+ * the method's declared protocol, when the kind has one.
  */
 function refuseExternal(
   req: ActorRequest,
@@ -541,8 +559,15 @@ function refuseExternal(
     external !== undefined && Object.hasOwn(external, req.method) ? external[req.method] : undefined;
   if (exposure === undefined || isRouterRef(req.ref) || req.shard !== shardOf(req.ref, shards))
     return errors.accessDenied();
-  if (req.caller === null) return exposure === "anonymous" ? null : errors.notLoggedIn();
-  return req.caller.realmId === req.ref.realm ? null : errors.accessDenied();
+  if (req.caller === null) {
+    if (exposure !== "anonymous") return errors.notLoggedIn();
+  } else if (req.caller.realmId !== req.ref.realm) return errors.accessDenied();
+  // Checked here, before the actor is activated, so handlers may trust
+  // their args' declared types (actor-to-actor calls are typed at compile time).
+  const protocol = behaviors[req.ref.kind]?.protocol;
+  if (protocol !== undefined && !argsFit(protocol, req.method, req.args))
+    return errors.invalidActorArgs(req.ref.kind, req.method);
+  return null;
 }
 
 function encodeNotice(data: Obj): Uint8Array {
@@ -572,6 +597,13 @@ class TurnContext implements ActorContext {
     return Date.now();
   }
 
+  call<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller?: Caller | null,
+  ): Promise<ReplyOf<P, M>>;
+  call(ref: UntypedRef, method: string, args: Obj, caller?: Caller | null): Promise<Value>;
   call(ref: ActorRef, method: string, args: Obj, caller?: Caller | null): Promise<Value> {
     return this.node.turnCall(this.act, this.turn, ref, method, args, caller);
   }

@@ -21,6 +21,7 @@ import { isIP } from "node:net";
 import { errors, ZulipError } from "../actors/errors.ts";
 import { toZulipError, UnavailableError } from "../cluster/runtime-errors.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import { typedCall, type TypedCall } from "../actors/protocol.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive, type Span } from "../cluster/tracing.ts";
 import { responseValue } from "../cluster/responses.ts";
@@ -319,7 +320,7 @@ class Gateway {
 
 class GatewayRequest implements RouteRequest {
   /** An own arrow, not a method: handlers may destructure `{ call }`. */
-  readonly call: (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+  readonly call: TypedCall;
   files?: UploadedFile[];
   userAgent?: string;
   accept?: string;
@@ -335,7 +336,9 @@ class GatewayRequest implements RouteRequest {
     deadline: number,
     traceparent: string | undefined,
   ) {
-    this.call = (ref, method, args) => gw.callActor(ref, method, args, caller, deadline, traceparent);
+    this.call = typedCall((ref, method, args) =>
+      gw.callActor(ref, method, args, caller, deadline, traceparent),
+    );
   }
 }
 

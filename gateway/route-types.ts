@@ -8,7 +8,8 @@
 // {result: "success", msg: "", ...} plus ignored_parameters_unsupported.
 // Handlers throw ZulipError (actors/errors.ts) for failures.
 
-import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import type { Caller, Obj } from "../actors/types.ts";
+import type { TypedCall } from "../actors/protocol.ts";
 
 /**
  * A parameter parser: takes the raw string from the request (never
@@ -47,7 +48,7 @@ export interface RouteRequest {
   /** URL scheme seen by the client ("http" or "https"), for absolute URLs. */
   scheme: string;
   /** Send one message to an actor as this caller; throws ZulipError on failure. */
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
 }
 
 export interface RouteDef {

@@ -61,7 +61,7 @@ class FakeRuntime {
     const ctx: ActorContext = {
       self: ref,
       now: () => this.clock,
-      call: (r, m, a, c) => this.call(r, m, wire(a), c ?? null),
+      call: (r: ActorRef, m: string, a: Obj, c?: Caller | null) => this.call(r, m, wire(a), c ?? null),
       nextId: async (counter) => {
         const key = `${ref.realm}:${counter}`;
         const next = (this.counters.get(key) ?? 0) + 1;

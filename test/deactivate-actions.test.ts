@@ -448,7 +448,7 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
   const ctx: ActorContext = {
     self: dmRef,
     now: () => 0,
-    async call(ref, method, args) {
+    async call(ref: ActorRef, method: string, args: Obj) {
       calls.push([`${ref.kind}/${ref.key}`, method, args]);
       return {};
     },

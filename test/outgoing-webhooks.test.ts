@@ -636,7 +636,7 @@ describe("outgoing webhooks - the outbox", () => {
       self: webhookRef(1, botId),
       now: () => now.t,
       // The only call a bot makes: marking itself in the realm's index.
-      call: (ref, method, args) => {
+      call: (ref: ActorRef, method: string, args: Obj) => {
         rec.calls.push({ ref: `${ref.kind}.${ref.realm}.${ref.key}`, method, args });
         return Promise.resolve({ marked: true });
       },
@@ -721,7 +721,7 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
     return {
       self: ref,
       now: () => now.t,
-      call: (to, method, args) => {
+      call: (to: ActorRef, method: string, args: Obj) => {
         rec.calls.push({ ref: `${to.kind}.${to.realm}.${to.key}`, method, args });
         return Promise.resolve({ marked: true });
       },

@@ -1,7 +1,8 @@
 // The group kind: one directory actor per realm (see handlers.ts for why).
 
-import type { Behavior } from "../types.ts";
+import { defineBehavior } from "../protocol.ts";
 import { groupHandlers } from "./handlers.ts";
+import { groupProtocol } from "./protocol.ts";
 import {
   applyGroupFact,
   groupFromSnapshot,
@@ -10,25 +11,13 @@ import {
   type GroupDirState,
 } from "./state.ts";
 
-export const groupBehavior: Behavior<GroupDirState> = {
+// Spectators' /register reads the realm's group settings (registerState is "anonymous").
+export const groupBehavior = defineBehavior<GroupDirState, typeof groupProtocol>({
   kind: "group",
+  protocol: groupProtocol,
   initial: initialGroupDir,
   apply: (state, fact) => applyGroupFact(state, fact),
   toSnapshot: groupToSnapshot,
   fromSnapshot: groupFromSnapshot,
   handlers: groupHandlers,
-  // Spectators' /register reads the realm's group settings (registerState).
-  external: {
-    registerState: "anonymous",
-    listGroups: "caller",
-    members: "caller",
-    isMember: "caller",
-    subgroups: "caller",
-    createGroup: "caller",
-    updateGroup: "caller",
-    updateMembers: "caller",
-    updateSubgroups: "caller",
-    deactivateGroup: "caller",
-    checkInviteGroups: "caller",
-  },
-};
+});

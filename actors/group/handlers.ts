@@ -18,7 +18,8 @@
 
 import { errors } from "../errors.ts";
 import { inviteGroupHandlers } from "./invites.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
+import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
   GROUP_NAME_MAX,
   GROUP_SETTINGS,
@@ -28,7 +29,6 @@ import {
   REALM_GROUP_SETTING_NAMES,
   SYSTEM_GROUP_COUNT,
   SYSTEM_GROUP_ID,
-  type SettingRules,
 } from "./config.ts";
 import {
   apiValue,
@@ -45,7 +45,6 @@ import {
 } from "./graph.ts";
 import {
   applyGroupFact,
-  type ExternalUse,
   type GroupDirState,
   type GroupFact,
   type GroupRecord,
@@ -53,8 +52,9 @@ import {
   hasId,
   roleSystemGroups,
 } from "./state.ts";
+import type { GroupProtocol } from "./protocol.ts";
 
-type H = Handler<GroupDirState>;
+type H<M extends MethodOf<GroupProtocol>> = HandlerOf<GroupDirState, GroupProtocol, M>;
 
 function fact(f: GroupFact): Obj {
   return f as unknown as Obj;
@@ -84,7 +84,9 @@ class Draft {
     applyGroupFact(this.state, fact(f));
     if (event) this.events.push(event);
   }
-  decision(reply: Value = {}): Decision {
+  decision(): DecisionOf<Record<string, never>>;
+  decision<R>(reply: R): DecisionOf<R>;
+  decision(reply: unknown = {}): DecisionOf<unknown> {
     const to = activeUserIds(this.state);
     const events: OutEvent[] = this.events.map((event) => ({ event, userIds: to }));
     return { facts: this.facts.map(fact), events, reply };
@@ -109,30 +111,6 @@ function activeUserIds(state: GroupDirState, pending?: { userId: number; isActiv
 
 function realmValue(state: GroupDirState, name: string): GroupSettingValue {
   return state.realmSettings[name] ?? (REALM_GROUP_SETTINGS[name]!.default as number);
-}
-
-function argInt(args: Obj, name: string): number {
-  const v = args[name];
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw errors.notInteger(name);
-  return v;
-}
-
-function optIntList(args: Obj, name: string): number[] {
-  const v = args[name];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== "number" || !Number.isSafeInteger(x)))
-    throw errors.notList(name);
-  return v as number[];
-}
-
-function rulesArg(args: Obj): SettingRules {
-  const r = (args.rules ?? {}) as Obj;
-  const out: SettingRules = { allowEveryone: r.allowEveryone === true };
-  if (typeof r.allowInternet === "boolean") out.allowInternet = r.allowInternet;
-  if (typeof r.allowNobody === "boolean") out.allowNobody = r.allowNobody;
-  if (typeof r.allowOwners === "boolean") out.allowOwners = r.allowOwners;
-  if (typeof r.systemGroupsOnly === "boolean") out.systemGroupsOnly = r.systemGroupsOnly;
-  return out;
 }
 
 /**
@@ -208,10 +186,9 @@ function nameTaken(state: GroupDirState, name: string): boolean {
  * deactivation, reactivation). Idempotent. Emits the system groups'
  * add_members/remove_members events.
  */
-const syncUser: H = (state, args, _ctx, caller) => {
+const syncUser: H<"syncUser"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const userId = argInt(args, "userId");
-  const role = argInt(args, "role");
+  const { userId, role } = args;
   const isActive = args.isActive !== false;
   const isBot = args.isBot === true;
   const prev = state.users[String(userId)];
@@ -270,14 +247,14 @@ function listOf(state: GroupDirState, includeDeactivated: boolean): Obj[] {
 }
 
 /** GET /user_groups. */
-const listGroups: H = (state, args, _ctx, caller) => {
+const listGroups: H<"listGroups"> = (state, args, _ctx, caller) => {
   requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   return { reply: { user_groups: listOf(d.state, args.includeDeactivated === true) } };
 };
 
 /** POST /register: realm_user_groups and the realm's group-valued settings. */
-const registerState: H = (state, args, _ctx, caller): Decision => {
+const registerState: H<"registerState"> = (state, args, _ctx, caller) => {
   const d = draft(state);
   const realm: Obj = {};
   for (const name of REALM_GROUP_SETTING_NAMES)
@@ -290,10 +267,10 @@ const registerState: H = (state, args, _ctx, caller): Decision => {
 };
 
 /** GET /user_groups/{id}/members. */
-const members: H = (state, args, _ctx, caller) => {
+const members: H<"members"> = (state, args, _ctx, caller) => {
   requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
-  const g = accessForRead(d.state, argInt(args, "groupId"));
+  const g = accessForRead(d.state, args.groupId);
   const ids =
     args.directOnly === true
       ? g.members.filter((u) => isActiveUser(d.state, u))
@@ -302,11 +279,11 @@ const members: H = (state, args, _ctx, caller) => {
 };
 
 /** GET /user_groups/{id}/members/{user_id}. */
-const isMember: H = (state, args, _ctx, caller) => {
+const isMember: H<"isMember"> = (state, args, _ctx, caller) => {
   requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
-  const g = accessForRead(d.state, argInt(args, "groupId"));
-  const userId = argInt(args, "userId");
+  const g = accessForRead(d.state, args.groupId);
+  const userId = args.userId;
   const u = d.state.users[String(userId)];
   // Unknown ids are "No such user"; bots may be asked about since FL 458.
   if (!u) throw errors.noSuchUser();
@@ -317,10 +294,10 @@ const isMember: H = (state, args, _ctx, caller) => {
 };
 
 /** GET /user_groups/{id}/subgroups. */
-const subgroups: H = (state, args, _ctx, caller) => {
+const subgroups: H<"subgroups"> = (state, args, _ctx, caller) => {
   requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
-  const g = accessForRead(d.state, argInt(args, "groupId"));
+  const g = accessForRead(d.state, args.groupId);
   let ids: number[];
   if (args.directOnly === true) ids = [...g.subgroups];
   else {
@@ -336,11 +313,11 @@ const subgroups: H = (state, args, _ctx, caller) => {
  * Leaf for the realm (PATCH /settings target_users group_ids): the active
  * members of each group, transitively. An unknown id is an error.
  */
-const expandGroups: H = (state, args, _ctx, caller) => {
+const expandGroups: H<"expandGroups"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const d = draft(state);
   const out = new Set<number>();
-  for (const id of optIntList(args, "groupIds")) {
+  for (const id of args.groupIds) {
     if (!groupById(d.state, id)) throw errors.invalidUserGroupId(id);
     for (const u of recursiveMembers(d.state, id)) out.add(u);
   }
@@ -350,10 +327,9 @@ const expandGroups: H = (state, args, _ctx, caller) => {
 // ---- the permissions API (actors/permissions) ------------------------------------
 
 /** {value, userId, allowEveryone?} -> boolean. The value is trusted (already stored). */
-const isUserInSetting: H = (state, args) => {
+const isUserInSetting: H<"isUserInSetting"> = (state, args) => {
   const d = draft(state);
-  const userId = argInt(args, "userId");
-  const value = args.value as unknown as GroupSettingValue;
+  const { value, userId } = args;
   const ok =
     args.allowEveryone === false
       ? hasPermission(d.state, value, userId, { allowEveryone: false })
@@ -361,33 +337,30 @@ const isUserInSetting: H = (state, args) => {
   return { reply: ok };
 };
 
-const checkValue: H = (state, args) => {
+const checkValue: H<"checkValue"> = (state, args) => {
   const d = draft(state);
-  const setting = String(args.setting);
-  return { reply: checkSettingValue(d.state, args.value, setting, rulesArg(args)) as Value };
+  return { reply: checkSettingValue(d.state, args.value, args.setting, args.rules) };
 };
 
-const checkUpdate: H = (state, args) => {
+const checkUpdate: H<"checkUpdate"> = (state, args) => {
   const d = draft(state);
-  const setting = String(args.setting);
-  const current = args.current as unknown as GroupSettingValue;
-  const next = checkSettingUpdate(d.state, args.update, current, setting, rulesArg(args));
-  return { reply: { value: (next ?? apiValue(d.state, current)) as Value, changed: next !== null } };
+  const { current, setting } = args;
+  const next = checkSettingUpdate(d.state, args.update, current, setting, args.rules);
+  return { reply: { value: next ?? apiValue(d.state, current), changed: next !== null } };
 };
 
 /** A realm group-valued setting, e.g. can_create_public_channel_group. */
-const realmSetting: H = (state, args) => {
-  const name = String(args.name);
+const realmSetting: H<"realmSetting"> = (state, args) => {
+  const name = args.name;
   if (!REALM_GROUP_SETTINGS[name]) throw errors.internal();
   const d = draft(state);
-  return { reply: apiValue(d.state, realmValue(d.state, name)) as Value };
+  return { reply: apiValue(d.state, realmValue(d.state, name)) };
 };
 
 /** A channel reports its group-valued settings (or null when archived) for deactivation objections. */
-const setExternalUse: H = (state, args, _ctx, caller) => {
+const setExternalUse: H<"setExternalUse"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const key = String(args.key);
-  const use = (args.use ?? null) as unknown as ExternalUse | null;
+  const { key, use } = args;
   const d = draft(state);
   d.push({ type: "externalUse", key, use });
   return d.decision();
@@ -396,14 +369,14 @@ const setExternalUse: H = (state, args, _ctx, caller) => {
 // ---- changes ------------------------------------------------------------------
 
 /** POST /user_groups/create (Zulip's add_user_group, checks in its order). */
-const createGroup: H = async (state, args, ctx: ActorContext, caller) => {
+const createGroup: H<"createGroup"> = async (state, args, ctx: ActorContext, caller) => {
   const me = requireMember(caller, BOTS_ALLOWED);
   const d = draft(state);
   if (!hasPermission(d.state, realmValue(d.state, "can_create_groups"), me.userId, { allowEveryone: false }))
     throw errors.insufficientPermission();
-  const memberIds = checkUserIds(d.state, optIntList(args, "members"));
-  const name = checkName(d.state, String(args.name));
-  const raw = (args.settings ?? {}) as Obj;
+  const memberIds = checkUserIds(d.state, args.members);
+  const name = checkName(d.state, args.name);
+  const raw = args.settings ?? {};
   const settings: Record<string, GroupSettingValue> = {};
   for (const s of GROUP_SETTING_NAMES) {
     if (raw[s] !== undefined) settings[s] = checkSettingValue(d.state, raw[s], s, GROUP_SETTINGS[s]!);
@@ -413,7 +386,7 @@ const createGroup: H = async (state, args, ctx: ActorContext, caller) => {
     }
   }
   if (nameTaken(d.state, name)) throw errors.groupNameInUse(name);
-  const subIds = optIntList(args, "subgroups");
+  const subIds = args.subgroups ?? [];
   for (const id of subIds) {
     const g = groupById(d.state, id);
     if (!g) throw errors.invalidUserGroupId(id);
@@ -423,7 +396,7 @@ const createGroup: H = async (state, args, ctx: ActorContext, caller) => {
   const group: GroupRecord = {
     id: groupId,
     name,
-    description: String(args.description ?? ""),
+    description: args.description,
     isSystem: false,
     deactivated: false,
     creatorId: me.userId,
@@ -445,12 +418,10 @@ const createGroup: H = async (state, args, ctx: ActorContext, caller) => {
 };
 
 /** PATCH /user_groups/{id} (Zulip's edit_user_group). */
-const updateGroup: H = (state, args, _ctx, caller) => {
+const updateGroup: H<"updateGroup"> = (state, args, _ctx, caller) => {
   const me = requireMember(caller, true);
-  const raw = (args.settings ?? {}) as Obj;
-  const name = typeof args.name === "string" ? args.name : undefined;
-  const description = typeof args.description === "string" ? args.description : undefined;
-  const deactivated = typeof args.deactivated === "boolean" ? args.deactivated : undefined;
+  const { name, description, deactivated } = args;
+  const raw = args.settings ?? {};
   if (
     name === undefined &&
     description === undefined &&
@@ -459,7 +430,7 @@ const updateGroup: H = (state, args, _ctx, caller) => {
   )
     throw errors.noNewDataSupplied();
   const d = draft(state);
-  const g = accessForUpdate(d.state, argInt(args, "groupId"), me.userId, "can_manage_group", true);
+  const g = accessForUpdate(d.state, args.groupId, me.userId, "can_manage_group", true);
   const id = g.id;
   if (name !== undefined && name !== g.name) {
     checkName(d.state, name);
@@ -565,14 +536,14 @@ function removeSubgroupsStep(d: Draft, groupId: number, me: number, ids: number[
 }
 
 /** POST /user_groups/{id}/members: add, delete, add_subgroups, delete_subgroups, all or nothing. */
-const updateMembers: H = (state, args, _ctx, caller) => {
+const updateMembers: H<"updateMembers"> = (state, args, _ctx, caller) => {
   const me = requireMember(caller, BOTS_ALLOWED).userId;
-  const add = optIntList(args, "add");
-  const del = optIntList(args, "delete");
-  const addSub = optIntList(args, "add_subgroups");
-  const delSub = optIntList(args, "delete_subgroups");
+  const add = args.add ?? [];
+  const del = args.delete ?? [];
+  const addSub = args.add_subgroups ?? [];
+  const delSub = args.delete_subgroups ?? [];
   if (!add.length && !del.length && !addSub.length && !delSub.length) throw errors.nothingToDoMembers();
-  const groupId = argInt(args, "groupId");
+  const groupId = args.groupId;
   const d = draft(state);
   if (add.length) addMembersStep(d, groupId, me, add);
   if (del.length) removeMembersStep(d, groupId, me, del);
@@ -582,12 +553,12 @@ const updateMembers: H = (state, args, _ctx, caller) => {
 };
 
 /** POST /user_groups/{id}/subgroups: add, delete. */
-const updateSubgroups: H = (state, args, _ctx, caller) => {
+const updateSubgroups: H<"updateSubgroups"> = (state, args, _ctx, caller) => {
   const me = requireMember(caller, BOTS_ALLOWED).userId;
-  const add = optIntList(args, "add");
-  const del = optIntList(args, "delete");
+  const add = args.add ?? [];
+  const del = args.delete ?? [];
   if (!add.length && !del.length) throw errors.nothingToDoSubgroups();
-  const groupId = argInt(args, "groupId");
+  const groupId = args.groupId;
   const d = draft(state);
   if (add.length) addSubgroupsStep(d, groupId, me, add);
   if (del.length) removeSubgroupsStep(d, groupId, me, del);
@@ -599,10 +570,10 @@ function usesGroup(value: GroupSettingValue, id: number): boolean {
 }
 
 /** POST /user_groups/{id}/deactivate (Zulip's access_user_group_for_deactivation). */
-const deactivateGroup: H = (state, args, _ctx, caller) => {
+const deactivateGroup: H<"deactivateGroup"> = (state, args, _ctx, caller) => {
   if (!caller) throw errors.accessDenied();
   const d = draft(state);
-  const g = accessForUpdate(d.state, argInt(args, "groupId"), caller.userId, "can_manage_group", false);
+  const g = accessForUpdate(d.state, args.groupId, caller.userId, "can_manage_group", false);
   const objections: Obj[] = [];
   const supergroups = Object.values(d.state.groups)
     .filter((s) => !s.deactivated && s.subgroups.includes(g.id))
@@ -635,9 +606,9 @@ const deactivateGroup: H = (state, args, _ctx, caller) => {
  * its role checks: {updates: {setting: {new, old?}}} -> {data}, with one
  * realm update_dict event per changed setting.
  */
-const updateRealmSettings: H = (state, args, _ctx, caller) => {
+const updateRealmSettings: H<"updateRealmSettings"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const updates = (args.updates ?? {}) as Obj;
+  const updates = args.updates;
   const d = draft(state);
   const data: Obj = {};
   for (const s of REALM_GROUP_SETTING_NAMES) {
@@ -654,13 +625,13 @@ const updateRealmSettings: H = (state, args, _ctx, caller) => {
   return d.decision({ data });
 };
 
-const systemGroupId: H = (_state, args) => {
-  const id = SYSTEM_GROUP_ID[String(args.name)];
+const systemGroupId: H<"systemGroupId"> = (_state, args) => {
+  const id = SYSTEM_GROUP_ID[args.name];
   if (id === undefined) throw errors.badRequest("Invalid system group name.");
   return { reply: id };
 };
 
-export const groupHandlers: Record<string, H> = {
+export const groupHandlers = handlersOf<GroupDirState, GroupProtocol>()({
   syncUser,
   listGroups,
   registerState,
@@ -681,4 +652,4 @@ export const groupHandlers: Record<string, H> = {
   updateRealmSettings,
   systemGroupId,
   ...inviteGroupHandlers,
-};
+});

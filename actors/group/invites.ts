@@ -3,22 +3,18 @@
 // who accepted it.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
 import { groupById, isActiveUser } from "./graph.ts";
 import { accessForUpdate, draft, requireMember } from "./handlers.ts";
+import type { GroupProtocol } from "./protocol.ts";
 import type { GroupDirState } from "./state.ts";
 
-function idList(args: Obj, name: string): number[] {
-  const v = args[name] ?? [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== "number" || !Number.isSafeInteger(x)))
-    throw errors.notList(name);
-  return [...new Set(v as number[])];
-}
+type Handlers = SomeHandlersOf<GroupDirState, GroupProtocol, "checkInviteGroups" | "joinInvitedGroups">;
 
 /** POST /invites and /invites/multiuse: Zulip's access_user_groups_for_invite (can_add_members_group). */
-const checkInviteGroups: Handler<GroupDirState> = (state, args, _ctx, caller) => {
+const checkInviteGroups: Handlers["checkInviteGroups"] = (state, args, _ctx, caller) => {
   const me = requireMember(caller).userId;
-  for (const id of idList(args, "group_ids")) accessForUpdate(state, id, me, "can_add_members_group", false);
+  for (const id of new Set(args.group_ids)) accessForUpdate(state, id, me, "can_add_members_group", false);
   return { reply: {} };
 };
 
@@ -27,12 +23,12 @@ const checkInviteGroups: Handler<GroupDirState> = (state, args, _ctx, caller) =>
  * its groups (those still active). Idempotent: a group already holding the
  * user is skipped.
  */
-const joinInvitedGroups: Handler<GroupDirState> = (state, args, _ctx, caller) => {
+const joinInvitedGroups: Handlers["joinInvitedGroups"] = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const userId = args.user_id;
-  if (typeof userId !== "number" || !isActiveUser(state, userId)) return { reply: {} };
+  if (!isActiveUser(state, userId)) return { reply: {} };
   const d = draft(state);
-  for (const id of idList(args, "group_ids")) {
+  for (const id of new Set(args.group_ids)) {
     const g = groupById(d.state, id);
     if (!g || g.deactivated || g.isSystem || g.members.includes(userId)) continue;
     d.push(
@@ -43,7 +39,7 @@ const joinInvitedGroups: Handler<GroupDirState> = (state, args, _ctx, caller) =>
   return d.decision();
 };
 
-export const inviteGroupHandlers: Record<string, Handler<GroupDirState>> = {
+export const inviteGroupHandlers: Handlers = {
   checkInviteGroups,
   joinInvitedGroups,
 };

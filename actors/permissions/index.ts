@@ -14,7 +14,7 @@ import {
   type GroupSettingValue,
   type SettingRules,
 } from "../group/index.ts";
-import type { ActorContext, Obj, Value } from "../types.ts";
+import type { ActorContext } from "../types.ts";
 
 export type { GroupSettingValue } from "../group/index.ts";
 
@@ -27,13 +27,13 @@ export interface GroupSettingOpts {
   allowOwners?: boolean;
 }
 
-function rules(opts: GroupSettingOpts): Obj {
+function rules(opts: GroupSettingOpts): SettingRules {
   const r: SettingRules = { allowEveryone: opts.allowEveryone };
   if (opts.allowInternet !== undefined) r.allowInternet = opts.allowInternet;
   if (opts.allowNobody !== undefined) r.allowNobody = opts.allowNobody;
   if (opts.systemGroupsOnly !== undefined) r.systemGroupsOnly = opts.systemGroupsOnly;
   if (opts.allowOwners !== undefined) r.allowOwners = opts.allowOwners;
-  return r as unknown as Obj;
+  return r;
 }
 
 /**
@@ -50,8 +50,7 @@ export async function isUserInGroupSetting(
   userId: number,
   opts?: { allowEveryone?: boolean },
 ): Promise<boolean> {
-  const args: Obj = { value: value as Value, userId };
-  if (opts?.allowEveryone === false) args.allowEveryone = false;
+  const args = opts?.allowEveryone === false ? { value, userId, allowEveryone: false } : { value, userId };
   return (await ctx.call(groupDirectoryRef(realmId), "isUserInSetting", args)) === true;
 }
 
@@ -74,11 +73,11 @@ export async function checkGroupSettingValue(
   settingName: string,
   opts: GroupSettingOpts,
 ): Promise<GroupSettingValue> {
-  return (await ctx.call(groupDirectoryRef(realmId), "checkValue", {
-    value: value as Value,
+  return await ctx.call(groupDirectoryRef(realmId), "checkValue", {
+    value,
     setting: settingName,
     rules: rules(opts),
-  })) as unknown as GroupSettingValue;
+  });
 }
 
 /**
@@ -95,12 +94,12 @@ export async function checkGroupSettingUpdate(
   settingName: string,
   opts: GroupSettingOpts,
 ): Promise<GroupSettingValue> {
-  const r = (await ctx.call(groupDirectoryRef(realmId), "checkUpdate", {
-    update: update as Value,
-    current: current as Value,
+  const r = await ctx.call(groupDirectoryRef(realmId), "checkUpdate", {
+    update,
+    current,
     setting: settingName,
     rules: rules(opts),
-  })) as { value: GroupSettingValue; changed: boolean };
+  });
   return r.value;
 }
 
@@ -110,9 +109,7 @@ export async function realmGroupSetting(
   realmId: number,
   name: string,
 ): Promise<GroupSettingValue> {
-  return (await ctx.call(groupDirectoryRef(realmId), "realmSetting", {
-    name,
-  })) as unknown as GroupSettingValue;
+  return await ctx.call(groupDirectoryRef(realmId), "realmSetting", { name });
 }
 
 /**
@@ -128,6 +125,6 @@ export async function recordChannelGroupSettings(
 ): Promise<void> {
   await ctx.call(groupDirectoryRef(realmId), "setExternalUse", {
     key: `channel:${channelId}`,
-    use: settings ? { type: "channel", channelId, settings: settings as unknown as Obj } : null,
+    use: settings ? { type: "channel", channelId, settings } : null,
   });
 }

@@ -3,7 +3,8 @@
 // fetch_initial_state_data. The register route (gateway/routes/events.ts)
 // calls every area whose eventTypes intersect fetch_event_types (or all when
 // none are given) and merges the objects they return.
-import type { ActorRef, Caller, Obj, Value } from "../../actors/types.ts";
+import type { Caller, Obj } from "../../actors/types.ts";
+import type { TypedCall } from "../../actors/protocol.ts";
 
 export interface RegisterParams {
   apply_markdown: boolean;
@@ -23,7 +24,7 @@ export interface RegisterContext {
   host: string;
   scheme: string;
   params: RegisterParams;
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
 }
 
 export interface RegisterArea {

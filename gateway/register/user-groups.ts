@@ -4,16 +4,15 @@
 // include_deactivated_groups client capability.
 
 import { groupDirectoryRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 
 export const userGroupsArea: RegisterArea = {
   fetchTypes: ["realm_user_groups", "realm"],
   async fetch(ctx) {
-    const r = (await ctx.call(groupDirectoryRef(ctx.realmId), "registerState", {
+    const r = await ctx.call(groupDirectoryRef(ctx.realmId), "registerState", {
       includeDeactivated: ctx.params.client_capabilities.include_deactivated_groups === true,
-    })) as { realm_user_groups: Obj[]; realm: Obj };
+    });
     // Spectators see no groups; realm settings are public to them too in Zulip.
-    return ctx.caller ? { realm_user_groups: r.realm_user_groups, ...r.realm } : { ...r.realm };
+    return ctx.caller ? { realm_user_groups: r.realm_user_groups ?? [], ...r.realm } : { ...r.realm };
   },
 };

@@ -12,7 +12,7 @@ import {
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, sentParams, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 import { announcementSettingParams, checkAnnouncementSettings } from "./notification-bot.ts";
 import {
   REALM_DESCRIPTION_MAX,
@@ -48,9 +48,9 @@ const listGroups: RouteDef = {
   auth: "required",
   params: { include_deactivated_groups: param(p.bool(), { default: false }) },
   async handler(req) {
-    return (await req.call(dir(req), "listGroups", {
+    return await req.call(dir(req), "listGroups", {
       includeDeactivated: req.params.include_deactivated_groups as boolean,
-    })) as Obj;
+    });
   },
 };
 
@@ -66,14 +66,13 @@ const createGroup: RouteDef = {
     ...settingParams(GROUP_SETTING_NAMES),
   },
   async handler(req) {
-    const args: Obj = {
+    return await req.call(dir(req), "createGroup", {
       name: req.params.name as string,
       description: req.params.description as string,
       members: req.params.members as number[],
       settings: sentSettings(req, GROUP_SETTING_NAMES),
-    };
-    if (req.params.subgroups !== undefined) args.subgroups = req.params.subgroups as number[];
-    return (await req.call(dir(req), "createGroup", args)) as Obj;
+      subgroups: req.params.subgroups as number[] | undefined,
+    });
   },
 };
 
@@ -88,12 +87,13 @@ const updateGroup: RouteDef = {
     ...settingParams(GROUP_SETTING_NAMES),
   },
   async handler(req) {
-    const args: Obj = {
+    await req.call(dir(req), "updateGroup", {
       groupId: pathId(req, "user_group_id"),
       settings: sentSettings(req, GROUP_SETTING_NAMES),
-      ...sentParams(req.params, ["name", "description", "deactivated"]),
-    };
-    await req.call(dir(req), "updateGroup", args);
+      name: req.params.name as string | undefined,
+      description: req.params.description as string | undefined,
+      deactivated: req.params.deactivated as boolean | undefined,
+    });
     return {};
   },
 };
@@ -109,11 +109,13 @@ const updateMembers: RouteDef = {
     delete_subgroups: param(p.intList()),
   },
   async handler(req) {
-    const args: Obj = {
+    await req.call(dir(req), "updateMembers", {
       groupId: pathId(req, "user_group_id"),
-      ...sentParams(req.params, ["add", "delete", "add_subgroups", "delete_subgroups"]),
-    };
-    await req.call(dir(req), "updateMembers", args);
+      add: req.params.add as number[] | undefined,
+      delete: req.params.delete as number[] | undefined,
+      add_subgroups: req.params.add_subgroups as number[] | undefined,
+      delete_subgroups: req.params.delete_subgroups as number[] | undefined,
+    });
     return {};
   },
 };
@@ -124,8 +126,11 @@ const updateSubgroups: RouteDef = {
   auth: "required",
   params: { add: param(p.intList()), delete: param(p.intList()) },
   async handler(req) {
-    const args: Obj = { groupId: pathId(req, "user_group_id"), ...sentParams(req.params, ["add", "delete"]) };
-    await req.call(dir(req), "updateSubgroups", args);
+    await req.call(dir(req), "updateSubgroups", {
+      groupId: pathId(req, "user_group_id"),
+      add: req.params.add as number[] | undefined,
+      delete: req.params.delete as number[] | undefined,
+    });
     return {};
   },
 };
@@ -136,10 +141,10 @@ const getMembers: RouteDef = {
   auth: "required",
   params: { direct_member_only: param(p.bool(), { default: false }) },
   async handler(req) {
-    return (await req.call(dir(req), "members", {
+    return await req.call(dir(req), "members", {
       groupId: pathId(req, "user_group_id"),
       directOnly: req.params.direct_member_only as boolean,
-    })) as Obj;
+    });
   },
 };
 
@@ -149,11 +154,11 @@ const getMembership: RouteDef = {
   auth: "required",
   params: { direct_member_only: param(p.bool(), { default: false }) },
   async handler(req) {
-    return (await req.call(dir(req), "isMember", {
+    return await req.call(dir(req), "isMember", {
       groupId: pathId(req, "user_group_id"),
       userId: pathId(req, "user_id"),
       directOnly: req.params.direct_member_only as boolean,
-    })) as Obj;
+    });
   },
 };
 
@@ -163,10 +168,10 @@ const getSubgroups: RouteDef = {
   auth: "required",
   params: { direct_subgroup_only: param(p.bool(), { default: false }) },
   async handler(req) {
-    return (await req.call(dir(req), "subgroups", {
+    return await req.call(dir(req), "subgroups", {
       groupId: pathId(req, "user_group_id"),
       directOnly: req.params.direct_subgroup_only as boolean,
-    })) as Obj;
+    });
   },
 };
 

@@ -1,0 +1,18 @@
+// The addresses of the kinds with a protocol (actors/protocol.ts): each
+// constructor returns a Ref typed with its kind's protocol, so a call on it
+// is checked at compile time and "go to definition" on the constructor leads
+// to the protocol, then to the handler of the same name.
+//
+// A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
+// The kinds' doors re-export these under their old names.
+
+import type { GroupProtocol } from "./group/protocol.ts";
+import { ref, type Ref } from "./protocol.ts";
+
+/**
+ * The realm's group directory: every named group of the realm, its
+ * membership graph, and the realm's group-valued permission settings.
+ */
+export function groupDirectoryRef(realmId: number): Ref<GroupProtocol> {
+  return ref({ kind: "group", realm: realmId, key: "directory" });
+}

@@ -1,0 +1,156 @@
+// Typed actor protocols (actors/protocol.ts): a request from outside the
+// cluster has its args checked against the method's declared schema at the
+// node, before the actor is activated. These tests forge requests the way a
+// gateway sends them (the embedded gateway's in-process client, a node's
+// gRPC port): wrong-typed args are refused with a Zulip-style 400 and
+// change nothing; the same call with good args works.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { groupDirectoryRef } from "../actors/index.ts";
+import type { ActorRef, Caller, Obj } from "../actors/types.ts";
+import { shardOf } from "../cluster/addressing.ts";
+import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
+import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
+import { startEmbedded, type EmbeddedServer } from "../server.ts";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { makeApi, type Api } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
+import { assertSuccess } from "./support/zulip-asserts.ts";
+
+const REALM = 1;
+
+function forger(client: ActorClient, shards: number) {
+  return (ref: ActorRef, method: string, args: Obj, caller: Caller | null) =>
+    client.request({ ref, shard: shardOf(ref, shards), method, args, caller, deadline: Date.now() + 5000 });
+}
+
+function refusedAsInvalid(res: ActorResponse, method: string): void {
+  assert.equal(res.ok, false, `expected a refusal, got ${JSON.stringify(res)}`);
+  if (!res.ok)
+    assert.deepEqual(
+      { kind: res.kind, code: res.code, msg: res.msg, status: res.status },
+      { kind: "zulip", code: "BAD_REQUEST", msg: `Invalid arguments for group.${method}`, status: 400 },
+    );
+}
+
+/** The realm's group names, through the API. */
+async function groupNames(api: Api): Promise<string[]> {
+  const res = await api("GET", "/user_groups");
+  assertSuccess(res);
+  return (res.body.user_groups as Obj[]).map((g) => g.name as string).sort();
+}
+
+/** Wrong-typed and good args against the group directory, as `caller`. */
+async function checkGroupArgs(
+  forge: ReturnType<typeof forger>,
+  api: Api,
+  caller: Caller,
+  realmId: number,
+): Promise<void> {
+  const dir = groupDirectoryRef(realmId);
+  const before = await groupNames(api);
+  // Wrong types: a string id, an id past 2^53, a list of strings, a missing
+  // required argument. Each is refused before the actor runs.
+  refusedAsInvalid(await forge(dir, "members", { groupId: "1" }, caller), "members");
+  refusedAsInvalid(await forge(dir, "members", { groupId: 2 ** 60 }, caller), "members");
+  refusedAsInvalid(await forge(dir, "members", { groupId: 1.5 }, caller), "members");
+  refusedAsInvalid(await forge(dir, "members", {}, caller), "members");
+  const bad = { name: "forged", description: "", members: ["x"], settings: {} };
+  refusedAsInvalid(await forge(dir, "createGroup", bad, caller), "createGroup");
+  refusedAsInvalid(
+    await forge(dir, "createGroup", { name: 7, description: "", members: [], settings: {} }, caller),
+    "createGroup",
+  );
+  refusedAsInvalid(await forge(dir, "updateMembers", { groupId: 1, add: "5" }, caller), "updateMembers");
+  // Nothing changed.
+  assert.deepEqual(await groupNames(api), before);
+
+  // The same calls with good args work.
+  const members = await forge(dir, "members", { groupId: 1 }, caller);
+  assert.equal(members.ok, true, JSON.stringify(members));
+  const good = { name: "forged", description: "", members: [caller.userId], settings: {} };
+  const created = await forge(dir, "createGroup", good, caller);
+  assert.equal(created.ok, true, JSON.stringify(created));
+  assert.deepEqual(await groupNames(api), [...before, "forged"].sort());
+}
+
+describe("actor protocols - args checked at the node (embedded gateway's client)", () => {
+  let srv: EmbeddedServer;
+  let dir: string;
+  let api: Api;
+  let owner: Caller;
+  const ownerEmail = "owner@example.com";
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "zulip-protocols-"));
+    srv = await startEmbedded({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: dir,
+      shards: 16,
+      bootstrap: {
+        ownerEmail,
+        ownerPassword: "owner-password-1",
+        ownerName: "Olivia Owner",
+        realmName: "Test Org",
+        externalHost: "localhost",
+      },
+    });
+    api = makeApi(srv.url, { email: ownerEmail, apiKey: srv.bootstrapped!.apiKey! });
+    owner = {
+      realmId: srv.bootstrapped!.realmId!,
+      userId: srv.bootstrapped!.userId!,
+      role: 100,
+      isBot: false,
+    };
+  });
+
+  after(async () => {
+    await srv?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("wrong-typed args are refused and change nothing; good args work", async () => {
+    await checkGroupArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
+  });
+
+  test("an anonymous method is checked too", async () => {
+    const dir = groupDirectoryRef(owner.realmId);
+    const forge = forger(srv.gatewayClient, 16);
+    refusedAsInvalid(await forge(dir, "registerState", { includeDeactivated: "yes" }, null), "registerState");
+    const ok = await forge(dir, "registerState", { includeDeactivated: true }, null);
+    assert.equal(ok.ok, true, JSON.stringify(ok));
+  });
+
+  test("inside the node, internal methods answer (typed at compile time)", async () => {
+    const r = await srv.node.call(groupDirectoryRef(owner.realmId), "expandGroups", { groupIds: [] });
+    assert.deepEqual(r, { userIds: [] });
+  });
+});
+
+const skip = requireBinaries("nats-server", "redis-server");
+
+describe("actor protocols - args checked at the node (gRPC)", { skip }, () => {
+  let c: TestCluster;
+  let grpc: GrpcNodeClient;
+
+  before(async () => {
+    c = await startCluster({ nodes: ["n1"] });
+    grpc = new GrpcNodeClient(`127.0.0.1:${c.nodes.get("n1")!.grpcPort}`);
+  });
+
+  after(async () => {
+    grpc?.close();
+    await c?.stop();
+  });
+
+  test("wrong-typed args are refused and change nothing; good args work", async () => {
+    const me = await c.api("GET", "/users/me");
+    assertSuccess(me);
+    const owner: Caller = { realmId: REALM, userId: me.body.user_id as number, role: 100, isBot: false };
+    await checkGroupArgs(forger(grpc, c.shards), c.api, owner, REALM);
+  });
+});
