@@ -54,11 +54,13 @@ function isDistFresh(): boolean {
 }
 
 /**
- * Node's arguments to run `entry`: its compiled JavaScript when the build is
- * fresh (no TypeScript compile at every start, which costs about a CPU second
- * per process), else the TypeScript under tsx (bench/ entries are never built).
+ * Node's arguments to run `entry` (relative to the project root): its
+ * compiled JavaScript when the build is fresh (no TypeScript compile at every
+ * start, about a CPU second per process), else the TypeScript under tsx
+ * (bench/ entries are never built). For processes that are not started with
+ * startProc, e.g. the CLIs a test runs to completion.
  */
-function entryArgs(entry: string): string[] {
+export function entryArgs(entry: string): string[] {
   const compiled = join(DIST, entry.replace(/\.ts$/, ".js"));
   if (existsSync(compiled) && isDistFresh()) return ["--enable-source-maps", compiled];
   return ["--import", "tsx", join(ROOT, entry)];
