@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { entryArgs } from "../bench/procs.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { nodeReport, type AdminNode } from "../cluster/admin.ts";
 import type { ActivationView } from "../cluster/metrics.ts";
@@ -48,7 +49,7 @@ async function cli(
   delete clean.ADMIN_EMAIL;
   delete clean.ADMIN_API_KEY;
   try {
-    const r = await run(process.execPath, ["--import", "tsx", "admin.ts", ...args], {
+    const r = await run(process.execPath, [...entryArgs("admin.ts"), ...args], {
       env: { ...clean, ...env },
       timeout: 60_000,
     });

@@ -17,7 +17,7 @@ import type { GrpcTls } from "../cluster/config.ts";
 import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
 import { CONNECTION_LOST } from "../cluster/transport/retry.ts";
 import type { ActorRequest } from "../cluster/transport/contract.ts";
-import { ROOT } from "../bench/procs.ts";
+import { entryArgs, ROOT } from "../bench/procs.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { makeApi } from "./support/embedded.ts";
 import { until } from "./support/ops.ts";
@@ -392,7 +392,7 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
 
   test("npm run manage connects as the cli user; the gateway's user may not make its actor calls", () => {
     const manage = (user: string, password: string) =>
-      spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), "realms"], {
+      spawnSync(process.execPath, [...entryArgs("manage.ts"), "realms"], {
         cwd: ROOT,
         env: {
           ...process.env,
@@ -415,7 +415,7 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
 
   test("a node with part of a TLS setting exits with the reason instead of running in the clear", () => {
     const run = (env: Record<string, string>) =>
-      spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "cluster/node-main.ts")], {
+      spawnSync(process.execPath, entryArgs("cluster/node-main.ts"), {
         cwd: ROOT,
         env: { ...process.env, NATS_URL: "nats://127.0.0.1:1", ...env },
         encoding: "utf8",

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { entryArgs } from "../bench/procs.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { createLmdbStore } from "../cluster/storage/lmdb-store.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
@@ -192,11 +193,9 @@ test("an old-shape conversation converts on activation: fetch, edit, flags", asy
   } finally {
     await store.close();
   }
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ["--import", "tsx", "manage.ts", "migrate"],
-    { env: { ...process.env, DATA_DIR: dir, SHARDS: String(SHARDS) } },
-  );
+  const { stdout } = await promisify(execFile)(process.execPath, [...entryArgs("manage.ts"), "migrate"], {
+    env: { ...process.env, DATA_DIR: dir, SHARDS: String(SHARDS) },
+  });
   const report = JSON.parse(stdout.slice(stdout.indexOf("{"))) as { conversations: number; messages: number };
   assert.ok(report.conversations >= 2, stdout);
   const offline = createLmdbStore(dir);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { ROOT, startProc, type Proc } from "../bench/procs.ts";
+import { entryArgs, ROOT, startProc, type Proc } from "../bench/procs.ts";
 import { freePort } from "./support/services.ts";
 import { makeApi } from "./support/embedded.ts";
 
@@ -16,7 +16,7 @@ const run = promisify(execFile);
 const OWNER = { email: "first@example.com", password: "first-start-pw" };
 
 function manage(dataDir: string, ...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), ...args], {
+  return run(process.execPath, [...entryArgs("manage.ts"), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, NATS_URL: "" },
   });

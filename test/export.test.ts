@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
+import { entryArgs } from "../bench/procs.ts";
 import { realmRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
@@ -74,7 +75,7 @@ async function keyOn(s: Server, email: string): Promise<Creds & { userId: number
 }
 
 function manage(dataDir: string, ...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", join(ROOT, "manage.ts"), ...args], {
+  return run(process.execPath, [...entryArgs("manage.ts"), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, NATS_URL: "" },
   });

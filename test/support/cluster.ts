@@ -39,8 +39,38 @@ export async function startCluster(
   } = {},
 ): Promise<TestCluster> {
   const shards = opts.shards ?? 32;
-  const nats = opts.nats ?? (await startNats());
-  const redis = opts.redis ?? (await startRedis());
+  const nodes = new Map<string, Proc & { grpcPort: number; adminPort?: number }>();
+  const services: Service[] = [opts.nats, opts.redis].filter((s) => s !== undefined);
+  let gateway: Proc | undefined;
+  // The gateway first, so it drains while every node still answers.
+  const stopAll = async () => {
+    await gateway?.stop();
+    for (const n of nodes.values()) {
+      n.child.kill("SIGCONT");
+      await n.stop("SIGKILL");
+    }
+    await Promise.all(services.map((s) => s.stop()));
+  };
+  /** Every start settled, then the first failure thrown (after stopping all that did start). */
+  const all = async <T extends unknown[]>(starts: { [K in keyof T]: Promise<T[K]> }): Promise<T> => {
+    const settled = await Promise.allSettled(starts);
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) {
+      await stopAll();
+      throw failed.reason;
+    }
+    return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as T;
+  };
+  const service = async (given: Service | undefined, start: () => Promise<Service>) => {
+    if (given) return given;
+    const s = await start();
+    services.push(s);
+    return s;
+  };
+  const [nats, redis] = await all<[Service, Service]>([
+    service(opts.nats, startNats),
+    service(opts.redis, startRedis),
+  ]);
   const common = {
     NATS_URL: nats.url,
     REDIS_URL: redis.url,
@@ -53,7 +83,6 @@ export async function startCluster(
     SINGLE_ORGANIZATION: "1",
     ...opts.env,
   };
-  const nodes = new Map<string, Proc & { grpcPort: number; adminPort?: number }>();
   const startNode = async (id: string) => {
     const grpcPort = nodes.get(id)?.grpcPort ?? (await freePort());
     const adminPort = opts.adminPorts ? (nodes.get(id)?.adminPort ?? (await freePort())) : undefined;
@@ -72,16 +101,26 @@ export async function startCluster(
     );
     nodes.set(id, adminPort !== undefined ? { ...p, grpcPort, adminPort } : { ...p, grpcPort });
   };
-  // Start nodes one after the other so exactly one bootstraps the store.
-  for (const id of opts.nodes ?? ["n1", "n2"]) await startNode(id);
+  const [first, ...rest] = opts.nodes ?? ["n1", "n2"];
+  // The first node alone bootstraps the store. Then the others, one after the
+  // other as they would join a running cluster, and meanwhile the gateway,
+  // which needs nothing from them to start: two cores overlap the start-ups.
+  await all([startNode(first!)]);
   const port = await freePort();
-  const gateway = await startProc(
-    "gateway",
-    "gateway/gateway-main.ts",
-    // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
-    { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(port) },
-    /listening on port/,
-  );
+  await all([
+    (async () => {
+      for (const id of rest) await startNode(id);
+    })(),
+    (async () => {
+      gateway = await startProc(
+        "gateway",
+        "gateway/gateway-main.ts",
+        // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
+        { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(port) },
+        /listening on port/,
+      );
+    })(),
+  ]);
   const baseUrl = `http://127.0.0.1:${port}`;
 
   // The owner's API key, once the gateway sees the nodes.
@@ -96,26 +135,21 @@ export async function startCluster(
     if (res.status === 200) apiKey = res.body.api_key;
     else await new Promise((r) => setTimeout(r, 100));
   }
-  if (!apiKey) throw new Error("cluster never answered fetch_api_key");
+  if (!apiKey) {
+    await stopAll();
+    throw new Error("cluster never answered fetch_api_key");
+  }
   const owner = { ...OWNER, apiKey };
   return {
     nats,
     redis,
     nodes,
-    gateway,
+    gateway: gateway!,
     baseUrl,
     owner,
     api: makeApi(baseUrl, owner),
     shards,
     startNode,
-    async stop() {
-      await gateway.stop();
-      for (const n of nodes.values()) {
-        n.child.kill("SIGCONT");
-        await n.stop("SIGKILL");
-      }
-      await redis.stop();
-      await nats.stop();
-    },
+    stop: stopAll,
   };
 }
