@@ -45,7 +45,12 @@ export {
   realmRef,
   userDefaultSettings,
 } from "./realm/index.ts";
-export { settingTypes, userRef } from "./user/index.ts";
+export {
+  LEGACY_DISPLAY_SETTINGS,
+  LEGACY_NOTIFICATION_SETTINGS,
+  settingTypes,
+  userRef,
+} from "./user/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
 export {
   DEFAULT_QUEUE_TIMEOUT_SECS,

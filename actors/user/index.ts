@@ -2,6 +2,7 @@
 
 export { userBehavior, userRef } from "./behavior.ts";
 export { formatUser, formatUserSettings, formatUserStatus } from "./format.ts";
+export { LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS } from "./legacy-setting-events.ts";
 export { hashPassword, verifyPassword } from "./password.ts";
 export {
   LANGUAGES,

@@ -11,7 +11,8 @@ import type { ActorContext, Obj, OutEvent } from "../types.ts";
 import { LANGUAGES } from "./settings.ts";
 import type { UserState } from "./state.ts";
 
-const NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set([
+/** The settings of update_global_notifications (and of its POST /register fetch type). */
+export const LEGACY_NOTIFICATION_SETTINGS: readonly string[] = [
   "enable_desktop_notifications",
   "enable_digest_emails",
   "enable_login_emails",
@@ -32,9 +33,11 @@ const NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set([
   "desktop_icon_count_display",
   "realm_name_in_email_notifications_policy",
   "presence_enabled",
-]);
+];
+const NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set(LEGACY_NOTIFICATION_SETTINGS);
 
-const DISPLAY_SETTINGS: ReadonlySet<string> = new Set([
+/** The settings of update_display_settings (and of its POST /register fetch type). */
+export const LEGACY_DISPLAY_SETTINGS: readonly string[] = [
   "color_scheme",
   "default_language",
   "demote_inactive_streams",
@@ -50,7 +53,8 @@ const DISPLAY_SETTINGS: ReadonlySet<string> = new Set([
   "twenty_four_hour_time",
   "enter_sends",
   "receives_typing_notifications",
-]);
+];
+const DISPLAY_SETTINGS: ReadonlySet<string> = new Set(LEGACY_DISPLAY_SETTINGS);
 
 /** The legacy events for `changed` settings of the user (none when no legacy setting changed). */
 export async function legacySettingEvents(
