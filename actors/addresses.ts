@@ -6,7 +6,9 @@
 // A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
 // The kinds' doors re-export these under their old names.
 
+import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
+import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
 
 /**
@@ -15,4 +17,14 @@ import { ref, type Ref } from "./protocol.ts";
  */
 export function groupDirectoryRef(realmId: number): Ref<GroupProtocol> {
   return ref({ kind: "group", realm: realmId, key: "directory" });
+}
+
+/** The realm's custom emoji directory (the image bytes are in blob actors). */
+export function emojiDirectoryRef(realmId: number): Ref<EmojiProtocol> {
+  return ref({ kind: "emoji", realm: realmId, key: "directory" });
+}
+
+/** The event queues of one user (placed by the user id, so every gateway finds them). */
+export function queueRef(realmId: number, userId: number): Ref<QueueProtocol> {
+  return ref({ kind: "queue", realm: realmId, key: String(userId), shardKey: String(userId) });
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { groupDirectoryRef } from "../actors/index.ts";
+import { emojiDirectoryRef, groupDirectoryRef, queueRef } from "../actors/index.ts";
 import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
@@ -27,12 +27,12 @@ function forger(client: ActorClient, shards: number) {
     client.request({ ref, shard: shardOf(ref, shards), method, args, caller, deadline: Date.now() + 5000 });
 }
 
-function refusedAsInvalid(res: ActorResponse, method: string): void {
+function refusedAsInvalid(res: ActorResponse, method: string, kind = "group"): void {
   assert.equal(res.ok, false, `expected a refusal, got ${JSON.stringify(res)}`);
   if (!res.ok)
     assert.deepEqual(
       { kind: res.kind, code: res.code, msg: res.msg, status: res.status },
-      { kind: "zulip", code: "BAD_REQUEST", msg: `Invalid arguments for group.${method}`, status: 400 },
+      { kind: "zulip", code: "BAD_REQUEST", msg: `Invalid arguments for ${kind}.${method}`, status: 400 },
     );
 }
 
@@ -123,6 +123,20 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     refusedAsInvalid(await forge(dir, "registerState", { includeDeactivated: "yes" }, null), "registerState");
     const ok = await forge(dir, "registerState", { includeDeactivated: true }, null);
     assert.equal(ok.ok, true, JSON.stringify(ok));
+  });
+
+  test("the emoji and queue kinds check their args too", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const emoji = emojiDirectoryRef(owner.realmId);
+    refusedAsInvalid(await forge(emoji, "add", { name: "x", fileCount: "1" }, owner), "add", "emoji");
+    refusedAsInvalid(await forge(emoji, "remove", {}, owner), "remove", "emoji");
+    const queue = queueRef(owner.realmId, owner.userId);
+    refusedAsInvalid(await forge(queue, "poll", { queueId: 5 }, owner), "poll", "queue");
+    refusedAsInvalid(await forge(queue, "register", { eventTypes: "message" }, owner), "register", "queue");
+    const reg = await forge(queue, "register", { eventTypes: ["message"] }, owner);
+    assert.equal(reg.ok, true, JSON.stringify(reg));
+    const list = await forge(emoji, "list", {}, owner);
+    assert.equal(list.ok, true, JSON.stringify(list));
   });
 
   test("inside the node, internal methods answer (typed at compile time)", async () => {

@@ -13,10 +13,17 @@
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
+import { emojiDirectoryRef } from "../addresses.ts";
+import { defineBehavior, handlersOf, type HandlerOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorRef, Behavior, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, ActorRef, Caller, Obj, Value } from "../types.ts";
 import { unicodeCodeForName } from "./lookup.ts";
 import { EMOJI_IMAGE_TYPES, declaredImageType, isAnimated, sniffImageType } from "./image.ts";
+import { emojiProtocol, type EmojiProtocol } from "./protocol.ts";
+
+export { emojiDirectoryRef };
+
+type EmojiHandler<M extends keyof EmojiProtocol> = HandlerOf<EmojiDirState, EmojiProtocol, M>;
 
 /** Zulip's MAX_EMOJI_FILE_SIZE_MIB default. */
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
@@ -44,10 +51,6 @@ export interface EmojiDirState {
 }
 
 type EmojiFact = { type: "added"; emoji: EmojiRecord } | { type: "deactivated"; id: string };
-
-export function emojiDirectoryRef(realmId: number): ActorRef {
-  return { kind: "emoji", realm: realmId, key: "directory" };
-}
 
 /** The blob holding an emoji's image: on the directory's shard, so `put` stays local. */
 export function emojiBlobRef(realmId: number, emojiId: string): ActorRef {
@@ -96,7 +99,7 @@ function requireRealmCaller(state: EmojiDirState, caller: Caller | null): Caller
   return caller;
 }
 
-async function activeUserIds(ctx: Parameters<Handler<EmojiDirState>>[2], realmId: number): Promise<number[]> {
+async function activeUserIds(ctx: ActorContext, realmId: number): Promise<number[]> {
   const r = (await ctx.call(realmRef(realmId), "memberContext", {})) as { activeUserIds: number[] };
   return r.activeUserIds;
 }
@@ -104,33 +107,27 @@ async function activeUserIds(ctx: Parameters<Handler<EmojiDirState>>[2], realmId
 // ---- handlers -------------------------------------------------------------------
 
 /** GET /realm/emoji and /register: every custom emoji, deactivated ones too. Public within the realm (spectators too). */
-const list: Handler<EmojiDirState> = (state, _args, _ctx, caller) => {
+const list: EmojiHandler<"list"> = (state, _args, _ctx, caller) => {
   if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
   return { reply: { emoji: formatAll(state) } };
 };
 
 /** Internal: id -> {id, name, deactivated}, for status and reaction checks. */
-const lookup: Handler<EmojiDirState> = (state, _args, _ctx, caller) => {
+const lookup: EmojiHandler<"lookup"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const out: Obj = {};
+  const out: Record<string, { id: string; name: string; deactivated: boolean }> = {};
   for (const e of Object.values(state.emoji))
     out[e.id] = { id: e.id, name: e.name, deactivated: e.deactivated };
   return { reply: { emoji: out } };
 };
 
-/**
- * POST /realm/emoji/{name}. Args: name (raw path value), fileCount, and for
- * a single file: size, mimetype, filename, and data (base64; the gateway
- * leaves it out when size is over the limit). Checks in Zulip's order.
- */
-const add: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
+/** POST /realm/emoji/{name} (arguments: protocol.ts). Checks in Zulip's order. */
+const add: EmojiHandler<"add"> = async (state, args, ctx, caller) => {
   const c = requireRealmCaller(state, caller);
   // Zulip's require_member_or_admin.
   if (c.role === ROLE_GUEST) throw errors.notAllowedForGuests();
   if (c.isBot) throw errors.botsNotAllowed();
-  const name = String(args.name ?? "")
-    .trim()
-    .replace(/ /g, "_");
+  const name = args.name.trim().replace(/ /g, "_");
   checkValidEmojiName(name);
   const allowed = await realmGroupSetting(ctx, state.realmId, "can_add_custom_emoji_group");
   if (!(await isUserInGroupSetting(ctx, state.realmId, allowed, c.userId, { allowEveryone: false })))
@@ -138,10 +135,10 @@ const add: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
   if (activeByName(state, name)) throw errors.customEmojiExists();
   if (args.fileCount !== 1) throw errors.exactlyOneFile();
   if (unicodeCodeForName(name) !== undefined && c.role > ROLE_ADMIN) throw errors.overrideDefaultEmoji();
-  const size = typeof args.size === "number" ? args.size : Infinity;
-  if (size > MAX_EMOJI_FILE_SIZE || typeof args.data !== "string")
+  const size = args.size ?? Infinity;
+  if (size > MAX_EMOJI_FILE_SIZE || args.data === undefined)
     throw errors.emojiFileTooLarge(MAX_EMOJI_FILE_SIZE_MIB);
-  const declared = declaredImageType(String(args.mimetype ?? ""), String(args.filename ?? ""));
+  const declared = declaredImageType(args.mimetype ?? "", args.filename ?? "");
   if (declared !== null && own(EMOJI_IMAGE_TYPES, declared) === undefined) throw errors.invalidImageFormat();
   const bytes = Buffer.from(args.data, "base64");
   const type = sniffImageType(bytes);
@@ -176,9 +173,9 @@ const add: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
 };
 
 /** DELETE /realm/emoji/{name}: an administrator or the emoji's author deactivates it. */
-const remove: Handler<EmojiDirState> = async (state, args, ctx, caller) => {
+const remove: EmojiHandler<"remove"> = async (state, args, ctx, caller) => {
   const c = requireRealmCaller(state, caller);
-  const name = String(args.name ?? "");
+  const name = args.name;
   const e = activeByName(state, name);
   if (!e) throw errors.customEmojiNotFound(name);
   if (c.role > ROLE_ADMIN && e.authorId !== c.userId) throw errors.notEmojiAuthor();
@@ -206,8 +203,9 @@ function applyEmojiFact(state: EmojiDirState, fact: EmojiFact): EmojiDirState {
   return state;
 }
 
-export const emojiBehavior: Behavior<EmojiDirState> = {
+export const emojiBehavior = defineBehavior<EmojiDirState, EmojiProtocol>({
   kind: "emoji",
+  protocol: emojiProtocol,
   initial: (ref) => ({ realmId: ref.realm, emoji: {} }),
   apply: (state, fact) => applyEmojiFact(state, fact as unknown as EmojiFact),
   toSnapshot: (s) => JSON.stringify(s),
@@ -215,6 +213,5 @@ export const emojiBehavior: Behavior<EmojiDirState> = {
     const o = JSON.parse(data) as Partial<EmojiDirState>;
     return { realmId: o.realmId ?? ref.realm, emoji: o.emoji ?? {} };
   },
-  handlers: { list, lookup, add, remove },
-  external: { list: "anonymous", add: "caller", remove: "caller" },
-};
+  handlers: handlersOf<EmojiDirState, EmojiProtocol>()({ list, lookup, add, remove }),
+});

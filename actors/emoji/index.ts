@@ -28,10 +28,7 @@ export { EMOJI_IMAGE_TYPES } from "./image.ts";
 
 /** The realm's custom emoji (deactivated ones too), by id. */
 export async function realmEmojiOf(ctx: ActorContext, realmId: number): Promise<Record<string, RealmEmoji>> {
-  const r = (await ctx.call(emojiDirectoryRef(realmId), "lookup", {})) as unknown as {
-    emoji: Record<string, RealmEmoji>;
-  };
-  return r.emoji;
+  return (await ctx.call(emojiDirectoryRef(realmId), "lookup", {})).emoji;
 }
 
 /** Zulip's get_emoji_data against the realm's current custom emoji. */

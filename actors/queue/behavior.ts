@@ -12,7 +12,10 @@
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, ActorRef, Behavior, Caller, Decision, Handler, Obj, Value } from "../types.ts";
+import { queueRef } from "../addresses.ts";
+import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type ReplyOf } from "../protocol.ts";
+import type { ActorContext, Caller, Decision, Obj, Value } from "../types.ts";
+import { queueProtocol, type QueueProtocol } from "./protocol.ts";
 import { flagsFor, shapeForQueue, watchesPublicChannels } from "./shape.ts";
 import {
   applyQueueFact,
@@ -56,9 +59,9 @@ function maxEvents(): number {
   return envInt("EVENT_QUEUE_MAX_EVENTS") ?? DEFAULT_MAX_EVENTS;
 }
 
-export function queueRef(realmId: number, userId: number): ActorRef {
-  return { kind: "queue", realm: realmId, key: String(userId), shardKey: String(userId) };
-}
+export { queueRef };
+
+type QueueHandler<M extends keyof QueueProtocol> = HandlerOf<QueueSetState, QueueProtocol, M>;
 
 /** Queue ids are "<owner user id>:<random>" so any gateway finds the owner's shard. */
 export function queueOwner(queueId: string): number | null {
@@ -136,7 +139,7 @@ function deliverDecision(
   key: string | null,
   shaped: Record<string, Obj[]>,
   extraFacts: Obj[] = [],
-): Decision {
+): DecisionOf<{ delivered: number }> {
   const facts = [...extraFacts];
   const wake: { key: string; reply: Value }[] = [];
   const per: Record<string, Obj[]> = {};
@@ -178,12 +181,12 @@ function watcherOnly(event: Obj, userId: number): boolean {
  * from the realm's view. Best effort: an entry left behind costs one
  * dropped event per send and is withdrawn again at the next one.
  */
-function withdrawIfLast(
+function withdrawIfLast<D extends Pick<Decision, "facts">>(
   state: QueueSetState,
   ctx: ActorContext,
-  decision: Decision,
+  decision: D,
   stray = false,
-): Decision | Promise<Decision> {
+): D | Promise<D> {
   const deleted = new Set<string>();
   for (const f of decision.facts ?? []) if (f.type === "deleted") deleted.add(f.queueId as string);
   const now = ctx.now();
@@ -225,7 +228,7 @@ function readRegistration(args: Obj): Registration {
   };
 }
 
-const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
+const register: QueueHandler<"register"> = async (state, args, ctx, caller) => {
   if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
     throw errors.accessDenied();
   const now = ctx.now();
@@ -251,7 +254,7 @@ const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
   const queueId = `${state.userId}:${randomBytes(8).toString("hex")}`;
   facts.push(fact({ type: "registered", queueId, reg, at: now }));
   armExpiry(state, ctx, reg);
-  const decision: Decision = {
+  const decision: DecisionOf<ReplyOf<QueueProtocol, "register">> = {
     facts,
     wake,
     reply: { queue_id: queueId, last_event_id: -1, idle_queue_timeout_secs: reg.timeoutSecs },
@@ -261,10 +264,10 @@ const register: Handler<QueueSetState> = async (state, args, ctx, caller) => {
 
 // ---- poll (GET /events) ---------------------------------------------------------
 
-const poll: Handler<QueueSetState> = (state, args, ctx, caller) => {
-  const queueId = String(args.queueId);
+const poll: QueueHandler<"poll"> = (state, args, ctx, caller) => {
+  const queueId = args.queueId;
   const q = ownQueue(state, queueId, caller, ctx);
-  const last = typeof args.lastEventId === "number" ? args.lastEventId : q.pruned;
+  const last = args.lastEventId ?? q.pruned;
   // As Zulip's GET /events: prune through last_event_id, which must be an event of this queue.
   if (last < q.pruned) throw errors.eventAlreadyPruned(last);
   let newest = q.pruned;
@@ -289,9 +292,9 @@ const poll: Handler<QueueSetState> = (state, args, ctx, caller) => {
 
 // ---- timers -------------------------------------------------------------------
 
-const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
+const heartbeat: QueueHandler<"heartbeat"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  const queueId = String(args.queueId);
+  const queueId = args.queueId;
   const key = parkedKey(ctx, queueId);
   if (!key || !findQueue(state, queueId)) return {};
   const due = Number(key.split("|")[2]);
@@ -313,7 +316,7 @@ const heartbeat: Handler<QueueSetState> = (state, args, ctx, caller) => {
  * for the next. Timers may fire late, early or twice (one armed by an
  * earlier activation of this actor), so this only acts on what is due now.
  */
-const expire: Handler<QueueSetState> = (state, _args, ctx, caller) => {
+const expire: QueueHandler<"expire"> = (state, _args, ctx, caller) => {
   requireInternal(caller);
   const now = ctx.now();
   const facts: Obj[] = [];
@@ -329,13 +332,16 @@ const expire: Handler<QueueSetState> = (state, _args, ctx, caller) => {
 
 // ---- deliver (the event router) --------------------------------------------------
 
-const deliver: Handler<QueueSetState> = (state, args, ctx, caller) => {
+const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   requireInternal(caller);
   const queues = state.queues;
-  const events = Array.isArray(args.events) ? (args.events as Obj[]) : [];
+  const events = args.events;
   const stray = events.some((e) => watcherOnly(e, state.userId));
-  if (queues.length === 0) return withdrawIfLast(state, ctx, { reply: { delivered: 0 } }, stray);
-  const key = typeof args.key === "string" ? args.key : null;
+  if (queues.length === 0) {
+    const none: DecisionOf<{ delivered: number }> = { reply: { delivered: 0 } };
+    return withdrawIfLast(state, ctx, none, stray);
+  }
+  const key = args.key ?? null;
   if (key !== null && state.recentKeys?.includes(key)) return { reply: { delivered: 0, duplicate: true } };
   const now = ctx.now();
   const expired: Obj[] = [];
@@ -355,8 +361,8 @@ const deliver: Handler<QueueSetState> = (state, args, ctx, caller) => {
 
 // ---- delete (DELETE /events) and reads --------------------------------------------
 
-const remove: Handler<QueueSetState> = (state, args, ctx, caller) => {
-  const queueId = String(args.queueId);
+const remove: QueueHandler<"delete"> = (state, args, ctx, caller) => {
+  const queueId = args.queueId;
   ownQueue(state, queueId, caller, ctx);
   const parked = parkedKey(ctx, queueId);
   return withdrawIfLast(state, ctx, {
@@ -371,13 +377,13 @@ const remove: Handler<QueueSetState> = (state, args, ctx, caller) => {
  * arrived yet), so the register route can tell whether events landed while
  * it fetched the initial state (gateway/routes/events.ts).
  */
-const newest: Handler<QueueSetState> = (state, args, ctx, caller) => {
-  const q = ownQueue(state, String(args.queueId), caller, ctx);
+const newest: QueueHandler<"newest"> = (state, args, ctx, caller) => {
+  const q = ownQueue(state, args.queueId, caller, ctx);
   return { reply: { last_event_id: q.nextId - 1 } };
 };
 
 /** Internal: the user's queues, for inspection and tests. */
-const list: Handler<QueueSetState> = (state, _args, _ctx, caller) => {
+const list: QueueHandler<"list"> = (state, _args, _ctx, caller) => {
   requireInternal(caller);
   return {
     reply: state.queues.map((q) => ({
@@ -390,16 +396,25 @@ const list: Handler<QueueSetState> = (state, _args, _ctx, caller) => {
   };
 };
 
-export const queueBehavior: Behavior<QueueSetState> = {
+export const queueBehavior = defineBehavior<QueueSetState, QueueProtocol>({
   kind: "queue",
+  protocol: queueProtocol,
   initial: initialQueueSet,
   apply: applyQueueFact,
   toSnapshot: queueToSnapshot,
   fromSnapshot: queueFromSnapshot,
-  handlers: { register, poll, heartbeat, expire, deliver, delete: remove, newest, list },
-  external: { register: "caller", poll: "caller", delete: "caller", newest: "caller" },
+  handlers: handlersOf<QueueSetState, QueueProtocol>()({
+    register,
+    poll,
+    heartbeat,
+    expire,
+    deliver,
+    delete: remove,
+    newest,
+    list,
+  }),
   // A queue nobody polls costs its activation (~850 B of heap) until it is
   // passivated, then ~170 B (its expiry timer on the wheel); a polled queue
   // always has its poll parked, so this never passivates a live client's queue.
   idleMs: QUEUE_IDLE_MS,
-};
+});

@@ -8,9 +8,6 @@ import type { RegisterArea } from "./types.ts";
 export const emojiArea: RegisterArea = {
   fetchTypes: ["realm_emoji"],
   async fetch(ctx) {
-    const r = (await ctx.call(emojiDirectoryRef(ctx.realmId), "list", {})) as {
-      emoji: Record<string, never>;
-    };
-    return { realm_emoji: r.emoji };
+    return { realm_emoji: (await ctx.call(emojiDirectoryRef(ctx.realmId), "list", {})).emoji };
   },
 };

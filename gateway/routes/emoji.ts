@@ -31,16 +31,18 @@ const upload: RouteDef = {
   params: {},
   async handler(req) {
     const files = uploadedFiles(req);
-    const args: Obj = { name: emojiName(req), fileCount: files.length };
-    const f = files[0];
-    if (files.length === 1 && f) {
-      args.size = f.data.length;
-      args.mimetype = f.mimetype;
-      args.filename = f.filename;
-      // An oversized file is refused by size; its bytes need not travel.
-      if (f.data.length <= MAX_EMOJI_FILE_SIZE) args.data = f.data.toString("base64");
-    }
-    await req.call(emojiDirectoryRef(req.realmId), "add", args);
+    const f = files.length === 1 ? files[0] : undefined;
+    await req.call(emojiDirectoryRef(req.realmId), "add", {
+      name: emojiName(req),
+      fileCount: files.length,
+      ...(f && {
+        size: f.data.length,
+        mimetype: f.mimetype,
+        filename: f.filename,
+        // An oversized file is refused by size; its bytes need not travel.
+        ...(f.data.length <= MAX_EMOJI_FILE_SIZE && { data: f.data.toString("base64") }),
+      }),
+    });
     return {};
   },
 };
