@@ -183,7 +183,7 @@ const register: RouteDef = {
 
     if (params.all_public_streams && caller.role === ROLE_GUEST) throw errors.userNotAuthorizedForQuery();
     const ref = queueRef(caller.realmId, caller.userId);
-    const q = (await req.call(ref, "register", {
+    const q = await req.call(ref, "register", {
       eventTypes: (req.params.event_types as string[] | undefined) ?? null,
       narrow: params.narrow,
       capabilities: params.client_capabilities,
@@ -191,7 +191,7 @@ const register: RouteDef = {
       clientGravatar,
       allPublicStreams: params.all_public_streams,
       timeoutSecs: timeoutSecs(req.params),
-    })) as { queue_id: string; last_event_id: number; idle_queue_timeout_secs: number };
+    });
     // The register race: an event that lands in the new queue while the
     // state is fetched may or may not be in the state. Zulip applies such
     // events to the state and returns the later last_event_id; we fetch the
@@ -205,7 +205,7 @@ const register: RouteDef = {
       await registerTestHooks.afterQueue?.(caller, q.queue_id);
       state = await fetchAreas(req, caller, params);
       for (let fetches = 1; fetches < MAX_REGISTER_FETCHES; fetches++) {
-        const seen = (await req.call(ref, "newest", { queueId: q.queue_id })) as { last_event_id: number };
+        const seen = await req.call(ref, "newest", { queueId: q.queue_id });
         if (seen.last_event_id === cut) break;
         cut = seen.last_event_id;
         state = await fetchAreas(req, caller, params);
@@ -281,7 +281,7 @@ const getEvents: RouteDef = {
     } catch (err) {
       return Promise.reject(err);
     }
-    return req.call(ref, "poll", { queueId, lastEventId, dontBlock }) as Promise<Obj>;
+    return req.call(ref, "poll", { queueId, lastEventId, dontBlock });
   },
 };
 
@@ -294,7 +294,7 @@ async function registerThroughGet(req: RouteRequest): Promise<Obj> {
   for (const k of GET_CAPABILITY_PARAMS)
     if (req.params[k] !== undefined) capabilities[k] = req.params[k] as boolean;
   const lifespan = req.params.lifespan_secs as number | undefined;
-  const q = (await req.call(queueRef(caller.realmId, caller.userId), "register", {
+  const q = await req.call(queueRef(caller.realmId, caller.userId), "register", {
     eventTypes: (req.params.event_types as string[] | undefined) ?? null,
     narrow: req.params.narrow as [string, string][],
     capabilities,
@@ -302,7 +302,7 @@ async function registerThroughGet(req: RouteRequest): Promise<Obj> {
     clientGravatar: req.params.client_gravatar as boolean,
     allPublicStreams: req.params.all_public_streams as boolean,
     timeoutSecs: Math.min(lifespan ? lifespan : DEFAULT_QUEUE_TIMEOUT_SECS, MAX_QUEUE_TIMEOUT_SECS),
-  })) as { queue_id: string };
+  });
   return { events: [], queue_id: q.queue_id };
 }
 
