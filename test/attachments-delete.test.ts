@@ -84,10 +84,7 @@ describe("deleting messages updates their attachments", () => {
     const evs = await updatesAfter(member, file.id, async () => {
       assertSuccess(await srv.api("DELETE", `/messages/${first}`, {}, member));
     });
-    assert.deepEqual(
-      evs[0]!.attachment.message_ids,
-      [second],
-    );
+    assert.deepEqual(evs[0]!.attachment.message_ids, [second]);
     assert.equal(typeof evs[0]!.upload_space_used, "number");
     assert.deepEqual(await linkedIds(member, file.id), [second]);
 

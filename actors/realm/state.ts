@@ -454,7 +454,8 @@ const RENAMED_SETTINGS: Readonly<Record<string, string>> = { giphy_rating: "gif_
 
 function renameLegacySettings(values: Obj): Obj {
   const out: Obj = {};
-  for (const [k, v] of Object.entries(values)) out[Object.hasOwn(RENAMED_SETTINGS, k) ? RENAMED_SETTINGS[k]! : k] = v;
+  for (const [k, v] of Object.entries(values))
+    out[Object.hasOwn(RENAMED_SETTINGS, k) ? RENAMED_SETTINGS[k]! : k] = v;
   return out;
 }
 
