@@ -1,6 +1,6 @@
 // PATCH /realm settings of feature levels 1-200 that were reported but not
 // settable: video_chat_provider (1), default_language and
-// default_code_block_language (52), giphy_rating (55), org_type (128),
+// default_code_block_language (52), gif_rating_policy (55), org_type (128),
 // want_advertise_in_communities_directory (129); and the owner-only
 // settings of level 143.
 import assert from "node:assert/strict";
@@ -40,7 +40,7 @@ describe("PATCH /realm stored settings", () => {
   test("defaults - register reports Zulip's defaults", async () => {
     const s = await realmState();
     assert.equal(s.realm_video_chat_provider, 1);
-    assert.equal(s.realm_giphy_rating, 2);
+    assert.equal(s.realm_gif_rating_policy, 2);
     assert.equal(s.realm_org_type, 0);
     assert.equal(s.realm_default_code_block_language, "");
     assert.equal(s.realm_default_language, "en");
@@ -51,7 +51,7 @@ describe("PATCH /realm stored settings", () => {
     const q = await openQueue(srv, member, ["realm"]);
     const changes = {
       video_chat_provider: 0,
-      giphy_rating: 4,
+      gif_rating_policy: 4,
       org_type: 20,
       default_code_block_language: "python",
       default_language: "de",
@@ -85,7 +85,7 @@ describe("PATCH /realm stored settings", () => {
       await srv.api("PATCH", "/realm", { video_chat_provider: 7 }),
       "Invalid video_chat_provider 7",
     );
-    assertError(await srv.api("PATCH", "/realm", { giphy_rating: 9 }), "Invalid giphy_rating 9");
+    assertError(await srv.api("PATCH", "/realm", { gif_rating_policy: 9 }), "Invalid gif_rating_policy 9");
     assertError(await srv.api("PATCH", "/realm", { org_type: 11 }), "Invalid org_type 11");
     assertError(await srv.api("PATCH", "/realm", { default_language: "xx" }), "Invalid language 'xx'");
     assertError(
@@ -97,8 +97,8 @@ describe("PATCH /realm stored settings", () => {
     assert.equal(notInt.body.result, "error");
     // A bad value in the same request as a good one: nothing applies.
     assertError(
-      await srv.api("PATCH", "/realm", { org_type: 30, giphy_rating: -1 }),
-      "Invalid giphy_rating -1",
+      await srv.api("PATCH", "/realm", { org_type: 30, gif_rating_policy: -1 }),
+      "Invalid gif_rating_policy -1",
     );
     assert.deepEqual(await realmState(), before);
   });
@@ -127,7 +127,7 @@ describe("PATCH /realm owner-only settings (feature level 143)", () => {
       assert.equal((await realmState())[`realm_${name}`], before, name);
     }
     // Other settings stay open to administrators.
-    assertSuccess(await srv.api("PATCH", "/realm", { giphy_rating: 1 }, admin));
+    assertSuccess(await srv.api("PATCH", "/realm", { gif_rating_policy: 1 }, admin));
   });
 
   test("an owner may", async () => {

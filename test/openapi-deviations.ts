@@ -93,6 +93,8 @@ export const deviations: Deviation[] = [
     "realm_owner_full_content_access",
     "tenor_api_key",
     "klipy_api_key",
+    "gif_rating_policy_options",
+    "realm_gif_rating_policy",
     "user_settings/resolved_topic_notice_auto_read_policy",
     "user_settings/web_left_sidebar_unreads_count_summary",
     "user_settings/web_inbox_show_channel_folders",
@@ -121,6 +123,58 @@ export const deviations: Deviation[] = [
     pointer: "/person/is_imported_stub",
     why: `${AFTER_10_2}: users created as imported stubs`,
   },
+
+  // --- renames, removals and format changes after 10.2 (the 10.2 form stands in)
+  ...[
+    ["GET", "/export/realm", "/exports/*/export_type"],
+    ["EVENT", "realm_export", "/exports/*/export_type"],
+  ].map(([method, path, pointer]) => ({
+    method: method!,
+    path: path!,
+    pointer: pointer!,
+    standIn: 1,
+    why: "export_type is a string since feature level 449",
+  })),
+  ...[
+    ["GET", "/attachments", "/attachments/*"],
+    ["EVENT", "attachment/add", "/attachment"],
+    ["EVENT", "attachment/update", "/attachment"],
+  ].flatMap(([method, path, prefix]) => [
+    {
+      method: method!,
+      path: path!,
+      pointer: `${prefix}/messages`,
+      standIn: [],
+      why: "message_ids replaced messages at feature level 472",
+    },
+    { method: method!, path: path!, pointer: `${prefix}/message_ids`, why: "feature level 472" },
+  ]),
+  ...[
+    ["POST", "/register", "/realm_bots/*"],
+    ["EVENT", "realm_bot/add", "/bot"],
+  ].flatMap(([method, path, prefix]) =>
+    Object.entries({
+      email: "bot@example.com",
+      full_name: "Bot",
+      bot_type: 1,
+      is_active: true,
+      api_key: "x",
+      avatar_url: "https://example.com/a.png",
+      owner_id: 1,
+    }).map(([field, standIn]) => ({
+      method: method!,
+      path: path!,
+      pointer: `${prefix}/${field}`,
+      standIn,
+      why: "bot objects lost these fields at feature level 474",
+    })),
+  ),
+  ...["active_timestamp", "idle_timestamp"].map((f) => ({
+    method: "GET",
+    path: "/users/{user_id_or_email}/presence",
+    pointer: `/presence/${f}`,
+    why: "the modern presence fields, feature level 487",
+  })),
 
   // --- user groups
   {

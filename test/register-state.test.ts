@@ -24,6 +24,17 @@ const ABSENT_IN_ZULIP_TOO = new Set([
   "demo_organization_scheduled_deletion_date",
 ]);
 
+/**
+ * Keys of the 10.2 schema that Zulip renamed or removed at a later feature
+ * level this server claims (496): absent, with the key that replaced them.
+ */
+const CHANGED_AFTER_10_2: Record<string, { level: number; now: string | null }> = {
+  can_subscribe_other_users: { level: 341, now: null },
+  realm_is_zephyr_mirror_realm: { level: 426, now: null },
+  giphy_rating_options: { level: 453, now: "gif_rating_policy_options" },
+  realm_giphy_rating: { level: 453, now: "realm_gif_rating_policy" },
+};
+
 type Schema = Record<string, unknown>;
 
 /** The keys of the POST /register 200 response the schema lists. */
@@ -36,6 +47,14 @@ function schemaKeys(): string[] {
   for (const part of schema.allOf)
     if (part.properties) for (const k of Object.keys(part.properties)) keys.add(k);
   return [...keys];
+}
+
+/** The schema's keys this server must return: all but Zulip's own absences and later removals. */
+function wantedKeys(): string[] {
+  return schemaKeys()
+    .filter((k) => !ABSENT_IN_ZULIP_TOO.has(k) && k !== "result" && k !== "msg")
+    .map((k) => (Object.hasOwn(CHANGED_AFTER_10_2, k) ? CHANGED_AFTER_10_2[k]!.now : k))
+    .filter((k): k is string => k !== null);
 }
 
 /**
@@ -126,7 +145,6 @@ const FETCH_TYPE_KEYS: Record<string, string[]> = {
     "can_create_public_streams",
     "can_create_private_streams",
     "can_create_web_public_streams",
-    "can_subscribe_other_users",
     "can_invite_others_to_realm",
     "is_admin",
     "is_owner",
@@ -146,7 +164,7 @@ const FETCH_TYPE_KEYS: Record<string, string[]> = {
     "realm_default_external_accounts",
     "realm_available_video_chat_providers",
     "server_supported_permission_settings",
-    "giphy_rating_options",
+    "gif_rating_policy_options",
     "server_generation",
     "realm_bot_domain",
     "realm_name",
@@ -214,9 +232,18 @@ describe("POST /register state keys (embedded)", () => {
   it("a register of everything returns every key the schema lists", async () => {
     const r = await srv.api("POST", "/register", {});
     assertSuccess(r);
-    const want = schemaKeys().filter((k) => !ABSENT_IN_ZULIP_TOO.has(k) && k !== "result" && k !== "msg");
+    const want = wantedKeys();
     assert.ok(want.length > 200, `schema walk found ${want.length} keys`);
     assert.deepEqual(missing(r.body, want), []);
+  });
+
+  it("keys renamed or removed after 10.2 are gone, their replacements present", async () => {
+    const r = await srv.api("POST", "/register", {});
+    assertSuccess(r);
+    for (const [old, { level, now }] of Object.entries(CHANGED_AFTER_10_2)) {
+      assert.ok(!Object.hasOwn(r.body, old), `${old} is gone at feature level ${level}`);
+      if (now !== null) assert.ok(Object.hasOwn(r.body, now), `${now} replaces ${old}`);
+    }
   });
 
   it("each fetch_event_types value returns its keys", async () => {
@@ -363,8 +390,7 @@ describe("POST /register state keys (cluster)", () => {
   it("a register of everything returns every key the schema lists", { skip }, async () => {
     const r = await cl.api("POST", "/register", {});
     assertSuccess(r);
-    const want = schemaKeys().filter((k) => !ABSENT_IN_ZULIP_TOO.has(k) && k !== "result" && k !== "msg");
-    assert.deepEqual(missing(r.body, want), []);
+    assert.deepEqual(missing(r.body, wantedKeys()), []);
     assert.ok(Array.isArray(r.body.recent_private_conversations));
     assert.equal(typeof r.body.presences, "object");
   });

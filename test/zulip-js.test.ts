@@ -397,10 +397,10 @@ describe("zulip-js against the embedded server", () => {
         }),
       );
       const files = ok(await z.callEndpoint("/attachments", "GET"));
-      const a = (files.attachments as { path_id: string; messages: unknown[] }[]).find((x) =>
+      const a = (files.attachments as { path_id: string; message_ids: number[] }[]).find((x) =>
         (up.url as string).endsWith(x.path_id),
       );
-      assert.equal(a?.messages.length, 1);
+      assert.equal(a?.message_ids.length, 1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

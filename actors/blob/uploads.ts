@@ -123,8 +123,9 @@ function format(a: Attachment): Obj {
     name: a.name,
     path_id: a.pathId,
     size: a.size,
-    create_time: a.createTime,
-    messages: a.messages.map((m) => ({ id: m.id, date_sent: m.dateSent })),
+    // Seconds since feature level 443 (stored in ms); message ids only since 472.
+    create_time: Math.floor(a.createTime / 1000),
+    message_ids: a.messages.map((m) => m.id),
   };
 }
 

@@ -1033,8 +1033,7 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
     ? { emoji_name: name!, emoji_code: code, reaction_type: type, user_id: c.userId }
     : existing!;
   const reactions = add ? [...m.reactions, reaction] : m.reactions.filter((r) => r !== existing);
-  const users = await roster(ctx, state.realmId);
-  const u = users.get(c.userId);
+  // No `user` object since feature level 484: user_id names the reactor.
   const event: Obj = {
     type: "reaction",
     op: add ? "add" : "remove",
@@ -1043,7 +1042,6 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
     emoji_code: reaction.emoji_code,
     reaction_type: reaction.reaction_type,
     user_id: c.userId,
-    user: { user_id: c.userId, email: u?.email ?? "", full_name: u?.fullName ?? "" },
   };
   const change = changeOf(state, m, { reactions: reactions as unknown as Value });
   // Reacting is participation (FL 214): the gateway hands this to the

@@ -96,24 +96,20 @@ function avatarOf(bot: DirEntry): string {
   return gravatarUrl(bot.email, bot.avatarVersion);
 }
 
-/** The Bot object of realm_bot add events and /register's realm_bots. */
+/**
+ * The Bot object of realm_bot add events and /register's realm_bots. Since
+ * feature level 474 it holds only what the user object lacks: the name,
+ * email, avatar, type, owner and activity are read from realm_users, the
+ * API key from GET /bots/{bot_id}/api_key.
+ */
 export function formatBot(bot: DirEntry): Obj {
-  const out: Obj = {
-    email: bot.email,
+  return {
     user_id: bot.userId,
-    full_name: bot.fullName,
-    bot_type: bot.botType,
-    is_active: bot.isActive,
-    api_key: bot.apiKey,
     default_sending_stream: null,
     default_events_register_stream: null,
     default_all_public_streams: false,
-    avatar_url: avatarOf(bot),
     services: servicesOf(bot),
   };
-  // Zulip sets owner_id only when the bot has an owner.
-  if (bot.botOwnerId !== null) out.owner_id = bot.botOwnerId;
-  return out;
 }
 
 function botEvent(op: string, bot: Obj): Obj {
@@ -315,14 +311,9 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
 
   const everyone = activeIds(state);
   const oldAudience = botAudience(state, bot);
-  const newAudience = botAudience(state, after);
   const events: OutEvent[] = [];
   if (changes.fullName !== undefined) {
     events.push({ event: updateEvent(bot.userId, { full_name: changes.fullName }), userIds: everyone });
-    events.push({
-      event: botEvent("update", { user_id: bot.userId, full_name: changes.fullName }),
-      userIds: oldAudience,
-    });
   }
   if (changes.role !== undefined) {
     events.push({ event: updateEvent(bot.userId, { role: changes.role }), userIds: everyone });
@@ -340,8 +331,9 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   }
   if (changes.botOwnerId !== undefined) {
     // Zulip's do_change_bot_owner: the old owner loses the bot from their
-    // list (unless they administer it anyway), the new owner gains it, and
-    // the others who administer it see the owner change.
+    // list (unless they administer it anyway) and the new owner gains it;
+    // the others see the owner change in realm_user (no realm_bot update
+    // since feature level 474).
     const admins = new Set(activeAdminIds(state));
     const oldOwner = bot.botOwnerId;
     if (oldOwner !== null && !admins.has(oldOwner)) {
@@ -350,10 +342,6 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (!admins.has(changes.botOwnerId!)) {
       events.push({ event: botEvent("add", formatBot(after)), userIds: [changes.botOwnerId!] });
     }
-    events.push({
-      event: botEvent("update", { user_id: bot.userId, owner_id: changes.botOwnerId! }),
-      userIds: newAudience.filter((id) => admins.has(id)),
-    });
     events.push({ event: updateEvent(bot.userId, { bot_owner_id: changes.botOwnerId! }), userIds: everyone });
   }
   return {
@@ -372,12 +360,7 @@ const regenerateBotKey: Handler<RealmState> = (state, args, _ctx, caller) => {
   const apiKey = generateApiKey();
   return {
     facts: [fact({ type: "memberUpdated", userId: bot.userId, changes: { apiKey } })],
-    events: [
-      {
-        event: botEvent("update", { user_id: bot.userId, api_key: apiKey }),
-        userIds: botAudience(state, bot),
-      },
-    ],
+    // No realm_bot event since feature level 474: GET /bots/{bot_id}/api_key reads the key.
     notices: [invalidate(state, bot)],
     reply: { api_key: apiKey },
   };

@@ -39,7 +39,7 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   require_e2ee_push_notifications: false,
   // Stored-only settings (realm-properties.ts), Zulip's defaults.
   video_chat_provider: 1,
-  giphy_rating: 2,
+  gif_rating_policy: 2,
   org_type: 0,
   default_code_block_language: "",
   want_advertise_in_communities_directory: false,

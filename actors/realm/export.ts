@@ -21,6 +21,17 @@ export const EXPORT_HANDOFF = "realm.export";
 /** Zulip's RealmExport.EXPORT_PUBLIC and EXPORT_FULL_WITH_CONSENT. */
 export const EXPORT_PUBLIC = 1;
 export const EXPORT_FULL_WITH_CONSENT = 2;
+/**
+ * The API's names of the export types (strings since feature level 449;
+ * integers before, still accepted by POST /export/realm). Zulip's third,
+ * full_without_consent, needs its owner_full_content_access flag, which no
+ * organization here has, so it is refused like an unknown type.
+ */
+export const EXPORT_TYPE_NAMES: Readonly<Record<number, string>> = {
+  [EXPORT_PUBLIC]: "public",
+  [EXPORT_FULL_WITH_CONSENT]: "full_with_consent",
+};
+
 /** Zulip's view: at most 5 exports per organization in 7 days. */
 const EXPORT_LIMIT = 5;
 const LIMIT_PERIOD_MS = 7 * 24 * 3600 * 1000;
@@ -87,7 +98,7 @@ function serialize(row: ExportRow): Obj {
     failed_timestamp: row.failed_timestamp,
     pending: row.pending,
     export_url: row.export_url,
-    export_type: row.export_type,
+    export_type: EXPORT_TYPE_NAMES[row.export_type] ?? "public",
   };
 }
 

@@ -333,12 +333,10 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (changes.fullName !== undefined) {
     events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
   }
-  if (target.isBot && (changes.fullName !== undefined || changes.role !== undefined)) {
-    const botEvent: Obj = { user_id: target.userId };
-    if (changes.fullName !== undefined) botEvent.full_name = changes.fullName;
-    if (changes.role !== undefined) botEvent.role = changes.role;
+  // Since feature level 474 a bot's name is news for realm_user only.
+  if (target.isBot && changes.role !== undefined) {
     events.push({
-      event: { type: "realm_bot", op: "update", bot: botEvent },
+      event: { type: "realm_bot", op: "update", bot: { user_id: target.userId, role: changes.role } },
       userIds: botAudience(state, target),
     });
   }
@@ -382,13 +380,8 @@ export async function deactivation(
   for (const v of victims) {
     await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
     facts.push(fact({ type: "memberUpdated", userId: v.userId, changes: { isActive: false } }));
+    // No realm_bot event since feature level 474: realm_user carries it.
     events.push({ event: updateEvent(v.userId, { is_active: false }), userIds: recipients });
-    if (v.isBot) {
-      events.push({
-        event: { type: "realm_bot", op: "update", bot: { user_id: v.userId, is_active: false } },
-        userIds: botAudience(state, v),
-      });
-    }
     // API keys of deactivated accounts stop working on every gateway at once.
     notices.push(invalidate(state, v));
   }
@@ -431,15 +424,10 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
   }
   await syncGroupMember(ctx, state.realmId, { ...groupView(target), isActive: true });
   const recipients = [...activeIds(state), target.userId];
+  // No realm_bot event since feature level 474: realm_user carries it.
   const events: OutEvent[] = [
     { event: updateEvent(target.userId, { is_active: true }), userIds: recipients },
   ];
-  if (target.isBot) {
-    events.push({
-      event: { type: "realm_bot", op: "update", bot: { user_id: target.userId, is_active: true } },
-      userIds: botAudience(state, target),
-    });
-  }
   return {
     facts: [fact({ type: "memberUpdated", userId: target.userId, changes: { isActive: true } })],
     events,
@@ -500,14 +488,8 @@ const regenerateOwnKey: Handler<RealmState> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const apiKey = generateApiKey();
-  const events: OutEvent[] = me.isBot
-    ? [
-        {
-          event: { type: "realm_bot", op: "update", bot: { user_id: me.userId, api_key: apiKey } },
-          userIds: botAudience(state, me),
-        },
-      ]
-    : [];
+  // A bot's new key is no event since feature level 474 (GET /bots/{id}/api_key reads it).
+  const events: OutEvent[] = [];
   return {
     facts: [fact({ type: "memberUpdated", userId: me.userId, changes: { apiKey } })],
     events,

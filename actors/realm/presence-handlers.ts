@@ -217,9 +217,12 @@ const realmPresence: Handler<RealmState> = (state, args, ctx, caller) => {
 };
 
 /**
- * GET /users/{user_id_or_email}/presence: the legacy shape without `client`
- * and `pushable`, and the aggregated status "offline" once the newest
- * timestamp is older than the offline threshold (Zulip's get_presence_backend).
+ * GET /users/{user_id_or_email}/presence: the modern timestamps (feature
+ * level 487) beside the legacy shape without `client` and `pushable`, whose
+ * aggregated status is "offline" once the newest timestamp is older than
+ * the offline threshold (Zulip's get_presence_backend). Zulip dropped the
+ * legacy keys at 487 and restored them at 497; keeping them serves clients
+ * of every level.
  */
 const userPresence: Handler<RealmState> = (state, args, ctx, caller) => {
   const viewer = me(state, caller);
@@ -236,6 +239,7 @@ const userPresence: Handler<RealmState> = (state, args, ctx, caller) => {
   return {
     reply: {
       presence: {
+        ...modernInfo(p),
         aggregated: { status: offline ? "offline" : website.status, timestamp },
         website: { status: website.status, timestamp },
       },

@@ -1,6 +1,6 @@
 // PATCH /realm's integer- and string-valued settings that this server only
 // stores and reports (register realm_<name>, realm update events): the
-// video call provider, GIPHY rating, organization type, default code block
+// video call provider, GIF rating, organization type, default code block
 // and default language. Also which settings only owners may change
 // (Zulip 6.0, feature level 143).
 
@@ -12,8 +12,8 @@ import { LANGUAGES } from "../user/index.ts";
 export const REALM_INT_PROPERTIES: Record<string, readonly number[]> = {
   // Zulip's VIDEO_CHAT_PROVIDERS that register's realm_available_video_chat_providers offers here.
   video_chat_provider: [0, 1],
-  // Zulip's GIPHY_RATING_OPTIONS ids.
-  giphy_rating: [0, 1, 2, 3, 4, 5],
+  // Zulip's GIF_RATING_POLICY_OPTIONS ids (giphy_rating before feature level 453).
+  gif_rating_policy: [0, 1, 2, 3, 4, 5],
   // Zulip's ORG_TYPES ids.
   org_type: [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000],
 };

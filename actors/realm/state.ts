@@ -349,7 +349,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
         description: fact.description,
         host: fact.host,
         dateCreated: fact.dateCreated,
-        settings: { ...fact.settings },
+        settings: renameLegacySettings(fact.settings),
       });
       break;
     case "userAdded": {
@@ -407,7 +407,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
       break;
     }
     case "settingsChanged":
-      state.settings = { ...state.settings, ...fact.values };
+      state.settings = { ...state.settings, ...renameLegacySettings(fact.values) };
       break;
     case "identityChanged":
       if (fact.name !== undefined) state.name = fact.name;
@@ -445,6 +445,20 @@ export function realmKindToSnapshot(state: RealmKindState): string {
   );
 }
 
+/**
+ * Settings Zulip renamed after this server first stored them, old name ->
+ * new (giphy_rating became gif_rating_policy at feature level 453): journals
+ * and snapshots written before keep the old name, read as the new one.
+ */
+const RENAMED_SETTINGS: Readonly<Record<string, string>> = { giphy_rating: "gif_rating_policy" };
+
+function renameLegacySettings(values: Obj): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(values))
+    out[Object.hasOwn(RENAMED_SETTINGS, k) ? RENAMED_SETTINGS[k]! : k] = v;
+  return out;
+}
+
 export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindState {
   const base = initialRealmKind(ref);
   const snap = JSON.parse(data) as Partial<RealmKindState>;
@@ -462,6 +476,7 @@ export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindSta
       : {}),
   } as RealmKindState;
   if (out.role === "realm") {
+    out.settings = renameLegacySettings(out.settings);
     out.users = dict(out.users);
     for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
     invitesFromSnapshot(out);

@@ -20,9 +20,9 @@ const MOVE_CHANNEL_LIMIT_SECONDS = 604800;
 
 const JITSI_URL = "https://meet.jit.si";
 
-/** Zulip's GIPHY_RATING_OPTIONS. */
-const GIPHY_RATING_OPTIONS: Obj = {
-  disabled: { name: "GIPHY integration disabled", id: 0 },
+/** Zulip's GIF_RATING_POLICY_OPTIONS (giphy_rating_options before feature level 442, gif_rating_options before 453). */
+const GIF_RATING_POLICY_OPTIONS: Obj = {
+  disabled: { name: "GIF integration disabled", id: 0 },
   y: { name: "Allow GIFs rated Y (Very young audience)", id: 1 },
   g: { name: "Allow GIFs rated G (General audience)", id: 2 },
   pg: { name: "Allow GIFs rated PG (Parental guidance)", id: 3 },
@@ -113,7 +113,7 @@ export function realmDefaults(host: string): Obj {
       disabled: { name: "None", id: 0 },
       jitsi_meet: { name: "Jitsi Meet", id: 1 },
     },
-    realm_giphy_rating: 2,
+    realm_gif_rating_policy: 2,
     realm_digest_weekday: 1,
     realm_default_code_block_language: "",
     // Deletion of one's own messages has no time limit here.
@@ -134,7 +134,6 @@ export function realmDefaults(host: string): Obj {
     // Bot emails are <name>-bot@<realm host> (actors/realm/bot-handlers.ts).
     realm_bot_domain: host,
     settings_send_digest_emails: false,
-    realm_is_zephyr_mirror_realm: false,
     realm_email_auth_enabled: true,
     realm_password_auth_enabled: true,
     realm_push_notifications_enabled_end_timestamp: null,
@@ -156,7 +155,7 @@ export function realmDefaults(host: string): Obj {
     password_min_length: 6,
     password_max_length: 100,
     password_min_guesses: 0,
-    giphy_rating_options: GIPHY_RATING_OPTIONS,
+    gif_rating_policy_options: GIF_RATING_POLICY_OPTIONS,
     // No uploads: icons, logos and avatars cannot be uploaded either.
     max_icon_file_size_mib: 0,
     max_logo_file_size_mib: 0,

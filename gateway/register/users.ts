@@ -62,8 +62,6 @@ export const usersArea: RegisterArea = {
       can_create_private_streams: member,
       can_create_web_public_streams: role === ROLE_OWNER,
       can_invite_others_to_realm: member,
-      // can_add_subscribers_group's default: members.
-      can_subscribe_other_users: member,
     };
   },
 };

@@ -8,7 +8,20 @@ import { readFile } from "node:fs/promises";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, RawReply, type RouteDef } from "../index.ts";
+import { param, RawReply, type Parser, type RouteDef } from "../index.ts";
+
+/**
+ * export_type: Zulip's names since feature level 449, or the integers
+ * clients of earlier levels send (1 public, 2 full with consent). Any other
+ * value reaches the realm actor as-is and is refused there.
+ */
+const EXPORT_TYPE_IDS: ReadonlyMap<string, number> = new Map([
+  ["public", 1],
+  ["full_with_consent", 2],
+  ["1", 1],
+  ["2", 2],
+]);
+const exportType: Parser<number | string> = (raw) => EXPORT_TYPE_IDS.get(raw) ?? raw;
 
 const list: RouteDef = {
   method: "GET",
@@ -24,10 +37,10 @@ const create: RouteDef = {
   method: "POST",
   path: "/export/realm",
   auth: "required",
-  params: { export_type: param(p.int()) },
+  params: { export_type: param(exportType) },
   async handler(req) {
     const args: Obj = {};
-    if (req.params.export_type !== undefined) args.export_type = req.params.export_type as number;
+    if (req.params.export_type !== undefined) args.export_type = req.params.export_type as number | string;
     return (await req.call(realmRef(req.realmId), "requestExport", args)) as Obj;
   },
 };

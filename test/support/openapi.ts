@@ -104,6 +104,18 @@ export interface Deviation {
    */
   pointer: string;
   why: string;
+  /**
+   * For a field a later feature level renamed, retyped or removed where
+   * 10.2 requires it: the value in 10.2's form put at `pointer` (on every
+   * object the wildcards reach, present or not) instead of removing it.
+   */
+  standIn?: Json;
+}
+
+/** Applies one deviation to a response body or event. */
+export function applyDeviation(root: Json, d: Deviation): void {
+  if (d.standIn === undefined) removeAt(root, d.pointer);
+  else putAt(root, d.pointer, d.standIn);
 }
 
 export class OpenApiSpec {
@@ -226,7 +238,7 @@ export class OpenApiSpec {
     }
     const pruned = structuredClone(body);
     for (const d of deviations) {
-      if (d.method === method && d.path === template) removeAt(pruned, d.pointer);
+      if (d.method === method && d.path === template) applyDeviation(pruned, d);
     }
     // Events are checked one by one (EventSchemas): a 100-branch oneOf error says nothing.
     const env = pruned as { events?: unknown } | null;
@@ -287,7 +299,8 @@ export class EventSchemas {
     const op = typeof event.op === "string" ? event.op : undefined;
     const pruned = structuredClone(event);
     for (const d of deviations) {
-      if (d.method === "EVENT") removeAt(pruned, d.pointer);
+      if (d.method === "EVENT" && (d.path === `${type}/${op}` || d.path === type || d.standIn === undefined))
+        applyDeviation(pruned, d);
     }
     const candidates = this.branches.filter(
       (b) => b.types.includes(type) && (op === undefined || b.ops === undefined || b.ops.includes(op)),
@@ -357,6 +370,23 @@ function issuesOf(errs: ErrorObject[] | null | undefined): SchemaIssue[] {
 }
 
 /** Deletes every value at `pointer` ("*" = any key or index). */
+/** Sets the last token of `pointer` to a copy of `value` on every parent the wildcards reach. */
+export function putAt(root: Json, pointer: string, value: Json): void {
+  const tokens = pointer.split("/").slice(1).map(decodePointerToken);
+  const walk = (node: Json, i: number): void => {
+    if (node === null || typeof node !== "object") return;
+    const t = tokens[i]!;
+    if (i === tokens.length - 1) {
+      if (!Array.isArray(node)) (node as Record<string, Json>)[t] = structuredClone(value);
+      return;
+    }
+    for (const k of t === "*" ? Object.keys(node) : [t]) {
+      if (Object.hasOwn(node, k)) walk((node as Record<string, Json>)[k], i + 1);
+    }
+  };
+  walk(root, 0);
+}
+
 export function removeAt(root: Json, pointer: string): void {
   const tokens = pointer.split("/").slice(1).map(decodePointerToken);
   const walk = (node: Json, i: number): void => {
