@@ -1047,6 +1047,27 @@ const cases: Case[] = [
   },
   { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
 
+  // --- message reports (newer than 10.2: envelope checks only), into channel2 for now
+  {
+    method: "PATCH",
+    path: "/realm",
+    params: (f) => ({ moderation_request_channel_id: f.channel2Id }),
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/messages/${f.messageId}/report`,
+    params: { report_type: "spam" },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/messages/${f.messageId}/report`,
+    params: { report_type: "other" },
+    status: 400,
+  },
+  { method: "PATCH", path: "/realm", params: { moderation_request_channel_id: -1 }, status: 200 },
+
   // --- channel removal, then the queue
   {
     method: "DELETE",
