@@ -30,6 +30,7 @@ import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
 import { reportRoutes } from "./reports.ts";
+import { reminderRoutes } from "./reminders.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -61,4 +62,5 @@ export const routes: RouteDef[] = [
   ...pushTestRoutes,
   ...botApiKeyRoutes,
   ...reportRoutes,
+  ...reminderRoutes,
 ];
