@@ -13,8 +13,8 @@ import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
-  drain,
   eventsUntil,
+  type Ev,
   newUser,
   openQueue,
   type Member,
@@ -102,7 +102,7 @@ async function send(
 }
 
 /** The newest message of a narrow, as `auth` sees it. */
-async function newest(auth: Member | null, narrow: unknown[]): Promise<Record<string, any>> {
+async function newest(auth: Member | null, narrow: unknown[]): Promise<Ev> {
   const r = await srv.api(
     "GET",
     "/messages",
@@ -228,7 +228,7 @@ async function until<T>(f: () => Promise<T | undefined | null | false>, ms = 800
 }
 
 /** The user's newest message from Notification Bot, once there is one with id > after. */
-async function botDm(auth: Member, after: number): Promise<Record<string, any> | undefined> {
+async function botDm(auth: Member, after: number): Promise<Ev | undefined> {
   const m = await newest(auth, [{ operator: "sender", operand: "notification-bot@zulip.com" }]).catch(
     () => undefined,
   );
