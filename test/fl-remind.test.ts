@@ -197,6 +197,32 @@ describe("FL 382, 435: POST /messages/{message_id}/report", () => {
     assert.ok(got2.content.includes("**Violates community norms**. \n"));
   });
 
+  test("a group direct message: the header names the other participants", async () => {
+    const mod = await channel({ inviteOnly: true });
+    assertSuccess(await srv.api("PATCH", "/realm", { moderation_request_channel_id: mod }));
+    const n = ++seq;
+    const a = await newUser(srv, 400, `GA ${n}`);
+    const b = await newUser(srv, 400, `GB ${n}`);
+    const c = await newUser(srv, 400, `GC ${n}`);
+    const id = await send(a, [b.userId, c.userId], "group hello");
+    assertSuccess(await srv.api("POST", `/messages/${id}/report`, { report_type: "harassment" }, c));
+    const got = await newest(null, [{ operator: "channel", operand: mod }]);
+    const [first, second] = [b, c].sort((x, y) => x.userId - y.userId);
+    const name = (u: Member) => (u === b ? `GB ${n}` : `GC ${n}`);
+    assert.ok(
+      got.content.startsWith(
+        `@_**GC ${n}|${c.userId}** reported a message sent by @_**GA ${n}|${a.userId}** to ` +
+          `@_**${name(first!)}|${first!.userId}**, and @_**${name(second!)}|${second!.userId}** at <time:`,
+      ),
+      got.content,
+    );
+    const ids = [a.userId, b.userId, c.userId].sort((x, y) => x - y).join(",");
+    assert.ok(
+      got.content.includes(`[Original message](http://localhost/#narrow/dm/${ids}-group/near/${id})`),
+    );
+    assert.equal(got.subject, `GA ${n} moderation`);
+  });
+
   test("a message the reporter cannot read is refused, and nothing is posted", async () => {
     const mod = await channel({ inviteOnly: true });
     assertSuccess(await srv.api("PATCH", "/realm", { moderation_request_channel_id: mod }));

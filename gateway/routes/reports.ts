@@ -69,11 +69,10 @@ export async function readableMessage(req: RouteRequest, id: number): Promise<Ra
   return m as unknown as RawMessage;
 }
 
-/** Zulip's get_user_mentions_for_display: "A", "A and B", "A, B, and C". */
+/** Zulip's get_user_mentions_for_display: "A", "A, and B", "A, B, and C" (its comma before "and" always). */
 export function mentionList(users: { id: number; full_name: string }[]): string {
   const m = users.map((u) => silentMention(u.full_name, u.id));
   if (m.length <= 1) return m[0] ?? "";
-  if (m.length === 2) return `${m[0]} and ${m[1]}`;
   return `${m.slice(0, -1).join(", ")}, and ${m[m.length - 1]}`;
 }
 
