@@ -97,7 +97,7 @@ export function applyScheduledFact(state: UserState, raw: Obj): UserState {
 }
 
 /** Waiting for its time (or for the outcome of its attempt). */
-export function pending(m: ScheduledMessage): boolean {
+function pending(m: ScheduledMessage): boolean {
   return !m.delivered && !m.failed;
 }
 
@@ -125,7 +125,7 @@ export function requireSelf(state: UserState, caller: Caller | null): Caller {
 
 /** Zulip's access_scheduled_message: only the sender's own, delivered ones included. */
 function find(state: UserState, id: unknown): ScheduledMessage {
-  const m = state.scheduled.find((x) => x.id === id && isReminder(x) === false);
+  const m = state.scheduled.find((x) => x.id === id && !isReminder(x));
   if (!m) throw errors.scheduledMessageNotFound();
   return m;
 }
@@ -182,7 +182,7 @@ export function withSaved(state: UserState, m: ScheduledMessage): ScheduledMessa
 }
 
 /** A recipient as the actor received it from the gateway: re-checked, never trusted blindly. */
-export interface Target {
+interface Target {
   type: "stream" | "private";
   to: number[];
   topic: string | null;
@@ -292,7 +292,7 @@ export async function check(
   };
 }
 
-export function clientOf(args: Obj): string {
+function clientOf(args: Obj): string {
   return typeof args.client === "string" ? args.client : "API";
 }
 
