@@ -432,107 +432,145 @@ describe("FL 381, 399, 415: message reminders", () => {
   });
 });
 
-describe(
-  "FL 381: reminders in cluster mode",
-  { skip: requireBinaries("nats-server", "redis-server") },
-  () => {
-    let c: TestCluster;
+describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
+  let c: TestCluster;
 
-    before(async () => {
-      c = await startCluster({ nodes: ["n1", "n2"] });
+  before(async () => {
+    c = await startCluster({ nodes: ["n1", "n2"] });
+  });
+
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("a report goes to the moderation request channel set on PATCH /realm", async () => {
+    const mod = await c.api("POST", "/channels/create", {
+      name: "cluster moderation",
+      subscribers: [1],
+      invite_only: true,
     });
-
-    after(async () => {
-      await c?.stop();
+    assertSuccess(mod);
+    const set = await c.api("PATCH", "/realm", { moderation_request_channel_id: mod.body.id });
+    assertSuccess(set);
+    const reg = await c.api("POST", "/register", { fetch_event_types: ["realm"] });
+    assert.equal(reg.body.realm_moderation_request_channel_id, mod.body.id);
+    const email = "reporter@example.com";
+    const created = await c.api("POST", "/users", {
+      email,
+      password: "reporter-pw-123",
+      full_name: "Reporter",
     });
+    assertSuccess(created);
+    const key = await c.api("POST", "/fetch_api_key", { username: email, password: "reporter-pw-123" }, null);
+    const me: Creds = { email, apiKey: key.body.api_key };
+    const ch = await c.api("POST", "/channels/create", {
+      name: "cluster reported",
+      subscribers: [created.body.user_id],
+    });
+    assertSuccess(ch);
+    const sent = await c.api("POST", "/messages", {
+      type: "stream",
+      to: ch.body.id,
+      topic: "x",
+      content: "spam!",
+    });
+    assertSuccess(sent);
+    assertSuccess(await c.api("POST", `/messages/${sent.body.id}/report`, { report_type: "spam" }, me));
+    const got = await c.api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 1,
+      num_after: 0,
+      narrow: [{ operator: "channel", operand: mod.body.id }],
+      apply_markdown: false,
+    });
+    assertSuccess(got);
+    const m = got.body.messages.at(-1);
+    assert.equal(m.sender_full_name, "Notification Bot");
+    assert.equal(m.subject, "Olivia Owner moderation");
+    assert.ok(m.content.includes("**Spam**. \n") && m.content.includes("spam!"), m.content);
+  });
 
-    test("kill -9 of the node holding the user's shard before the time: delivered once", async () => {
-      const email = "reminded@example.com";
-      const created = await c.api("POST", "/users", {
-        email,
-        password: "reminded-pw-123",
-        full_name: "Reminded",
-      });
-      assertSuccess(created);
-      const userId = created.body.user_id as number;
-      const key = await c.api(
-        "POST",
-        "/fetch_api_key",
-        { username: email, password: "reminded-pw-123" },
-        null,
-      );
-      assertSuccess(key);
-      const me: Creds = { email, apiKey: key.body.api_key };
-      const victim = ownerOf(shardOf({ kind: "user", realm: 1, key: String(userId) }, c.shards), [
-        ...c.nodes.keys(),
-      ])!;
-      const ch = await c.api("POST", "/channels/create", {
-        name: "cluster reminders",
-        subscribers: [userId],
-      });
-      assertSuccess(ch);
-      const sent = await c.api("POST", "/messages", {
-        type: "stream",
-        to: ch.body.id,
-        topic: "later",
-        content: "remind me in the cluster",
-      });
-      assertSuccess(sent);
-      const reg = await c.api("POST", "/register", { event_types: ["reminders"] }, me);
-      assertSuccess(reg);
-      const at = Math.floor(Date.now() / 1000) + 3;
-      const r = await c.api(
-        "POST",
-        "/reminders",
-        { message_id: sent.body.id, scheduled_delivery_timestamp: at },
+  test("kill -9 of the node holding the user's shard before the time: delivered once", async () => {
+    const email = "reminded@example.com";
+    const created = await c.api("POST", "/users", {
+      email,
+      password: "reminded-pw-123",
+      full_name: "Reminded",
+    });
+    assertSuccess(created);
+    const userId = created.body.user_id as number;
+    const key = await c.api("POST", "/fetch_api_key", { username: email, password: "reminded-pw-123" }, null);
+    assertSuccess(key);
+    const me: Creds = { email, apiKey: key.body.api_key };
+    const victim = ownerOf(shardOf({ kind: "user", realm: 1, key: String(userId) }, c.shards), [
+      ...c.nodes.keys(),
+    ])!;
+    const ch = await c.api("POST", "/channels/create", {
+      name: "cluster reminders",
+      subscribers: [userId],
+    });
+    assertSuccess(ch);
+    const sent = await c.api("POST", "/messages", {
+      type: "stream",
+      to: ch.body.id,
+      topic: "later",
+      content: "remind me in the cluster",
+    });
+    assertSuccess(sent);
+    const reg = await c.api("POST", "/register", { event_types: ["reminders"] }, me);
+    assertSuccess(reg);
+    const at = Math.floor(Date.now() / 1000) + 3;
+    const r = await c.api(
+      "POST",
+      "/reminders",
+      { message_id: sent.body.id, scheduled_delivery_timestamp: at },
+      me,
+    );
+    assertSuccess(r);
+    const listed = await c.api("GET", "/reminders", {}, me);
+    assertSuccess(listed);
+    assert.deepEqual(
+      listed.body.reminders.map((x: { reminder_id: number }) => x.reminder_id),
+      [r.body.reminder_id],
+    );
+    const q = { id: reg.body.queue_id as string, last: reg.body.last_event_id as number, auth: me };
+    const evs = await eventsUntil({ api: c.api }, q, (e) => e.length >= 1);
+    assert.equal(evs[0].op, "add");
+
+    await c.nodes.get(victim)!.stop("SIGKILL");
+    const fetch = () =>
+      c.api(
+        "GET",
+        "/messages",
+        {
+          anchor: "newest",
+          num_before: 10,
+          num_after: 0,
+          narrow: [{ operator: "sender", operand: "notification-bot@zulip.com" }],
+          apply_markdown: false,
+        },
         me,
       );
-      assertSuccess(r);
-      const listed = await c.api("GET", "/reminders", {}, me);
-      assertSuccess(listed);
-      assert.deepEqual(
-        listed.body.reminders.map((x: { reminder_id: number }) => x.reminder_id),
-        [r.body.reminder_id],
-      );
-      const q = { id: reg.body.queue_id as string, last: reg.body.last_event_id as number, auth: me };
-      const evs = await eventsUntil({ api: c.api }, q, (e) => e.length >= 1);
-      assert.equal(evs[0].op, "add");
-
-      await c.nodes.get(victim)!.stop("SIGKILL");
-      const fetch = () =>
-        c.api(
-          "GET",
-          "/messages",
-          {
-            anchor: "newest",
-            num_before: 10,
-            num_after: 0,
-            narrow: [{ operator: "sender", operand: "notification-bot@zulip.com" }],
-            apply_markdown: false,
-          },
-          me,
-        );
-      const reminders = (b: Record<string, unknown>) =>
-        (b.messages as { content: string }[]).filter((m) => m.content.includes("remind me in the cluster"));
-      const end = Date.now() + 20_000;
-      let got: { content: string }[] = [];
-      while (Date.now() < end) {
-        const res = await fetch().catch(() => null);
-        if (res?.status === 200) {
-          got = reminders(res.body);
-          if (got.length) break;
-        }
-        await sleep(200);
+    const reminders = (b: Record<string, unknown>) =>
+      (b.messages as { content: string }[]).filter((m) => m.content.includes("remind me in the cluster"));
+    const end = Date.now() + 20_000;
+    let got: { content: string }[] = [];
+    while (Date.now() < end) {
+      const res = await fetch().catch(() => null);
+      if (res?.status === 200) {
+        got = reminders(res.body);
+        if (got.length) break;
       }
-      assert.equal(got.length, 1, "delivered after the kill");
-      assert.ok(got[0]!.content.startsWith("You requested a reminder for the following message."));
-      await sleep(2000);
-      const again = await fetch();
-      assertSuccess(again);
-      assert.equal(reminders(again.body).length, 1);
-      const empty = await c.api("GET", "/reminders", {}, me);
-      assertSuccess(empty);
-      assert.deepEqual(empty.body.reminders, []);
-    });
-  },
-);
+      await sleep(200);
+    }
+    assert.equal(got.length, 1, "delivered after the kill");
+    assert.ok(got[0]!.content.startsWith("You requested a reminder for the following message."));
+    await sleep(2000);
+    const again = await fetch();
+    assertSuccess(again);
+    assert.equal(reminders(again.body).length, 1);
+    const empty = await c.api("GET", "/reminders", {}, me);
+    assertSuccess(empty);
+    assert.deepEqual(empty.body.reminders, []);
+  });
+});
