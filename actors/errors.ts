@@ -209,6 +209,12 @@ export const errors = {
   scheduledMessageNotFound: () => new ZulipError("Scheduled message does not exist", "BAD_REQUEST", 404),
   scheduledAlreadySent: () => new ZulipError("Scheduled message was already sent"),
   deliveryTimeNotInFuture: () => new ZulipError("Scheduled delivery time must be in the future."),
+  // Message reminders (zerver/lib/reminders.py, FL 381/399/415).
+  reminderNotFound: () => new ZulipError("Reminder does not exist", "BAD_REQUEST", 404),
+  reminderNoteTooLong: (max: number) => new ZulipError(`Maximum reminder note length: ${max} characters`),
+  // Message reports (zerver/views/message_report.py, FL 382).
+  reportNeedsExplanation: () => new ZulipError("An explanation is required."),
+  reportingDisabled: () => new ZulipError("Message reporting is not enabled in this organization."),
   scheduledRecipientRequired: () =>
     new ZulipError("Recipient required when updating type of scheduled message."),
   scheduledTopicRequired: () =>

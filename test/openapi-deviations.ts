@@ -185,4 +185,12 @@ export const deviations: Deviation[] = [
       "schema bug in 10.2: the CANNOT_DEACTIVATE_GROUP_IN_USE branch is a CodedError " +
       "(additionalProperties false) yet its own example carries `objections` (FL 298)",
   },
+
+  // --- message reports and reminders (FL 381, 399, 415, 435)
+  ...["server_report_message_types", "max_reminder_note_length", "reminders"].map((f) => ({
+    method: "POST",
+    path: "/register",
+    pointer: `/${f}`,
+    why: `${AFTER_10_2}: message reports and reminders`,
+  })),
 ];

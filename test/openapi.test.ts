@@ -1047,6 +1047,56 @@ const cases: Case[] = [
   },
   { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
 
+  // --- message reports (newer than 10.2: envelope checks only), into channel2 for now
+  {
+    method: "PATCH",
+    path: "/realm",
+    params: (f) => ({ moderation_request_channel_id: f.channel2Id }),
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/messages/${f.messageId}/report`,
+    params: { report_type: "spam" },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: (f) => `/messages/${f.messageId}/report`,
+    params: { report_type: "other" },
+    status: 400,
+  },
+  { method: "PATCH", path: "/realm", params: { moderation_request_channel_id: -1 }, status: 200 },
+
+  // --- message reminders (newer than 10.2: envelope checks only). As the
+  // member, so the reminders events stay out of the owner's queue.
+  {
+    method: "POST",
+    path: "/reminders",
+    auth: (f) => f.member,
+    params: (f) => ({ message_id: f.messageId, scheduled_delivery_timestamp: 4102444800 }),
+    status: 200,
+    save: (b, f) => {
+      f.reminderId = b.reminder_id as number;
+    },
+  },
+  {
+    method: "POST",
+    path: "/reminders",
+    auth: (f) => f.member,
+    params: (f) => ({ message_id: f.messageId, scheduled_delivery_timestamp: 1 }),
+    status: 400,
+  },
+  { method: "GET", path: "/reminders", auth: (f) => f.member, status: 200 },
+  { method: "GET", path: "/reminders", auth: null, status: 401 },
+  {
+    method: "DELETE",
+    path: (f) => `/reminders/${f.reminderId as number}`,
+    auth: (f) => f.member,
+    status: 200,
+  },
+  { method: "DELETE", path: `/reminders/${BAD_ID}`, auth: (f) => f.member, status: 404 },
+
   // --- channel removal, then the queue
   {
     method: "DELETE",

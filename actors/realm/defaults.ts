@@ -25,6 +25,8 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   new_stream_announcements_stream_id: -1,
   signup_announcements_stream_id: -1,
   zulip_update_announcements_stream_id: -1,
+  /** FL 331: where message reports go (FL 382); -1 = reporting disabled. */
+  moderation_request_channel_id: -1,
   /** Zulip's do_create_realm enables read receipts when invite_required (the default). */
   enable_read_receipts: true,
   /** "all" | "moves" | "none": what GET /messages/{id}/history shows. */
@@ -50,6 +52,7 @@ export const ANNOUNCEMENT_STREAM_SETTINGS = [
   "new_stream_announcements_stream_id",
   "signup_announcements_stream_id",
   "zulip_update_announcements_stream_id",
+  "moderation_request_channel_id",
 ] as const;
 
 export function realmSetting(state: RealmState, name: string): Value {

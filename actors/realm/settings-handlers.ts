@@ -134,6 +134,7 @@ const notificationContext: Handler<RealmState> = (state) => {
     reply: {
       botId: NOTIFICATION_BOT_ID,
       newStreamAnnouncementsStreamId: realmSetting(state, "new_stream_announcements_stream_id"),
+      moderationRequestChannelId: realmSetting(state, "moderation_request_channel_id"),
     },
   };
 };

@@ -31,6 +31,7 @@ import { hashPassword, verifyPassword } from "./password.ts";
 import { deviceHandlers } from "./devices.ts";
 import { applyDraftFact, draftHandlers } from "./drafts.ts";
 import { applyScheduledFact, scheduledMessageHandlers } from "./scheduled-messages.ts";
+import { reminderHandlers } from "./reminders.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { exportConsentHandlers } from "./export-consent.ts";
 import { pushTestHandlers } from "./push-test.ts";
@@ -514,6 +515,7 @@ export const userBehavior: Behavior<UserState> = {
     ...mutedUserHandlers,
     ...scheduledMessageHandlers,
     ...autoTopicHandlers,
+    ...reminderHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -569,5 +571,8 @@ export const userBehavior: Behavior<UserState> = {
     autoTopicOnSend: "caller",
     followWhereMentioned: "caller",
     autoTopicOnParticipation: "caller",
+    reminders: "caller",
+    createReminder: "caller",
+    deleteReminder: "caller",
   },
 };

@@ -66,6 +66,7 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   if (u.is_active !== true) return report({ error: errors.userDeactivatedLogin().message, notify: false });
   const caller: Caller = { realmId, userId, role: Number(u.role), isBot: u.is_bot === true };
 
+  if (d.remind === true) return deliverReminder(host, d, caller, report);
   const to = (d.to as number[]).map(Number);
   const conv = d.type === "stream" ? channelConvRef(realmId, to[0]!) : dmConvRef(realmId, [...to, userId]);
   const args: Obj = { content: d.content!, client: d.client!, send_key: d.key! };
@@ -91,6 +92,36 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
     ),
   );
   return notice !== undefined;
+}
+
+/**
+ * A message reminder (actors/user/reminders.ts): Notification Bot writes the
+ * user the text stored when it was set, left unread, under the attempt's
+ * key. Zulip records a refused one as failed and tells nobody.
+ */
+async function deliverReminder(
+  host: ScheduledHost,
+  d: Obj,
+  caller: Caller,
+  report: (outcome: Obj) => Promise<boolean>,
+): Promise<boolean> {
+  const sent = await retrying(() =>
+    host.callAs(
+      dmConvRef(caller.realmId, [caller.userId, NOTIFICATION_BOT_ID]),
+      "send",
+      {
+        content: d.content!,
+        client: "Internal",
+        notification_bot: true,
+        read_by_sender: false,
+        send_key: d.key!,
+      },
+      caller,
+    ),
+  );
+  if (!sent) return false;
+  if ("ok" in sent) return report({ messageId: Number((sent.ok as Obj).id) });
+  return report({ error: sent.refused.message, notify: false });
 }
 
 /** Zulip's datetime_to_global_time: `<time:...>` with an ISO 8601 UTC time. */

@@ -116,7 +116,7 @@ export function formatScheduled(m: ScheduledMessage): Obj {
   return out;
 }
 
-function requireSelf(state: UserState, caller: Caller | null): Caller {
+export function requireSelf(state: UserState, caller: Caller | null): Caller {
   if (!state.created || !caller || caller.userId !== state.userId || caller.realmId !== state.realmId) {
     throw errors.accessDenied();
   }
@@ -125,14 +125,19 @@ function requireSelf(state: UserState, caller: Caller | null): Caller {
 
 /** Zulip's access_scheduled_message: only the sender's own, delivered ones included. */
 function find(state: UserState, id: unknown): ScheduledMessage {
-  const m = state.scheduled.find((x) => x.id === id);
+  const m = state.scheduled.find((x) => x.id === id && !isReminder(x));
   if (!m) throw errors.scheduledMessageNotFound();
   return m;
 }
 
+/** A message reminder (actors/user/reminders.ts) rides the same machinery, under its own API. */
+export function isReminder(m: ScheduledMessage): boolean {
+  return m.reminderTargetMessageId !== undefined;
+}
+
 function list(state: UserState): Obj[] {
   return state.scheduled
-    .filter((m) => !m.delivered)
+    .filter((m) => !m.delivered && !isReminder(m))
     .sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id)
     .map(formatScheduled);
 }
@@ -142,7 +147,7 @@ function event(userId: number, e: Obj): OutEvent {
 }
 
 /** Arm the timer for the earliest waiting message (an early or repeated call is harmless). */
-function arm(ctx: ActorContext, msgs: ScheduledMessage[]): void {
+export function arm(ctx: ActorContext, msgs: ScheduledMessage[]): void {
   let next = Infinity;
   for (const m of msgs) if (pending(m) && !m.sending && m.deliverAt < next) next = m.deliverAt;
   if (next !== Infinity) ctx.schedule(TIMER, Math.max(0, next * 1000 - ctx.now()), "deliverScheduled", {});
@@ -154,17 +159,21 @@ function arm(ctx: ActorContext, msgs: ScheduledMessage[]): void {
  * waiting message always has its mark (a mark whose turn failed is only
  * stale, and costs one poke).
  */
-async function markIfFirst(state: UserState, ctx: ActorContext, after: ScheduledMessage[]): Promise<void> {
+export async function markIfFirst(
+  state: UserState,
+  ctx: ActorContext,
+  after: ScheduledMessage[],
+): Promise<void> {
   if (state.scheduled.some(pending) || !after.some(pending)) return;
   await ctx.call(realmRef(state.realmId), "markScheduled", { userId: state.userId });
 }
 
 /** After a turn that leaves nothing waiting: unmark in a later turn (this one's facts are not durable yet). */
-function unmarkLater(ctx: ActorContext, after: ScheduledMessage[]): void {
+export function unmarkLater(ctx: ActorContext, after: ScheduledMessage[]): void {
   if (!after.some(pending)) ctx.schedule(TIMER, 0, "deliverScheduled", {});
 }
 
-function withSaved(state: UserState, m: ScheduledMessage): ScheduledMessage[] {
+export function withSaved(state: UserState, m: ScheduledMessage): ScheduledMessage[] {
   const i = state.scheduled.findIndex((x) => x.id === m.id);
   if (i < 0) return [...state.scheduled, m];
   const out = [...state.scheduled];
@@ -216,7 +225,7 @@ function readTarget(type: Value | undefined, to: Value | undefined, topic: Value
   return { type, to: readTo(type, to), topic: topic ?? null };
 }
 
-function readDeliverAt(v: Value | undefined, now: number): number {
+export function readDeliverAt(v: Value | undefined, now: number): number {
   if (typeof v !== "number" || !Number.isSafeInteger(v))
     throw errors.notInteger("scheduled_delivery_timestamp");
   if (v * 1000 <= now) throw errors.deliveryTimeNotInFuture();
@@ -241,7 +250,7 @@ function convOf(state: UserState, t: { type: string; to: number[] }): ActorRef {
  * Zulip's check_message at scheduling time: the recipients, then every
  * check of a send, done by the conversation itself without sending.
  */
-async function check(
+export async function check(
   state: UserState,
   ctx: ActorContext,
   caller: Caller,
@@ -423,7 +432,8 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
   const late = new Set<number>();
   for (const m of state.scheduled) {
     if (!pending(m) || m.sending || m.deliverAt > nowS) continue;
-    if (nowS > m.deliverAt + LATE_CUTOFF_S) {
+    // Reminders go to the user alone, so Zulip sends them however late.
+    if (!isReminder(m) && nowS > m.deliverAt + LATE_CUTOFF_S) {
       const message = errors.scheduledTooLate().message;
       late.add(m.id);
       facts.push({ type: "schedFailed", id: m.id, message });
@@ -446,6 +456,7 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
       client: m.client,
       deliverAt: m.deliverAt,
     };
+    if (isReminder(m)) data.remind = true;
     // Zulip's default: read by the sender, unless the message is to oneself only.
     const toSelf = m.type === "private" && m.to.length === 1 && m.to[0] === state.userId;
     if (m.readBySender !== null) data.read_by_sender = m.readBySender;
@@ -481,14 +492,19 @@ const scheduledResult: Handler<UserState> = (state, args, ctx, caller) => {
   if (typeof args.error !== "string") {
     return {
       facts: [{ type: "schedDelivered", id: m.id }],
-      events: [event(state.userId, { op: "remove", scheduled_message_id: m.id })],
+      events: [
+        isReminder(m)
+          ? { event: { type: "reminders", op: "remove", reminder_id: m.id }, userIds: [state.userId] }
+          : event(state.userId, { op: "remove", scheduled_message_id: m.id }),
+      ],
       reply: {},
     };
   }
   const failed = { ...m, failed: true, sending: false, failureMessage: args.error };
   const events: OutEvent[] = [];
-  // Zulip tells the user, unless their account is what failed.
-  if (args.notify !== false) {
+  // Zulip tells the user, unless their account is what failed; a failed
+  // reminder is only recorded (Zulip drops it silently).
+  if (args.notify !== false && !isReminder(m)) {
     events.push(event(state.userId, { op: "update", scheduled_message: formatScheduled(failed) }));
   }
   return { facts: [{ type: "schedFailed", id: m.id, message: args.error }], events, reply: {} };

@@ -76,6 +76,12 @@ export interface ScheduledMessage {
   attempts: number;
   /** An attempt is handed off and its outcome not yet journaled. */
   sending: boolean;
+  /**
+   * A message reminder (Zulip's ScheduledMessage.REMIND, actors/user/reminders.ts):
+   * the message it is about. Absent for a scheduled message (and in records
+   * written before reminders existed).
+   */
+  reminderTargetMessageId?: number;
 }
 
 /** A draft as the API shows it; the recipient is resolved when saved. */

@@ -22,6 +22,7 @@ import { serverStateAreas } from "./server-state.ts";
 import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 import { playgroundsArea, userSettingsDefaultsArea } from "./realm-extras.ts";
 import { scheduledMessagesArea } from "./scheduled-messages.ts";
+import { remindersArea } from "./reminders.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -47,4 +48,5 @@ export const registerAreas: RegisterArea[] = [
   userSettingsDefaultsArea,
   playgroundsArea,
   scheduledMessagesArea,
+  remindersArea,
 ];

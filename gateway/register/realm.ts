@@ -5,6 +5,8 @@
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import { pushRelayUrl } from "../routes/push-relay.ts";
+import { REPORT_MESSAGE_TYPES } from "../routes/reports.ts";
+import { MAX_REMINDER_NOTE_LENGTH } from "../routes/reminders.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -28,6 +30,10 @@ export const REALM_CONSTANTS: Obj = {
   server_typing_started_wait_period_milliseconds: 30000,
   // gateway/routes/uploads.ts MAX_FILE_UPLOAD_SIZE_MIB.
   max_file_upload_size_mib: 25,
+  // FL 435: the report types POST /messages/{id}/report takes.
+  server_report_message_types: REPORT_MESSAGE_TYPES.map((t) => ({ ...t })),
+  // FL 415: settings.MAX_REMINDER_NOTE_LENGTH.
+  max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
 };
 
 interface PublicInfo {

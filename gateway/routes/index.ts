@@ -29,6 +29,8 @@ import { uploadRoutes } from "./uploads.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
+import { reportRoutes } from "./reports.ts";
+import { reminderRoutes } from "./reminders.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -59,4 +61,6 @@ export const routes: RouteDef[] = [
   ...exportRoutes,
   ...pushTestRoutes,
   ...botApiKeyRoutes,
+  ...reportRoutes,
+  ...reminderRoutes,
 ];

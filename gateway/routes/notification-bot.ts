@@ -21,7 +21,7 @@ export function silentMention(fullName: string, userId: number): string {
 }
 
 /** Zulip's hash_util_encode: percent-encode all but [A-Za-z0-9_.~-], then "." -> "%2E", "%" -> ".". */
-function hashEncode(s: string): string {
+export function hashEncode(s: string): string {
   let out = "";
   for (const b of Buffer.from(s, "utf8")) {
     const ch = String.fromCharCode(b);
@@ -31,7 +31,7 @@ function hashEncode(s: string): string {
 }
 
 /** Zulip's near_stream_message_url (under the realm's URL, as /register's realm_url). */
-async function nearMessageUrl(
+export async function nearMessageUrl(
   req: RouteRequest,
   streamId: number,
   name: string,
