@@ -29,6 +29,11 @@ export interface RenderEnv {
   channels: Record<string, [number, string]>;
   /** The realm's linkifiers, in order. */
   linkifiers: { pattern: string; url_template: string }[];
+  /**
+   * The latest message id the sender may read of each linked topic, by
+   * `topicKey`: topic links point `/with/` it (feature level 400).
+   */
+  topicLatest?: Map<string, number>;
   /** Uploaded images the content links, by path_id (actors/blob/uploads.ts): their thumbnail previews. */
   images?: Map<string, UploadImage>;
   /** Filled by rendering. */
@@ -126,6 +131,20 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, shown for the empty topic in links. */
+const EMPTY_TOPIC_NAME = "general chat";
+
+/** A trailing "@<digits>" of a topic link: Zulip's message link syntax (feature level 319). */
+function splitMessageId(topic: string): [string, string | null] {
+  const at = topic.lastIndexOf("@");
+  if (at < 0 || at === topic.length - 1) return [topic, null];
+  for (let i = at + 1; i < topic.length; i++) {
+    const c = topic.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return [topic, null];
+  }
+  return [topic.slice(0, at), topic.slice(at + 1)];
+}
+
 function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   if (state.src.charCodeAt(start) !== 0x23 /* # */) return false;
@@ -142,15 +161,30 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
     const token = state.push("html_inline", "", 0);
     const base = `/#narrow/channel/${id}-${slug(name)}`;
     if (gt >= 0) {
-      const topic = body.slice(gt + 1);
-      const href = escapeHtml(sanitizeHref(`${base}/topic/${slug(topic, ".20")}`) ?? "");
-      token.content = `<a class="stream-topic" data-stream-id="${id}" href="${href}">#${escapeHtml(name)} &gt; ${escapeHtml(topic)}</a>`;
+      // The empty topic (feature level 346) is shown as Zulip's fallback name, in <em>.
+      const [topic, messageId] = splitMessageId(body.slice(gt + 1));
+      const shown = topic === "" ? `<em>${EMPTY_TOPIC_NAME}</em>` : escapeHtml(topic);
+      const topicUrl = `${base}/topic/${slug(topic, ".20")}`;
+      if (messageId !== null) {
+        const href = escapeHtml(sanitizeHref(`${topicUrl}/near/${messageId}`) ?? "");
+        token.content = `<a class="message-link" href="${href}">#${escapeHtml(name)} &gt; ${shown} @ 💬</a>`;
+      } else {
+        // Topic links carry `/with/` the topic's latest message (feature levels 347, 400), when known.
+        const latest = env.topicLatest?.get(topicKey(id, topic));
+        const href = escapeHtml(sanitizeHref(latest ? `${topicUrl}/with/${latest}` : topicUrl) ?? "");
+        token.content = `<a class="stream-topic" data-stream-id="${id}" href="${href}">#${escapeHtml(name)} &gt; ${shown}</a>`;
+      }
     } else {
       token.content = `<a class="stream" data-stream-id="${id}" href="${escapeHtml(sanitizeHref(base) ?? "")}">#${escapeHtml(name)}</a>`;
     }
   }
   state.pos += m[0].length;
   return true;
+}
+
+/** The key of `RenderEnv.topicLatest`: channel id and lowercased topic. */
+export function topicKey(channelId: number, topic: string): string {
+  return `${channelId}\u0000${topic.toLowerCase()}`;
 }
 
 function emojiRule(state: StateInline, silent: boolean): boolean {
