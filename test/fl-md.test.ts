@@ -3,7 +3,9 @@
 // syntax in rendered content (POST /messages/render and sent messages).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import sharp from "sharp";
 import { ok, startChat, uniq, type Chat } from "./support/chat.ts";
+import { uploadFiles } from "./support/uploads.ts";
 
 let chat: Chat;
 before(async () => {
@@ -74,5 +76,62 @@ describe("FL 319, 346: message links and the empty topic", () => {
       await render(`#**${ch.name}>@5**`),
       `<p><a class="message-link" href="${base}/topic//near/5">#${ch.name} &gt; <em>general chat</em> @ 💬</a></p>`,
     );
+  });
+});
+
+async function uploadPng(filename: string): Promise<string> {
+  const png = await sharp({
+    create: { width: 1200, height: 900, channels: 3, background: { r: 9, g: 9, b: 200 } },
+  })
+    .png()
+    .toBuffer();
+  const up = await uploadFiles(chat.srv.url, chat.owner, [{ data: png, filename, type: "image/png" }]);
+  return ok(up).url as string;
+}
+
+function preview(url: string, title: string): string {
+  const pathId = url.slice("/user_uploads/".length);
+  return (
+    `<div class="message_inline_image"><a href="${url}" title="${title}">` +
+    `<img data-original-content-type="image/png" data-original-dimensions="1200x900" ` +
+    `src="/user_uploads/thumbnail/${pathId}/840x560.webp"></a></div>`
+  );
+}
+
+describe("FL 437, 467: Markdown image syntax", () => {
+  test("FL 437: ![alt](uploaded image) renders Zulip's inline image preview, titled by the alt", async () => {
+    const ch = await newChannel();
+    const url = await uploadPng("blue.png");
+    assert.equal(
+      await rendered(await send(ch.name, "img", `![A blue square](${url})`)),
+      preview(url, "A blue square"),
+    );
+    // Beside text: the paragraph keeps a link, the preview follows it.
+    const mixed = await rendered(await send(ch.name, "img", `look: ![sq](${url})`));
+    assert.ok(mixed.startsWith(`<p>look: <a href="${url}"`), mixed);
+    assert.ok(mixed.endsWith(`</p>\n${preview(url, "sq")}`), mixed);
+  });
+
+  test("FL 467: ![alt](url) of anything but an uploaded image is a link, never an <img>", async () => {
+    const ext = await render("![logo](https://example.com/logo.png)");
+    assert.equal(
+      ext,
+      '<p><a href="https://example.com/logo.png" target="_blank" rel="noopener noreferrer" ' +
+        'title="https://example.com/logo.png">logo</a></p>',
+    );
+    // No alt: the URL is the text. A refused scheme is no link at all.
+    assert.match(
+      await render("![](https://example.com/a.png)"),
+      />https:\/\/example\.com\/a\.png<\/a><\/p>$/,
+    );
+    const bad = await render("![x](javascript:alert(1))");
+    assert.ok(!bad.includes("<a") && !bad.includes("<img"), bad);
+    // An uploaded file that is no image: a link, no preview.
+    const ch = await newChannel();
+    const up = ok(
+      await uploadFiles(chat.srv.url, chat.owner, [{ data: Buffer.from("hi"), filename: "a.txt" }]),
+    ).url as string;
+    const txt = await rendered(await send(ch.name, "img", `![notes](${up})`));
+    assert.ok(txt.startsWith(`<p><a href="${up}"`) && !txt.includes("<img"), txt);
   });
 });

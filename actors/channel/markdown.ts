@@ -205,14 +205,41 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
 
 function build(): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
-  // Zulip has no inline images (![alt](url) is "!" and a link): an <img>
-  // would fetch any URL, or a data: one, for every reader.
-  md.disable("image");
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   // Before autolink, which would take `<time:...>` for a URL with scheme "time".
   md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
+  // Markdown image syntax (feature levels 437, 467) shows only uploaded
+  // images, through the upload previews below: every `![alt](url)` becomes
+  // a link to url whose text is the alt (the URL when it has none), so an
+  // uploaded image gets its thumbnail preview and anything else stays a
+  // link. No <img> of an arbitrary URL, which every reader would fetch.
+  md.core.ruler.after("inline", "zulip_images", (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children?.some((t) => t.type === "image")) continue;
+      const out: typeof block.children = [];
+      for (const t of block.children) {
+        if (t.type !== "image") {
+          out.push(t);
+          continue;
+        }
+        const href = String(t.attrGet("src") ?? "");
+        const open = new state.Token("link_open", "a", 1);
+        open.attrs = [["href", href]];
+        const alt = t.children ?? [];
+        if (alt.length) {
+          out.push(open, ...alt);
+        } else {
+          const text = new state.Token("text", "", 0);
+          text.content = href;
+          out.push(open, text);
+        }
+        out.push(new state.Token("link_close", "a", -1));
+      }
+      block.children = out;
+    }
+  });
   // Linkifiers: plain text outside links and code becomes links.
   md.core.ruler.push("zulip_linkifiers", (state) => {
     const env = state.env as unknown as RenderEnv;
