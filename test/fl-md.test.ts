@@ -135,3 +135,35 @@ describe("FL 437, 467: Markdown image syntax", () => {
     assert.ok(txt.startsWith(`<p><a href="${up}"`) && !txt.includes("<img"), txt);
   });
 });
+
+describe("FL 405, 495: uploaded audio and video play inline", () => {
+  const up = "/user_uploads/2/ab/AbCdEfGhIjKlMnOpQrStUvWx";
+
+  test("FL 405: a link to uploaded audio becomes an audio player in place", async () => {
+    assert.equal(
+      await render(`listen: [song.mp3](${up}/song.mp3)`),
+      `<p>listen: <audio controls preload="metadata" src="${up}/song.mp3" title="song.mp3"></audio></p>`,
+    );
+    for (const ext of ["aac", "flac", "m4a", "WAV", "weba"])
+      assert.match(await render(`[a](${up}/a.${ext})`), /^<p><audio controls preload="metadata" /, ext);
+    // Audio elsewhere, and types Zulip does not play inline, stay links.
+    assert.match(
+      await render("[a](https://example.com/a.mp3)"),
+      /^<p><a href="https:\/\/example.com\/a.mp3"/,
+    );
+    assert.match(await render(`[a](${up}/a.ogg)`), /^<p><a href=/);
+  });
+
+  test("FL 495: .mov, .mp4 and .webm uploads render as inline video", async () => {
+    const video = (file: string, title: string) =>
+      `<div class="message_inline_image message_inline_video"><a href="${up}/${file}"${title}>` +
+      `<video preload="metadata" src="${up}/${file}"></video></a></div>`;
+    assert.equal(await render(`[clip.mov](${up}/clip.mov)`), video("clip.mov", ' title="clip.mov"'));
+    assert.equal(await render(`[${up}/a.mp4](${up}/a.mp4)`), video("a.mp4", ""));
+    assert.equal(
+      await render(`see [the demo](${up}/d.webm) now`),
+      `<p>see <a href="${up}/d.webm" target="_blank" rel="noopener noreferrer" title="${up}/d.webm">the demo</a> now</p>\n${video("d.webm", ' title="the demo"')}`,
+    );
+    assert.match(await render("[v](https://example.com/v.mov)"), /^<p><a href=/);
+  });
+});

@@ -78,6 +78,29 @@ function imagePreview(pathId: string, title: string, img: UploadImage): string {
   );
 }
 
+// Uploads Zulip plays inline, by extension as its guess_type reads it:
+// AUDIO_INLINE_MIME_TYPES (feature level 405), and the video types it
+// previews, .mov (video/quicktime) among them since feature level 495.
+const AUDIO_EXTENSIONS = new Set(["aac", "flac", "m4a", "mp3", "wav", "weba"]);
+const VIDEO_EXTENSIONS = new Set(["mp4", "webm", "mov"]);
+
+function mediaKind(pathId: string): "audio" | "video" | null {
+  const dot = pathId.lastIndexOf(".");
+  if (dot < 0 || pathId.indexOf("/", dot) >= 0) return null;
+  const ext = pathId.slice(dot + 1).toLowerCase();
+  return AUDIO_EXTENSIONS.has(ext) ? "audio" : VIDEO_EXTENSIONS.has(ext) ? "video" : null;
+}
+
+/** Zulip's inline video of an uploaded video: titled only when the link text is not the URL. */
+function videoPreview(href: string, text: string): string {
+  const src = escapeAttr(href);
+  const title = text && text !== href ? ` title="${escapeAttr(text)}"` : "";
+  return (
+    `<div class="message_inline_image message_inline_video"><a href="${src}"${title}>` +
+    `<video preload="metadata" src="${src}"></video></a></div>\n`
+  );
+}
+
 export function emptyEnv(): RenderEnv {
   return { users: NO_MENTIONS, channels: {}, linkifiers: [], mentionedUserIds: new Set(), wildcard: null };
 }
@@ -293,10 +316,11 @@ function build(): InstanceType<typeof MarkdownIt> {
     }
   });
   md.renderer.rules.zulip_unlinked = () => "";
-  // Links to uploaded images get Zulip's thumbnail preview after their block.
+  // Links to uploaded images and videos get Zulip's previews after their block;
+  // a link to uploaded audio becomes an audio player where it stands.
   md.core.ruler.push("zulip_upload_previews", (state) => {
     const env = state.env as unknown as RenderEnv;
-    if (!env.images?.size) return;
+    const images = env.images ?? new Map<string, UploadImage>();
     const out: typeof state.tokens = [];
     let pending: string[] = [];
     let dropClose = false;
@@ -313,14 +337,27 @@ function build(): InstanceType<typeof MarkdownIt> {
         for (let i = 0; i < kids.length; i++) {
           const t = kids[i]!;
           if (t.type !== "link_open") continue;
-          const pathId = uploadPathOf(String(t.attrGet("href") ?? ""));
-          const img = pathId === null ? undefined : env.images.get(pathId);
-          if (!img || shown.has(pathId!)) continue;
-          shown.add(pathId!);
+          const href = String(t.attrGet("href") ?? "");
+          const pathId = uploadPathOf(href);
+          if (pathId === null) continue;
+          const img = images.get(pathId);
+          const media = img ? null : mediaKind(pathId);
+          if (!img && !media) continue;
           let title = "";
-          for (let j = i + 1; j < kids.length && kids[j]!.type !== "link_close"; j++)
-            title += kids[j]!.content;
-          pending.push(imagePreview(pathId!, title, img));
+          let end = i + 1;
+          for (; end < kids.length && kids[end]!.type !== "link_close"; end++) title += kids[end]!.content;
+          if (media === "audio") {
+            // Zulip's audio player replaces the link where it stands (feature level 405).
+            t.type = "html_inline";
+            t.content =
+              `<audio controls preload="metadata" src="${escapeAttr(href)}" title="${escapeAttr(title)}">` +
+              "</audio>";
+            for (let j = i + 1; j <= end && j < kids.length; j++) kids[j]!.type = "zulip_unlinked";
+            continue;
+          }
+          if (shown.has(pathId)) continue;
+          shown.add(pathId);
+          pending.push(img ? imagePreview(pathId, title, img) : videoPreview(href, title));
         }
         // A top-level paragraph that is nothing but the image's link: the preview replaces it.
         const prev = out[out.length - 2];
