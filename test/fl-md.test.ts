@@ -167,3 +167,98 @@ describe("FL 405, 495: uploaded audio and video play inline", () => {
     assert.match(await render("[v](https://example.com/v.mov)"), /^<p><a href=/);
   });
 });
+
+describe("FL 347, 400: topic links point /with/ the topic's latest message", () => {
+  test("FL 347, 400: #**channel>topic** links /with/ the newest message, any spelling of the topic", async () => {
+    const ch = await newChannel();
+    const base = `/#narrow/channel/${ch.id}-${chanSlug(ch.name)}`;
+    await send(ch.name, "Alpha", "one");
+    const newest = await send(ch.name, "alpha", "two");
+    await send(ch.name, "other", "three");
+    assert.equal(
+      await render(`#**${ch.name}>ALPHA**`),
+      `<p><a class="stream-topic" data-stream-id="${ch.id}" href="${base}/topic/ALPHA/with/${newest}">#${ch.name} &gt; ALPHA</a></p>`,
+    );
+    // A topic without messages keeps the plain topic narrow.
+    assert.equal(
+      await render(`#**${ch.name}>empty so far**`),
+      `<p><a class="stream-topic" data-stream-id="${ch.id}" href="${base}/topic/empty.20so.20far">#${ch.name} &gt; empty so far</a></p>`,
+    );
+  });
+
+  test("FL 400: a sent message's topic links, to its own channel and another, carry /with/", async () => {
+    const a = await newChannel();
+    const b = await newChannel();
+    const inA = await send(a.name, "here", "x");
+    const inB = await send(b.name, "there", "y");
+    const id = await send(a.name, "links", `#**${a.name}>here** and #**${b.name}>there**`);
+    const html = await rendered(id);
+    assert.ok(html.includes(`/topic/here/with/${inA}"`), html);
+    assert.ok(html.includes(`/topic/there/with/${inB}"`), html);
+    // An edit renders them again, with the topic's newest message now.
+    const later = await send(b.name, "there", "z");
+    ok(await chat.api("PATCH", `/messages/${id}`, { content: `#**${b.name}>there**` }));
+    assert.ok((await rendered(id)).includes(`/topic/there/with/${later}"`));
+  });
+
+  test("FL 400: no message id of a channel the writer cannot read", async () => {
+    const name = uniq("md private");
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        invite_only: true,
+        history_public_to_subscribers: false,
+      }),
+    );
+    await send(name, "secret", "hidden");
+    const outsider = await chat.newUser();
+    const r = ok(await chat.api("POST", "/messages/render", { content: `#**${name}>secret**` }, outsider))
+      .rendered as string;
+    assert.ok(!r.includes("/with/"), r);
+    // A guest does not read public channels it is not subscribed to.
+    const pub = await newChannel();
+    await send(pub.name, "open", "visible");
+    const guest = await chat.newUser(600);
+    const g = ok(await chat.api("POST", "/messages/render", { content: `#**${pub.name}>open**` }, guest))
+      .rendered as string;
+    assert.ok(g.includes('class="stream-topic"') && !g.includes("/with/"), g);
+  });
+
+  test("FL 400: protected history: the newest message the writer received", async () => {
+    const name = uniq("md protected");
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        invite_only: true,
+        history_public_to_subscribers: false,
+      }),
+    );
+    const member = await chat.newUser();
+    const before = await send(name, "t", "before the member joined");
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        principals: JSON.stringify([member.userId]),
+      }),
+    );
+    const seen = await send(name, "t", "the member got this");
+    ok(
+      await chat.api("DELETE", "/users/me/subscriptions", {
+        subscriptions: JSON.stringify([name]),
+        principals: JSON.stringify([member.userId]),
+      }),
+    );
+    const after = await send(name, "t", "after the member left");
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        principals: JSON.stringify([member.userId]),
+      }),
+    );
+    const mine = ok(await chat.api("POST", "/messages/render", { content: `#**${name}>t**` }, member))
+      .rendered as string;
+    assert.ok(mine.includes(`/topic/t/with/${seen}"`), mine);
+    const owner = await render(`#**${name}>t**`);
+    assert.ok(owner.includes(`/topic/t/with/${after}"`) && before < seen, owner);
+  });
+});

@@ -158,7 +158,7 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
 const EMPTY_TOPIC_NAME = "general chat";
 
 /** A trailing "@<digits>" of a topic link: Zulip's message link syntax (feature level 319). */
-function splitMessageId(topic: string): [string, string | null] {
+export function splitMessageId(topic: string): [string, string | null] {
   const at = topic.lastIndexOf("@");
   if (at < 0 || at === topic.length - 1) return [topic, null];
   for (let i = at + 1; i < topic.length; i++) {
