@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
 import { ok, startChat, uniq, type Chat } from "./support/chat.ts";
 import { uploadFiles } from "./support/uploads.ts";
+import { eventsUntil, openQueue } from "./support/zulip-asserts.ts";
 
 let chat: Chat;
 before(async () => {
@@ -260,5 +261,149 @@ describe("FL 347, 400: topic links point /with/ the topic's latest message", () 
     assert.ok(mine.includes(`/topic/t/with/${seen}"`), mine);
     const owner = await render(`#**${name}>t**`);
     assert.ok(owner.includes(`/topic/t/with/${after}"`) && before < seen, owner);
+  });
+});
+
+describe("FL 333: user group mentions", () => {
+  async function group(
+    name: string,
+    members: number[],
+    extra: Record<string, unknown> = {},
+  ): Promise<number> {
+    return ok(
+      await chat.api("POST", "/user_groups/create", {
+        name,
+        description: "d",
+        members: JSON.stringify(members),
+        ...extra,
+      }),
+    ).group_id as number;
+  }
+  async function systemGroupId(name: string): Promise<number> {
+    const all = ok(await chat.api("GET", "/user_groups", {})).user_groups as { id: number; name: string }[];
+    return all.find((g) => g.name === name)!.id;
+  }
+  async function flagsOf(id: number, who: { email: string; apiKey: string }): Promise<string[]> {
+    return (ok(await chat.api("GET", `/messages/${id}`, {}, who)).message as { flags: string[] }).flags;
+  }
+
+  test("FL 333: @*group* and silent @_*group* render Zulip's user-group-mention", async () => {
+    const name = uniq("Support");
+    const id = await group(name, [chat.owner.userId]);
+    assert.equal(
+      await render(`hi @*${name}*`),
+      `<p>hi <span class="user-group-mention" data-user-group-id="${id}">@${name}</span></p>`,
+    );
+    assert.equal(
+      await render(`@_*${name.toUpperCase()}*`),
+      `<p><span class="user-group-mention silent" data-user-group-id="${id}">${name}</span></p>`,
+    );
+    // Unknown groups and user mention syntax are not group mentions.
+    assert.equal(await render("@*no such group*"), "<p>@<em>no such group</em></p>");
+  });
+
+  test("FL 333: system groups are mentioned silently, by their display names", async () => {
+    const admins = await systemGroupId("role:administrators");
+    assert.equal(
+      await render("@_*role:administrators*"),
+      `<p><span class="user-group-mention silent" data-user-group-id="${admins}">Administrators</span></p>`,
+    );
+    const ch = await newChannel();
+    const id = await send(ch.name, "sys", "@_*role:fullmembers* fyi");
+    const full = await systemGroupId("role:fullmembers");
+    assert.equal(
+      await rendered(id),
+      `<p><span class="user-group-mention silent" data-user-group-id="${full}">Full members</span> fyi</p>`,
+    );
+    // A non-silent mention of a system group is refused (its can_mention_group is nobody), sending nothing.
+    const before = ok(await chat.api("GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 }));
+    const r = await chat.api("POST", "/messages", {
+      type: "stream",
+      to: ch.name,
+      topic: "sys",
+      content: "@*role:administrators* look",
+    });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.deepEqual(
+      [r.body.result, r.body.code, r.body.msg],
+      ["error", "BAD_REQUEST", "You are not allowed to mention user group 'role:administrators'."],
+    );
+    const after = ok(await chat.api("GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 }));
+    assert.deepEqual(after.messages, before.messages);
+  });
+
+  test("FL 333: members of a mentioned group get the mentioned flag and event; silent mentions flag nobody", async () => {
+    const ch = await newChannel();
+    const member = await chat.newUser();
+    const bystander = await chat.newUser();
+    for (const u of [member, bystander])
+      ok(
+        await chat.api("POST", "/users/me/subscriptions", {
+          subscriptions: [{ name: ch.name }],
+          principals: JSON.stringify([u.userId]),
+        }),
+      );
+    const inner = uniq("Inner");
+    const innerId = await group(inner, [member.userId]);
+    const outer = uniq("Outer");
+    await group(outer, [], { subgroups: JSON.stringify([innerId]) });
+    const q = await openQueue(chat, member, ["message"]);
+    const loud = await send(ch.name, "g", `@*${outer}* please`);
+    assert.ok((await flagsOf(loud, member)).includes("mentioned"));
+    assert.ok(!(await flagsOf(loud, bystander)).includes("mentioned"));
+    const evs = await eventsUntil(chat, q, (e) => e.some((x) => x.message?.id === loud));
+    const ev = evs.find((x) => x.message?.id === loud);
+    assert.ok(ev.flags.includes("mentioned"), JSON.stringify(ev));
+    const quiet = await send(ch.name, "g", `@_*${outer}* fyi`);
+    assert.ok(!(await flagsOf(quiet, member)).includes("mentioned"));
+  });
+
+  test("FL 333: can_mention_group is enforced for non-silent mentions, on send and edit", async () => {
+    const ch = await newChannel();
+    const writer = await chat.newUser();
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: ch.name }],
+        principals: JSON.stringify([writer.userId]),
+      }),
+    );
+    const name = uniq("Leads");
+    const admins = await systemGroupId("role:administrators");
+    await group(name, [chat.owner.userId], { can_mention_group: admins });
+    const post = (content: string) =>
+      chat.api("POST", "/messages", { type: "stream", to: ch.name, topic: "p", content }, writer);
+    const denied = await post(`@*${name}*`);
+    assert.equal(denied.status, 400);
+    assert.equal(denied.body.msg, `You are not allowed to mention user group '${name}'.`);
+    assert.equal(denied.body.code, "BAD_REQUEST");
+    const id = ok(await post(`@_*${name}* (silent is fine)`)).id as number;
+    const edit = await chat.api("PATCH", `/messages/${id}`, { content: `@*${name}*` }, writer);
+    assert.equal(edit.status, 400);
+    assert.equal(edit.body.msg, `You are not allowed to mention user group '${name}'.`);
+    assert.ok((await rendered(id)).includes("user-group-mention silent"));
+    // An administrator may.
+    ok(
+      await chat.api("POST", "/messages", { type: "stream", to: ch.name, topic: "p", content: `@*${name}*` }),
+    );
+  });
+
+  test("FL 333: a deactivated group's mention is silent and flags nobody", async () => {
+    const ch = await newChannel();
+    const member = await chat.newUser();
+    ok(
+      await chat.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: ch.name }],
+        principals: JSON.stringify([member.userId]),
+      }),
+    );
+    const name = uniq("Old team");
+    const id = await group(name, [member.userId]);
+    ok(await chat.api("POST", `/user_groups/${id}/deactivate`, {}));
+    const msg = await send(ch.name, "d", `@*${name}*`);
+    assert.equal(
+      await rendered(msg),
+      `<p><span class="user-group-mention silent" data-user-group-id="${id}">${name}</span></p>`,
+    );
+    assert.ok(!(await flagsOf(msg, member)).includes("mentioned"));
   });
 });

@@ -17,6 +17,7 @@ import { gravatarUrl, userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { topicLatestFor } from "./markdown-links.ts";
+import { checkGroupMentions, mentionGroupsFor } from "./group-mentions.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import {
   addWrites,
@@ -357,6 +358,7 @@ async function renderEnv(
     )) as unknown as RenderEnv["channels"];
     env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, { local: state });
   }
+  env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
   if (linked.length) {
     const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
@@ -504,6 +506,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
 
   const env = await renderEnv(ctx, state, content, users, c);
   const rendered = renderMarkdown(content, env);
+  checkGroupMentions(env);
   if (internal && args.check_only === true) return { reply: { content, rendered, topic } };
   const id = await ctx.nextId(`message.${state.realmId}`);
   const now = Math.floor(ctx.now() / 1000);
@@ -1125,6 +1128,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     const users = await roster(ctx, state.realmId);
     const env = await renderEnv(ctx, state, content, users, c);
     const rendered = renderMarkdown(content, env);
+    checkGroupMentions(env);
     if (ch && env.wildcard) {
       await checkWildcardMention(
         ctx,

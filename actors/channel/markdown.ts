@@ -36,9 +36,26 @@ export interface RenderEnv {
   topicLatest?: Map<string, number>;
   /** Uploaded images the content links, by path_id (actors/blob/uploads.ts): their thumbnail previews. */
   images?: Map<string, UploadImage>;
+  /** Groups the content may mention, by lowercased name. */
+  groups?: Map<string, MentionGroup>;
   /** Filled by rendering. */
   mentionedUserIds: Set<number>;
+  /** Groups mentioned non-silently (filled by rendering, when `groups` is set). */
+  mentionedGroups?: Set<MentionGroup>;
   wildcard: "channel" | "topic" | null;
+}
+
+/** A group the content may mention (actors/group/mentions.ts). */
+export interface MentionGroup {
+  id: number;
+  name: string;
+  /** What the mention shows: a system group's display name, else the name. */
+  display: string;
+  deactivated: boolean;
+  /** Whether the writer may mention it (Zulip's can_mention_group). */
+  canMention: boolean;
+  /** Active members, subgroups included: present when a send flags them. */
+  members?: number[];
 }
 
 export interface UploadImage {
@@ -168,6 +185,41 @@ export function splitMessageId(topic: string): [string, string | null] {
   return [topic.slice(0, at), topic.slice(at + 1)];
 }
 
+/**
+ * `@*group*` and silent `@_*group*` (Zulip's UserGroupMentionPattern): a
+ * deactivated group's mention is silent; a non-silent one flags the
+ * group's members as mentioned.
+ */
+function groupMentionRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  const start = state.pos;
+  if (src.charCodeAt(start) !== 0x40 /* @ */) return false;
+  const env = state.env as unknown as RenderEnv;
+  if (!env.groups?.size) return false;
+  const quiet = src.charCodeAt(start + 1) === 0x5f; /* _ */
+  const star = start + (quiet ? 2 : 1);
+  if (src.charCodeAt(star) !== 0x2a /* * */ || src.charCodeAt(star + 1) === 0x2a) return false;
+  const end = src.indexOf("*", star + 1);
+  if (end < 0) return false;
+  const name = src.slice(star + 1, end);
+  if (name.includes("\n")) return false;
+  const g = env.groups.get(name.toLowerCase());
+  if (!g) return false;
+  const isSilent = quiet || g.deactivated;
+  if (!silent) {
+    if (!isSilent) {
+      (env.mentionedGroups ??= new Set()).add(g);
+      for (const id of g.members ?? []) env.mentionedUserIds.add(id);
+    }
+    const token = state.push("html_inline", "", 0);
+    token.content =
+      `<span class="user-group-mention${isSilent ? " silent" : ""}" data-user-group-id="${g.id}">` +
+      `${isSilent ? "" : "@"}${escapeHtml(g.display)}</span>`;
+  }
+  state.pos = end + 1;
+  return true;
+}
+
 function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   if (state.src.charCodeAt(start) !== 0x23 /* # */) return false;
@@ -229,6 +281,7 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
 function build(): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
+  md.inline.ruler.before("emphasis", "zulip_group_mention", groupMentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   // Before autolink, which would take `<time:...>` for a URL with scheme "time".
