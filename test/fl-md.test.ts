@@ -7,6 +7,9 @@ import sharp from "sharp";
 import { ok, startChat, uniq, type Chat } from "./support/chat.ts";
 import { uploadFiles } from "./support/uploads.ts";
 import { eventsUntil, openQueue } from "./support/zulip-asserts.ts";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { makeApi } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
 
 let chat: Chat;
 before(async () => {
@@ -405,5 +408,51 @@ describe("FL 333: user group mentions", () => {
       `<p><span class="user-group-mention silent" data-user-group-id="${id}">${name}</span></p>`,
     );
     assert.ok(!(await flagsOf(msg, member)).includes("mentioned"));
+  });
+});
+
+describe("FL 333, 400: in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
+  let c: TestCluster;
+  before(async () => {
+    c = await startCluster({ nodes: ["n1", "n2"] });
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("FL 333, 400: topic links across channels carry /with/; group members get the mentioned flag", async () => {
+    const email = "md-member@example.com";
+    const password = "pw-md-member-x";
+    const memberId = ok(await c.api("POST", "/users", { email, password, full_name: "Md Member" }))
+      .user_id as number;
+    const key = ok(await c.api("POST", "/fetch_api_key", { username: email, password }, null))
+      .api_key as string;
+    const member = makeApi(c.baseUrl, { email, apiKey: key });
+    const ids: number[] = [];
+    for (const name of ["md one", "md two", "md three"]) {
+      ids.push(ok(await c.api("POST", "/channels/create", { name, subscribers: [memberId] })).id as number);
+    }
+    const post = async (to: string, topic: string, content: string) =>
+      ok(await c.api("POST", "/messages", { type: "stream", to, topic, content })).id as number;
+    const inTwo = await post("md two", "plans", "x");
+    const inThree = await post("md three", "notes", "y");
+    const group = ok(
+      await c.api("POST", "/user_groups/create", {
+        name: "md crew",
+        description: "d",
+        members: JSON.stringify([memberId]),
+      }),
+    ).group_id as number;
+    const id = await post("md one", "links", "#**md two>plans** #**md three>notes** @*md crew*");
+    const m = ok(await member("GET", `/messages/${id}`, {})).message as { content: string; flags: string[] };
+    assert.ok(m.content.includes(`/channel/${ids[1]}-md-two/topic/plans/with/${inTwo}"`), m.content);
+    assert.ok(m.content.includes(`/channel/${ids[2]}-md-three/topic/notes/with/${inThree}"`), m.content);
+    assert.ok(
+      m.content.includes(`<span class="user-group-mention" data-user-group-id="${group}">@md crew</span>`),
+    );
+    assert.ok(m.flags.includes("mentioned"), JSON.stringify(m.flags));
+    const preview = ok(await c.api("POST", "/messages/render", { content: "#**md two>plans**" }))
+      .rendered as string;
+    assert.ok(preview.includes(`/topic/plans/with/${inTwo}"`), preview);
   });
 });
