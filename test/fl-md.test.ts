@@ -128,6 +128,12 @@ describe("FL 437, 467: Markdown image syntax", () => {
       await render("![](https://example.com/a.png)"),
       />https:\/\/example\.com\/a\.png<\/a><\/p>$/,
     );
+    // A link inside the alt keeps its text: links never nest.
+    assert.equal(
+      await render("![see [x](https://a.example/y)](https://z.example/p.png)"),
+      '<p><a href="https://z.example/p.png" target="_blank" rel="noopener noreferrer" ' +
+        'title="https://z.example/p.png">see x</a></p>',
+    );
     const bad = await render("![x](javascript:alert(1))");
     assert.ok(!bad.includes("<a") && !bad.includes("<img"), bad);
     // An uploaded file that is no image: a link, no preview.

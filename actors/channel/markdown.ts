@@ -303,7 +303,8 @@ function build(): InstanceType<typeof MarkdownIt> {
         const href = String(t.attrGet("src") ?? "");
         const open = new state.Token("link_open", "a", 1);
         open.attrs = [["href", href]];
-        const alt = t.children ?? [];
+        // The alt's own links keep their text only: links do not nest.
+        const alt = (t.children ?? []).filter((k) => k.type !== "link_open" && k.type !== "link_close");
         if (alt.length) {
           out.push(open, ...alt);
         } else {
