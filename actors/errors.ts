@@ -173,6 +173,8 @@ export const errors = {
       "You do not have permission to use channel wildcard mentions in this channel.",
       "STREAM_WILDCARD_MENTION_NOT_ALLOWED",
     ),
+  cannotMentionGroup: (name: string) =>
+    new ZulipError(`You are not allowed to mention user group '${name}'.`),
   topicWildcardMentionNotAllowed: () =>
     new ZulipError(
       "You do not have permission to use topic wildcard mentions in this topic.",

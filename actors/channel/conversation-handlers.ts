@@ -16,6 +16,8 @@ import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
+import { topicLatestFor } from "./markdown-links.ts";
+import { checkGroupMentions, mentionGroupsFor } from "./group-mentions.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import {
   addWrites,
@@ -343,6 +345,7 @@ async function renderEnv(
   state: ConvState,
   content: string,
   users: Roster,
+  writer: Caller,
 ): Promise<RenderEnv> {
   const env = emptyEnv();
   env.linkifiers = users.linkifiers ?? [];
@@ -353,7 +356,9 @@ async function renderEnv(
       "allNames",
       {},
     )) as unknown as RenderEnv["channels"];
+    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, { local: state });
   }
+  env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
   if (linked.length) {
     const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
@@ -499,8 +504,9 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     }
   }
 
-  const env = await renderEnv(ctx, state, content, users);
+  const env = await renderEnv(ctx, state, content, users, c);
   const rendered = renderMarkdown(content, env);
+  checkGroupMentions(env);
   if (internal && args.check_only === true) return { reply: { content, rendered, topic } };
   const id = await ctx.nextId(`message.${state.realmId}`);
   const now = Math.floor(ctx.now() / 1000);
@@ -1118,8 +1124,9 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     if (now - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
     const content = normalizeContent(newContentRaw);
     const users = await roster(ctx, state.realmId);
-    const env = await renderEnv(ctx, state, content, users);
+    const env = await renderEnv(ctx, state, content, users, c);
     const rendered = renderMarkdown(content, env);
+    checkGroupMentions(env);
     if (ch && env.wildcard) {
       await checkWildcardMention(
         ctx,

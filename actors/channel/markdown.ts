@@ -29,11 +29,33 @@ export interface RenderEnv {
   channels: Record<string, [number, string]>;
   /** The realm's linkifiers, in order. */
   linkifiers: { pattern: string; url_template: string }[];
+  /**
+   * The latest message id the sender may read of each linked topic, by
+   * `topicKey`: topic links point `/with/` it (feature level 400).
+   */
+  topicLatest?: Map<string, number>;
   /** Uploaded images the content links, by path_id (actors/blob/uploads.ts): their thumbnail previews. */
   images?: Map<string, UploadImage>;
+  /** Groups the content may mention, by lowercased name. */
+  groups?: Map<string, MentionGroup>;
   /** Filled by rendering. */
   mentionedUserIds: Set<number>;
+  /** Groups mentioned non-silently (filled by rendering, when `groups` is set). */
+  mentionedGroups?: Set<MentionGroup>;
   wildcard: "channel" | "topic" | null;
+}
+
+/** A group the content may mention (actors/group/mentions.ts). */
+export interface MentionGroup {
+  id: number;
+  name: string;
+  /** What the mention shows: a system group's display name, else the name. */
+  display: string;
+  deactivated: boolean;
+  /** Whether the writer may mention it (Zulip's can_mention_group). */
+  canMention: boolean;
+  /** Active members, subgroups included: present when a send flags them. */
+  members?: number[];
 }
 
 export interface UploadImage {
@@ -70,6 +92,29 @@ function imagePreview(pathId: string, title: string, img: UploadImage): string {
     `<img${animated} data-original-content-type="${escapeAttr(img.contentType)}" ` +
     `data-original-dimensions="${img.width}x${img.height}" ` +
     `src="${escapeAttr(`/user_uploads/thumbnail/${pathId}/840x560.webp`)}"></a></div>\n`
+  );
+}
+
+// Uploads Zulip plays inline, by extension as its guess_type reads it:
+// AUDIO_INLINE_MIME_TYPES (feature level 405), and the video types it
+// previews, .mov (video/quicktime) among them since feature level 495.
+const AUDIO_EXTENSIONS = new Set(["aac", "flac", "m4a", "mp3", "wav", "weba"]);
+const VIDEO_EXTENSIONS = new Set(["mp4", "webm", "mov"]);
+
+function mediaKind(pathId: string): "audio" | "video" | null {
+  const dot = pathId.lastIndexOf(".");
+  if (dot < 0 || pathId.indexOf("/", dot) >= 0) return null;
+  const ext = pathId.slice(dot + 1).toLowerCase();
+  return AUDIO_EXTENSIONS.has(ext) ? "audio" : VIDEO_EXTENSIONS.has(ext) ? "video" : null;
+}
+
+/** Zulip's inline video of an uploaded video: titled only when the link text is not the URL. */
+function videoPreview(href: string, text: string): string {
+  const src = escapeAttr(href);
+  const title = text && text !== href ? ` title="${escapeAttr(text)}"` : "";
+  return (
+    `<div class="message_inline_image message_inline_video"><a href="${src}"${title}>` +
+    `<video preload="metadata" src="${src}"></video></a></div>\n`
   );
 }
 
@@ -126,6 +171,55 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, shown for the empty topic in links. */
+const EMPTY_TOPIC_NAME = "general chat";
+
+/** A trailing "@<digits>" of a topic link: Zulip's message link syntax (feature level 319). */
+export function splitMessageId(topic: string): [string, string | null] {
+  const at = topic.lastIndexOf("@");
+  if (at < 0 || at === topic.length - 1) return [topic, null];
+  for (let i = at + 1; i < topic.length; i++) {
+    const c = topic.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return [topic, null];
+  }
+  return [topic.slice(0, at), topic.slice(at + 1)];
+}
+
+/**
+ * `@*group*` and silent `@_*group*` (Zulip's UserGroupMentionPattern): a
+ * deactivated group's mention is silent; a non-silent one flags the
+ * group's members as mentioned.
+ */
+function groupMentionRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  const start = state.pos;
+  if (src.charCodeAt(start) !== 0x40 /* @ */) return false;
+  const env = state.env as unknown as RenderEnv;
+  if (!env.groups?.size) return false;
+  const quiet = src.charCodeAt(start + 1) === 0x5f; /* _ */
+  const star = start + (quiet ? 2 : 1);
+  if (src.charCodeAt(star) !== 0x2a /* * */ || src.charCodeAt(star + 1) === 0x2a) return false;
+  const end = src.indexOf("*", star + 1);
+  if (end < 0) return false;
+  const name = src.slice(star + 1, end);
+  if (name.includes("\n")) return false;
+  const g = env.groups.get(name.toLowerCase());
+  if (!g) return false;
+  const isSilent = quiet || g.deactivated;
+  if (!silent) {
+    if (!isSilent) {
+      (env.mentionedGroups ??= new Set()).add(g);
+      for (const id of g.members ?? []) env.mentionedUserIds.add(id);
+    }
+    const token = state.push("html_inline", "", 0);
+    token.content =
+      `<span class="user-group-mention${isSilent ? " silent" : ""}" data-user-group-id="${g.id}">` +
+      `${isSilent ? "" : "@"}${escapeHtml(g.display)}</span>`;
+  }
+  state.pos = end + 1;
+  return true;
+}
+
 function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   if (state.src.charCodeAt(start) !== 0x23 /* # */) return false;
@@ -142,15 +236,30 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
     const token = state.push("html_inline", "", 0);
     const base = `/#narrow/channel/${id}-${slug(name)}`;
     if (gt >= 0) {
-      const topic = body.slice(gt + 1);
-      const href = escapeHtml(sanitizeHref(`${base}/topic/${slug(topic, ".20")}`) ?? "");
-      token.content = `<a class="stream-topic" data-stream-id="${id}" href="${href}">#${escapeHtml(name)} &gt; ${escapeHtml(topic)}</a>`;
+      // The empty topic (feature level 346) is shown as Zulip's fallback name, in <em>.
+      const [topic, messageId] = splitMessageId(body.slice(gt + 1));
+      const shown = topic === "" ? `<em>${EMPTY_TOPIC_NAME}</em>` : escapeHtml(topic);
+      const topicUrl = `${base}/topic/${slug(topic, ".20")}`;
+      if (messageId !== null) {
+        const href = escapeHtml(sanitizeHref(`${topicUrl}/near/${messageId}`) ?? "");
+        token.content = `<a class="message-link" href="${href}">#${escapeHtml(name)} &gt; ${shown} @ 💬</a>`;
+      } else {
+        // Topic links carry `/with/` the topic's latest message (feature levels 347, 400), when known.
+        const latest = env.topicLatest?.get(topicKey(id, topic));
+        const href = escapeHtml(sanitizeHref(latest ? `${topicUrl}/with/${latest}` : topicUrl) ?? "");
+        token.content = `<a class="stream-topic" data-stream-id="${id}" href="${href}">#${escapeHtml(name)} &gt; ${shown}</a>`;
+      }
     } else {
       token.content = `<a class="stream" data-stream-id="${id}" href="${escapeHtml(sanitizeHref(base) ?? "")}">#${escapeHtml(name)}</a>`;
     }
   }
   state.pos += m[0].length;
   return true;
+}
+
+/** The key of `RenderEnv.topicLatest`: channel id and lowercased topic. */
+export function topicKey(channelId: number, topic: string): string {
+  return `${channelId}\u0000${topic.toLowerCase()}`;
 }
 
 function emojiRule(state: StateInline, silent: boolean): boolean {
@@ -171,14 +280,43 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
 
 function build(): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
-  // Zulip has no inline images (![alt](url) is "!" and a link): an <img>
-  // would fetch any URL, or a data: one, for every reader.
-  md.disable("image");
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
+  md.inline.ruler.before("emphasis", "zulip_group_mention", groupMentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   // Before autolink, which would take `<time:...>` for a URL with scheme "time".
   md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
+  // Markdown image syntax (feature levels 437, 467) shows only uploaded
+  // images, through the upload previews below: every `![alt](url)` becomes
+  // a link to url whose text is the alt (the URL when it has none), so an
+  // uploaded image gets its thumbnail preview and anything else stays a
+  // link. No <img> of an arbitrary URL, which every reader would fetch.
+  md.core.ruler.after("inline", "zulip_images", (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children?.some((t) => t.type === "image")) continue;
+      const out: typeof block.children = [];
+      for (const t of block.children) {
+        if (t.type !== "image") {
+          out.push(t);
+          continue;
+        }
+        const href = String(t.attrGet("src") ?? "");
+        const open = new state.Token("link_open", "a", 1);
+        open.attrs = [["href", href]];
+        // The alt's own links keep their text only: links do not nest.
+        const alt = (t.children ?? []).filter((k) => k.type !== "link_open" && k.type !== "link_close");
+        if (alt.length) {
+          out.push(open, ...alt);
+        } else {
+          const text = new state.Token("text", "", 0);
+          text.content = href;
+          out.push(open, text);
+        }
+        out.push(new state.Token("link_close", "a", -1));
+      }
+      block.children = out;
+    }
+  });
   // Linkifiers: plain text outside links and code becomes links.
   md.core.ruler.push("zulip_linkifiers", (state) => {
     const env = state.env as unknown as RenderEnv;
@@ -232,10 +370,11 @@ function build(): InstanceType<typeof MarkdownIt> {
     }
   });
   md.renderer.rules.zulip_unlinked = () => "";
-  // Links to uploaded images get Zulip's thumbnail preview after their block.
+  // Links to uploaded images and videos get Zulip's previews after their block;
+  // a link to uploaded audio becomes an audio player where it stands.
   md.core.ruler.push("zulip_upload_previews", (state) => {
     const env = state.env as unknown as RenderEnv;
-    if (!env.images?.size) return;
+    const images = env.images ?? new Map<string, UploadImage>();
     const out: typeof state.tokens = [];
     let pending: string[] = [];
     let dropClose = false;
@@ -252,14 +391,27 @@ function build(): InstanceType<typeof MarkdownIt> {
         for (let i = 0; i < kids.length; i++) {
           const t = kids[i]!;
           if (t.type !== "link_open") continue;
-          const pathId = uploadPathOf(String(t.attrGet("href") ?? ""));
-          const img = pathId === null ? undefined : env.images.get(pathId);
-          if (!img || shown.has(pathId!)) continue;
-          shown.add(pathId!);
+          const href = String(t.attrGet("href") ?? "");
+          const pathId = uploadPathOf(href);
+          if (pathId === null) continue;
+          const img = images.get(pathId);
+          const media = img ? null : mediaKind(pathId);
+          if (!img && !media) continue;
           let title = "";
-          for (let j = i + 1; j < kids.length && kids[j]!.type !== "link_close"; j++)
-            title += kids[j]!.content;
-          pending.push(imagePreview(pathId!, title, img));
+          let end = i + 1;
+          for (; end < kids.length && kids[end]!.type !== "link_close"; end++) title += kids[end]!.content;
+          if (media === "audio") {
+            // Zulip's audio player replaces the link where it stands (feature level 405).
+            t.type = "html_inline";
+            t.content =
+              `<audio controls preload="metadata" src="${escapeAttr(href)}" title="${escapeAttr(title)}">` +
+              "</audio>";
+            for (let j = i + 1; j <= end && j < kids.length; j++) kids[j]!.type = "zulip_unlinked";
+            continue;
+          }
+          if (shown.has(pathId)) continue;
+          shown.add(pathId);
+          pending.push(img ? imagePreview(pathId, title, img) : videoPreview(href, title));
         }
         // A top-level paragraph that is nothing but the image's link: the preview replaces it.
         const prev = out[out.length - 2];

@@ -20,6 +20,8 @@ import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME, roster } from ".
 import type { Filters } from "./conversation-handlers.ts";
 import { getMsgs, isDmKey, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown } from "./markdown.ts";
+import { topicLatestFor } from "./markdown-links.ts";
+import { mentionGroupsFor } from "./group-mentions.ts";
 import type { DirState } from "./state.ts";
 import { highlight } from "./window.ts";
 
@@ -268,7 +270,9 @@ const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
     for (const ch of Object.values(state.channels))
       if (!ch.isArchived) channels[ch.name.toLowerCase()] = [ch.id, ch.name];
     env.channels = channels;
+    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, me(caller), { dir: state });
   }
+  env.groups = await mentionGroupsFor(ctx, state.realmId, content, me(caller).userId, false);
   return { reply: { rendered: renderMarkdown(content, env) } };
 };
 

@@ -18,6 +18,7 @@
 
 import { errors } from "../errors.ts";
 import { inviteGroupHandlers } from "./invites.ts";
+import { mentionGroupHandlers } from "./mentions.ts";
 import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -652,4 +653,5 @@ export const groupHandlers = handlersOf<GroupDirState, GroupProtocol>()({
   updateRealmSettings,
   systemGroupId,
   ...inviteGroupHandlers,
+  ...mentionGroupHandlers,
 });

@@ -131,6 +131,16 @@ export const groupProtocol = {
   // ---- invitations (invites.ts)
   checkInviteGroups: { args: Type.Object({ group_ids: SafeIntList }), reply: reply(), external: "caller" },
   joinInvitedGroups: { args: Type.Object({ user_id: SafeInt, group_ids: SafeIntList }), reply: reply() },
+
+  // ---- user group mentions (mentions.ts, internal)
+  mentionGroups: {
+    args: Type.Object({
+      names: Type.Array(Type.String()),
+      writerId: SafeInt,
+      withMembers: Type.Array(Type.String()),
+    }),
+    reply: reply<{ groups: [string, Obj][] }>(),
+  },
 } as const;
 
 export type GroupProtocol = typeof groupProtocol;
