@@ -20,7 +20,7 @@ import {
   REALM_NAME_MAX,
   REALM_STRING_PROPERTIES,
 } from "../../actors/realm/realm-properties.ts";
-import { MESSAGE_LIMIT_PARAMS } from "../../actors/realm/message-limits.ts";
+import { MESSAGE_LIMIT_PARAMS, MESSAGE_TIME_LIMIT_SETTINGS } from "../../actors/realm/message-limits.ts";
 
 /** Zulip's URL patterns accept digits only here, so anything else matches no route. */
 function pathId(req: RouteRequest, name: string): number {
@@ -215,12 +215,12 @@ const updateRealm: RouteDef = {
     name: param(p.string({ maxLength: REALM_NAME_MAX })),
     description: param(p.string({ maxLength: REALM_DESCRIPTION_MAX })),
     allow_message_editing: param(p.bool()),
-    ...Object.fromEntries(MESSAGE_LIMIT_PARAMS.slice(1).map((n) => [n, param(intOrWord)])),
+    ...Object.fromEntries(MESSAGE_TIME_LIMIT_SETTINGS.map((n) => [n, param(intOrWord)])),
   },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
     const applyAnnouncements = await checkAnnouncementSettings(req);
-    // Message limits first: they check every value (and the owner-only one) before changing any.
+    // Message limits first: they check every value before changing any.
     const limits = sentSettings(req, [...MESSAGE_LIMIT_PARAMS]);
     const limitsChanged = Object.keys(limits).length
       ? ((await req.call(realmRef(req.realmId), "updateMessageLimits", { updates: limits })) as Obj)
