@@ -163,8 +163,14 @@ describe("FL 138, 150: message editing settings", () => {
       await srv.api("PATCH", `/messages/${id}`, { content: "changed" }),
       "Your organization has turned off message editing",
     );
+    // Nor says it is editing (POST /messages/{id}/typing checks the same rules).
+    assertError(
+      await srv.api("POST", `/messages/${id}/typing`, { op: "start" }, member),
+      "Your organization has turned off message editing",
+    );
     assertSuccess(await srv.api("PATCH", `/messages/${id}`, { topic: "off moved" }, member));
     assertSuccess(await patchRealm({ allow_message_editing: true }));
+    assertSuccess(await srv.api("POST", `/messages/${id}/typing`, { op: "start" }, member));
     assertSuccess(await srv.api("PATCH", `/messages/${id}`, { content: "changed" }, member));
   });
 
@@ -372,7 +378,12 @@ describe("FL 100, 138, 162, 172: the limits are enforced", () => {
       await srv.api("PATCH", `/messages/${oldEdit}`, { content: "too late" }, member),
       "The time limit for editing this message has passed",
     );
+    assertError(
+      await srv.api("POST", `/messages/${oldEdit}/typing`, { op: "start" }, member),
+      "The time limit for editing this message has passed",
+    );
     assertSuccess(await patchRealm({ message_content_edit_limit_seconds: "unlimited" }));
+    assertSuccess(await srv.api("POST", `/messages/${oldEdit}/typing`, { op: "start" }, member));
     assertSuccess(await srv.api("PATCH", `/messages/${oldEdit}`, { content: "never too late" }, member));
   });
 

@@ -1075,8 +1075,6 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   };
 };
 
-/** Zulip's default content edit limit (10 minutes); the realm's setting applies to edits (edit-rules.ts). */
-export const CONTENT_EDIT_LIMIT_SECONDS = 600;
 const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 
 /**

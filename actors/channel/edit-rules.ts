@@ -24,11 +24,17 @@ export async function messageLimits(ctx: ActorContext, realmId: number): Promise
   return (await ctx.call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
 }
 
-/** Zulip's validate_user_can_edit_message: a content edit. */
-export function checkContentEdit(limits: MessageLimits, c: Caller, m: Msg, now: number): void {
+/** Zulip's validate_user_can_edit_message: a content edit (edit typing passes no grace). */
+export function checkContentEdit(
+  limits: MessageLimits,
+  c: Caller,
+  m: Msg,
+  now: number,
+  grace = LIMIT_BUFFER_SECONDS,
+): void {
   if (!limits.allowEditing) throw errors.messageEditingDisabled();
   if (m.senderId !== c.userId) throw errors.cannotEditMessage();
-  if (limits.editSeconds !== null && now - m.timestamp > limits.editSeconds + LIMIT_BUFFER_SECONDS)
+  if (limits.editSeconds !== null && now - m.timestamp > limits.editSeconds + grace)
     throw errors.editTimeLimit();
 }
 
