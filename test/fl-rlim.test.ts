@@ -14,6 +14,8 @@ import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import type { ApiResult, Creds } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
+import { startChat, type Chat } from "./support/chat.ts";
+import type { ActorRef, Obj, Value } from "../actors/types.ts";
 import {
   assertError,
   assertSuccess,
@@ -456,5 +458,94 @@ describe("FL 138, 150, 464: cluster", { skip }, () => {
       await c.api("PATCH", `/messages/${id}`, { content: "no" }, u),
       "Your organization has turned off message editing",
     );
+    // FL 91: the retention setting through the gateway (the sweep itself is the embedded case's).
+    assertError(
+      await c.api("PATCH", "/realm", { message_retention_days: 3 }, u),
+      "Must be an organization administrator",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+    assertSuccess(await c.api("PATCH", "/realm", { message_retention_days: 3 }));
+    assert.equal((await realmState(c, u)).realm_message_retention_days, 3);
+    // Nothing is three days old: the message stays.
+    assert.equal((await c.api("GET", `/messages/${id}`, {}, u)).status, 200);
+  });
+});
+
+describe("FL 91: the realm's message retention", () => {
+  let chat: Chat;
+  before(async () => {
+    chat = await startChat();
+  });
+  after(async () => {
+    await chat?.stop();
+  });
+
+  test("FL 91: owners set message_retention_days; the sweep deletes expired channel messages with delete_message", async () => {
+    const { api } = chat;
+    const admin = await chat.newUser(200);
+    const member = await chat.newUser(400);
+    assertError(
+      await api("PATCH", "/realm", { message_retention_days: 1 }, admin),
+      "Must be an organization owner",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+    assertError(
+      await api("PATCH", "/realm", { message_retention_days: 0 }),
+      "Bad value for 'message_retention_days': 0",
+      "REQUEST_VARIABLE_INVALID",
+    );
+    // Unlimited is the default (-1): nothing changes.
+    const same = await api("PATCH", "/realm", { message_retention_days: JSON.stringify("unlimited") });
+    assertSuccess(same);
+    assert.equal(same.body.message_retention_days, undefined);
+    const q = await openQueue(chat, member, ["realm", "delete_message"]);
+    const set = await api("PATCH", "/realm", { message_retention_days: 1 });
+    assertSuccess(set);
+    assert.equal(set.body.message_retention_days, 1);
+    assert.equal((await realmState(chat, member)).realm_message_retention_days, 1);
+
+    const create = async (name: string, extra: Record<string, unknown>) => {
+      const r = await api("POST", "/channels/create", { name, subscribers: [member.userId], ...extra });
+      assertSuccess(r);
+      return r.body.id as number;
+    };
+    await create("ret realm", {});
+    await create("ret forever", { message_retention_days: JSON.stringify("unlimited") });
+    await create("ret five", { message_retention_days: 5 });
+    const a1 = await send(chat, member, "t1", "a", "ret realm");
+    const a2 = await send(chat, member, "t2", "b", "ret realm");
+    const forever = await send(chat, member, "t", "c", "ret forever");
+    const five = await send(chat, member, "t", "d", "ret five");
+    const readable = async (id: number) => (await api("GET", `/messages/${id}`, {}, member)).status === 200;
+
+    const { sweepRealmRetention } = await import("../actors/channel/retention.ts");
+    const call = (ref: ActorRef, m: string, a: Record<string, unknown>) =>
+      chat.srv.node.call(ref, m, a as Obj) as Promise<Value>;
+    const realmId = chat.srv.bootstrapped!.realmId!;
+    // Two days on: the realm's one day has passed, the channel's five have not.
+    await sweepRealmRetention(call, realmId, Date.now() + 2 * 86400_000);
+    assert.deepEqual(
+      [await readable(a1), await readable(a2), await readable(forever), await readable(five)],
+      [false, false, true, true],
+    );
+    const evs = await eventsUntil(chat, q, (e) => e.filter((x) => x.type === "delete_message").length >= 2);
+    const deletes = evs.filter((x) => x.type === "delete_message");
+    // Without bulk_message_deletion a queue gets one message_id per event.
+    assert.deepEqual(deletes.map((e) => [e.message_ids ?? [e.message_id], e.topic]).sort(), [
+      [[a1], "t1"],
+      [[a2], "t2"],
+    ]);
+    assert.ok(
+      evs.some((e) => e.type === "realm" && e.property === "message_retention_days" && e.value === 1),
+    );
+    // Six days on: the five-day channel's message goes too; forever stays. Again: nothing left.
+    await sweepRealmRetention(call, realmId, Date.now() + 6 * 86400_000);
+    await sweepRealmRetention(call, realmId, Date.now() + 6 * 86400_000);
+    assert.deepEqual([await readable(forever), await readable(five)], [true, false]);
+    // Unlimited again keeps everything.
+    assertSuccess(await api("PATCH", "/realm", { message_retention_days: "unlimited" }));
+    const kept = await send(chat, member, "t3", "e", "ret realm");
+    await sweepRealmRetention(call, realmId, Date.now() + 30 * 86400_000);
+    assert.equal(await readable(kept), true);
   });
 });

@@ -43,8 +43,8 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   org_type: 0,
   default_code_block_language: "",
   want_advertise_in_communities_directory: false,
-  // Message editing, deletion and moving (message-limits.ts), Zulip's
-  // defaults; a time limit of null is none. Retention: -1, kept forever.
+  // Message editing, deletion, moving and retention (message-limits.ts),
+  // Zulip's defaults; a time limit of null is none, retention -1 keeps forever.
   allow_message_editing: true,
   message_content_edit_limit_seconds: 600,
   message_content_delete_limit_seconds: null,

@@ -1,17 +1,16 @@
-// The realm's message editing, deletion and moving settings (PATCH /realm):
-// allow_message_editing and the four time limits (seconds, or null for
-// none). Conversations read them through `messageLimits`, a leaf, when they
-// check an edit, a move or a deletion.
-//
-// The realm's message_retention_days is not settable yet: nothing here
-// removes expired messages, so register keeps reporting -1 (kept forever)
-// rather than a policy that is not applied.
+// The realm's message editing, deletion, moving and retention settings
+// (PATCH /realm): allow_message_editing, the four time limits (seconds, or
+// null for none) and message_retention_days (-1 keeps messages forever;
+// actors/channel/retention.ts applies it). Conversations read them through
+// `messageLimits`, a leaf, when they check an edit, a move or a deletion.
 
 import { errors } from "../errors.ts";
 import type { Handler, Obj, OutEvent, Value } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import { realmSetting } from "./defaults.ts";
 import type { RealmState } from "./state.ts";
+
+const ROLE_OWNER = 100;
 
 /** The time limits: a positive number of seconds, or "unlimited" (stored and sent as null). */
 export const MESSAGE_TIME_LIMIT_SETTINGS = [
@@ -22,7 +21,11 @@ export const MESSAGE_TIME_LIMIT_SETTINGS = [
 ] as const;
 
 /** Every setting this module sets; the route passes these on as sent. */
-export const MESSAGE_LIMIT_PARAMS = ["allow_message_editing", ...MESSAGE_TIME_LIMIT_SETTINGS] as const;
+export const MESSAGE_LIMIT_PARAMS = [
+  "allow_message_editing",
+  ...MESSAGE_TIME_LIMIT_SETTINGS,
+  "message_retention_days",
+] as const;
 
 /** Zulip sends these two as realm update_dict (their history: they were one setting pair). */
 const UPDATE_DICT_SETTINGS: ReadonlySet<string> = new Set([
@@ -41,13 +44,23 @@ export function parseTimeLimit(name: string, v: Value): number | null {
   return v;
 }
 
+/** Zulip's parse_message_retention_days for the realm: "unlimited" -> -1, else a positive integer. */
+export function parseRetentionDays(v: Value): number {
+  if (v === "unlimited") return -1;
+  if (typeof v !== "number" || !Number.isInteger(v) || v <= 0 || v > MAX_SECONDS)
+    throw errors.badValue("message_retention_days", String(v));
+  return v;
+}
+
 /**
- * {updates: {setting: raw value}} -> the changed settings, administrators
- * only. Every value is checked before anything changes; each changed setting emits its own event, as Zulip's
+ * {updates: {setting: raw value}} -> the changed settings. Administrators;
+ * message_retention_days owners only (Zulip also needs a plan that allows
+ * it: every organization here may). Every value is checked before anything
+ * changes; each changed setting emits its own event, as Zulip's
  * do_set_realm_property does (FL 150), and only those are echoed.
  */
 const updateMessageLimits: Handler<RealmState> = (state, args, _ctx, caller) => {
-  requireAdmin(state, caller);
+  const me = requireAdmin(state, caller);
   const updates = (args.updates ?? {}) as Obj;
   const parsed: Obj = {};
   for (const name of MESSAGE_LIMIT_PARAMS) {
@@ -56,6 +69,9 @@ const updateMessageLimits: Handler<RealmState> = (state, args, _ctx, caller) => 
     if (name === "allow_message_editing") {
       if (typeof v !== "boolean") throw errors.notBoolean(name);
       parsed[name] = v;
+    } else if (name === "message_retention_days") {
+      if (me.role !== ROLE_OWNER) throw errors.mustBeOwner();
+      parsed[name] = parseRetentionDays(v);
     } else {
       parsed[name] = parseTimeLimit(name, v);
     }
@@ -79,6 +95,8 @@ export interface MessageLimits {
   deleteSeconds: number | null;
   moveWithinSeconds: number | null;
   moveBetweenSeconds: number | null;
+  /** Days, or -1: kept forever. */
+  retentionDays: number;
 }
 
 /** Internal leaf for conversations: the settings their edit, move and delete checks apply. */
@@ -91,6 +109,7 @@ const messageLimits: Handler<RealmState> = (state) => {
     deleteSeconds: n("message_content_delete_limit_seconds"),
     moveWithinSeconds: n("move_messages_within_stream_limit_seconds"),
     moveBetweenSeconds: n("move_messages_between_streams_limit_seconds"),
+    retentionDays: n("message_retention_days") ?? -1,
   };
   return { reply: limits as unknown as Obj };
 };

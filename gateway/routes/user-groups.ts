@@ -215,12 +215,14 @@ const updateRealm: RouteDef = {
     name: param(p.string({ maxLength: REALM_NAME_MAX })),
     description: param(p.string({ maxLength: REALM_DESCRIPTION_MAX })),
     allow_message_editing: param(p.bool()),
-    ...Object.fromEntries(MESSAGE_TIME_LIMIT_SETTINGS.map((n) => [n, param(intOrWord)])),
+    ...Object.fromEntries(
+      [...MESSAGE_TIME_LIMIT_SETTINGS, "message_retention_days"].map((n) => [n, param(intOrWord)]),
+    ),
   },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
     const applyAnnouncements = await checkAnnouncementSettings(req);
-    // Message limits first: they check every value before changing any.
+    // Message limits first: they check every value (and the owner-only one) before changing any.
     const limits = sentSettings(req, [...MESSAGE_LIMIT_PARAMS]);
     const limitsChanged = Object.keys(limits).length
       ? ((await req.call(realmRef(req.realmId), "updateMessageLimits", { updates: limits })) as Obj)
