@@ -88,15 +88,22 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
     realmDays: limits.retentionDays,
   })) as { channels: { streamId: number; days: number }[] };
   const now = Math.floor(nowMs / 1000);
+  // One channel's failure (its shard moving) does not hold up the others; the next sweep retries it.
+  let failed: unknown = null;
   for (const { streamId, days } of plan.channels) {
     const before = now - days * DAY_SECONDS;
-    for (;;) {
-      const r = (await call(channelConvRef(realmId, streamId), "expireMessages", { before })) as {
-        more: boolean;
-      };
-      if (!r.more) break;
+    try {
+      for (;;) {
+        const r = (await call(channelConvRef(realmId, streamId), "expireMessages", { before })) as {
+          more: boolean;
+        };
+        if (!r.more) break;
+      }
+    } catch (err) {
+      failed ??= err;
     }
   }
+  if (failed) throw failed;
 }
 
 export interface RetentionHost {
