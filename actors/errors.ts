@@ -369,6 +369,21 @@ export const errors = {
   noPostPermission: () => new ZulipError("You do not have permission to post in this channel."),
   cannotMoveMessage: () => new ZulipError("You don't have permission to move this message"),
   moveChannelTimeLimit: () => new ZulipError("The time limit for editing this message's channel has passed"),
+  messageEditingDisabled: () => new ZulipError("Your organization has turned off message editing"),
+  cannotResolveTopics: () => new ZulipError("You don't have permission to resolve topics in this channel."),
+  deleteTimeLimit: () => new ZulipError("The time limit for deleting this message has passed"),
+  /** Zulip's MessageMoveError: a change_all move reaching messages older than the move limit. */
+  moveMessagesTimeLimitExceeded: (firstAllowed: number | null, total: number, allowed: number) =>
+    new ZulipError(
+      `You only have permission to move the ${allowed}/${total} most recent messages in this topic.`,
+      "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
+      400,
+      {
+        first_message_id_allowed_to_move: firstAllowed,
+        total_messages_in_topic: total,
+        total_messages_allowed_to_move: allowed,
+      },
+    ),
   dmCannotMoveToChannel: () => new ZulipError("Direct messages cannot be moved to channels."),
   contentWhileMovingChannel: () => new ZulipError("Cannot change message content while changing channel"),
 

@@ -30,6 +30,7 @@ import {
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
+import { attachRetention } from "../actors/channel/retention.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
@@ -202,6 +203,14 @@ export class NodeRuntime {
       onHandoff: (subject, handler) => this.onHandoff(subject, handler),
       onShardAcquired: (l) => this.onShardAcquired(l),
       shardOf: (ref) => shardOf(ref, this.shards),
+    });
+    // Message retention: sweeps of the realms this node serves (actors/channel/retention.ts).
+    attachRetention({
+      call: (ref, m, a) => this.call(ref, m, a),
+      onShardAcquired: (l) => this.onShardAcquired(l),
+      shardOf: (ref) => shardOf(ref, this.shards),
+      servingShards: () => this.servingShards(),
+      stopped: () => this.stopped,
     });
     this.router = new EventRouter({
       nodeId: this.nodeId,

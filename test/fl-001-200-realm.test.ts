@@ -149,9 +149,12 @@ describe("PATCH /realm name and description (feature level 52: plain strings)", 
     assert.equal(s.realm_name, 'Acme "Org"');
     assert.equal(s.realm_description, "We **build** things");
     const evs = await eventsUntil(srv, q, (e) => e.length >= 2);
-    assert.deepEqual(evs.map((e) => [e.type, e.op, e.property, e.value]).sort(), [
-      ["realm", "update", "description", "We **build** things"],
+    // The description's event is an update_dict since FL 464 (test/fl-rlim.test.ts).
+    const descr = (e: Record<string, unknown>) =>
+      (e.data as Record<string, unknown> | undefined)?.description;
+    assert.deepEqual(evs.map((e) => [e.type, e.op, e.property, e.value ?? descr(e)]).sort(), [
       ["realm", "update", "name", 'Acme "Org"'],
+      ["realm", "update_dict", "default", "We **build** things"],
     ]);
     const info = await srv.api("GET", "/server_settings", {}, null);
     assert.equal(info.body.realm_name, 'Acme "Org"');

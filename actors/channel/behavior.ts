@@ -24,6 +24,7 @@ import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } from "./markdown-links.ts";
+import { retentionConversationHandlers, retentionDirectoryHandlers } from "./retention.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -42,6 +43,7 @@ for (const [name, h] of Object.entries({
   ...roleAccessDirectoryHandlers,
   ...deactivatedPeersDirectoryHandlers,
   ...markdownLinksDirectoryHandlers,
+  ...retentionDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -56,6 +58,7 @@ for (const [name, h] of Object.entries({
   ...channelExtrasConversationHandlers,
   ...receivedConversationHandlers,
   ...markdownLinksConversationHandlers,
+  ...retentionConversationHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();

@@ -52,6 +52,15 @@ import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
+import {
+  checkChangeAllLimit,
+  checkChannelMoveLimit,
+  checkContentEdit,
+  checkDeleteLimit,
+  checkTopicChange,
+  isResolveToggle,
+  messageLimits,
+} from "./edit-rules.ts";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -1070,9 +1079,6 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   };
 };
 
-/** Zulip's defaults: content edits by the sender within 10 minutes; topic edits by members within 3 days. */
-export const CONTENT_EDIT_LIMIT_SECONDS = 600;
-const TOPIC_EDIT_LIMIT_SECONDS = 259200;
 const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
 
 /**
@@ -1119,9 +1125,9 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   };
   const changes: Obj = {};
   const history: Obj = { user_id: c.userId, timestamp: now };
+  const limits = await messageLimits(ctx, state.realmId);
   if (newContentRaw !== undefined) {
-    if (m.senderId !== c.userId) throw errors.cannotEditMessage();
-    if (now - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
+    checkContentEdit(limits, c, m, now);
     const content = normalizeContent(newContentRaw);
     const users = await roster(ctx, state.realmId);
     const env = await renderEnv(ctx, state, content, users, c);
@@ -1154,11 +1160,14 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (newTopicRaw !== undefined && ch) {
     const topic = normalizeTopic(newTopicRaw);
     if (isGuest(c.role)) throw errors.cannotEditMessage();
-    if (!isAdmin(c.role) && c.role > 300 && now - m.timestamp > TOPIC_EDIT_LIMIT_SECONDS)
-      throw errors.topicEditTimeLimit();
+    if (topic !== m.topic) await checkTopicChange(ctx, state.realmId, limits, c, m, topic, ch, ch, now);
     checkTopicPolicy(ch.topics_policy, topic);
     if (topic !== m.topic) {
       const pool = await topicPool(ctx, state, ch, c, m);
+      if (mode === "change_all" && !isResolveToggle(m.topic, topic)) {
+        const all = (await getMsgs(ctx, state, pool)).filter((x): x is Msg => x !== null);
+        checkChangeAllLimit(limits, c, all, { topicChanged: true, channelChanged: false }, now);
+      }
       moved = movedIds(pool, m, mode);
       // Zulip's moved_all_visible_messages and the new topic's visible
       // preexisting messages, both as the caller may see them.
@@ -1236,9 +1245,6 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
 // `completeMove` on the source (drops them, re-points the users' flag
 // entries, emits the events). A crash between the last two leaves the
 // messages in both channels until the move is retried.
-
-/** Zulip's default move_messages_between_streams_limit_seconds (a week), plus its 20 s buffer. */
-const MOVE_CHANNEL_LIMIT_SECONDS = 604800 + 20;
 
 async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number): Promise<ChannelInfo> {
   try {
@@ -1356,13 +1362,17 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (canSend !== EVERYONE_GROUP && !(await isUserInGroupSetting(ctx, state.realmId, canSend, c.userId)))
     throw errors.noPostPermission();
   const now = Math.floor(ctx.now() / 1000);
-  if (c.role > 300 && now - m.timestamp > MOVE_CHANNEL_LIMIT_SECONDS) throw errors.moveChannelTimeLimit();
+  const limits = await messageLimits(ctx, state.realmId);
+  checkChannelMoveLimit(limits, c, m, now);
   const topic = typeof args.topic === "string" ? normalizeTopic(args.topic) : m.topic;
+  const topicChanged = topic !== m.topic;
+  if (topicChanged) await checkTopicChange(ctx, state.realmId, limits, c, m, topic, ch, target, now);
   checkTopicPolicy(target.topics_policy, topic);
   const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
-  const topicChanged = topic !== m.topic;
   const movedList = movedIds(pool, m, mode);
   const found = (await getMsgs(ctx, state, movedList)).filter((x): x is Msg => x !== null);
+  if (mode === "change_all" && !(topicChanged && isResolveToggle(m.topic, topic)))
+    checkChangeAllLimit(limits, c, found, { topicChanged, channelChanged: true }, now);
   const msgs = found.map((stored) => {
     const x = structuredClone(stored);
     const history: Obj = {
@@ -1557,12 +1567,20 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
  * with can_delete_any_message_group, one's own with
  * can_delete_own_message_group.
  */
-async function checkMayDelete(ctx: ActorContext, realmId: number, userId: number, senderId: number) {
+async function checkMayDelete(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  senderId: number,
+  ownLimit: () => Promise<void>,
+) {
   const any = await realmGroupSetting(ctx, realmId, "can_delete_any_message_group");
   if (await isUserInGroupSetting(ctx, realmId, any, userId)) return;
   if (senderId !== userId) throw errors.cannotDeleteMessage();
   const own = await realmGroupSetting(ctx, realmId, "can_delete_own_message_group");
   if (!(await isUserInGroupSetting(ctx, realmId, own, userId))) throw errors.cannotDeleteMessage();
+  // FL 100: deleting one's own message only within message_content_delete_limit_seconds.
+  await ownLimit();
 }
 
 /** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
@@ -1592,7 +1610,9 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
-  await checkMayDelete(ctx, state.realmId, c.userId, m.senderId);
+  await checkMayDelete(ctx, state.realmId, c.userId, m.senderId, () =>
+    messageLimits(ctx, state.realmId).then((l) => checkDeleteLimit(l, m, Math.floor(ctx.now() / 1000))),
+  );
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   await Promise.all(
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),

@@ -12,7 +12,8 @@ import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { accessibleIds, canAccessContent, historyProtected, type RosterEntry } from "./access.ts";
-import { CONTENT_EDIT_LIMIT_SECONDS, audience, me, msgOf } from "./conversation-handlers.ts";
+import { audience, me, msgOf } from "./conversation-handlers.ts";
+import { checkContentEdit, messageLimits } from "./edit-rules.ts";
 import { isDmKey, type ConvState } from "./conversation-state.ts";
 import type { DirState } from "./state.ts";
 
@@ -90,8 +91,8 @@ const editTyping: Handler<ConvState> = async (state, args, ctx, caller) => {
     !(await accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), [m.id])).length
   )
     throw errors.invalidMessages();
-  if (m.senderId !== c.userId) throw errors.cannotEditMessage();
-  if (Math.floor(ctx.now() / 1000) - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw errors.editTimeLimit();
+  // The realm's allow_message_editing and edit limit (FL 138), without the edit's grace.
+  checkContentEdit(await messageLimits(ctx, state.realmId), c, m, Math.floor(ctx.now() / 1000), 0);
   const own = (await ctx.call(userRef(state.realmId, c.userId), "typingSettings", {})) as {
     direct: boolean;
     stream: boolean;

@@ -21,6 +21,7 @@ import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import { botApiKeyHandlers } from "./bot-api-key.ts";
 import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
+import { messageLimitHandlers } from "./message-limits.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -64,6 +65,8 @@ for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forR
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(messageLimitHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**
@@ -164,6 +167,7 @@ const external: Record<string, Exposure> = {
   requestExport: "caller",
   exportDownload: "caller",
   exportConsentUsers: "caller",
+  updateMessageLimits: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

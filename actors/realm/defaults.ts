@@ -45,6 +45,14 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   org_type: 0,
   default_code_block_language: "",
   want_advertise_in_communities_directory: false,
+  // Message editing, deletion, moving and retention (message-limits.ts),
+  // Zulip's defaults; a time limit of null is none, retention -1 keeps forever.
+  allow_message_editing: true,
+  message_content_edit_limit_seconds: 600,
+  message_content_delete_limit_seconds: null,
+  move_messages_within_stream_limit_seconds: 259200,
+  move_messages_between_streams_limit_seconds: 604800,
+  message_retention_days: -1,
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */

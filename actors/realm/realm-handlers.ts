@@ -64,7 +64,7 @@ function escapeHtml(s: string): string {
 }
 
 /** A plain rendering of the description until the markdown processor exists. */
-function renderDescription(markdown: string): string {
+export function renderDescription(markdown: string): string {
   const paragraphs = markdown
     .trim()
     .split(/\n\s*\n/)

@@ -22,6 +22,7 @@ import {
   checkRealmProperty,
 } from "./realm-properties.ts";
 import type { RealmState } from "./state.ts";
+import { renderDescription } from "./realm-handlers.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
 
 const ROLE_OWNER = 100;
@@ -120,12 +121,20 @@ const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) =
   return {
     facts,
     events: Object.entries(changed).map(([property, value]) => ({
-      event: { type: "realm", op: "update", property, value },
+      // FL 464: a description change is an update_dict carrying its rendering too.
+      event: realmUpdateEvent(property, value),
       userIds: activeUserIds(state),
     })),
     reply: changed,
   };
 };
+
+/** Zulip's realm event for one changed property; FL 464: the description as update_dict with its rendering. */
+function realmUpdateEvent(property: string, value: Obj[string]): Obj {
+  if (property !== "description") return { type: "realm", op: "update", property, value };
+  const data: Obj = { description: value, rendered_description: renderDescription(String(value)) };
+  return { type: "realm", op: "update_dict", property: "default", data };
+}
 
 /** What the gateway needs to post an automated message: the bot and the announcements channel. */
 const notificationContext: Handler<RealmState> = (state) => {

@@ -20,6 +20,7 @@ import {
   REALM_NAME_MAX,
   REALM_STRING_PROPERTIES,
 } from "../../actors/realm/realm-properties.ts";
+import { MESSAGE_LIMIT_PARAMS, MESSAGE_TIME_LIMIT_SETTINGS } from "../../actors/realm/message-limits.ts";
 
 /** Zulip's URL patterns accept digits only here, so anything else matches no route. */
 function pathId(req: RouteRequest, name: string): number {
@@ -27,6 +28,17 @@ function pathId(req: RouteRequest, name: string): number {
   if (!/^\d{1,15}$/.test(raw)) throw errors.noSuchRoute();
   return Number(raw);
 }
+
+/** Json[int | str] settings ("unlimited" or seconds/days); a bare word is taken as the string. */
+const intOrWord = (raw: string): Obj[string] => {
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (typeof v === "string" || typeof v === "number") return v;
+  } catch {
+    // not JSON: the raw word
+  }
+  return raw;
+};
 
 function dir(req: RouteRequest) {
   return groupDirectoryRef(req.realmId);
@@ -202,10 +214,19 @@ const updateRealm: RouteDef = {
     ...Object.fromEntries(REALM_STRING_PROPERTIES.map((n) => [n, param(p.string())])),
     name: param(p.string({ maxLength: REALM_NAME_MAX })),
     description: param(p.string({ maxLength: REALM_DESCRIPTION_MAX })),
+    allow_message_editing: param(p.bool()),
+    ...Object.fromEntries(
+      [...MESSAGE_TIME_LIMIT_SETTINGS, "message_retention_days"].map((n) => [n, param(intOrWord)]),
+    ),
   },
   async handler(req) {
     // Channel-valued settings (notification-bot.ts): checked first, applied after the group ones.
     const applyAnnouncements = await checkAnnouncementSettings(req);
+    // Message limits first: they check every value (and the owner-only one) before changing any.
+    const limits = sentSettings(req, [...MESSAGE_LIMIT_PARAMS]);
+    const limitsChanged = Object.keys(limits).length
+      ? ((await req.call(realmRef(req.realmId), "updateMessageLimits", { updates: limits })) as Obj)
+      : {};
     const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
     })) as Obj;
@@ -220,7 +241,7 @@ const updateRealm: RouteDef = {
     const changed = Object.keys(props).length
       ? ((await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })) as Obj)
       : {};
-    return { ...data, ...changed, ...(await applyAnnouncements()) };
+    return { ...limitsChanged, ...data, ...changed, ...(await applyAnnouncements()) };
   },
 };
 

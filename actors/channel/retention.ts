@@ -1,0 +1,146 @@
+// Message retention (Zulip's archive_messages, FL 91 and 452): channel
+// messages older than their channel's effective message_retention_days
+// (the channel's own, else the realm's; -1 keeps them forever) are deleted,
+// with the delete_message events of any deletion.
+//
+// Who runs it: a node-side worker (`attachRetention`), never an actor. A
+// conversation calls the directory (sendContext) and the directory cannot
+// call back into conversations, so the sweep is driven from outside: the
+// node holding a realm actor's shard sweeps that realm when it acquires the
+// shard (start-up, failover) and then every RETENTION_INTERVAL_MS while it
+// still serves it. The sweep keeps no state of its own: what has expired
+// is decided from the messages' times, so a sweep lost in a crash is simply
+// done by the next one, and a repeated sweep finds nothing left to delete.
+//
+// Cost: the directory lists the channels once (O(channels)); each
+// conversation reads its messages in id order from the oldest and stops at
+// the first one that has not expired (ids are allocated in time order), so
+// its work is O(expired messages).
+//
+// Not done: Zulip also expires direct messages by the realm's setting;
+// nothing here lists a realm's direct-message conversations yet.
+
+import { errors } from "../errors.ts";
+import { directoryRef, realmRef } from "../realm/index.ts";
+import type { MessageLimits } from "../realm/message-limits.ts";
+import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
+import { removeMany } from "./bulk-delete-handlers.ts";
+import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
+import { channelConvRef, channelDirectoryRef } from "./refs.ts";
+import type { DirState } from "./state.ts";
+
+const DAY_SECONDS = 86400;
+/** Zulip runs archive_messages daily; hourly keeps the lag well under a day. */
+const RETENTION_INTERVAL_MS = 3600_000;
+/** Messages read (and deleted) per page, so one turn stays bounded. */
+const PAGE = 500;
+/** Gather the shards of one start-up or failover into one sweep. */
+const SWEEP_DELAY_MS = 500;
+
+function requireInternal(caller: Caller | null, origin: string | undefined): void {
+  if (caller || origin === "external") throw errors.accessDenied();
+}
+
+/**
+ * Directory, internal: {realmDays} -> {channels: [{streamId, days}]}, the
+ * channels whose messages expire (effective retention > 0).
+ */
+const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
+  requireInternal(caller, ctx.origin);
+  const realmDays = typeof args.realmDays === "number" ? args.realmDays : -1;
+  const channels: Obj[] = [];
+  for (const ch of Object.values(state.channels)) {
+    const days = ch.retentionDays ?? realmDays;
+    if (days > 0) channels.push({ streamId: ch.id, days });
+  }
+  return { reply: { channels } };
+};
+
+/**
+ * Conversation, internal: {before} (UNIX seconds) -> {deleted: ids, more}:
+ * delete the oldest messages sent before `before`, at most PAGE of them per
+ * turn (`more` says another turn is due), as `removeMany` deletes them.
+ */
+const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
+  requireInternal(caller, ctx.origin);
+  const before = typeof args.before === "number" ? args.before : 0;
+  const ids = await idsRange(ctx, state, null, { limit: PAGE });
+  const msgs = (await getMsgs(ctx, state, ids)).filter((m): m is Msg => m !== null);
+  const expired: number[] = [];
+  for (const m of msgs) {
+    if (m.timestamp >= before) break;
+    expired.push(m.id);
+  }
+  if (!expired.length) return { reply: { deleted: [], more: false } };
+  const d = await removeMany(state, { ids: expired }, ctx, null);
+  return { ...d, reply: { deleted: expired, more: expired.length === PAGE } };
+};
+
+export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = { retentionPlan };
+export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
+
+type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+
+/** One realm's sweep at `nowMs`: every channel with a retention, page by page. */
+export async function sweepRealmRetention(call: Call, realmId: number, nowMs: number): Promise<void> {
+  const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
+  const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", {
+    realmDays: limits.retentionDays,
+  })) as { channels: { streamId: number; days: number }[] };
+  const now = Math.floor(nowMs / 1000);
+  // One channel's failure (its shard moving) does not hold up the others; the next sweep retries it.
+  let failed: unknown = null;
+  for (const { streamId, days } of plan.channels) {
+    const before = now - days * DAY_SECONDS;
+    try {
+      for (;;) {
+        const r = (await call(channelConvRef(realmId, streamId), "expireMessages", { before })) as {
+          more: boolean;
+        };
+        if (!r.more) break;
+      }
+    } catch (err) {
+      failed ??= err;
+    }
+  }
+  if (failed) throw failed;
+}
+
+export interface RetentionHost {
+  call: Call;
+  onShardAcquired(l: (shard: number) => void): void;
+  shardOf(ref: ActorRef): number;
+  servingShards(): number[];
+  /** True once the node stopped: the periodic sweep ends then. */
+  stopped(): boolean;
+}
+
+/** The realms whose realm actor is on one of `shards`, each swept once; failures wait for the next sweep. */
+async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
+  const realms = (await host.call(directoryRef(), "listRealms", {})) as Obj[];
+  for (const r of realms) {
+    const realmId = Number(r.realmId);
+    if (!shards.has(host.shardOf(realmRef(realmId)))) continue;
+    await sweepRealmRetention(host.call, realmId, Date.now()).catch(() => undefined);
+  }
+}
+
+export function attachRetention(host: RetentionHost): void {
+  let pending = new Set<number>();
+  let timer: NodeJS.Timeout | null = null;
+  host.onShardAcquired((shard) => {
+    pending.add(shard);
+    timer ??= setTimeout(() => {
+      timer = null;
+      const shards = pending;
+      pending = new Set();
+      void sweep(host, shards).catch(() => undefined);
+    }, SWEEP_DELAY_MS);
+    timer.unref();
+  });
+  const every = setInterval(() => {
+    if (host.stopped()) return clearInterval(every);
+    const shards = new Set(host.servingShards());
+    if (shards.size) void sweep(host, shards).catch(() => undefined);
+  }, RETENTION_INTERVAL_MS).unref();
+}
