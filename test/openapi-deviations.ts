@@ -101,6 +101,7 @@ export const deviations: Deviation[] = [
     "realm_user_settings_defaults/web_left_sidebar_unreads_count_summary",
     "realm_user_settings_defaults/web_inbox_show_channel_folders",
     "realm_user_settings_defaults/web_left_sidebar_show_channel_folders",
+    "realm_topics_policy",
   ].map((f) => ({ method: "POST", path: "/register", pointer: `/${f}`, why: AFTER_10_2 })),
 
   // --- linkifiers

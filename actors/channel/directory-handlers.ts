@@ -147,6 +147,7 @@ async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj): Promise<Cre
     if (me.role !== 100) throw errors.mustBeOwner();
   }
   const topicsPolicy = args.topics_policy === undefined ? "inherit" : checkTopicsPolicy(args.topics_policy);
+  await checkMaySetTopicsPolicy(t, me, topicsPolicy);
   const raw = (args.groups ?? {}) as Obj;
   const groups: Record<string, GroupValue> = {};
   for (const name of GROUP_SETTINGS) {
@@ -186,6 +187,16 @@ async function checkMayCreate(
       ? "can_create_private_channel_group"
       : "can_create_public_channel_group";
   const value = await realmGroupSetting(t.ctx, t.realmId, setting);
+  if (!(await t.inGroup(value, me.userId))) throw errors.insufficientPermission();
+}
+
+/**
+ * Zulip's can_set_topics_policy: administrators, or members of the realm's
+ * can_set_topics_policy_group (FL 392); "inherit" needs neither.
+ */
+async function checkMaySetTopicsPolicy(t: Turn, me: RosterEntry, policy: string): Promise<void> {
+  if (policy === "inherit" || isAdmin(me.role)) return;
+  const value = await realmGroupSetting(t.ctx, t.realmId, "can_set_topics_policy_group");
   if (!(await t.inGroup(value, me.userId))) throw errors.insufficientPermission();
 }
 
@@ -693,6 +704,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   }
   if (args.topics_policy !== undefined) {
     const policy = checkTopicsPolicy(args.topics_policy);
+    await checkMaySetTopicsPolicy(t, me, policy);
     if (policy !== ch.topicsPolicy) {
       changes.topicsPolicy = policy;
       events.push({ property: "topics_policy", value: policy });

@@ -43,6 +43,8 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   org_type: 0,
   default_code_block_language: "",
   want_advertise_in_communities_directory: false,
+  /** FL 392: may messages go to the empty ("general chat") topic where a channel inherits. */
+  topics_policy: "allow_empty_topic",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -81,4 +83,6 @@ export const REALM_BOOL_PROPERTIES = [
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
 export const REALM_CHOICE_PROPERTIES: Record<string, readonly string[]> = {
   message_edit_history_visibility_policy: ["all", "moves", "none"],
+  // Zulip's RealmTopicsPolicyEnum: a channel's "empty_topic_only" has no realm-wide form.
+  topics_policy: ["allow_empty_topic", "disable_empty_topic"],
 };
