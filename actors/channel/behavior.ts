@@ -23,6 +23,7 @@ import { receivedConversationHandlers, receivedDirectoryHandlers } from "./recei
 import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
+import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -40,6 +41,7 @@ for (const [name, h] of Object.entries({
   ...inviteDirectoryHandlers,
   ...roleAccessDirectoryHandlers,
   ...deactivatedPeersDirectoryHandlers,
+  ...folderDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -64,7 +66,9 @@ export const channelBehavior: Behavior<ChannelKindState> = {
   kind: "channel",
   initial: (ref) => (isDir(ref) ? initialDir(ref) : initialConv(ref)),
   apply: (state, fact: Obj, ref) =>
-    isDir(ref) ? applyDirFact(state as DirState, fact) : applyConvFact(state as ConvState, fact),
+    isDir(ref)
+      ? applyFolderFact(applyDirFact(state as DirState, fact), fact)
+      : applyConvFact(state as ConvState, fact),
   toSnapshot: (state) => ("channels" in state ? dirToSnapshot(state) : convToSnapshot(state)),
   fromSnapshot: (data, ref) => (isDir(ref) ? dirFromSnapshot(data, ref) : convFromSnapshot(data, ref)),
   handlers,
@@ -132,5 +136,10 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     receivedRows: "caller",
     checkInviteChannels: "caller",
     roleAccessChanged: "caller",
+    createChannelFolder: "caller",
+    channelFolders: "caller",
+    updateChannelFolder: "caller",
+    reorderChannelFolders: "caller",
+    registerChannelFolders: "caller",
   },
 };

@@ -22,6 +22,8 @@ import { serverStateAreas } from "./server-state.ts";
 import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 import { playgroundsArea, userSettingsDefaultsArea } from "./realm-extras.ts";
 import { scheduledMessagesArea } from "./scheduled-messages.ts";
+import { navigationViewsArea } from "./navigation-views.ts";
+import { channelFoldersArea } from "./channel-folders.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -47,4 +49,6 @@ export const registerAreas: RegisterArea[] = [
   userSettingsDefaultsArea,
   playgroundsArea,
   scheduledMessagesArea,
+  navigationViewsArea,
+  channelFoldersArea,
 ];

@@ -29,6 +29,8 @@ import { uploadRoutes } from "./uploads.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
+import { navigationViewRoutes } from "./navigation-views.ts";
+import { channelFolderRoutes } from "./channel-folders.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -59,4 +61,6 @@ export const routes: RouteDef[] = [
   ...exportRoutes,
   ...pushTestRoutes,
   ...botApiKeyRoutes,
+  ...navigationViewRoutes,
+  ...channelFolderRoutes,
 ];
