@@ -1,9 +1,12 @@
 // Black-box tests of the feature levels closed on the "fold" branch
-// (docs/feature-levels/373-496.md): realm topics_policy (392).
+// (docs/feature-levels/373-496.md): channel folders (389, 414, 418),
+// navigation views (390) and the realm topics_policy (392).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
@@ -570,5 +573,58 @@ describe("FL 389/414/418: channel folders", () => {
       (reg.body.channel_folders as { id: number }[]).map((x) => x.id),
       order,
     );
+  });
+});
+
+const skipCluster = requireBinaries("nats-server", "redis-server");
+
+describe("FL 389/390/392/414 - cluster", { skip: skipCluster }, () => {
+  let c: TestCluster;
+  before(async () => {
+    if (!skipCluster) c = await startCluster();
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("FL 389/390/392/414: folders, navigation views and the realm topics_policy across the gateway", async () => {
+    const watcher = await newUser(c);
+    const q = await openQueue(c, watcher, ["channel_folder", "navigation_view", "realm"]);
+    const made = await c.api("POST", "/channel_folders/create", { name: "Cluster folder", description: "" });
+    assertSuccess(made);
+    const folderId = made.body.channel_folder_id as number;
+    const ch = await c.api("POST", "/channels/create", {
+      name: "fold-cluster",
+      subscribers: [watcher.userId],
+      folder_id: folderId,
+    });
+    assertSuccess(ch);
+    assert.equal((await c.api("GET", `/streams/${ch.body.id}`)).body.stream.folder_id, folderId);
+    assertSuccess(await c.api("PATCH", "/channel_folders", { order: JSON.stringify([folderId]) }));
+    assertSuccess(await c.api("POST", "/navigation_views", { fragment: "inbox", is_pinned: true }, watcher));
+    assertSuccess(await c.api("PATCH", "/realm", { topics_policy: "disable_empty_topic" }));
+    const evs = await eventsUntil(c, q, (e) => e.length >= 4);
+    assert.deepEqual(
+      evs.map((e) => `${e.type}/${e.op}`),
+      ["channel_folder/add", "channel_folder/reorder", "navigation_view/add", "realm/update"],
+    );
+    assertError(
+      await c.api("POST", "/messages", { type: "stream", to: ch.body.id, topic: "", content: "x" }, watcher),
+      "Sending messages to the general chat is not allowed in this channel.",
+    );
+    const reg = await c.api(
+      "POST",
+      "/register",
+      { fetch_event_types: ["channel_folders", "navigation_views", "realm"] },
+      watcher,
+    );
+    assertSuccess(reg);
+    assert.deepEqual(
+      (reg.body.channel_folders as { id: number; order: number }[]).map((f) => [f.id, f.order]),
+      [[folderId, 0]],
+    );
+    assert.deepEqual(reg.body.navigation_views, [{ fragment: "inbox", is_pinned: true, name: null }]);
+    assert.equal(reg.body.realm_topics_policy, "disable_empty_topic");
+    assert.equal(reg.body.realm_mandatory_topics, true);
   });
 });
