@@ -429,6 +429,25 @@ describe("FL 389/414/418: channel folders", () => {
     );
     s = await srv.api("GET", `/streams/${id}`);
     assert.equal(s.body.stream.folder_id, folderId);
+    // The legacy subscribe creates channels in a folder too, and checks it the same way.
+    const legacyName = `fold-legacy-${++seq}`;
+    assertError(
+      await srv.api("POST", "/users/me/subscriptions", {
+        subscriptions: JSON.stringify([{ name: legacyName }]),
+        folder_id: 987654,
+      }),
+      "Invalid channel folder ID",
+    );
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", {
+        subscriptions: JSON.stringify([{ name: legacyName }]),
+        folder_id: folderId,
+      }),
+    );
+    const legacy = await srv.api("GET", "/get_stream_id", { stream: legacyName });
+    assertSuccess(legacy);
+    assert.equal((await srv.api("GET", `/streams/${legacy.body.stream_id}`)).body.stream.folder_id, folderId);
+    assertSuccess(await srv.api("PATCH", `/streams/${legacy.body.stream_id}`, { folder_id: null }));
     // Emptied, the folder archives; archived folders leave the default list.
     assertSuccess(await srv.api("PATCH", `/streams/${id}`, { folder_id: null }));
     assertSuccess(await srv.api("PATCH", `/channel_folders/${folderId}`, { is_archived: true }));
