@@ -284,6 +284,12 @@ describe("FL 390: navigation views", () => {
       [
         "POST",
         "/navigation_views",
+        { fragment: "narrow/a\u0000b", is_pinned: false, name: "z" },
+        "Invalid fragment",
+      ],
+      [
+        "POST",
+        "/navigation_views",
         { fragment: "narrow/y", is_pinned: false, name: "  " },
         "name is too short.",
       ],

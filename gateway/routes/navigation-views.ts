@@ -8,10 +8,14 @@ import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
-/** Pydantic's StringConstraints(strip_whitespace=True, min_length=1). */
+/**
+ * Pydantic's StringConstraints(strip_whitespace=True, min_length=1). A NUL
+ * cannot be stored by Zulip's database, so no view ever has one.
+ */
 const stripped: Parser<string> = (raw, name) => {
   const s = raw.trim();
   if (s === "") throw errors.tooShort(name);
+  if (s.includes("\u0000")) throw errors.invalid(name);
   return s;
 };
 
