@@ -195,6 +195,12 @@ export const errors = {
   cannotRemoveOnlyOwner: () =>
     new ZulipError("The owner permission cannot be removed from the only organization owner."),
   savedSnippetNotFound: () => new ZulipError("Saved snippet does not exist.", "BAD_REQUEST", 404),
+  // Navigation views (zerver/views/navigation_views.py, zerver/lib/navigation_views.py)
+  navigationViewNotFound: () => new ZulipError("Navigation view does not exist.", "BAD_REQUEST", 404),
+  navigationViewExists: () => new ZulipError("Navigation view already exists."),
+  builtInViewNamed: () => new ZulipError("Built-in views cannot have a custom name."),
+  customViewUnnamed: () => new ZulipError("Custom views must have a valid name."),
+  tooManyNavigationViews: (limit: number) => new ZulipError(`Too many navigation views (limit: ${limit})`),
   // Drafts (zerver/lib/drafts.py, zerver/lib/addressee.py, zerver/lib/recipient_users.py)
   draftNotFound: () => new ZulipError("Draft does not exist", "BAD_REQUEST", 404),
   draftsSyncDisabled: () => new ZulipError("User has disabled synchronizing drafts."),
@@ -316,6 +322,15 @@ export const errors = {
   channelNameBadChar: (pos: number) =>
     new ZulipError(`Invalid character in channel name, at position ${pos}.`),
   cannotAdministerChannel: () => new ZulipError("You do not have permission to administer this channel."),
+  // Channel folders (zerver/lib/channel_folders.py, zerver/views/channel_folders.py)
+  invalidChannelFolderId: () => new ZulipError("Invalid channel folder ID"),
+  channelFolderNameEmpty: () => new ZulipError("Channel folder name can't be empty."),
+  channelFolderNameBadChar: (pos: number) =>
+    new ZulipError(`Invalid character in channel folder name, at position ${pos}.`),
+  channelFolderNameInUse: () => new ZulipError("Channel folder name already in use"),
+  invalidOrderMapping: () => new ZulipError("Invalid order mapping."),
+  channelFolderInUse: () =>
+    new ZulipError("You need to remove all the channels from this folder to archive it."),
   unableToAccessChannel: (name: string) => new ZulipError(`Unable to access channel (${name}).`),
   principalNotAuthorized: (principal: string) =>
     new ZulipError(

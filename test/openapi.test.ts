@@ -1096,6 +1096,57 @@ const cases: Case[] = [
     status: 200,
   },
   { method: "DELETE", path: `/reminders/${BAD_ID}`, auth: (f) => f.member, status: 404 },
+  // --- navigation views (newer than 10.2: envelope checks only; as the
+  // member, so the navigation_view events stay out of the owner's queue)
+  { method: "GET", path: "/navigation_views", auth: (f) => f.member, status: 200 },
+  { method: "GET", path: "/navigation_views", auth: null, status: 401 },
+  {
+    method: "POST",
+    path: "/navigation_views",
+    auth: (f) => f.member,
+    params: { fragment: "narrow/is/starred", is_pinned: true },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/navigation_views",
+    auth: (f) => f.member,
+    params: { fragment: "narrow/is/dm", is_pinned: true },
+    status: 400,
+  },
+  {
+    method: "PATCH",
+    path: "/navigation_views/narrow/is/starred",
+    auth: (f) => f.member,
+    params: { is_pinned: false },
+    status: 200,
+  },
+  { method: "PATCH", path: "/navigation_views/nowhere", auth: (f) => f.member, status: 404 },
+  { method: "DELETE", path: "/navigation_views/narrow/is/starred", auth: (f) => f.member, status: 200 },
+  { method: "DELETE", path: "/navigation_views/nowhere", auth: (f) => f.member, status: 404 },
+
+  // --- channel folders (newer than 10.2: envelope checks only)
+  {
+    method: "POST",
+    path: "/channel_folders/create",
+    params: { name: "conformance folder", description: "d" },
+    status: 200,
+    save: (b, f) => {
+      f.folderId = b.channel_folder_id as number;
+    },
+  },
+  { method: "POST", path: "/channel_folders/create", params: { name: " ", description: "" }, status: 400 },
+  { method: "GET", path: "/channel_folders", params: { include_archived: true }, status: 200 },
+  { method: "GET", path: "/channel_folders", auth: null, status: 401 },
+  {
+    method: "PATCH",
+    path: (f) => `/channel_folders/${f.folderId}`,
+    params: { description: "e" },
+    status: 200,
+  },
+  { method: "PATCH", path: `/channel_folders/${BAD_ID}`, params: { name: "x" }, status: 400 },
+  { method: "PATCH", path: "/channel_folders", params: (f) => ({ order: [f.folderId] }), status: 200 },
+  { method: "PATCH", path: "/channel_folders", params: { order: [] }, status: 400 },
 
   // --- channel removal, then the queue
   {

@@ -25,6 +25,7 @@ import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } from "./markdown-links.ts";
 import { retentionConversationHandlers, retentionDirectoryHandlers } from "./retention.ts";
+import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -44,6 +45,7 @@ for (const [name, h] of Object.entries({
   ...deactivatedPeersDirectoryHandlers,
   ...markdownLinksDirectoryHandlers,
   ...retentionDirectoryHandlers,
+  ...folderDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -70,7 +72,9 @@ export const channelBehavior: Behavior<ChannelKindState> = {
   kind: "channel",
   initial: (ref) => (isDir(ref) ? initialDir(ref) : initialConv(ref)),
   apply: (state, fact: Obj, ref) =>
-    isDir(ref) ? applyDirFact(state as DirState, fact) : applyConvFact(state as ConvState, fact),
+    isDir(ref)
+      ? applyFolderFact(applyDirFact(state as DirState, fact), fact)
+      : applyConvFact(state as ConvState, fact),
   toSnapshot: (state) => ("channels" in state ? dirToSnapshot(state) : convToSnapshot(state)),
   fromSnapshot: (data, ref) => (isDir(ref) ? dirFromSnapshot(data, ref) : convFromSnapshot(data, ref)),
   handlers,
@@ -139,5 +143,10 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     receivedRows: "caller",
     checkInviteChannels: "caller",
     roleAccessChanged: "caller",
+    createChannelFolder: "caller",
+    channelFolders: "caller",
+    updateChannelFolder: "caller",
+    reorderChannelFolders: "caller",
+    registerChannelFolders: "caller",
   },
 };

@@ -114,6 +114,8 @@ export interface Roster {
   linkifiers: Linkifiers;
   prefs: SendPrefs;
   mentions: Mentions;
+  /** The realm's topics_policy, for channels that inherit it. */
+  topicsPolicy: string;
 }
 
 /**
@@ -130,6 +132,7 @@ export async function roster(ctx: ActorContext, realmId: number, args: Obj = {})
       withSince && since ? { ...args, since } : args,
     )) as unknown as {
       linkifiers?: Linkifiers;
+      topicsPolicy?: string;
     } & RosterReply &
       SendPrefs;
   let r = await ask(true);
@@ -141,6 +144,7 @@ export async function roster(ctx: ActorContext, realmId: number, args: Obj = {})
     linkifiers: r.linkifiers ?? [],
     prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
     mentions: view.mentions,
+    topicsPolicy: r.topicsPolicy ?? "allow_empty_topic",
   };
 }
 
@@ -218,7 +222,9 @@ export function normalizeTopic(raw: string): string {
   return truncate(topic, MAX_TOPIC_LENGTH, "...");
 }
 
-function checkTopicPolicy(policy: string, topic: string): void {
+/** A channel's topics_policy; "inherit" takes the realm's (`realmPolicy`, FL 392). */
+function checkTopicPolicy(channelPolicy: string, topic: string, realmPolicy: string): void {
+  const policy = channelPolicy === "inherit" ? realmPolicy : channelPolicy;
   if (topic === "" && policy === "disable_empty_topic") throw errors.emptyTopicDisallowed();
   if (topic !== "" && policy === "empty_topic_only") throw errors.onlyEmptyTopic();
 }
@@ -492,7 +498,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     }
     if (typeof args.topic !== "string") throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
-    checkTopicPolicy(ch.topics_policy, topic);
+    checkTopicPolicy(ch.topics_policy, topic, users.topicsPolicy);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
     channelId = ch.stream_id;
     // Ascending (the directory's list): a send costs no pass over it unless a
@@ -1161,7 +1167,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     const topic = normalizeTopic(newTopicRaw);
     if (isGuest(c.role)) throw errors.cannotEditMessage();
     if (topic !== m.topic) await checkTopicChange(ctx, state.realmId, limits, c, m, topic, ch, ch, now);
-    checkTopicPolicy(ch.topics_policy, topic);
+    checkTopicPolicy(ch.topics_policy, topic, (await roster(ctx, state.realmId)).topicsPolicy);
     if (topic !== m.topic) {
       const pool = await topicPool(ctx, state, ch, c, m);
       if (mode === "change_all" && !isResolveToggle(m.topic, topic)) {
@@ -1367,8 +1373,9 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const topic = typeof args.topic === "string" ? normalizeTopic(args.topic) : m.topic;
   const topicChanged = topic !== m.topic;
   if (topicChanged) await checkTopicChange(ctx, state.realmId, limits, c, m, topic, ch, target, now);
-  checkTopicPolicy(target.topics_policy, topic);
-  const links = topicLinks(topic, (await roster(ctx, state.realmId)).linkifiers ?? []);
+  const realmNow = await roster(ctx, state.realmId);
+  checkTopicPolicy(target.topics_policy, topic, realmNow.topicsPolicy);
+  const links = topicLinks(topic, realmNow.linkifiers ?? []);
   const movedList = movedIds(pool, m, mode);
   const found = (await getMsgs(ctx, state, movedList)).filter((x): x is Msg => x !== null);
   if (mode === "change_all" && !(topicChanged && isResolveToggle(m.topic, topic)))

@@ -28,6 +28,7 @@ import {
 } from "./access.ts";
 import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
+import { folderById } from "./folders.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -130,7 +131,7 @@ interface CreateOpts {
 }
 
 /** Shared checks of creation parameters (POST /channels/create and the legacy subscribe). */
-async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj): Promise<CreateOpts> {
+async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj, state: DirState): Promise<CreateOpts> {
   const inviteOnly = optBool(args, "invite_only") ?? false;
   const isWebPublic = optBool(args, "is_web_public") ?? false;
   const isDefault = optBool(args, "is_default_stream") ?? false;
@@ -147,6 +148,7 @@ async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj): Promise<Cre
     if (me.role !== 100) throw errors.mustBeOwner();
   }
   const topicsPolicy = args.topics_policy === undefined ? "inherit" : checkTopicsPolicy(args.topics_policy);
+  await checkMaySetTopicsPolicy(t, me, topicsPolicy);
   const raw = (args.groups ?? {}) as Obj;
   const groups: Record<string, GroupValue> = {};
   for (const name of GROUP_SETTINGS) {
@@ -167,7 +169,8 @@ async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj): Promise<Cre
     historyPublic,
     retentionDays,
     topicsPolicy,
-    folderId: typeof args.folder_id === "number" ? args.folder_id : null,
+    folderId:
+      args.folder_id === undefined || args.folder_id === null ? null : folderById(state, args.folder_id).id,
     isDefault,
     groups,
   };
@@ -186,6 +189,16 @@ async function checkMayCreate(
       ? "can_create_private_channel_group"
       : "can_create_public_channel_group";
   const value = await realmGroupSetting(t.ctx, t.realmId, setting);
+  if (!(await t.inGroup(value, me.userId))) throw errors.insufficientPermission();
+}
+
+/**
+ * Zulip's can_set_topics_policy: administrators, or members of the realm's
+ * can_set_topics_policy_group (FL 392); "inherit" needs neither.
+ */
+async function checkMaySetTopicsPolicy(t: Turn, me: RosterEntry, policy: string): Promise<void> {
+  if (policy === "inherit" || isAdmin(me.role)) return;
+  const value = await realmGroupSetting(t.ctx, t.realmId, "can_set_topics_policy_group");
   if (!(await t.inGroup(value, me.userId))) throw errors.insufficientPermission();
 }
 
@@ -291,7 +304,7 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const me = t.me(caller);
   const name = checkChannelName(String(args.name ?? ""));
   if (state.byName[name.toLowerCase()] !== undefined) throw errors.channelAlreadyExists(name);
-  const opts = await checkCreateOpts(t, me, args);
+  const opts = await checkCreateOpts(t, me, args, state);
   const subscribers = resolveUserIds(t, (args.subscribers as number[] | undefined) ?? []);
   if (subscribers.some((u) => u.userId !== me.userId) && !(await mayAddOthers(t, me))) {
     throw errors.insufficientPermission();
@@ -376,7 +389,7 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
     const name = checkChannelName(w.name);
     const id = s.byName[name.toLowerCase()];
     if (id === undefined) {
-      opts ??= await checkCreateOpts(t, me, args);
+      opts ??= await checkCreateOpts(t, me, args, state);
       const ch = await newChannel(t, me, name, opts, w.description);
       const f = fact({ type: "channelCreated", channel: ch });
       facts.push(f);
@@ -693,17 +706,18 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   }
   if (args.topics_policy !== undefined) {
     const policy = checkTopicsPolicy(args.topics_policy);
+    await checkMaySetTopicsPolicy(t, me, policy);
     if (policy !== ch.topicsPolicy) {
       changes.topicsPolicy = policy;
       events.push({ property: "topics_policy", value: policy });
     }
   }
   if (args.folder_id !== undefined) {
-    // No channel folders exist yet, so only null (no folder) is valid.
-    if (args.folder_id !== null) throw errors.badRequest("Invalid channel folder ID");
-    if (ch.folderId !== null) {
-      changes.folderId = null;
-      events.push({ property: "folder_id", value: null });
+    // null takes the channel out of its folder (FL 389).
+    const folderId = args.folder_id === null ? null : folderById(state, args.folder_id).id;
+    if (ch.folderId !== folderId) {
+      changes.folderId = folderId;
+      events.push({ property: "folder_id", value: folderId });
     }
   }
   const rawGroups = (args.groups ?? {}) as Obj;

@@ -9,6 +9,7 @@
 import { dict } from "../dict.ts";
 import { forgetSubscribers } from "./format.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
+import type { ChannelFolder } from "./folders.ts";
 
 /** Zulip's group-setting value: a group id or an anonymous group. */
 export type GroupValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -97,6 +98,8 @@ export interface DirState {
    * fact clears it); the next send sets the cuts (`spansInit`).
    */
   spansReady?: boolean;
+  /** Channel folders by id (see folders.ts). */
+  folders: Record<string, ChannelFolder>;
 }
 
 export type DirFact =
@@ -110,7 +113,7 @@ export type DirFact =
   | { type: "spansInit"; cut: number };
 
 export function initialDir(ref: ActorRef): DirState {
-  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {}, spansReady: true };
+  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {}, spansReady: true, folders: {} };
 }
 
 /** A deep copy for a handler's trial applies (structuredClone drops the null prototypes). */

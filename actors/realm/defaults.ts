@@ -53,6 +53,8 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   move_messages_within_stream_limit_seconds: 259200,
   move_messages_between_streams_limit_seconds: 604800,
   message_retention_days: -1,
+  /** FL 392: may messages go to the empty ("general chat") topic where a channel inherits. */
+  topics_policy: "allow_empty_topic",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -92,4 +94,6 @@ export const REALM_BOOL_PROPERTIES = [
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
 export const REALM_CHOICE_PROPERTIES: Record<string, readonly string[]> = {
   message_edit_history_visibility_policy: ["all", "moves", "none"],
+  // Zulip's RealmTopicsPolicyEnum: a channel's "empty_topic_only" has no realm-wide form.
+  topics_policy: ["allow_empty_topic", "disable_empty_topic"],
 };

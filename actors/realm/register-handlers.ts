@@ -14,6 +14,8 @@ const registerRealmState: Handler<RealmState> = (state) => {
   }
   // Zulip's deprecated realm_allow_edit_history, derived from the policy that replaced it.
   settings.allow_edit_history = settings.message_edit_history_visibility_policy !== "none";
+  // Zulip's deprecated realm_mandatory_topics (FL 392), derived from topics_policy.
+  settings.mandatory_topics = settings.topics_policy === "disable_empty_topic";
   // register's realm_description is the Markdown source, as realm update events carry it.
   settings.description = state.description;
   return { reply: { settings, dateCreated: state.dateCreated } };

@@ -4,6 +4,7 @@
 
 import { errors } from "../errors.ts";
 import type { Handler, Obj } from "../types.ts";
+import { realmSetting } from "./defaults.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
 import { memberById } from "./member-handlers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
@@ -59,6 +60,8 @@ const roster: Handler<RealmState> = (state, args, _ctx, caller) => {
       version: log.version,
       // For message rendering (patterns and URL templates).
       linkifiers: formatLinkifiers(state),
+      // Where a channel's topics_policy is "inherit" (FL 392).
+      topicsPolicy: realmSetting(state, "topics_policy"),
       // For a send (args sender, alertStamp): mutes and alert words.
       ...sendPrefsReply(state, args),
     },

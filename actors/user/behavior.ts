@@ -36,6 +36,7 @@ import { pushTokenHandlers } from "./push-tokens.ts";
 import { exportConsentHandlers } from "./export-consent.ts";
 import { pushTestHandlers } from "./push-test.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
+import { applyNavigationViewFact, navigationViewHandlers } from "./navigation-views.ts";
 import { alertWordHandlers } from "./alert-words.ts";
 import { mutedUserHandlers } from "./muted-users.ts";
 import { sentMessageHandlers } from "./sent-messages.ts";
@@ -486,7 +487,11 @@ export const userBehavior: Behavior<UserState> = {
   kind: "user",
   initial: initialUser,
   // Message flags (flags.ts), drafts (drafts.ts) and scheduled messages fold their own facts; applyUserFact ignores them.
-  apply: (state, f) => applyScheduledFact(applyDraftFact(applyFlagFact(applyUserFact(state, f), f), f), f),
+  apply: (state, f) =>
+    applyNavigationViewFact(
+      applyScheduledFact(applyDraftFact(applyFlagFact(applyUserFact(state, f), f), f), f),
+      f,
+    ),
   toSnapshot: userToSnapshot,
   fromSnapshot: userFromSnapshot,
   handlers: {
@@ -516,6 +521,7 @@ export const userBehavior: Behavior<UserState> = {
     ...scheduledMessageHandlers,
     ...autoTopicHandlers,
     ...reminderHandlers,
+    ...navigationViewHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -536,6 +542,10 @@ export const userBehavior: Behavior<UserState> = {
     createSavedSnippet: "caller",
     editSavedSnippet: "caller",
     deleteSavedSnippet: "caller",
+    navigationViews: "caller",
+    addNavigationView: "caller",
+    updateNavigationView: "caller",
+    removeNavigationView: "caller",
     addPushToken: "caller",
     removePushToken: "caller",
     exportConsent: "caller",

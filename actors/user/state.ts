@@ -4,6 +4,7 @@
 // `userFromSnapshot`, because snapshots written before it lack it.
 
 import type { ActorRef, Obj } from "../types.ts";
+import type { NavigationView } from "./navigation-views.ts";
 
 export interface UserStatus {
   statusText: string;
@@ -51,6 +52,8 @@ export interface UserState {
   mutedUsers: MutedUser[];
   /** Scheduled messages (Zulip's ScheduledMessage rows), in creation order; see scheduled-messages.ts. */
   scheduled: ScheduledMessage[];
+  /** Navigation views (Zulip's NavigationView rows), in creation order; see navigation-views.ts. */
+  navigationViews: NavigationView[];
 }
 
 /** A message to send later, as the user's actor keeps it. */
@@ -203,6 +206,7 @@ export function initialUser(ref: ActorRef): UserState {
     alertWords: [],
     mutedUsers: [],
     scheduled: [],
+    navigationViews: [],
   };
 }
 

@@ -23,6 +23,8 @@ import { alertWordsArea, mutedUsersArea } from "./user-prefs.ts";
 import { playgroundsArea, userSettingsDefaultsArea } from "./realm-extras.ts";
 import { scheduledMessagesArea } from "./scheduled-messages.ts";
 import { remindersArea } from "./reminders.ts";
+import { navigationViewsArea } from "./navigation-views.ts";
+import { channelFoldersArea } from "./channel-folders.ts";
 
 export const registerAreas: RegisterArea[] = [
   channelsArea,
@@ -49,4 +51,6 @@ export const registerAreas: RegisterArea[] = [
   playgroundsArea,
   scheduledMessagesArea,
   remindersArea,
+  navigationViewsArea,
+  channelFoldersArea,
 ];

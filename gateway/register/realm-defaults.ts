@@ -101,7 +101,6 @@ export function realmDefaults(host: string): Obj {
     realm_send_welcome_emails: false,
     realm_inline_image_preview: false,
     realm_inline_url_embed_preview: false,
-    realm_mandatory_topics: false,
     // Messages are kept forever.
     realm_message_retention_days: -1,
     realm_message_content_allowed_in_email_notifications: true,

@@ -31,6 +31,8 @@ import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
 import { reportRoutes } from "./reports.ts";
 import { reminderRoutes } from "./reminders.ts";
+import { navigationViewRoutes } from "./navigation-views.ts";
+import { channelFolderRoutes } from "./channel-folders.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -63,4 +65,6 @@ export const routes: RouteDef[] = [
   ...botApiKeyRoutes,
   ...reportRoutes,
   ...reminderRoutes,
+  ...navigationViewRoutes,
+  ...channelFolderRoutes,
 ];
