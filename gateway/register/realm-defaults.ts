@@ -13,11 +13,6 @@ import { THUMBNAIL_FORMATS } from "../routes/uploads.ts";
 /** When this process started: Zulip's server_generation (a restart makes clients reload). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
-/** Zulip's edit and move limits, as actors/channel/conversation-handlers.ts enforces them. */
-const CONTENT_EDIT_LIMIT_SECONDS = 600;
-const TOPIC_EDIT_LIMIT_SECONDS = 259200;
-const MOVE_CHANNEL_LIMIT_SECONDS = 604800;
-
 const JITSI_URL = "https://meet.jit.si";
 
 /** Zulip's GIF_RATING_POLICY_OPTIONS (giphy_rating_options before feature level 442, gif_rating_options before 453). */
@@ -101,8 +96,6 @@ export function realmDefaults(host: string): Obj {
     realm_send_welcome_emails: false,
     realm_inline_image_preview: false,
     realm_inline_url_embed_preview: false,
-    // Messages are kept forever.
-    realm_message_retention_days: -1,
     realm_message_content_allowed_in_email_notifications: true,
     realm_want_advertise_in_communities_directory: false,
     // Jitsi Meet, on Zulip's default server: calls need nothing from this one.
@@ -115,15 +108,9 @@ export function realmDefaults(host: string): Obj {
     realm_gif_rating_policy: 2,
     realm_digest_weekday: 1,
     realm_default_code_block_language: "",
-    // Deletion of one's own messages has no time limit here.
-    realm_message_content_delete_limit_seconds: null,
     realm_authentication_methods: {
       Email: { enabled: true, available: true },
     },
-    realm_allow_message_editing: true,
-    realm_message_content_edit_limit_seconds: CONTENT_EDIT_LIMIT_SECONDS,
-    realm_move_messages_within_stream_limit_seconds: TOPIC_EDIT_LIMIT_SECONDS,
-    realm_move_messages_between_streams_limit_seconds: MOVE_CHANNEL_LIMIT_SECONDS,
     // No read receipts endpoint exists.
     realm_enable_read_receipts: false,
     realm_logo_url: "",
