@@ -1047,6 +1047,15 @@ const cases: Case[] = [
   },
   { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
 
+  // --- misc feature-level gaps (newer than 10.2: envelope checks only)
+  {
+    method: "POST",
+    path: (f) => `/users/${f.member.userId}/status`,
+    params: { status_text: "set by the owner" },
+    status: 200,
+  },
+  { method: "POST", path: `/users/${BAD_ID}/status`, params: { status_text: "x" }, status: 400 },
+
   // --- channel removal, then the queue
   {
     method: "DELETE",

@@ -21,6 +21,7 @@ import { inviteHandlers } from "./invites.ts";
 import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import { botApiKeyHandlers } from "./bot-api-key.ts";
 import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
+import { adminStatusRealmHandlers } from "./admin-status.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -64,6 +65,8 @@ for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forR
 for (const [name, h] of Object.entries(scheduledIndexHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(adminStatusRealmHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 
 /**
@@ -164,6 +167,7 @@ const external: Record<string, Exposure> = {
   requestExport: "caller",
   exportDownload: "caller",
   exportConsentUsers: "caller",
+  adminStatusTarget: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

@@ -1,0 +1,134 @@
+// Black-box tests of small Zulip API changes (docs/feature-levels/*.md):
+// each describe is named after the feature level it covers.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import type { Creds } from "./support/embedded.ts";
+import {
+  assertError,
+  assertSuccess,
+  eventsUntil,
+  newUser,
+  openQueue,
+  type Ev,
+  type Member,
+} from "./support/zulip-asserts.ts";
+
+let srv: EmbeddedHandle;
+let admin: Member;
+let member: Member;
+let other: Member;
+let seq = 0;
+
+async function newBot(auth?: Creds): Promise<Creds & { userId: number }> {
+  const n = ++seq;
+  const b = await srv.api("POST", "/bots", { full_name: `Misc Bot ${n}`, short_name: `miscbot${n}` }, auth);
+  assertSuccess(b);
+  const email = (await srv.api("GET", `/users/${b.body.user_id}`)).body.user.email as string;
+  return { email, apiKey: b.body.api_key as string, userId: b.body.user_id as number };
+}
+
+before(async () => {
+  srv = await startEmbedded();
+  admin = await newUser(srv, 200);
+  member = await newUser(srv);
+  other = await newUser(srv);
+});
+
+after(async () => {
+  await srv?.stop();
+});
+
+describe("FL 407/473: POST /users/{user_id}/status", () => {
+  test("FL 407: an administrator sets another user's status; everyone hears user_status", async () => {
+    const q = await openQueue(srv, other, ["user_status"]);
+    const r = await srv.api(
+      "POST",
+      `/users/${member.userId}/status`,
+      {
+        status_text: "  in a meeting  ",
+        emoji_name: "car",
+      },
+      admin,
+    );
+    assertSuccess(r);
+    const got = await srv.api("GET", `/users/${member.userId}/status`, {}, other);
+    assertSuccess(got);
+    assert.deepEqual(got.body.status, {
+      status_text: "in a meeting",
+      emoji_name: "car",
+      emoji_code: "1f697",
+      reaction_type: "unicode_emoji",
+    });
+    const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.type === "user_status"));
+    const ev = evs.find((x: Ev) => x.type === "user_status");
+    assert.equal(ev.user_id, member.userId);
+    assert.equal(ev.status_text, "in a meeting");
+    assert.equal(ev.emoji_name, "car");
+    assert.equal("away" in ev, false);
+  });
+
+  test("FL 407: members and moderators are refused; nothing changes", async () => {
+    const mod = await newUser(srv, 300);
+    for (const who of [other, mod]) {
+      assertError(
+        await srv.api("POST", `/users/${member.userId}/status`, { status_text: "hijacked" }, who),
+        "Must be an organization administrator",
+        "UNAUTHORIZED_PRINCIPAL",
+      );
+    }
+    const got = await srv.api("GET", `/users/${member.userId}/status`, {}, other);
+    assert.notEqual(got.body.status.status_text, "hijacked");
+  });
+
+  test("FL 407: unknown, bot and deactivated targets; bad input", async () => {
+    assertError(await srv.api("POST", "/users/999999/status", { status_text: "x" }, admin), "No such user");
+    const bot = await newBot();
+    assertError(
+      await srv.api("POST", `/users/${bot.userId}/status`, { status_text: "x" }, admin),
+      "No such user",
+    );
+    const gone = await newUser(srv);
+    assertSuccess(await srv.api("DELETE", `/users/${gone.userId}`, {}));
+    assertError(
+      await srv.api("POST", `/users/${gone.userId}/status`, { status_text: "x" }, admin),
+      "User is deactivated",
+    );
+    assertError(
+      await srv.api("POST", `/users/${member.userId}/status`, {}, admin),
+      "Client did not pass any new values.",
+    );
+    assertError(
+      await srv.api("POST", `/users/${member.userId}/status`, { status_text: "x".repeat(61) }, admin),
+      "status_text is too long (limit: 60 characters)",
+    );
+    const r = await srv.api(
+      "POST",
+      `/users/${member.userId}/status`,
+      { emoji_name: "no_such_emoji_xyz" },
+      admin,
+    );
+    assert.equal(r.status, 400);
+    assert.equal(r.body.result, "error");
+    const bad = await srv.api("POST", "/users/__proto__/status", { status_text: "x" }, admin);
+    assert.equal(bad.status, 404);
+  });
+
+  test("FL 473: an administrator's bot may set a status; a member's bot may not", async () => {
+    const adminBot = await newBot(admin);
+    // A bot's role is its own: the owner makes it an administrator.
+    assertSuccess(await srv.api("PATCH", `/bots/${adminBot.userId}`, { role: 200 }));
+    assertSuccess(
+      await srv.api("POST", `/users/${member.userId}/status`, { status_text: "set by a bot" }, adminBot),
+    );
+    const got = await srv.api("GET", `/users/${member.userId}/status`, {}, other);
+    assert.equal(got.body.status.status_text, "set by a bot");
+    const memberBot = await newBot(member);
+    assertError(
+      await srv.api("POST", `/users/${member.userId}/status`, { status_text: "nope" }, memberBot),
+      "Must be an organization administrator",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+  });
+});
