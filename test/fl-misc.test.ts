@@ -132,3 +132,64 @@ describe("FL 407/473: POST /users/{user_id}/status", () => {
     );
   });
 });
+
+describe("FL 447: PATCH /bots/{bot_id} short_name", () => {
+  test("FL 447: short_name moves the bot to a new email; events and credentials follow", async () => {
+    const bot = await newBot(member);
+    const qOwner = await openQueue(srv, member, ["realm_bot", "realm_user"]);
+    const qOther = await openQueue(srv, other, ["realm_bot", "realm_user"]);
+    const n = ++seq;
+    const r = await srv.api("PATCH", `/bots/${bot.userId}`, { short_name: `renamed${n}` }, member);
+    assertSuccess(r);
+    const got = await srv.api("GET", `/users/${bot.userId}`, {}, other);
+    const email = got.body.user.email as string;
+    assert.match(email, new RegExp(`^renamed${n}-bot@`));
+    assert.equal(got.body.user.delivery_email, email);
+    // The bot's key now goes with the new address only.
+    assertSuccess(await srv.api("GET", "/users/me", {}, { email, apiKey: bot.apiKey }));
+    const old = await srv.api("GET", "/users/me", {}, bot);
+    assert.equal(old.status, 401);
+    const own = await eventsUntil(srv, qOwner, (e) => e.some((x: Ev) => x.type === "realm_bot"));
+    assert.ok(own.some((x: Ev) => x.type === "realm_bot" && x.op === "update" && x.bot.email === email));
+    assert.ok(own.some((x: Ev) => x.type === "realm_user" && x.person.new_email === email));
+    const others = await eventsUntil(srv, qOther, (e) =>
+      e.some((x: Ev) => x.type === "realm_user" && x.person.new_email === email),
+    );
+    assert.ok(others.every((x: Ev) => x.type !== "realm_bot"));
+    // The owner's bot list carries the new address.
+    const list = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: JSON.stringify(["realm_bot"]) },
+      member,
+    );
+    const row = (list.body.realm_bots as { user_id: number; email: string }[]).find(
+      (b) => b.user_id === bot.userId,
+    );
+    assert.equal(row?.email, email);
+  });
+
+  test("FL 447: a taken or empty short name is refused and changes nothing", async () => {
+    const a = await newBot(member);
+    const b = await newBot(member);
+    const bShort = (b.email.split("@")[0] ?? "").replace(/-bot$/, "");
+    assertError(
+      await srv.api("PATCH", `/bots/${a.userId}`, { short_name: bShort }, member),
+      "Username already in use",
+    );
+    assertError(
+      await srv.api("PATCH", `/bots/${a.userId}`, { short_name: "   " }, member),
+      "Bad name or username",
+    );
+    assertError(
+      await srv.api("PATCH", `/bots/${a.userId}`, { short_name: "bad name@x" }, member),
+      "Bad name or username",
+    );
+    const got = await srv.api("GET", `/users/${a.userId}`, {}, other);
+    assert.equal(got.body.user.email, a.email);
+    // Someone who does not administer the bot may not rename it.
+    const r = await srv.api("PATCH", `/bots/${a.userId}`, { short_name: `x${++seq}` }, other);
+    assert.equal(r.status, 400);
+    assert.equal((await srv.api("GET", `/users/${a.userId}`, {}, other)).body.user.email, a.email);
+  });
+});
