@@ -193,3 +193,43 @@ describe("FL 447: PATCH /bots/{bot_id} short_name", () => {
     assert.equal((await srv.api("GET", `/users/${a.userId}`, {}, other)).body.user.email, a.email);
   });
 });
+
+describe("FL 490: is_deleted on user objects", () => {
+  test("FL 490: delete_profile marks the user and their bots deleted; plain deactivation does not", async () => {
+    const doomed = await newUser(srv);
+    const bot = await newBot(doomed);
+    const plain = await newUser(srv);
+    const q = await openQueue(srv, other, ["realm_user"]);
+    assertSuccess(
+      await srv.api("DELETE", `/users/${doomed.userId}`, {
+        actions: JSON.stringify({ delete_profile: true }),
+      }),
+    );
+    assertSuccess(await srv.api("DELETE", `/users/${plain.userId}`, {}));
+    for (const id of [doomed.userId, bot.userId]) {
+      const u = (await srv.api("GET", `/users/${id}`, {}, other)).body.user;
+      assert.equal(u.is_deleted, true, JSON.stringify(u));
+      assert.equal(u.is_active, false);
+    }
+    const p = (await srv.api("GET", `/users/${plain.userId}`, {}, other)).body.user;
+    assert.equal("is_deleted" in p, false);
+    assert.equal(
+      "is_deleted" in (await srv.api("GET", `/users/${other.userId}`, {}, other)).body.user,
+      false,
+    );
+    const reg = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: JSON.stringify(["realm_user"]) },
+      other,
+    );
+    const gone = (reg.body.realm_non_active_users as { user_id: number; is_deleted?: boolean }[]).find(
+      (u) => u.user_id === doomed.userId,
+    );
+    assert.equal(gone?.is_deleted, true);
+    const evs = await eventsUntil(srv, q, (e) =>
+      e.some((x: Ev) => x.person?.user_id === doomed.userId && x.person.is_deleted === true),
+    );
+    assert.ok(evs.some((x: Ev) => x.person?.user_id === doomed.userId && x.person.is_deleted === true));
+  });
+});

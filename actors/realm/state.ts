@@ -65,6 +65,12 @@ export interface DirEntry {
    * typing notification finds its audience in one realm turn; absent: true.
    */
   receivesTyping?: boolean;
+  /**
+   * The account's data was removed (DELETE /users/{id} delete_profile):
+   * Zulip's is_deleted (FL 490), a subset of deactivated users. Absent:
+   * false (SNAPSHOT NOTE: older entries lack it and stay not deleted).
+   */
+  isDeleted?: boolean;
 }
 
 /** One user's value of one custom profile field; `rendered` for the Markdown-capable types. */
@@ -109,6 +115,7 @@ export type MemberChanges = Partial<
     | "botOwnerId"
     | "service"
     | "receivesTyping"
+    | "isDeleted"
   >
 >;
 
