@@ -379,10 +379,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (newEmail !== undefined) {
     facts.push(fact({ type: "memberEmailChanged", userId: bot.userId, email: newEmail }));
     events.push(...emailChangeEvents(state, bot, newEmail));
-    events.push({
-      event: botEvent("update", { user_id: bot.userId, email: newEmail }),
-      userIds: oldAudience,
-    });
+    // No realm_bot update: since feature level 474 bot objects carry no email.
     // Credentials cached under the old address die on every gateway now.
     notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
     // The user actor's copy of the address: the gateway asks it to resync.
