@@ -223,3 +223,70 @@ describe("FL 490: is_deleted on user objects", () => {
     assert.ok(evs.some((x: Ev) => x.person?.user_id === doomed.userId && x.person.is_deleted === true));
   });
 });
+
+describe("FL 455: custom profile field use_for_user_matching", () => {
+  test("FL 455: set at creation and by PATCH, listed, registered and sent in events", async () => {
+    const q = await openQueue(srv, other, ["custom_profile_fields"]);
+    const name = `Matching ${++seq}`;
+    const made = await srv.api("POST", "/realm/profile_fields", {
+      name,
+      field_type: 1,
+      use_for_user_matching: true,
+    });
+    assertSuccess(made);
+    const id = made.body.id as number;
+    const plain = await srv.api("POST", "/realm/profile_fields", { name: `Plain ${++seq}`, field_type: 1 });
+    assertSuccess(plain);
+    type F = { id: number; use_for_user_matching?: boolean };
+    const list = async () =>
+      (await srv.api("GET", "/realm/profile_fields", {}, other)).body.custom_fields as F[];
+    let fields = await list();
+    assert.equal(fields.find((f) => f.id === id)?.use_for_user_matching, true);
+    assert.equal(fields.find((f) => f.id === plain.body.id)?.use_for_user_matching, false);
+    assertSuccess(await srv.api("PATCH", `/realm/profile_fields/${id}`, { use_for_user_matching: false }));
+    fields = await list();
+    assert.equal(fields.find((f) => f.id === id)?.use_for_user_matching, false);
+    const reg = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: JSON.stringify(["custom_profile_fields"]) },
+      other,
+    );
+    assert.equal(
+      (reg.body.custom_profile_fields as F[]).find((f) => f.id === id)?.use_for_user_matching,
+      false,
+    );
+    const evs = await eventsUntil(
+      srv,
+      q,
+      (e) => e.filter((x: Ev) => x.type === "custom_profile_fields").length >= 3,
+    );
+    const last = evs.filter((x: Ev) => x.type === "custom_profile_fields").at(-1);
+    assert.equal((last.fields as F[]).find((f) => f.id === id)?.use_for_user_matching, false);
+    const first = evs.find((x: Ev) => x.type === "custom_profile_fields");
+    assert.equal((first.fields as F[]).find((f) => f.id === id)?.use_for_user_matching, true);
+  });
+
+  test("FL 455: a non-boolean or a member's change is refused and changes nothing", async () => {
+    const made = await srv.api("POST", "/realm/profile_fields", {
+      name: `Matching ${++seq}`,
+      field_type: 1,
+      use_for_user_matching: true,
+    });
+    const id = made.body.id as number;
+    assertError(
+      await srv.api("PATCH", `/realm/profile_fields/${id}`, { use_for_user_matching: "maybe" }),
+      "use_for_user_matching is not valid JSON",
+    );
+    assertError(
+      await srv.api("PATCH", `/realm/profile_fields/${id}`, { use_for_user_matching: false }, member),
+      "Must be an organization administrator",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+    const fields = (await srv.api("GET", "/realm/profile_fields")).body.custom_fields as {
+      id: number;
+      use_for_user_matching: boolean;
+    }[];
+    assert.equal(fields.find((f) => f.id === id)?.use_for_user_matching, true);
+  });
+});

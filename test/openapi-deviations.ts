@@ -131,4 +131,11 @@ export const deviations: Deviation[] = [
       "schema bug in 10.2: the CANNOT_DEACTIVATE_GROUP_IN_USE branch is a CodedError " +
       "(additionalProperties false) yet its own example carries `objections` (FL 298)",
   },
+
+  // --- custom profile fields: use_for_user_matching (FL 455)
+  ...[
+    ["GET", "/realm/profile_fields", "/custom_fields/*/use_for_user_matching"],
+    ["POST", "/register", "/custom_profile_fields/*/use_for_user_matching"],
+    ["EVENT", "custom_profile_fields", "/fields/*/use_for_user_matching"],
+  ].map(([method, path, pointer]) => ({ method: method!, path: path!, pointer: pointer!, why: AFTER_10_2 })),
 ];

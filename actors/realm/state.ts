@@ -91,6 +91,11 @@ export interface ProfileField {
   required: boolean;
   editableByUser: boolean;
   displayInProfileSummary: boolean;
+  /**
+   * Whether typeahead matches users by this field's values (FL 455).
+   * Absent: false (SNAPSHOT NOTE: fields stored before it lack it).
+   */
+  useForUserMatching?: boolean;
 }
 
 /** Where an outgoing webhook bot's messages go, and the fixed token it sends along. */
