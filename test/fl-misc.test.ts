@@ -290,3 +290,63 @@ describe("FL 455: custom profile field use_for_user_matching", () => {
     assert.equal(fields.find((f) => f.id === id)?.use_for_user_matching, true);
   });
 });
+
+describe("FL 456/469: realm default_avatar_source and media_preview_size", () => {
+  test("FL 456: default_avatar_source is registered, set by PATCH /realm and sent as a realm update", async () => {
+    const reg = async () =>
+      (await srv.api("POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) }, other)).body;
+    assert.equal((await reg()).realm_default_avatar_source, "G");
+    const q = await openQueue(srv, other, ["realm"]);
+    assertSuccess(await srv.api("PATCH", "/realm", { default_avatar_source: "J" }));
+    assert.equal((await reg()).realm_default_avatar_source, "J");
+    const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.property === "default_avatar_source"));
+    const ev = evs.find((x: Ev) => x.property === "default_avatar_source");
+    assert.deepEqual([ev.type, ev.op, ev.value], ["realm", "update", "J"]);
+    // "U" (an uploaded avatar) cannot be a default; members may not change it.
+    const bad = await srv.api("PATCH", "/realm", { default_avatar_source: "U" });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.result, "error");
+    assertError(
+      await srv.api("PATCH", "/realm", { default_avatar_source: "G" }, member),
+      "Must be an organization administrator",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+    assert.equal((await reg()).realm_default_avatar_source, "J");
+    assertSuccess(await srv.api("PATCH", "/realm", { default_avatar_source: "G" }));
+  });
+
+  test("FL 469: media_preview_size is registered, set by PATCH /realm and sent as a realm update", async () => {
+    const reg = async () =>
+      (await srv.api("POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) }, other)).body;
+    assert.equal((await reg()).realm_media_preview_size, 100);
+    const q = await openQueue(srv, other, ["realm"]);
+    assertSuccess(await srv.api("PATCH", "/realm", { media_preview_size: 150 }));
+    assert.equal((await reg()).realm_media_preview_size, 150);
+    const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.property === "media_preview_size"));
+    assert.equal(evs.find((x: Ev) => x.property === "media_preview_size").value, 150);
+    assertError(
+      await srv.api("PATCH", "/realm", { media_preview_size: 120 }),
+      "Invalid media_preview_size 120",
+    );
+    assertError(
+      await srv.api("PATCH", "/realm", { media_preview_size: "big" }),
+      "media_preview_size is not valid JSON",
+    );
+    assertError(
+      await srv.api("PATCH", "/realm", { media_preview_size: 200 }, member),
+      "Must be an organization administrator",
+      "UNAUTHORIZED_PRINCIPAL",
+    );
+    assert.equal((await reg()).realm_media_preview_size, 150);
+  });
+});
+
+describe("FL 466: register realm_uuid", () => {
+  test("FL 466: realm_uuid is a stable UUID", async () => {
+    const reg = async () =>
+      (await srv.api("POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) }, other)).body;
+    const a = (await reg()).realm_uuid as string;
+    assert.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal((await reg()).realm_uuid, a);
+  });
+});

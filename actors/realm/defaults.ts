@@ -43,6 +43,14 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   org_type: 0,
   default_code_block_language: "",
   want_advertise_in_communities_directory: false,
+  /** FL 469: thumbnail height in messages, percent of the default (100, 150 or 200). Clients apply it. */
+  media_preview_size: 100,
+  /**
+   * FL 456: "G" (Gravatar) or "J" (Jdenticon) for new users. Stored and
+   * reported; this server gives every user a gravatar until it renders
+   * Jdenticons (FL 466).
+   */
+  default_avatar_source: "G",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -81,4 +89,5 @@ export const REALM_BOOL_PROPERTIES = [
 /** The realm settings PATCH /realm sets to one of a few strings (update event value: the string). */
 export const REALM_CHOICE_PROPERTIES: Record<string, readonly string[]> = {
   message_edit_history_visibility_policy: ["all", "moves", "none"],
+  default_avatar_source: ["G", "J"],
 };

@@ -4,7 +4,7 @@
 
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
-import { pushRelayUrl } from "../routes/push-relay.ts";
+import { pushRelayUrl, realmUuid } from "../routes/push-relay.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -58,6 +58,8 @@ export const realmArea: RegisterArea = {
       realm_icon_source: "G",
       realm_url: url,
       realm_uri: url,
+      // FL 466: the organization's UUID, the one the push relay knows it by.
+      realm_uuid: realmUuid(url),
       realm_date_created: Math.floor(dateCreated / 1000),
       ...REALM_CONSTANTS,
       realm_push_notifications_enabled: pushRelayUrl() !== null,
