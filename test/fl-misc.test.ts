@@ -350,3 +350,58 @@ describe("FL 466: register realm_uuid", () => {
     assert.equal((await reg()).realm_uuid, a);
   });
 });
+
+describe("FL 475: date_joined at first login", () => {
+  test("FL 475: an API-created user's first login resets date_joined with a realm_user update", async () => {
+    const q = await openQueue(srv, other, ["realm_user"]);
+    const n = ++seq;
+    const email = `first-login-${n}-${process.pid}@example.com`;
+    const password = `pw-first-${n}-secret`;
+    const made = await srv.api("POST", "/users", { email, password, full_name: `First Login ${n}` });
+    assertSuccess(made);
+    const userId = made.body.user_id as number;
+    assertSuccess(await srv.api("POST", "/fetch_api_key", { username: email, password }, null));
+    const evs = await eventsUntil(srv, q, (e) =>
+      e.some((x: Ev) => x.op === "update" && x.person.user_id === userId && "date_joined" in x.person),
+    );
+    const ev = evs.find(
+      (x: Ev) => x.op === "update" && x.person.user_id === userId && "date_joined" in x.person,
+    );
+    assert.deepEqual(Object.keys(ev.person).sort(), ["date_joined", "user_id"]);
+    assert.match(ev.person.date_joined, /^\d{4}-\d\d-\d\dT\d\d:\d\d\+00:00$/);
+    const u = (await srv.api("GET", `/users/${userId}`, {}, other)).body.user;
+    assert.equal(u.date_joined, ev.person.date_joined);
+    // A second login is not a first one.
+    assertSuccess(await srv.api("POST", "/fetch_api_key", { username: email, password }, null));
+    assertSuccess(await srv.api("POST", "/users/me/status", { status_text: "marker" }, other));
+    const later = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.type === "user_status"));
+    assert.equal(
+      later.filter(
+        (x: Ev) => x.type === "realm_user" && x.person.user_id === userId && "date_joined" in x.person,
+      ).length,
+      0,
+    );
+  });
+
+  test("FL 475: a wrong password is no login and changes nothing", async () => {
+    const q = await openQueue(srv, other, ["realm_user", "user_status"]);
+    const n = ++seq;
+    const email = `first-login-${n}-${process.pid}@example.com`;
+    const made = await srv.api("POST", "/users", {
+      email,
+      password: `pw-first-${n}-secret`,
+      full_name: `FL ${n}`,
+    });
+    assertSuccess(made);
+    const bad = await srv.api(
+      "POST",
+      "/fetch_api_key",
+      { username: email, password: "wrong-password" },
+      null,
+    );
+    assert.equal(bad.status, 401);
+    assertSuccess(await srv.api("POST", "/users/me/status", { status_text: `marker ${n}` }, other));
+    const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.type === "user_status"));
+    assert.equal(evs.filter((x: Ev) => x.type === "realm_user" && x.op === "update").length, 0);
+  });
+});

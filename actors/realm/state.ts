@@ -71,6 +71,11 @@ export interface DirEntry {
    * false (SNAPSHOT NOTE: older entries lack it and stay not deleted).
    */
   isDeleted?: boolean;
+  /**
+   * Created through the API and not yet logged in: the first login resets
+   * dateJoined (FL 475). Absent: false (SNAPSHOT NOTE: older entries lack it).
+   */
+  awaitingFirstLogin?: boolean;
 }
 
 /** One user's value of one custom profile field; `rendered` for the Markdown-capable types. */
@@ -121,6 +126,8 @@ export type MemberChanges = Partial<
     | "service"
     | "receivesTyping"
     | "isDeleted"
+    | "dateJoined"
+    | "awaitingFirstLogin"
   >
 >;
 
