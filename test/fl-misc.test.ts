@@ -405,3 +405,65 @@ describe("FL 475: date_joined at first login", () => {
     assert.equal(evs.filter((x: Ev) => x.type === "realm_user" && x.op === "update").length, 0);
   });
 });
+
+async function channelWith(name: string, userIds: number[]): Promise<number> {
+  const r = await srv.api("POST", "/channels/create", { name, subscribers: JSON.stringify(userIds) });
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+async function post(channelId: number, content: string, auth?: Creds, topic = "t"): Promise<number> {
+  const r = await srv.api("POST", "/messages", { type: "stream", to: channelId, topic, content }, auth);
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+describe("FL 445: GET /messages anchor=date", () => {
+  test("FL 445: the anchor is the narrow's first message sent at or after anchor_date", async () => {
+    const ch = await channelWith(`anchor-date-${++seq}`, [srv.owner.userId, other.userId]);
+    const ids: number[] = [];
+    for (const word of ["one", "two", "three"]) {
+      ids.push(await post(ch, word));
+      await new Promise((r) => setTimeout(r, 1100));
+    }
+    const narrow = JSON.stringify([{ operator: "channel", operand: ch }]);
+    const all = await srv.api("GET", "/messages", { anchor: "oldest", num_after: 10, narrow }, other);
+    const ts = (all.body.messages as { id: number; timestamp: number }[]).map((m) => m.timestamp);
+    const iso = (s: number) => new Date(s * 1000).toISOString();
+    const get = (anchor_date: string) =>
+      srv.api(
+        "GET",
+        "/messages",
+        { anchor: "date", anchor_date, num_before: 1, num_after: 1, narrow },
+        other,
+      );
+    const mid = await get(iso(ts[1]!));
+    assertSuccess(mid);
+    assert.equal(mid.body.anchor, ids[1]);
+    assert.equal(mid.body.found_anchor, true);
+    assert.deepEqual(
+      (mid.body.messages as { id: number }[]).map((m) => m.id),
+      ids,
+    );
+    const before = await get(iso(ts[0]! - 3600));
+    assert.equal(before.body.anchor, ids[0]);
+    const after = await get(iso(ts[2]! + 3600));
+    assertSuccess(after);
+    assert.equal(after.body.found_newest, true);
+    assert.deepEqual(
+      (after.body.messages as { id: number }[]).map((m) => m.id),
+      [ids[2]],
+    );
+  });
+
+  test("FL 445: a missing or malformed anchor_date is refused", async () => {
+    const r = await srv.api("GET", "/messages", { anchor: "date", num_before: 1 }, other);
+    assertError(r, "Missing 'anchor_date' argument", "REQUEST_VARIABLE_MISSING");
+    for (const bad of ["yesterday", "2024-13-45T99:99", "1".repeat(5000), "2024-01-01T00:00:00Z; DROP"]) {
+      assertError(
+        await srv.api("GET", "/messages", { anchor: "date", anchor_date: bad, num_before: 1 }, other),
+        "Invalid anchor_date",
+      );
+    }
+  });
+});
