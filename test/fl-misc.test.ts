@@ -467,3 +467,67 @@ describe("FL 445: GET /messages anchor=date", () => {
     }
   });
 });
+
+describe("FL 446: narrow operator mentions", () => {
+  test("FL 446: mentions matches direct, visible mentions of the user, by id or email", async () => {
+    const ch = await channelWith(`mentions-${++seq}`, [srv.owner.userId, other.userId, member.userId]);
+    const name = (await srv.api("GET", `/users/${other.userId}`)).body.user.full_name as string;
+    const loud = await post(ch, `hello @**${name}**`);
+    const silent = await post(ch, `hello @_**${name}**`);
+    const plainMsg = await post(ch, "hello nobody");
+    const everyone = await post(ch, "hello @**all**");
+    const ids = async (narrow: unknown[], auth: Creds = member) => {
+      const r = await srv.api(
+        "GET",
+        "/messages",
+        { anchor: "newest", num_before: 100, narrow: JSON.stringify(narrow) },
+        auth,
+      );
+      assertSuccess(r);
+      return (r.body.messages as { id: number }[]).map((m) => m.id);
+    };
+    const inCh = { operator: "channel", operand: ch };
+    assert.deepEqual(await ids([inCh, { operator: "mentions", operand: other.userId }]), [loud]);
+    assert.deepEqual(await ids([inCh, { operator: "mentions", operand: other.email }]), [loud]);
+    assert.deepEqual(await ids([inCh, { operator: "mentions", operand: other.userId, negated: true }]), [
+      silent,
+      plainMsg,
+      everyone,
+    ]);
+    // Without a channel term the caller's own messages are searched (a member who received them).
+    const all = await ids([{ operator: "mentions", operand: other.userId }], other);
+    assert.ok(all.includes(loud));
+    assert.ok(!all.includes(silent) && !all.includes(everyone));
+    const matches = await srv.api(
+      "GET",
+      "/messages/matches_narrow",
+      {
+        msg_ids: JSON.stringify([loud, silent]),
+        narrow: JSON.stringify([{ operator: "mentions", operand: other.userId }]),
+      },
+      other,
+    );
+    assertSuccess(matches);
+    assert.deepEqual(Object.keys(matches.body.messages).map(Number), [loud]);
+  });
+
+  test("FL 446: an unknown user or a malformed operand is refused", async () => {
+    for (const operand of [999999, "nobody@example.com"]) {
+      const r = await srv.api(
+        "GET",
+        "/messages",
+        { anchor: "newest", num_before: 5, narrow: JSON.stringify([{ operator: "mentions", operand }]) },
+        member,
+      );
+      assert.equal(r.status, 400);
+      assert.equal(r.body.code, "BAD_NARROW");
+    }
+    const r = await srv.api(
+      "GET",
+      "/messages",
+      { anchor: "newest", num_before: 5, narrow: JSON.stringify([{ operator: "mentions", operand: [1] }]) },
+      member,
+    );
+    assertError(r, "operand is not a string or integer");
+  });
+});

@@ -650,6 +650,8 @@ export interface Filters {
   is?: { flag: string; negated: boolean }[];
   /** has: link | image | attachment | reaction. */
   has?: { operand: string; negated: boolean }[];
+  /** mentions: (FL 446): users the current content personally mentions (not silently). */
+  mentions?: { value: number; negated: boolean }[];
   /** id terms. */
   ids?: { value: number; negated: boolean }[];
   /** GET /messages' message_ids: only these messages. */
@@ -703,6 +705,7 @@ export function contentFilter(m: Msg, f: Filters): boolean {
   for (const t of f.senders ?? []) if ((m.senderId === t.value) === t.negated) return false;
   for (const t of f.ids ?? []) if ((m.id === t.value) === t.negated) return false;
   for (const t of f.has ?? []) if (messageHas(m, t.operand) === t.negated) return false;
+  for (const t of f.mentions ?? []) if (m.mentioned.includes(t.value) === t.negated) return false;
   if (f.home && f.home.mutedTopics.includes(m.topic.toLowerCase()) !== f.home.negated) return false;
   if (f.search !== undefined && !matchesSearch(f.search, m.content, m.topic)) return false;
   return true;
