@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { requireBinaries } from "./support/services.ts";
 import type { Creds } from "./support/embedded.ts";
 import {
   assertError,
@@ -529,5 +531,93 @@ describe("FL 446: narrow operator mentions", () => {
       member,
     );
     assertError(r, "operand is not a string or integer");
+  });
+});
+
+describe("FL misc in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
+  let c: TestCluster;
+  before(async () => {
+    c = await startCluster({ nodes: ["n1", "n2"] });
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("FL 407/447/475/446: admin status, bot rename, first login and mentions across nodes", async () => {
+    const admin2 = await newUser(c, 200);
+    const target = await newUser(c);
+    // 475: the helper's fetch_api_key was the first login; a fresh one now.
+    const q = await openQueue(c, target, ["user_status", "realm_user"]);
+    const n = ++seq;
+    const email = `cluster-first-${n}-${process.pid}@example.com`;
+    const made = await c.api("POST", "/users", {
+      email,
+      password: `pw-cl-${n}-secret`,
+      full_name: `Cluster ${n}`,
+    });
+    assertSuccess(made);
+    assertSuccess(
+      await c.api("POST", "/fetch_api_key", { username: email, password: `pw-cl-${n}-secret` }, null),
+    );
+    // 407
+    assertSuccess(await c.api("POST", `/users/${target.userId}/status`, { status_text: "cluster" }, admin2));
+    const evs = await eventsUntil(
+      c,
+      q,
+      (e) =>
+        e.some((x: Ev) => x.type === "user_status") &&
+        e.some(
+          (x: Ev) =>
+            x.type === "realm_user" && x.person.user_id === made.body.user_id && x.person.date_joined,
+        ),
+    );
+    assert.ok(evs.some((x: Ev) => x.type === "user_status" && x.user_id === target.userId));
+    assert.ok(evs.some((x: Ev) => x.type === "realm_user" && x.person.user_id === made.body.user_id));
+    assert.equal((await c.api("GET", `/users/${target.userId}/status`)).body.status.status_text, "cluster");
+    // 447
+    const b = await c.api(
+      "POST",
+      "/bots",
+      { full_name: `Cluster Bot ${n}`, short_name: `clbot${n}` },
+      target,
+    );
+    assertSuccess(b);
+    assertSuccess(await c.api("PATCH", `/bots/${b.body.user_id}`, { short_name: `clrenamed${n}` }, target));
+    const botEmail = (await c.api("GET", `/users/${b.body.user_id}`)).body.user.email as string;
+    assert.match(botEmail, new RegExp(`^clrenamed${n}-bot@`));
+    assertSuccess(await c.api("GET", "/users/me", {}, { email: botEmail, apiKey: b.body.api_key as string }));
+    // 446
+    const ch = await c.api("POST", "/channels/create", {
+      name: `cluster-mentions-${n}`,
+      subscribers: JSON.stringify([(await c.api("GET", "/users/me")).body.user_id, target.userId]),
+    });
+    assertSuccess(ch);
+    const name = (await c.api("GET", `/users/${target.userId}`)).body.user.full_name as string;
+    const sent = await c.api("POST", "/messages", {
+      type: "stream",
+      to: ch.body.id,
+      topic: "t",
+      content: `hi @**${name}**`,
+    });
+    assertSuccess(sent);
+    await c.api("POST", "/messages", { type: "stream", to: ch.body.id, topic: "t", content: "no mention" });
+    const got = await c.api(
+      "GET",
+      "/messages",
+      {
+        anchor: "newest",
+        num_before: 10,
+        narrow: JSON.stringify([
+          { operator: "channel", operand: ch.body.id },
+          { operator: "mentions", operand: target.userId },
+        ]),
+      },
+      target,
+    );
+    assertSuccess(got);
+    assert.deepEqual(
+      (got.body.messages as { id: number }[]).map((m) => m.id),
+      [sent.body.id],
+    );
   });
 });
