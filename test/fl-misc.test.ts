@@ -534,6 +534,76 @@ describe("FL 446: narrow operator mentions", () => {
   });
 });
 
+describe("FL 270: direct message permission groups", () => {
+  async function systemGroup(name: string): Promise<number> {
+    const r = await srv.api("GET", "/user_groups");
+    return (r.body.user_groups as { id: number; name: string }[]).find((g) => g.name === name)!.id;
+  }
+  async function setRealm(name: string, id: number) {
+    assertSuccess(await srv.api("PATCH", "/realm", { [name]: JSON.stringify({ new: id }) }));
+  }
+  const dm = (to: number[], auth: Creds, content = "hi") =>
+    srv.api("POST", "/messages", { type: "private", to: JSON.stringify(to), content }, auth);
+
+  test("FL 270: only the initiator group starts a conversation; replies are free", async () => {
+    const [admins, everyone] = [await systemGroup("role:administrators"), await systemGroup("role:everyone")];
+    const a = await newUser(srv);
+    const b = await newUser(srv);
+    await setRealm("direct_message_initiator_group", admins);
+    try {
+      assertError(
+        await dm([b.userId], a),
+        "You do not have permission to initiate direct message conversations.",
+      );
+      assertSuccess(await dm([a.userId], admin));
+      assertSuccess(await dm([admin.userId], a, "a reply"));
+      // To oneself and to bots needs nobody's leave.
+      assertSuccess(await dm([a.userId], a));
+      const bot = await newBot(a);
+      assertSuccess(await dm([bot.userId], a));
+      const seen = await srv.api(
+        "GET",
+        "/messages",
+        {
+          anchor: "newest",
+          num_before: 5,
+          narrow: JSON.stringify([{ operator: "dm", operand: [b.userId] }]),
+        },
+        a,
+      );
+      assert.equal(seen.body.messages.length, 0);
+    } finally {
+      await setRealm("direct_message_initiator_group", everyone);
+    }
+  });
+
+  test("FL 270: every direct message needs a member of the permission group", async () => {
+    const [admins, everyone, nobody] = [
+      await systemGroup("role:administrators"),
+      await systemGroup("role:everyone"),
+      await systemGroup("role:nobody"),
+    ];
+    const a = await newUser(srv);
+    const b = await newUser(srv);
+    assertSuccess(await dm([b.userId], a, "before"));
+    await setRealm("direct_message_permission_group", admins);
+    try {
+      assertError(
+        await dm([b.userId], a),
+        "This conversation does not include any users who can authorize it.",
+      );
+      assertSuccess(await dm([b.userId, admin.userId], a));
+      assertSuccess(await dm([b.userId], admin));
+      await setRealm("direct_message_permission_group", nobody);
+      assertError(await dm([b.userId], a), "Direct messages are disabled in this organization.");
+      assertSuccess(await dm([a.userId], a));
+    } finally {
+      await setRealm("direct_message_permission_group", everyone);
+    }
+    assertSuccess(await dm([b.userId], a, "after"));
+  });
+});
+
 describe("FL misc in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
   let c: TestCluster;
   before(async () => {

@@ -46,6 +46,7 @@ import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
+import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
@@ -456,6 +457,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
+    if (!bot) await checkDirectMessagePolicy(ctx, state.realmId, c, people, users, state.count === 0);
     recipients = () => people;
     isRecipient = (id) => people.includes(id);
     dmRecipients = ids.map((id) => {
