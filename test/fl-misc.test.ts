@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { requireBinaries } from "./support/services.ts";
+import { uploadFiles } from "./support/uploads.ts";
 import type { Creds } from "./support/embedded.ts";
 import {
   assertError,
@@ -601,6 +602,44 @@ describe("FL 270: direct message permission groups", () => {
       await setRealm("direct_message_permission_group", everyone);
     }
     assertSuccess(await dm([b.userId], a, "after"));
+  });
+});
+
+describe("FL 285: detached_uploads", () => {
+  test("FL 285: an edit dropping the last link to the editor's upload lists it", async () => {
+    const ch = await channelWith(`detached-${++seq}`, [srv.owner.userId, other.userId]);
+    const up = async (name: string) => {
+      const r = await uploadFiles(srv.baseUrl, other, [
+        { data: Buffer.from(`data ${name}`), filename: name },
+      ]);
+      assertSuccess(r as never);
+      return (r.body as { url: string }).url;
+    };
+    const [u1, u2, u3] = [await up("one.txt"), await up("two.txt"), await up("three.txt")];
+    const msg = await post(ch, `[a](${u1}) [b](${u2}) [c](${u3})`, other);
+    // Another message still links u2: it is no detached upload.
+    await post(ch, `again [b](${u2})`, other);
+    const r = await srv.api("PATCH", `/messages/${msg}`, { content: `only [c](${u3})` }, other);
+    assertSuccess(r);
+    const detached = r.body.detached_uploads as { path_id: string; name: string }[];
+    assert.deepEqual(
+      detached.map((d) => d.name),
+      ["one.txt"],
+    );
+    assert.equal(`/user_uploads/${detached[0]!.path_id}`, u1);
+    // A topic-only edit and a content edit that keeps every link detach nothing.
+    const t = await srv.api("PATCH", `/messages/${msg}`, { topic: "renamed" }, other);
+    assertSuccess(t);
+    assert.deepEqual(t.body.detached_uploads, []);
+    const same = await srv.api("PATCH", `/messages/${msg}`, { content: `still [c](${u3})` }, other);
+    assert.deepEqual(same.body.detached_uploads, []);
+    // The attachment list shows u1 linked by no message now.
+    const list = await srv.api("GET", "/attachments", {}, other);
+    const a1 = (list.body.attachments as { path_id: string; [k: string]: unknown }[]).find(
+      (a) => `/user_uploads/${a.path_id}` === u1,
+    )!;
+    const links = (a1.message_ids ?? a1.messages) as unknown[];
+    assert.equal(links.length, 0);
   });
 });
 

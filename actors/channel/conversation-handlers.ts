@@ -1224,6 +1224,15 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Links an edit adds are claimed as a send's (only the sender may edit content).
   if (typeof changes.content === "string") {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
+    // FL 285: links the edit dropped release their files; the editor's that
+    // no message links any more are the reply's detached_uploads.
+    const released = (await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
+      messageId: m.id,
+      editorId: c.userId,
+      dropped: linkedPathIds(m.content, state.realmId),
+      kept: linkedPathIds(changes.content, state.realmId),
+    })) as { detached: Obj[] };
+    reply.detached_uploads = released.detached as unknown as Value;
   }
   return { facts, writes, events: [{ event, userIds }], reply };
 };

@@ -456,9 +456,10 @@ const editMessage: RouteDef = {
           req.params.send_notification_to_new_thread !== false,
         );
       }
-      return reply;
+      // FL 285: always present; files only when a content edit dropped the last link.
+      return { detached_uploads: [], ...reply };
     }
-    return moveToChannel(req, item, { ...args, stream_id: streamId });
+    return { detached_uploads: [], ...(await moveToChannel(req, item, { ...args, stream_id: streamId })) };
   },
 };
 
