@@ -382,6 +382,12 @@ export const errors = {
   supplyStream: () => new ZulipError("Please supply 'stream'."),
   chooseStream: () => new ZulipError("Please choose one: 'stream' or 'stream_id'."),
   noPostPermission: () => new ZulipError("You do not have permission to post in this channel."),
+  // FL 270: direct_message_permission_group and direct_message_initiator_group.
+  directMessagesDisabled: () => new ZulipError("Direct messages are disabled in this organization."),
+  directMessageNotAuthorized: () =>
+    new ZulipError("This conversation does not include any users who can authorize it."),
+  cannotInitiateDirectMessages: () =>
+    new ZulipError("You do not have permission to initiate direct message conversations."),
   cannotMoveMessage: () => new ZulipError("You don't have permission to move this message"),
   moveChannelTimeLimit: () => new ZulipError("The time limit for editing this message's channel has passed"),
   messageEditingDisabled: () => new ZulipError("Your organization has turned off message editing"),

@@ -73,6 +73,7 @@ const ID_OPERATORS = new Set([
   "group_pm_with",
   "dm-including",
   "with",
+  "mentions",
 ]);
 const IDS_OPERATORS = new Set(["dm", "pm-with", "pm_with"]);
 
@@ -169,6 +170,8 @@ interface Filters {
   idIn?: number[];
   is: { flag: string; negated: boolean }[];
   has: { operand: string; negated: boolean }[];
+  /** mentions: (FL 446) users the message personally and visibly mentions. */
+  mentions: { value: number; negated: boolean }[];
   search?: string;
   home?: { negated: boolean; mutedTopics: string[] };
   noHistory?: boolean;
@@ -243,7 +246,7 @@ export async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<P
   const plan: Plan = {
     channel: null,
     convPreds: [],
-    filters: { topics: [], senders: [], ids: [], is: [], has: [] },
+    filters: { topics: [], senders: [], ids: [], is: [], has: [], mentions: [] },
     home: [],
     followed: [],
     resolved: [],
@@ -303,6 +306,13 @@ export async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<P
         const id = await userOf(t.operand as string | number);
         if (id === null) throw errors.badNarrow(`unknown user ${String(t.operand)}`);
         plan.filters.senders.push({ value: id, negated: neg });
+        break;
+      }
+      case "mentions": {
+        // FL 446: a direct, non-silent mention of the user in the current content.
+        const id = await userOf(t.operand as string | number);
+        if (id === null) throw errors.badNarrow(`unknown user ${String(t.operand)}`);
+        plan.filters.mentions.push({ value: id, negated: neg });
         break;
       }
       case "dm":
@@ -556,8 +566,8 @@ export function convRef(req: RouteRequest, conv: string) {
 /** has / search: decided by the conversations holding the messages. */
 async function contentFilter(req: RouteRequest, items: Item[], plan: Plan): Promise<Item[]> {
   const f = plan.filters;
-  if (!f.has.length && f.search === undefined) return items;
-  const filters: Obj = { has: f.has as unknown as Value };
+  if (!f.has.length && !f.mentions.length && f.search === undefined) return items;
+  const filters: Obj = { has: f.has as unknown as Value, mentions: f.mentions as unknown as Value };
   if (f.search !== undefined) filters.search = f.search;
   const keep = new Set<number>();
   await Promise.all(

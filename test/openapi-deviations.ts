@@ -204,4 +204,17 @@ export const deviations: Deviation[] = [
     pointer: `/${f}`,
     why: `${AFTER_10_2}: message reports and reminders`,
   })),
+  // --- custom profile fields: use_for_user_matching (FL 455)
+  ...[
+    ["GET", "/realm/profile_fields", "/custom_fields/*/use_for_user_matching"],
+    ["POST", "/register", "/custom_profile_fields/*/use_for_user_matching"],
+    ["EVENT", "custom_profile_fields", "/fields/*/use_for_user_matching"],
+  ].map(([method, path, pointer]) => ({ method: method!, path: path!, pointer: pointer!, why: AFTER_10_2 })),
+  // --- realm settings and identity of FL 456, 466 and 469
+  ...["realm_default_avatar_source", "realm_media_preview_size", "realm_uuid"].map((f) => ({
+    method: "POST",
+    path: "/register",
+    pointer: `/${f}`,
+    why: AFTER_10_2,
+  })),
 ];

@@ -1147,6 +1147,14 @@ const cases: Case[] = [
   { method: "PATCH", path: `/channel_folders/${BAD_ID}`, params: { name: "x" }, status: 400 },
   { method: "PATCH", path: "/channel_folders", params: (f) => ({ order: [f.folderId] }), status: 200 },
   { method: "PATCH", path: "/channel_folders", params: { order: [] }, status: 400 },
+  // --- misc feature-level gaps (newer than 10.2: envelope checks only)
+  {
+    method: "POST",
+    path: (f) => `/users/${f.member.userId}/status`,
+    params: { status_text: "set by the owner" },
+    status: 200,
+  },
+  { method: "POST", path: `/users/${BAD_ID}/status`, params: { status_text: "x" }, status: 400 },
 
   // --- channel removal, then the queue
   {

@@ -78,6 +78,8 @@ describe("profile fields - definitions", () => {
       order: f.order,
       required: true,
       editable_by_user: false,
+      // FL 455 (test/fl-misc.test.ts).
+      use_for_user_matching: false,
       display_in_profile_summary: true,
     });
     const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "custom_profile_fields"));

@@ -8,6 +8,7 @@
 // emojiBlobRef): the owner's `put` is then a local call, never a NATS
 // message, whose default 1 MB payload limit a 5 MiB image would exceed.
 
+import { detachedHandlers } from "./detached.ts";
 import { errors } from "../errors.ts";
 import type { ActorRef, Behavior, Caller, Handler, Obj } from "../types.ts";
 import {
@@ -66,7 +67,7 @@ for (const [name, h] of Object.entries(fileHandlers)) {
     return h(state as BlobState, args, ctx, caller);
   };
 }
-for (const [name, h] of Object.entries(uploadsHandlers)) {
+for (const [name, h] of Object.entries({ ...uploadsHandlers, ...detachedHandlers })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isUploads(ctx.self)) throw errors.internal();
     return h(state as UploadsState, args, ctx, caller);

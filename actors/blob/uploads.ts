@@ -113,11 +113,11 @@ export function uploadsFromSnapshot(data: string, ref: ActorRef): UploadsState {
   return state;
 }
 
-function fact(f: UploadsFact): Obj {
+export function fact(f: UploadsFact): Obj {
   return f as unknown as Obj;
 }
 
-function format(a: Attachment): Obj {
+export function format(a: Attachment): Obj {
   return {
     id: a.id,
     name: a.name,
@@ -141,7 +141,7 @@ function str(args: Obj, name: string): string {
   return v;
 }
 
-function event(op: "add" | "update", a: Attachment, spaceUsed: number): OutEvent {
+export function event(op: "add" | "update", a: Attachment, spaceUsed: number): OutEvent {
   return {
     event: { type: "attachment", op, attachment: format(a), upload_space_used: spaceUsed },
     userIds: [a.ownerId],

@@ -48,6 +48,7 @@ import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
+import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
@@ -476,6 +477,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       if (!u) throw errors.invalidUserId(id);
       if (!u.isActive && id !== c.userId) throw errors.userDeactivated();
     }
+    if (!bot) await checkDirectMessagePolicy(ctx, state.realmId, c, people, users, state.count === 0);
     recipients = () => people;
     isRecipient = (id) => people.includes(id);
     dmRecipients = ids.map((id) => {
@@ -671,6 +673,8 @@ export interface Filters {
   is?: { flag: string; negated: boolean }[];
   /** has: link | image | attachment | reaction. */
   has?: { operand: string; negated: boolean }[];
+  /** mentions: (FL 446): users the current content personally mentions (not silently). */
+  mentions?: { value: number; negated: boolean }[];
   /** id terms. */
   ids?: { value: number; negated: boolean }[];
   /** GET /messages' message_ids: only these messages. */
@@ -724,6 +728,7 @@ export function contentFilter(m: Msg, f: Filters): boolean {
   for (const t of f.senders ?? []) if ((m.senderId === t.value) === t.negated) return false;
   for (const t of f.ids ?? []) if ((m.id === t.value) === t.negated) return false;
   for (const t of f.has ?? []) if (messageHas(m, t.operand) === t.negated) return false;
+  for (const t of f.mentions ?? []) if (m.mentioned.includes(t.value) === t.negated) return false;
   if (f.home && f.home.mutedTopics.includes(m.topic.toLowerCase()) !== f.home.negated) return false;
   if (f.search !== undefined && !matchesSearch(f.search, m.content, m.topic)) return false;
   return true;
@@ -1239,6 +1244,15 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
   // Links an edit adds are claimed as a send's (only the sender may edit content).
   if (typeof changes.content === "string") {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
+    // FL 285: links the edit dropped release their files; the editor's that
+    // no message links any more are the reply's detached_uploads.
+    const released = (await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
+      messageId: m.id,
+      editorId: c.userId,
+      dropped: linkedPathIds(m.content, state.realmId),
+      kept: linkedPathIds(changes.content, state.realmId),
+    })) as { detached: Obj[] };
+    reply.detached_uploads = released.detached as unknown as Value;
   }
   return { facts, writes, events: [{ event, userIds }], reply };
 };

@@ -22,6 +22,8 @@ import { scheduledIndexHandlers } from "./scheduled-index.ts";
 import { botApiKeyHandlers } from "./bot-api-key.ts";
 import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
 import { messageLimitHandlers } from "./message-limits.ts";
+import { adminStatusRealmHandlers } from "./admin-status.ts";
+import { deletedUserHandlers } from "./deleted-users.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -68,6 +70,9 @@ for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(messageLimitHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(adminStatusRealmHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(deletedUserHandlers)) handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
@@ -168,6 +173,8 @@ const external: Record<string, Exposure> = {
   exportDownload: "caller",
   exportConsentUsers: "caller",
   updateMessageLimits: "caller",
+  adminStatusTarget: "caller",
+  markProfileDeleted: "caller",
 };
 
 export const realmBehavior: Behavior<RealmKindState> = {

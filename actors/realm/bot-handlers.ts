@@ -34,6 +34,7 @@ import {
   activeAdminIds,
   activeIds,
   actorOf,
+  emailChangeEvents,
   botAudience,
   canAdmin,
   deactivation,
@@ -291,6 +292,21 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     }
   }
 
+  // FL 447: a new short name moves the bot to `<short_name>-bot@<domain>`,
+  // checked as at creation (Zulip's do_change_user_delivery_email).
+  const rawShort = optString(args, "shortName");
+  let newEmail: string | undefined;
+  if (rawShort !== undefined) {
+    const shortName = rawShort.trim();
+    if (shortName === "") throw errors.badNameOrUsername();
+    const email = `${shortName}-bot@${fakeEmailDomain(state.host)}`;
+    if (!isValidEmail(email)) throw errors.badNameOrUsername();
+    if (emailKey(email) !== emailKey(bot.email)) {
+      if (state.users[emailKey(email)]) throw errors.usernameInUse();
+      newEmail = email;
+    }
+  }
+
   const after: DirEntry = { ...bot, ...changes };
   const reply: Obj = {
     full_name: after.fullName,
@@ -307,7 +323,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     // The API email: an administrator may not see the owner's real one.
     if (owner) reply.bot_owner = apiEmail(state, owner);
   }
-  if (Object.keys(changes).length === 0) return { reply };
+  if (Object.keys(changes).length === 0 && newEmail === undefined) return { reply };
 
   const everyone = activeIds(state);
   const oldAudience = botAudience(state, bot);
@@ -344,12 +360,20 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     }
     events.push({ event: updateEvent(bot.userId, { bot_owner_id: changes.botOwnerId! }), userIds: everyone });
   }
-  return {
-    facts: [fact({ type: "memberUpdated", userId: bot.userId, changes })],
-    events,
-    notices: changes.role !== undefined ? [invalidate(state, bot)] : [],
-    reply,
-  };
+  const facts: Obj[] = [];
+  const notices: { subject: string; data: Obj }[] = [];
+  if (Object.keys(changes).length) facts.push(fact({ type: "memberUpdated", userId: bot.userId, changes }));
+  if (changes.role !== undefined || newEmail !== undefined) notices.push(invalidate(state, bot));
+  if (newEmail !== undefined) {
+    facts.push(fact({ type: "memberEmailChanged", userId: bot.userId, email: newEmail }));
+    events.push(...emailChangeEvents(state, bot, newEmail));
+    // No realm_bot update: since feature level 474 bot objects carry no email.
+    // Credentials cached under the old address die on every gateway now.
+    notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
+    // The user actor's copy of the address: the gateway asks it to resync.
+    reply.syncEmailOf = bot.userId;
+  }
+  return { facts, events, notices, reply };
 };
 
 /** POST /bots/{bot_id}/api_key/regenerate: the old key stops working at once. */

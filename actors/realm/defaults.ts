@@ -55,6 +55,14 @@ export const REALM_SETTING_DEFAULTS: Obj = {
   message_retention_days: -1,
   /** FL 392: may messages go to the empty ("general chat") topic where a channel inherits. */
   topics_policy: "allow_empty_topic",
+  /** FL 469: thumbnail height in messages, percent of the default (100, 150 or 200). Clients apply it. */
+  media_preview_size: 100,
+  /**
+   * FL 456: "G" (Gravatar) or "J" (Jdenticon) for new users. Stored and
+   * reported; this server gives every user a gravatar until it renders
+   * Jdenticons (FL 466).
+   */
+  default_avatar_source: "G",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */
@@ -96,4 +104,5 @@ export const REALM_CHOICE_PROPERTIES: Record<string, readonly string[]> = {
   message_edit_history_visibility_policy: ["all", "moves", "none"],
   // Zulip's RealmTopicsPolicyEnum: a channel's "empty_topic_only" has no realm-wide form.
   topics_policy: ["allow_empty_topic", "disable_empty_topic"],
+  default_avatar_source: ["G", "J"],
 };

@@ -199,7 +199,7 @@ function checkNewEmail(state: RealmState, me: DirEntry, target: DirEntry, raw: s
  * API email is the real one, and the avatar, since a gravatar follows the
  * address.
  */
-function emailChangeEvents(state: RealmState, target: DirEntry, email: string): OutEvent[] {
+export function emailChangeEvents(state: RealmState, target: DirEntry, email: string): OutEvent[] {
   const moved: DirEntry = { ...target, email };
   const active = Object.values(state.users).filter((u) => u.isActive);
   const events: OutEvent[] = [

@@ -145,6 +145,8 @@ export function formatMember(
     is_imported_stub: false,
   };
   if (viewer !== null) out.timezone = target.timezone;
+  // Zulip sends is_deleted only when true (FL 490).
+  if (target.isDeleted === true) out.is_deleted = true;
   if (target.isBot) {
     out.bot_type = target.botType;
     out.bot_owner_id = target.botOwnerId;

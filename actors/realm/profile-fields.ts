@@ -78,6 +78,7 @@ export function formatField(f: ProfileField): Obj {
     order: f.order,
     required: f.required,
     editable_by_user: f.editableByUser,
+    use_for_user_matching: f.useForUserMatching === true,
   };
   // Zulip sets the key only when true.
   if (f.displayInProfileSummary) out.display_in_profile_summary = true;
@@ -259,6 +260,7 @@ const createProfileField: Handler<RealmState> = async (state, args, ctx, caller)
     required: optBool(args, "required") ?? false,
     editableByUser: optBool(args, "editableByUser") ?? true,
     displayInProfileSummary: summary,
+    useForUserMatching: optBool(args, "useForUserMatching") ?? false,
   };
   const fields = [...state.profileFields, field];
   return {
@@ -298,6 +300,7 @@ const updateProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
     displayInProfileSummary: summary ?? field.displayInProfileSummary,
     required: required ?? field.required,
     editableByUser: editable ?? field.editableByUser,
+    useForUserMatching: optBool(args, "useForUserMatching") ?? field.useForUserMatching === true,
   };
   validateField(next.name, next.hint, field.type, data ?? oldData, next.displayInProfileSummary);
   if (data !== undefined && (field.type === T.select || field.type === T.external)) {

@@ -34,6 +34,7 @@ import { memberHandlers } from "./member-handlers.ts";
 import { presenceHandlers } from "./presence-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { newUserSettings, userDefault } from "./user-defaults.ts";
+import { firstLoginDecision } from "./first-login.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
@@ -84,6 +85,8 @@ interface NewUser {
   fullName: string;
   role: number;
   canCreateUsers: boolean;
+  /** POST /users: date_joined moves to the first login (FL 475). */
+  awaitingFirstLogin?: boolean;
 }
 
 /**
@@ -133,6 +136,7 @@ export async function addUser(
     emailVisibility: userDefault(state, "email_address_visibility") as number,
     service: null,
     ...(settings.receives_typing_notifications === false ? { receivesTyping: false } : {}),
+    ...(u.awaitingFirstLogin ? { awaitingFirstLogin: true } : {}),
   };
   return {
     facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
@@ -222,6 +226,7 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
     fullName,
     role,
     canCreateUsers: !caller && isAdminRole(role),
+    awaitingFirstLogin: caller !== null,
   });
   const reply = decision.reply as { userId: number; apiKey: string };
   return { ...decision, reply: caller ? { user_id: reply.userId } : reply };
@@ -297,10 +302,10 @@ const authAttempt: Handler<RealmState> = (state, args, ctx, caller) => {
   return { reply: state.attempts.attempt(argString(args, "email"), ctx.now()) };
 };
 
-const authSucceeded: Handler<RealmState> = (state, args, _ctx, caller) => {
+const authSucceeded: Handler<RealmState> = (state, args, ctx, caller) => {
   requireInternal(caller);
   state.attempts.clear(argString(args, "email"));
-  return { reply: {} };
+  return firstLoginDecision(state, argString(args, "email"), ctx.now());
 };
 
 // ---- leaf reads for user actors -----------------------------------------------

@@ -16,6 +16,8 @@ export const REALM_INT_PROPERTIES: Record<string, readonly number[]> = {
   gif_rating_policy: [0, 1, 2, 3, 4, 5],
   // Zulip's ORG_TYPES ids.
   org_type: [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000],
+  // Zulip's MediaPreviewSizeEnum (FL 469): percent of the default thumbnail height.
+  media_preview_size: [100, 150, 200],
 };
 
 /** The string settings. */

@@ -65,6 +65,17 @@ export interface DirEntry {
    * typing notification finds its audience in one realm turn; absent: true.
    */
   receivesTyping?: boolean;
+  /**
+   * The account's data was removed (DELETE /users/{id} delete_profile):
+   * Zulip's is_deleted (FL 490), a subset of deactivated users. Absent:
+   * false (SNAPSHOT NOTE: older entries lack it and stay not deleted).
+   */
+  isDeleted?: boolean;
+  /**
+   * Created through the API and not yet logged in: the first login resets
+   * dateJoined (FL 475). Absent: false (SNAPSHOT NOTE: older entries lack it).
+   */
+  awaitingFirstLogin?: boolean;
 }
 
 /** One user's value of one custom profile field; `rendered` for the Markdown-capable types. */
@@ -85,6 +96,11 @@ export interface ProfileField {
   required: boolean;
   editableByUser: boolean;
   displayInProfileSummary: boolean;
+  /**
+   * Whether typeahead matches users by this field's values (FL 455).
+   * Absent: false (SNAPSHOT NOTE: fields stored before it lack it).
+   */
+  useForUserMatching?: boolean;
 }
 
 /** Where an outgoing webhook bot's messages go, and the fixed token it sends along. */
@@ -109,6 +125,9 @@ export type MemberChanges = Partial<
     | "botOwnerId"
     | "service"
     | "receivesTyping"
+    | "isDeleted"
+    | "dateJoined"
+    | "awaitingFirstLogin"
   >
 >;
 

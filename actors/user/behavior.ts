@@ -43,6 +43,7 @@ import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
 import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
+import { adminStatusHandlers } from "./admin-status.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
@@ -424,6 +425,11 @@ const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
 const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
   if (state.isBot) throw errors.botsNotAllowed();
+  return statusDecision(state, args, ctx);
+};
+
+/** A status change as the user's own or an administrator's request asked it (`away` only from the user). */
+export async function statusDecision(state: UserState, args: Obj, ctx: ActorContext): Promise<Decision> {
   const away = optBool(args, "away");
   const rawText = optString(args, "status_text");
   const emojiName = optString(args, "emoji_name");
@@ -481,7 +487,7 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
   }
   events.push({ event, userIds: realm.activeUserIds });
   return { facts, events, reply: {} };
-};
+}
 
 export const userBehavior: Behavior<UserState> = {
   kind: "user",
@@ -522,6 +528,7 @@ export const userBehavior: Behavior<UserState> = {
     ...autoTopicHandlers,
     ...reminderHandlers,
     ...navigationViewHandlers,
+    ...adminStatusHandlers,
   },
   // A gateway asks its caller's own actor (requireSelf), anyone's status,
   // and without a caller only the password check of POST /fetch_api_key.
@@ -531,6 +538,7 @@ export const userBehavior: Behavior<UserState> = {
     userStatus: "caller",
     updateSettings: "caller",
     updateStatus: "caller",
+    updateStatusByAdmin: "caller",
     setUserTopic: "caller",
     muteTopicLegacy: "caller",
     userTopics: "caller",

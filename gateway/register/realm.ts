@@ -4,9 +4,9 @@
 
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
-import { pushRelayUrl } from "../routes/push-relay.ts";
 import { REPORT_MESSAGE_TYPES } from "../routes/reports.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../routes/reminders.ts";
+import { pushRelayUrl, realmUuid } from "../routes/push-relay.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -64,6 +64,8 @@ export const realmArea: RegisterArea = {
       realm_icon_source: "G",
       realm_url: url,
       realm_uri: url,
+      // FL 466: the organization's UUID, the one the push relay knows it by.
+      realm_uuid: realmUuid(url),
       realm_date_created: Math.floor(dateCreated / 1000),
       ...REALM_CONSTANTS,
       realm_push_notifications_enabled: pushRelayUrl() !== null,

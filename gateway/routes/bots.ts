@@ -2,7 +2,7 @@
 // patch_bot_backend, regenerate_bot_api_key, deactivate_bot_backend):
 // parse, one realm-actor call, reply.
 
-import { realmRef } from "../../actors/index.ts";
+import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
@@ -89,6 +89,7 @@ const updateBot: RouteDef = {
     bot_owner_id: param(p.int()),
     service_payload_url: param(urlParam()),
     service_interface: param(p.int()),
+    short_name: param(p.string()),
   },
   async handler(req) {
     const args: Obj = { botId: botId(req) };
@@ -98,11 +99,15 @@ const updateBot: RouteDef = {
       ["bot_owner_id", "botOwnerId"],
       ["service_payload_url", "servicePayloadUrl"],
       ["service_interface", "serviceInterface"],
+      ["short_name", "shortName"],
     ];
     for (const [from, to] of map) {
       if (req.params[from] !== undefined) args[to] = req.params[from] as Obj[string];
     }
-    return (await req.call(realmRef(req.realmId), "updateBot", args)) as Obj;
+    const { syncEmailOf, ...reply } = (await req.call(realmRef(req.realmId), "updateBot", args)) as Obj;
+    // The bot's user actor keeps a copy of its address (actors/user/email-sync.ts).
+    if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
+    return reply;
   },
 };
 

@@ -33,6 +33,7 @@ import { reportRoutes } from "./reports.ts";
 import { reminderRoutes } from "./reminders.ts";
 import { navigationViewRoutes } from "./navigation-views.ts";
 import { channelFolderRoutes } from "./channel-folders.ts";
+import { userStatusRoutes } from "./user-status.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -67,4 +68,5 @@ export const routes: RouteDef[] = [
   ...reminderRoutes,
   ...navigationViewRoutes,
   ...channelFolderRoutes,
+  ...userStatusRoutes,
 ];

@@ -191,6 +191,7 @@ const deactivateMember: RouteDef = {
         if (deleting) await deleteSentMessages(req, userId, a, publicIds);
         if (a.delete_profile === true) {
           await req.call(realmRef(req.realmId), "updateMember", { userId, fullName: DELETED_USER_NAME });
+          await req.call(realmRef(req.realmId), "markProfileDeleted", { userId });
         }
       }
     }

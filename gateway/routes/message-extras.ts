@@ -76,7 +76,10 @@ const matchesNarrow: RouteDef = {
     const ids = [...new Set(req.params.msg_ids as number[])];
     const plan = await planNarrow(req, req.params.narrow as Term[]);
     const items = ids.length ? await indexCandidates(req, plan, ids) : [];
-    const filters: Obj = { has: plan.filters.has as unknown as Value };
+    const filters: Obj = {
+      has: plan.filters.has as unknown as Value,
+      mentions: plan.filters.mentions as unknown as Value,
+    };
     if (plan.filters.search !== undefined) filters.search = plan.filters.search;
     const messages: Obj = {};
     const parts = await Promise.all(

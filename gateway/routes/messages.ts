@@ -28,6 +28,7 @@ import {
   type Term,
 } from "../narrow.ts";
 import { sendMoveBreadcrumbs } from "./notification-bot.ts";
+import { dateAnchor, parseAnchorDate } from "../anchor-date.ts";
 
 function meId(req: RouteRequest): number {
   return req.caller!.userId;
@@ -154,14 +155,21 @@ const getMessages: RouteDef = {
     use_first_unread_anchor: param(p.bool(), { default: false }),
     allow_empty_topic_name: param(p.bool(), { default: false }),
     message_ids: param(p.json(c.list(c.int({ min: 0 })))),
+    // FL 445: with anchor=date.
+    anchor_date: param(p.string()),
   },
   async handler(req) {
     const messageIds = req.params.message_ids as number[] | undefined;
     if (messageIds !== undefined) return byMessageIds(req, messageIds);
-    const anchor = parseAnchor(
-      req.params.anchor as string | undefined,
-      req.params.use_first_unread_anchor as boolean,
-    );
+    const useFirstUnread = req.params.use_first_unread_anchor as boolean;
+    const anchor =
+      req.params.anchor === "date" && !useFirstUnread
+        ? await dateAnchor(
+            req,
+            req.params.narrow as Term[],
+            parseAnchorDate(req.params.anchor_date as string | undefined),
+          )
+        : parseAnchor(req.params.anchor as string | undefined, useFirstUnread);
     const numBefore = req.params.num_before as number;
     const numAfter = req.params.num_after as number;
     const includeAnchor = req.params.include_anchor as boolean;
@@ -448,9 +456,10 @@ const editMessage: RouteDef = {
           req.params.send_notification_to_new_thread !== false,
         );
       }
-      return reply;
+      // FL 285: always present; files only when a content edit dropped the last link.
+      return { detached_uploads: [], ...reply };
     }
-    return moveToChannel(req, item, { ...args, stream_id: streamId });
+    return { detached_uploads: [], ...(await moveToChannel(req, item, { ...args, stream_id: streamId })) };
   },
 };
 

@@ -21,6 +21,7 @@ const FIELD_ARGS: [string, string][] = [
   ["display_in_profile_summary", "displayInProfileSummary"],
   ["required", "required"],
   ["editable_by_user", "editableByUser"],
+  ["use_for_user_matching", "useForUserMatching"],
 ];
 
 function fieldArgs(req: RouteRequest): Obj {
@@ -38,6 +39,7 @@ const EDIT_PARAMS = {
   display_in_profile_summary: param(p.bool()),
   required: param(p.bool()),
   editable_by_user: param(p.bool()),
+  use_for_user_matching: param(p.bool()),
 };
 
 const listFields: RouteDef = {

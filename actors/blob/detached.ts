@@ -1,0 +1,32 @@
+// PATCH /messages/{id} (feature level 285): an edit that drops links to
+// uploads releases them from the message, and the editor's files that no
+// message links any more come back as `detached_uploads` (Zulip asks the
+// user whether to delete them). Internal: the conversation's edit turn.
+
+import { errors } from "../errors.ts";
+import type { Handler, Obj, OutEvent } from "../types.ts";
+import { event, fact, format, type UploadsState } from "./uploads.ts";
+
+const releaseLinks: Handler<UploadsState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const { messageId, editorId } = args;
+  if (typeof messageId !== "number" || typeof editorId !== "number") throw errors.internal();
+  const keep = new Set((Array.isArray(args.kept) ? args.kept : []).filter((p) => typeof p === "string"));
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  const detached: Obj[] = [];
+  const seen = new Set<string>();
+  for (const p of Array.isArray(args.dropped) ? args.dropped : []) {
+    if (typeof p !== "string" || keep.has(p) || seen.has(p)) continue;
+    seen.add(p);
+    const a = state.byPath.get(p);
+    if (!a || !a.messages.some((m) => m.id === messageId)) continue;
+    facts.push(fact({ type: "attachmentUnclaimed", pathId: p, messageIds: [messageId] }));
+    const after = { ...a, messages: a.messages.filter((m) => m.id !== messageId) };
+    events.push(event("update", after, state.spaceUsed));
+    if (after.messages.length === 0 && a.ownerId === editorId) detached.push(format(after));
+  }
+  return { facts, events, reply: { detached } };
+};
+
+export const detachedHandlers: Record<string, Handler<UploadsState>> = { releaseLinks };

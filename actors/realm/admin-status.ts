@@ -1,0 +1,19 @@
+// POST /users/{user_id}/status: Zulip's require_realm_admin, then
+// access_user_by_id(for_admin) on the target (no bots, no deactivated
+// users). The status change itself is the target's user actor's.
+
+import { errors } from "../errors.ts";
+import type { Handler } from "../types.ts";
+import { isAdminRole, optInt } from "../user/index.ts";
+import { accessUser, actorOf } from "./member-handlers.ts";
+import type { RealmState } from "./state.ts";
+
+const adminStatusTarget: Handler<RealmState> = (state, args, _ctx, caller) => {
+  if (!state.created) throw errors.invalidSubdomain();
+  const me = actorOf(state, caller);
+  if (!isAdminRole(me.role)) throw errors.mustBeAdmin();
+  accessUser(state, { userId: optInt(args, "userId") ?? 0 }, me, { forAdmin: true });
+  return { reply: {} };
+};
+
+export const adminStatusRealmHandlers: Record<string, Handler<RealmState>> = { adminStatusTarget };

@@ -1,0 +1,22 @@
+// DELETE /users/{user_id} with actions.delete_profile: the account's data is
+// removed, and its user object says so with Zulip's is_deleted (FL 490).
+// The gateway calls this before the deactivation, for the user and each of
+// their bots (the planDeactivation victims).
+
+import type { Handler, Obj, OutEvent } from "../types.ts";
+import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-handlers.ts";
+import type { RealmFact, RealmState } from "./state.ts";
+
+const markProfileDeleted: Handler<RealmState> = (state, args, _ctx, caller) => {
+  requireCreated(state);
+  const me = actorOf(state, caller);
+  const target = accessUser(state, args, me, { allowBots: true, allowDeactivated: true, forAdmin: true });
+  if (target.isDeleted === true) return { reply: {} };
+  const f: RealmFact = { type: "memberUpdated", userId: target.userId, changes: { isDeleted: true } };
+  const events: OutEvent[] = [
+    { event: updateEvent(target.userId, { is_deleted: true }), userIds: activeIds(state) },
+  ];
+  return { facts: [f as unknown as Obj], events, reply: {} };
+};
+
+export const deletedUserHandlers: Record<string, Handler<RealmState>> = { markProfileDeleted };
