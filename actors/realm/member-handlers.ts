@@ -33,6 +33,7 @@ import {
   type FormatOptions,
 } from "./members.ts";
 import { revokeInvitesBy } from "./invites.ts";
+import { accessFilter, unknownUser } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
@@ -143,7 +144,17 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
     }
   }
   targets.sort((a, b) => a.userId - b.userId);
-  return { reply: { members: targets.map((t) => formatMember(state, t, viewer, opts)) } };
+  const can = accessFilter(viewer, args);
+  if (can === null) return { reply: { members: targets.map((t) => formatMember(state, t, viewer, opts)) } };
+  // Inaccessible users are left out, or (register without the
+  // user_list_incomplete capability) replaced by "Unknown user" placeholders.
+  const placeholders = optBool(args, "unknownPlaceholders") ?? false;
+  const members: Obj[] = [];
+  for (const t of targets) {
+    if (can(t)) members.push(formatMember(state, t, viewer, opts));
+    else if (placeholders) members.push(unknownUser(state, t.userId));
+  }
+  return { reply: { members } };
 };
 
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
@@ -157,6 +168,8 @@ const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   )
     return { reply: { user: formatNotificationBot(state, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
+  // Zulip's access_user_common: a user the guest may not access is refused.
+  if (accessFilter(viewer, args)?.(target) === false) throw errors.insufficientPermission();
   return { reply: { user: formatMember(state, target, viewer, formatOptions(args)) } };
 };
 

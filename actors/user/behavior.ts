@@ -41,6 +41,7 @@ import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
 import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
+import { dmPeerHandlers } from "./dm-peers.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
@@ -508,6 +509,7 @@ export const userBehavior: Behavior<UserState> = {
     ...markReadHandlers,
     ...readReceiptHandlers,
     ...registerStateHandlers,
+    ...dmPeerHandlers,
     ...typingHandlers,
     ...draftHandlers,
     ...alertWordHandlers,
@@ -569,5 +571,6 @@ export const userBehavior: Behavior<UserState> = {
     autoTopicOnSend: "caller",
     followWhereMentioned: "caller",
     autoTopicOnParticipation: "caller",
+    dmPeers: "caller",
   },
 };

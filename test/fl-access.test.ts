@@ -1,0 +1,175 @@
+// Restricted user access for guests (docs/feature-levels/201-372.md, levels
+// 225, 232 and 314): with can_access_all_users_group set to role:members, a
+// guest sees only the users it shares a channel or a DM conversation with,
+// and bots; everyone else sees everyone.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+import type { ApiResult, Creds } from "./support/embedded.ts";
+import { assertError, assertSuccess, newUser, type ApiHolder, type Member } from "./support/zulip-asserts.ts";
+
+const MEMBERS = 6;
+const EVERYONE = 7;
+
+let srv: EmbeddedHandle;
+let guest: Member;
+let peer: Member;
+let stranger: Member;
+let dmPeer: Member;
+let botId: number;
+let seq = 0;
+
+async function channel(api: ApiHolder, subscribers: number[]): Promise<number> {
+  const r = await api.api("POST", "/channels/create", {
+    name: `access-${process.pid}-${++seq}`,
+    subscribers: JSON.stringify(subscribers),
+  });
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+async function restrict(api: ApiHolder, group: number): Promise<void> {
+  const r = await api.api("PATCH", "/realm", { can_access_all_users_group: JSON.stringify({ new: group }) });
+  assertSuccess(r);
+}
+
+function ids(r: ApiResult): number[] {
+  assertSuccess(r);
+  return (r.body.members as { user_id: number }[]).map((m) => m.user_id);
+}
+
+before(async () => {
+  srv = await startEmbedded();
+  guest = await newUser(srv, 600, "Guest One");
+  peer = await newUser(srv, 400, "Peer One");
+  stranger = await newUser(srv, 400, "Stranger One");
+  dmPeer = await newUser(srv, 400, "DM Peer");
+  const b = await srv.api("POST", "/bots", { full_name: "Access Bot", short_name: "accessbot" });
+  assertSuccess(b);
+  botId = b.body.user_id as number;
+  await channel(srv, [guest.userId, peer.userId]);
+  // A DM from a member who shares no channel with the guest.
+  assertSuccess(
+    await srv.api(
+      "POST",
+      "/messages",
+      { type: "direct", to: JSON.stringify([guest.userId]), content: "hello guest" },
+      dmPeer,
+    ),
+  );
+  await restrict(srv, MEMBERS);
+});
+
+after(async () => {
+  await srv?.stop();
+});
+
+describe("FL 225: a restricted guest sees only accessible users", () => {
+  test("GET /users lists the guest, channel peers, DM peers and bots only", async () => {
+    const seen = ids(await srv.api("GET", "/users", {}, guest));
+    assert.ok(seen.includes(guest.userId));
+    assert.ok(seen.includes(peer.userId));
+    assert.ok(seen.includes(dmPeer.userId));
+    assert.ok(seen.includes(botId));
+    assert.ok(!seen.includes(stranger.userId));
+    assert.ok(!seen.includes(srv.owner.userId));
+    // user_ids naming an inaccessible user: left out, as Zulip's get_user_dicts_in_realm.
+    const some = ids(
+      await srv.api("GET", "/users", { user_ids: JSON.stringify([peer.userId, stranger.userId]) }, guest),
+    );
+    assert.deepEqual(some, [peer.userId]);
+  });
+
+  test("members still see everyone", async () => {
+    const seen = ids(await srv.api("GET", "/users", {}, peer));
+    for (const u of [guest, stranger, dmPeer, srv.owner]) assert.ok(seen.includes(u.userId));
+  });
+
+  test("GET /users/{id} and /users/{email} refuse an inaccessible user", async () => {
+    assertError(await srv.api("GET", `/users/${stranger.userId}`, {}, guest), "Insufficient permission");
+    assertError(await srv.api("GET", `/users/${stranger.email}`, {}, guest), "Insufficient permission");
+    const ok = await srv.api("GET", `/users/${peer.userId}`, {}, guest);
+    assertSuccess(ok);
+    assert.equal(ok.body.user.full_name, "Peer One");
+    assertSuccess(await srv.api("GET", `/users/${botId}`, {}, guest));
+    assertSuccess(await srv.api("GET", `/users/${dmPeer.userId}`, {}, guest));
+    // Unknown ids keep their own error.
+    assertError(await srv.api("GET", "/users/999999", {}, guest), "No such user");
+  });
+});
+
+describe("FL 232: user_list_incomplete", () => {
+  test("register without it gets 'Unknown user' placeholders, with it none", async () => {
+    const full = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: JSON.stringify(["realm_user"]) },
+      guest,
+    );
+    assertSuccess(full);
+    const users = full.body.realm_users as Record<string, unknown>[];
+    const unknown = users.find((u) => u.user_id === stranger.userId);
+    assert.ok(unknown, "the stranger appears as a placeholder");
+    assert.equal(unknown.full_name, "Unknown user");
+    assert.equal(unknown.role, 400);
+    assert.equal(unknown.is_guest, false);
+    assert.equal(unknown.delivery_email, null);
+    assert.match(String(unknown.email), new RegExp(`^user${stranger.userId}@`));
+    assert.equal(unknown.date_joined, "1970-01-01T00:00:00+00:00");
+    assert.equal(users.find((u) => u.user_id === peer.userId)?.full_name, "Peer One");
+    assert.ok(!JSON.stringify(full.body).includes("Stranger One"), "the stranger's name does not leak");
+
+    const incomplete = await srv.api(
+      "POST",
+      "/register",
+      {
+        fetch_event_types: JSON.stringify(["realm_user"]),
+        client_capabilities: JSON.stringify({ user_list_incomplete: true }),
+      },
+      guest,
+    );
+    assertSuccess(incomplete);
+    const listed = (incomplete.body.realm_users as { user_id: number }[]).map((u) => u.user_id);
+    assert.ok(!listed.includes(stranger.userId));
+    assert.ok(listed.includes(peer.userId));
+  });
+});
+
+describe("FL 314: the setting takes role:everyone back", () => {
+  test("with role:everyone the guest sees everyone again", async () => {
+    await restrict(srv, EVERYONE);
+    try {
+      const seen = ids(await srv.api("GET", "/users", {}, guest));
+      assert.ok(seen.includes(stranger.userId));
+      assertSuccess(await srv.api("GET", `/users/${stranger.userId}`, {}, guest));
+    } finally {
+      await restrict(srv, MEMBERS);
+    }
+  });
+});
+
+describe("FL 225: cluster mode", () => {
+  let cluster: TestCluster;
+  before(async () => {
+    cluster = await startCluster({ nodes: ["a", "b"] });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test("a restricted guest's user list and lookups", async () => {
+    const g = await newUser(cluster, 600);
+    const p = await newUser(cluster, 400);
+    const s = await newUser(cluster, 400);
+    await channel(cluster, [g.userId, p.userId]);
+    await restrict(cluster, MEMBERS);
+    const seen = ids(await cluster.api("GET", "/users", {}, g as Creds));
+    assert.ok(seen.includes(p.userId));
+    assert.ok(!seen.includes(s.userId));
+    assertError(await cluster.api("GET", `/users/${s.userId}`, {}, g), "Insufficient permission");
+    const all = ids(await cluster.api("GET", "/users", {}, p));
+    assert.ok(all.includes(s.userId));
+  });
+});
