@@ -8,7 +8,16 @@ import { after, before, describe, test } from "node:test";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import type { ApiResult, Creds } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser, type ApiHolder, type Member } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  drain,
+  eventsUntil,
+  newUser,
+  openQueue,
+  type ApiHolder,
+  type Member,
+} from "./support/zulip-asserts.ts";
 
 const MEMBERS = 6;
 const EVERYONE = 7;
@@ -147,6 +156,44 @@ describe("FL 314: the setting takes role:everyone back", () => {
     } finally {
       await restrict(srv, MEMBERS);
     }
+  });
+});
+
+describe("FL 228: realm_user add/remove when a guest gains or loses access", () => {
+  test("subscribing to a shared channel adds the new peers, unsubscribing removes them", async () => {
+    const other = await newUser(srv, 400, "Later Peer");
+    const name = `access-${process.pid}-${++seq}`;
+    assertSuccess(
+      await srv.api("POST", "/channels/create", { name, subscribers: JSON.stringify([other.userId]) }),
+    );
+    const q = await openQueue(srv, guest, ["realm_user"]);
+    const qm = await openQueue(srv, peer, ["realm_user"]);
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", {
+        subscriptions: JSON.stringify([{ name }]),
+        principals: JSON.stringify([guest.userId]),
+      }),
+    );
+    const added = await eventsUntil(srv, q, (evs) => evs.some((e) => e.op === "add"));
+    const add = added.find((e) => e.op === "add" && e.person.user_id === other.userId);
+    assert.ok(add, "the guest hears of the new peer");
+    assert.equal(add.person.full_name, "Later Peer");
+    assert.equal(
+      added.filter((e) => e.op === "add" && e.person.user_id === srv.owner.userId).length,
+      0,
+      "no add for a user the guest cannot access",
+    );
+    assertSuccess(await srv.api("GET", `/users/${other.userId}`, {}, guest));
+
+    assertSuccess(
+      await srv.api("DELETE", "/users/me/subscriptions", { subscriptions: JSON.stringify([name]) }, guest),
+    );
+    const removed = await eventsUntil(srv, q, (evs) => evs.some((e) => e.op === "remove"));
+    const rm = removed.find((e) => e.op === "remove");
+    assert.deepEqual(rm.person, { user_id: other.userId, full_name: "Unknown user" });
+    assertError(await srv.api("GET", `/users/${other.userId}`, {}, guest), "Insufficient permission");
+    // Members, who see everyone, get neither.
+    assert.equal((await drain(srv, qm)).filter((e) => e.op === "add" || e.op === "remove").length, 0);
   });
 });
 

@@ -28,6 +28,7 @@ import {
 } from "./access.ts";
 import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
+import { accessChangeEvents } from "./user-access.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -427,7 +428,16 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   // For the gateway's announcement (stripped from the HTTP reply).
   reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
-  return { facts, events: subscriptionEvents(t, s, created, added), replyAfterEvents: true, reply };
+  const events = subscriptionEvents(t, s, created, added);
+  events.push(
+    ...(await accessChangeEvents(
+      t,
+      state,
+      s,
+      added.map((a) => a.channelId),
+    )),
+  );
+  return { facts, events, replyAfterEvents: true, reply };
 };
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
@@ -498,6 +508,14 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
       });
     }
   }
+  events.push(
+    ...(await accessChangeEvents(
+      t,
+      state,
+      s,
+      gone.map((g) => g.ch.id),
+    )),
+  );
   return { facts, events, replyAfterEvents: true, reply: { removed, not_removed: notRemoved } };
 };
 

@@ -8,7 +8,10 @@
 import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
-import type { Handler, Obj } from "../types.ts";
+import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
+import { realmRef } from "../realm/index.ts";
+import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Turn } from "./access.ts";
 import { activeSubscriberIds } from "./format.ts";
 import type { DirState } from "./state.ts";
 
@@ -54,3 +57,60 @@ const accessibleUsers: Handler<DirState> = async (state, _args, ctx, caller) => 
 };
 
 export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = { accessibleUsers };
+
+/**
+ * realm_user add/remove events for guests who gain or lose access to users
+ * through a subscription change of `channelIds` (Zulip's
+ * send_user_creation_events_on_adding_subscriptions and
+ * send_user_remove_events_on_removing_subscriptions; feature level 228).
+ * Only the guests subscribed to those channels before or after can be
+ * affected; nothing is computed unless one is and the realm restricts guests.
+ */
+export async function accessChangeEvents(
+  t: Turn,
+  before: DirState,
+  after: DirState,
+  channelIds: Iterable<number>,
+): Promise<OutEvent[]> {
+  const guests = new Set<number>();
+  for (const id of new Set(channelIds)) {
+    for (const s of [before, after]) {
+      for (const u of activeSubscriberIds(s, id)) {
+        const r = t.users.get(u);
+        if (r?.isActive && r.role === ROLE_GUEST) guests.add(u);
+      }
+    }
+  }
+  if (!guests.size || !(await guestsRestricted(t.ctx, t.realmId))) return [];
+  const events: OutEvent[] = [];
+  for (const g of [...guests].sort((a, b) => a - b)) {
+    // Bots are always accessible; deactivated users are not listed by channel peers.
+    const counts = (id: number) => {
+      const r = t.users.get(id);
+      return id !== g && r !== undefined && r.isActive && !r.isBot;
+    };
+    const was = new Set(channelPeers(before, g));
+    const now = channelPeers(after, g);
+    const nowSet = new Set(now);
+    const gained = now.filter((id) => !was.has(id) && counts(id));
+    const lost = [...was].filter((id) => !nowSet.has(id) && counts(id)).sort((a, b) => a - b);
+    if (gained.length) {
+      const viewer: Caller = { realmId: t.realmId, userId: g, role: ROLE_GUEST, isBot: false };
+      const { members } = (await t.ctx.call(
+        realmRef(t.realmId),
+        "getMembers",
+        { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
+        viewer,
+      )) as { members: Obj[] };
+      for (const person of members)
+        events.push({ event: { type: "realm_user", op: "add", person }, userIds: [g] });
+    }
+    for (const id of lost) {
+      events.push({
+        event: { type: "realm_user", op: "remove", person: { user_id: id, full_name: UNKNOWN_USER_NAME } },
+        userIds: [g],
+      });
+    }
+  }
+  return events;
+}
