@@ -197,6 +197,37 @@ describe("FL 228: realm_user add/remove when a guest gains or loses access", () 
   });
 });
 
+describe("FL 228/303: events about a user reach only those who may access them", () => {
+  test("a rename reaches a guest sharing a channel, not a guest sharing none", async () => {
+    const lonely = await newUser(srv, 600, "Lonely Guest");
+    const qShared = await openQueue(srv, guest, ["realm_user"]);
+    const qLonely = await openQueue(srv, lonely, ["realm_user"]);
+    const qMember = await openQueue(srv, stranger, ["realm_user"]);
+    assertSuccess(await srv.api("PATCH", `/users/${peer.userId}`, { full_name: "Peer Renamed" }));
+    const shared = await eventsUntil(srv, qShared, (evs) => evs.some((e) => e.op === "update"));
+    assert.ok(shared.some((e) => e.op === "update" && e.person.full_name === "Peer Renamed"));
+    const member = await eventsUntil(srv, qMember, (evs) => evs.some((e) => e.op === "update"));
+    assert.ok(member.some((e) => e.op === "update" && e.person.user_id === peer.userId));
+    assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
+  });
+
+  test("deactivation and reactivation skip a guest who cannot access the user", async () => {
+    const target = await newUser(srv, 400, "Coming And Going");
+    const qGuest = await openQueue(srv, guest, ["realm_user"]);
+    const qMember = await openQueue(srv, peer, ["realm_user"]);
+    assertSuccess(await srv.api("DELETE", `/users/${target.userId}`));
+    assertSuccess(await srv.api("POST", `/users/${target.userId}/reactivate`));
+    const seen = await eventsUntil(srv, qMember, (evs) => evs.filter((e) => e.op === "update").length >= 2);
+    assert.deepEqual(
+      seen
+        .filter((e) => e.op === "update" && e.person.user_id === target.userId)
+        .map((e) => e.person.is_active),
+      [false, true],
+    );
+    assert.equal((await drain(srv, qGuest)).filter((e) => e.person?.user_id === target.userId).length, 0);
+  });
+});
+
 describe("FL 225: cluster mode", () => {
   let cluster: TestCluster;
   before(async () => {

@@ -10,7 +10,8 @@ import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
 import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
 import { realmRef } from "../realm/index.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
+import { channelDirectoryRef } from "./refs.ts";
 import type { Turn } from "./access.ts";
 import { activeSubscriberIds } from "./format.ts";
 import type { DirState } from "./state.ts";
@@ -55,8 +56,6 @@ const accessibleUsers: Handler<DirState> = async (state, _args, ctx, caller) => 
   }
   return { reply };
 };
-
-export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = { accessibleUsers };
 
 /**
  * realm_user add/remove events for guests who gain or lose access to users
@@ -113,4 +112,41 @@ export async function accessChangeEvents(
     }
   }
   return events;
+}
+
+/**
+ * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
+ * its candidate guests who share a channel with its subject.
+ */
+const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const events: OutEvent[] = [];
+  for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
+    const peers = new Set(channelPeers(state, Number(item.subjectId)));
+    const candidates = Array.isArray(item.candidates) ? (item.candidates as number[]) : [];
+    const userIds = candidates.filter((id) => peers.has(id));
+    if (userIds.length) events.push({ event: item.event as Obj, userIds });
+  }
+  return { events, reply: {} };
+};
+
+export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = {
+  accessibleUsers,
+  relayToAccessors,
+};
+
+/** The node's handler of ACCESS_RELAY: one directory call per realm for a batch. */
+export async function relayAccessEvents(
+  handoffs: Obj[],
+  call: (ref: ActorRef, method: string, args: Obj) => Promise<unknown>,
+): Promise<boolean> {
+  const byRealm = new Map<number, Obj[]>();
+  for (const h of handoffs) {
+    const realmId = Number(h.realmId);
+    (byRealm.get(realmId) ?? byRealm.set(realmId, []).get(realmId)!).push(h);
+  }
+  await Promise.all(
+    [...byRealm].map(([realmId, items]) => call(channelDirectoryRef(realmId), "relayToAccessors", { items })),
+  );
+  return true;
 }

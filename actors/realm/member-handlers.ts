@@ -33,7 +33,7 @@ import {
   type FormatOptions,
 } from "./members.ts";
 import { revokeInvitesBy } from "./invites.ts";
-import { accessFilter, unknownUser } from "./user-access.ts";
+import { accessFilter, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
@@ -334,8 +334,11 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (Object.keys(changes).length)
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
+  // Events about the target reach only those who may access them (FL 228).
+  const aboutTarget: OutEvent[] = [];
   if (changes.role !== undefined) {
-    events.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    aboutTarget.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    events.push(aboutTarget.at(-1)!);
     // System-group membership follows the role (realm -> group, one-way).
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
@@ -344,7 +347,11 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     reply.roleChange = { userId: target.userId, oldRole: target.role };
   }
   if (changes.fullName !== undefined) {
-    events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
+    aboutTarget.push({
+      event: updateEvent(target.userId, { full_name: changes.fullName }),
+      userIds: recipients,
+    });
+    events.push(aboutTarget.at(-1)!);
   }
   if (target.isBot && (changes.fullName !== undefined || changes.role !== undefined)) {
     const botEvent: Obj = { user_id: target.userId };
@@ -365,7 +372,8 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     // resync (it reads ours), since we may not call a user actor here.
     reply.syncEmailOf = target.userId;
   }
-  return { facts, events, notices, reply };
+  const handoffs = await withholdFromGuests(state, ctx, target, aboutTarget);
+  return { facts, events, notices, reply, handoffs };
 };
 
 /** Who hears about a bot: its owner and the administrators (Zulip's bot_owner_user_ids). */
@@ -392,10 +400,13 @@ export async function deactivation(
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const notices: { subject: string; data: Obj }[] = [];
+  const handoffs: { subject: string; data: Obj }[] = [];
   for (const v of victims) {
     await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
     facts.push(fact({ type: "memberUpdated", userId: v.userId, changes: { isActive: false } }));
-    events.push({ event: updateEvent(v.userId, { is_active: false }), userIds: recipients });
+    const gone: OutEvent = { event: updateEvent(v.userId, { is_active: false }), userIds: recipients };
+    events.push(gone);
+    handoffs.push(...(await withholdFromGuests(state, ctx, v, [gone])));
     if (v.isBot) {
       events.push({
         event: { type: "realm_bot", op: "update", bot: { user_id: v.userId, is_active: false } },
@@ -409,7 +420,7 @@ export async function deactivation(
   facts.push(...revoked.facts);
   events.push(...revoked.events);
   // The gateway strips `deactivated` and tells the channel directory (peer_remove, FL 377).
-  return { facts, events, notices, reply: { deactivated: victims.map((v) => v.userId) } };
+  return { facts, events, notices, handoffs, reply: { deactivated: victims.map((v) => v.userId) } };
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */
@@ -447,6 +458,8 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
   const events: OutEvent[] = [
     { event: updateEvent(target.userId, { is_active: true }), userIds: recipients },
   ];
+  // Not to guests who cannot access the user (FL 303).
+  const handoffs = await withholdFromGuests(state, ctx, target, [events[0]!]);
   if (target.isBot) {
     events.push({
       event: { type: "realm_bot", op: "update", bot: { user_id: target.userId, is_active: true } },
@@ -457,6 +470,7 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
     facts: [fact({ type: "memberUpdated", userId: target.userId, changes: { isActive: true } })],
     events,
     notices: [invalidate(state, target)],
+    handoffs,
     reply: {},
   };
 };

@@ -6,9 +6,11 @@
 // caller's user actor (DM peers), and passes the answer as `access`. The
 // realm applies it only to a viewer its own directory shows as a guest.
 
-import { fakeEmailDomain } from "./members.ts";
+import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
+import type { ActorContext, Obj, OutEvent } from "../types.ts";
 import { ROLE_GUEST } from "../user/index.ts";
-import type { Obj } from "../types.ts";
+import { memberById } from "./member-handlers.ts";
+import { fakeEmailDomain } from "./members.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 
 /** The gateway's answer for a restricted guest: ids from shared channels and from DM conversations. */
@@ -65,4 +67,42 @@ export function unknownUser(state: Pick<RealmState, "host">, userId: number): Ob
     profile_data: {},
     is_imported_stub: false,
   };
+}
+
+/** Hand-off subject: events about a user for the guests who may access them (actors/channel/user-access.ts). */
+export const ACCESS_RELAY = "access.relay";
+
+/**
+ * Zulip's get_user_ids_who_can_access_user for events the realm emits
+ * about `subject` (feature levels 228, 303): when the realm restricts
+ * guests, the guests among each event's recipients are taken out, and a
+ * hand-off asks the channel directory (which the realm may not call) to
+ * send the event to those of them who share a channel with the subject.
+ * Nothing is asked of anyone when no guest is among the recipients.
+ */
+export async function withholdFromGuests(
+  state: RealmState,
+  ctx: ActorContext,
+  subject: DirEntry,
+  events: OutEvent[],
+): Promise<{ subject: string; data: Obj }[]> {
+  if (subject.isBot) return [];
+  const guestsOf = (e: OutEvent) =>
+    e.userIds.filter((id) => id !== subject.userId && memberById(state, id)?.role === ROLE_GUEST);
+  if (!events.some((e) => guestsOf(e).length > 0)) return [];
+  const value = await ctx.call(groupDirectoryRef(state.realmId), "realmSetting", {
+    name: "can_access_all_users_group",
+  });
+  if (value === SYSTEM_GROUP_ID["role:everyone"]) return [];
+  const handoffs: { subject: string; data: Obj }[] = [];
+  for (const e of events) {
+    const guests = new Set(guestsOf(e));
+    if (!guests.size) continue;
+    e.userIds = e.userIds.filter((id) => !guests.has(id));
+    handoffs.push({
+      subject: ACCESS_RELAY,
+      data: { realmId: state.realmId, subjectId: subject.userId, event: e.event, candidates: [...guests] },
+    });
+  }
+  return handoffs;
 }
