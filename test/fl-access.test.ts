@@ -211,6 +211,16 @@ describe("FL 228/303: events about a user reach only those who may access them",
     assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
   });
 
+  test("a user_status change reaches a guest sharing a channel, not a guest sharing none", async () => {
+    const lonely = await newUser(srv, 600, "Lonely Status Guest");
+    const qShared = await openQueue(srv, guest, ["user_status"]);
+    const qLonely = await openQueue(srv, lonely, ["user_status"]);
+    assertSuccess(await srv.api("POST", "/users/me/status", { status_text: "on leave" }, peer));
+    const shared = await eventsUntil(srv, qShared, (evs) => evs.some((e) => e.type === "user_status"));
+    assert.ok(shared.some((e) => e.type === "user_status" && e.user_id === peer.userId));
+    assert.equal((await drain(srv, qLonely)).filter((e) => e.type === "user_status").length, 0);
+  });
+
   test("deactivation and reactivation skip a guest who cannot access the user", async () => {
     const target = await newUser(srv, 400, "Coming And Going");
     const qGuest = await openQueue(srv, guest, ["realm_user"]);

@@ -5,6 +5,7 @@
 // actor except to `create` a user id it just allocated (which nobody else
 // can be talking to yet). User actors call it only for leaf methods.
 
+import { activeGuestIds } from "./user-access.ts";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
@@ -317,6 +318,8 @@ const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
       emailChangesDisabled: realmSetting(state, "email_changes_disabled") === true,
       realmEmoji: Object.fromEntries(Object.entries(state.realmEmoji).map(([k, v]) => [k, { ...v }])),
       emailHolder: holder ? (holder.isActive ? "active" : "deactivated") : null,
+      // Restricted user access: whom the user actor's events about its user may skip.
+      activeGuestIds: activeGuestIds(state),
     },
   };
 };

@@ -9,7 +9,6 @@
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import type { ActorContext, Obj, OutEvent } from "../types.ts";
 import { ROLE_GUEST } from "../user/index.ts";
-import { memberById } from "./member-handlers.ts";
 import { fakeEmailDomain } from "./members.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 
@@ -39,6 +38,12 @@ export function accessFilter(viewer: DirEntry | null, args: Obj): ((t: DirEntry)
   const dm = idSet(access.dmPeers);
   return (t) =>
     t.userId === viewer.userId || t.isBot || dm.has(t.userId) || (t.isActive && channel.has(t.userId));
+}
+
+// Not member-handlers' memberById: importing it here would close an import cycle.
+function roleOf(state: RealmState, userId: number): number | undefined {
+  const key = state.emailById[String(userId)];
+  return key === undefined ? undefined : state.users[key]?.role;
 }
 
 /** Zulip's INACCESSIBLE_USER_NAME. */
@@ -87,21 +92,40 @@ export async function withholdFromGuests(
   events: OutEvent[],
 ): Promise<{ subject: string; data: Obj }[]> {
   if (subject.isBot) return [];
-  const guestsOf = (e: OutEvent) =>
-    e.userIds.filter((id) => id !== subject.userId && memberById(state, id)?.role === ROLE_GUEST);
+  const guests = new Set<number>();
+  for (const e of events) for (const id of e.userIds) if (roleOf(state, id) === ROLE_GUEST) guests.add(id);
+  return withholdGuestCopies(ctx, state.realmId, subject.userId, guests, events);
+}
+
+/** The active guests (for a user actor's events about its user: memberContext). */
+export function activeGuestIds(state: RealmState): number[] {
+  const out: number[] = [];
+  for (const u of Object.values(state.users)) if (u.isActive && u.role === ROLE_GUEST) out.push(u.userId);
+  return out;
+}
+
+/** withholdFromGuests for an emitter that knows the realm's guests (`guests`), e.g. a user actor. */
+export async function withholdGuestCopies(
+  ctx: ActorContext,
+  realmId: number,
+  subjectId: number,
+  guests: Set<number>,
+  events: OutEvent[],
+): Promise<{ subject: string; data: Obj }[]> {
+  const guestsOf = (e: OutEvent) => e.userIds.filter((id) => id !== subjectId && guests.has(id));
   if (!events.some((e) => guestsOf(e).length > 0)) return [];
-  const value = await ctx.call(groupDirectoryRef(state.realmId), "realmSetting", {
+  const value = await ctx.call(groupDirectoryRef(realmId), "realmSetting", {
     name: "can_access_all_users_group",
   });
   if (value === SYSTEM_GROUP_ID["role:everyone"]) return [];
   const handoffs: { subject: string; data: Obj }[] = [];
   for (const e of events) {
-    const guests = new Set(guestsOf(e));
-    if (!guests.size) continue;
-    e.userIds = e.userIds.filter((id) => !guests.has(id));
+    const withheld = new Set(guestsOf(e));
+    if (!withheld.size) continue;
+    e.userIds = e.userIds.filter((id) => !withheld.has(id));
     handoffs.push({
       subject: ACCESS_RELAY,
-      data: { realmId: state.realmId, subjectId: subject.userId, event: e.event, candidates: [...guests] },
+      data: { realmId, subjectId, event: e.event, candidates: [...withheld] },
     });
   }
   return handoffs;

@@ -42,6 +42,7 @@ import { readReceiptHandlers } from "./read-receipts.ts";
 import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
 import { dmPeerHandlers } from "./dm-peers.ts";
+import { withholdGuestCopies } from "../realm/user-access.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
@@ -77,6 +78,8 @@ interface MemberContext {
   emailChangesDisabled: boolean;
   /** For a memberContext asked with `email`: who holds it, if anyone. */
   emailHolder: "active" | "deactivated" | null;
+  /** The realm's active guests (absent from older nodes' replies). */
+  activeGuestIds?: number[];
 }
 
 /** What the realm's syncMember answers. */
@@ -478,8 +481,12 @@ const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
     event.emoji_code = emojiCode!;
     event.reaction_type = reactionType!;
   }
-  events.push({ event, userIds: realm.activeUserIds });
-  return { facts, events, reply: {} };
+  const statusEvent: OutEvent = { event, userIds: realm.activeUserIds };
+  events.push(statusEvent);
+  // Not to guests who cannot access the user (FL 228).
+  const guests = new Set(realm.activeGuestIds ?? []);
+  const handoffs = await withholdGuestCopies(ctx, state.realmId, state.userId, guests, [statusEvent]);
+  return { facts, events, handoffs, reply: {} };
 };
 
 export const userBehavior: Behavior<UserState> = {
