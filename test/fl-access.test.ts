@@ -238,6 +238,31 @@ describe("FL 228/303: events about a user reach only those who may access them",
   });
 });
 
+describe("FL 303: user_group add_members on reactivation", () => {
+  test("a reactivated user rejoins, in events, every group they are a direct member of", async () => {
+    const u = await newUser(srv, 400, "Group Returner");
+    const g = await srv.api("POST", "/user_groups/create", {
+      name: `access-group-${process.pid}-${++seq}`,
+      description: "d",
+      members: JSON.stringify([u.userId]),
+    });
+    assertSuccess(g);
+    const groupId = g.body.group_id as number;
+    assertSuccess(await srv.api("DELETE", `/users/${u.userId}`));
+    const q = await openQueue(srv, srv.owner, ["user_group"]);
+    assertSuccess(await srv.api("POST", `/users/${u.userId}/reactivate`));
+    const evs = await eventsUntil(srv, q, (all) =>
+      all.some((e) => e.op === "add_members" && e.group_id === groupId),
+    );
+    const added = evs
+      .filter((e) => e.op === "add_members" && e.user_ids.includes(u.userId))
+      .map((e) => e.group_id as number);
+    assert.ok(added.includes(groupId), "the user-defined group");
+    assert.ok(added.includes(MEMBERS), "the role's system group");
+    assert.equal(new Set(added).size, added.length, "one event per group");
+  });
+});
+
 describe("FL 225: cluster mode", () => {
   let cluster: TestCluster;
   before(async () => {
