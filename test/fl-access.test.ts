@@ -238,6 +238,40 @@ describe("FL 228/303: events about a user reach only those who may access them",
   });
 });
 
+describe("FL 232: a new user's realm_user add for a restricted guest", () => {
+  test("a placeholder without user_list_incomplete, nothing with it, the user for members", async () => {
+    const plain = await openQueue(srv, guest, ["realm_user"]);
+    const r = await srv.api(
+      "POST",
+      "/register",
+      {
+        event_types: JSON.stringify(["realm_user"]),
+        client_capabilities: JSON.stringify({ user_list_incomplete: true }),
+      },
+      guest,
+    );
+    assertSuccess(r);
+    const incomplete = { id: r.body.queue_id as string, last: r.body.last_event_id as number, auth: guest };
+    const qm = await openQueue(srv, peer, ["realm_user"]);
+    const fresh = await newUser(srv, 400, "Fresh Face");
+    const seen = await eventsUntil(srv, qm, (evs) => evs.some((e) => e.op === "add"));
+    assert.equal(
+      seen.find((e) => e.op === "add" && e.person.user_id === fresh.userId)?.person.full_name,
+      "Fresh Face",
+    );
+    const got = await eventsUntil(srv, plain, (evs) => evs.some((e) => e.op === "add"));
+    const add = got.find((e) => e.op === "add" && e.person.user_id === fresh.userId);
+    assert.ok(add, "the placeholder add arrives");
+    assert.equal(add.person.full_name, "Unknown user");
+    assert.ok(!JSON.stringify(got).includes("Fresh Face"));
+    assert.equal(
+      (await drain(srv, incomplete)).filter((e) => e.op === "add" && e.person.user_id === fresh.userId)
+        .length,
+      0,
+    );
+  });
+});
+
 describe("FL 303: user_group add_members on reactivation", () => {
   test("a reactivated user rejoins, in events, every group they are a direct member of", async () => {
     const u = await newUser(srv, 400, "Group Returner");

@@ -130,3 +130,38 @@ export async function withholdGuestCopies(
   }
   return handoffs;
 }
+
+/**
+ * Marks a realm_user add that carries an "Unknown user" placeholder: the
+ * queue drops it for clients with the user_list_incomplete capability and
+ * strips the mark for the others (actors/queue/shape.ts).
+ */
+export const UNKNOWN_USER_ADD = "inaccessible_placeholder";
+
+/**
+ * The realm_user add events for a new human user (Zulip's
+ * notify_created_user): the user object to everyone who may access it;
+ * a restricted guest, who shares nothing with a user that has just been
+ * created, gets the placeholder or nothing (feature level 232). Guests
+ * sharing a default channel then hear of the real user from the channel
+ * directory (actors/channel/user-access.ts accessChangeEvents).
+ */
+export async function newUserAddEvents(
+  state: RealmState,
+  ctx: ActorContext,
+  userId: number,
+  person: Obj,
+  recipients: number[],
+): Promise<OutEvent[]> {
+  const full: OutEvent = { event: { type: "realm_user", op: "add", person }, userIds: recipients };
+  const guests = new Set(recipients.filter((id) => id !== userId && roleOf(state, id) === ROLE_GUEST));
+  if (!guests.size) return [full];
+  const value = await ctx.call(groupDirectoryRef(state.realmId), "realmSetting", {
+    name: "can_access_all_users_group",
+  });
+  if (value === SYSTEM_GROUP_ID["role:everyone"]) return [full];
+  full.userIds = recipients.filter((id) => !guests.has(id));
+  const placeholder: Obj = { type: "realm_user", op: "add", person: unknownUser(state, userId) };
+  placeholder[UNKNOWN_USER_ADD] = true;
+  return [full, { event: placeholder, userIds: [...guests] }];
+}
