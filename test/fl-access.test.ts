@@ -221,6 +221,16 @@ describe("FL 228/303: events about a user reach only those who may access them",
     assert.equal((await drain(srv, qLonely)).filter((e) => e.type === "user_status").length, 0);
   });
 
+  test("a user's own name change (PATCH /settings) skips a guest sharing nothing", async () => {
+    const lonely = await newUser(srv, 600, "Lonely Settings Guest");
+    const qShared = await openQueue(srv, guest, ["realm_user"]);
+    const qLonely = await openQueue(srv, lonely, ["realm_user"]);
+    assertSuccess(await srv.api("PATCH", "/settings", { full_name: "Peer Self Renamed" }, peer));
+    const shared = await eventsUntil(srv, qShared, (evs) => evs.some((e) => e.op === "update"));
+    assert.ok(shared.some((e) => e.op === "update" && e.person.full_name === "Peer Self Renamed"));
+    assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
+  });
+
   test("deactivation and reactivation skip a guest who cannot access the user", async () => {
     const target = await newUser(srv, 400, "Coming And Going");
     const qGuest = await openQueue(srv, guest, ["realm_user"]);
@@ -235,6 +245,19 @@ describe("FL 228/303: events about a user reach only those who may access them",
       [false, true],
     );
     assert.equal((await drain(srv, qGuest)).filter((e) => e.person?.user_id === target.userId).length, 0);
+  });
+});
+
+describe("FL 228: a channel created with a guest and others", () => {
+  test("the guest hears of the subscribers it now shares a channel with", async () => {
+    const other = await newUser(srv, 400, "Channel Mate");
+    const q = await openQueue(srv, guest, ["realm_user"]);
+    await channel(srv, [guest.userId, other.userId]);
+    const evs = await eventsUntil(srv, q, (all) => all.some((e) => e.op === "add"));
+    assert.equal(
+      evs.find((e) => e.op === "add" && e.person.user_id === other.userId)?.person.full_name,
+      "Channel Mate",
+    );
   });
 });
 

@@ -317,9 +317,11 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
   // `name` is for the gateway's announcement (stripped from the HTTP reply).
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  const events = subscriptionEvents(t, s, [ch], added);
+  events.push(...(await accessChangeEvents(t, state, s, [ch.id])));
   return {
     facts,
-    events: subscriptionEvents(t, s, [ch], added),
+    events,
     replyAfterEvents: true,
     reply: { id: ch.id, name: ch.name },
   };

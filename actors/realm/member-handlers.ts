@@ -33,7 +33,7 @@ import {
   type FormatOptions,
 } from "./members.ts";
 import { revokeInvitesBy } from "./invites.ts";
-import { accessFilter, unknownUser, withholdFromGuests } from "./user-access.ts";
+import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
@@ -500,6 +500,8 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const after: DirEntry = { ...target, ...changes };
   const reply = {
     activeUserIds: activeIds(state),
+    // Restricted user access: whom the user actor's realm_user events may skip.
+    activeGuestIds: activeGuestIds(state),
     apiEmail: apiEmail(state, after),
     changed: Object.keys(changes),
   };

@@ -85,6 +85,8 @@ interface MemberContext {
 /** What the realm's syncMember answers. */
 interface SyncReply {
   activeUserIds: number[];
+  /** The realm's active guests (absent from older nodes' replies). */
+  activeGuestIds?: number[];
   apiEmail: string;
   changed: string[];
 }
@@ -300,6 +302,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const realmWide: Obj[] = [];
+  const handoffs: { subject: string; data: Obj }[] = [];
 
   // Passwords: Zulip authenticates old_password through the rate-limited
   // login backend, so wrong guesses here count against the same limit.
@@ -393,9 +396,13 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
     // An email_address_visibility change's realm_user events (new_email,
     // delivery_email, avatar) come from the realm's syncMember, which knows
     // every viewer's role.
-    for (const event of realmWide) events.push({ event, userIds: synced.activeUserIds });
+    const wide: OutEvent[] = realmWide.map((event) => ({ event, userIds: synced.activeUserIds }));
+    events.push(...wide);
+    // Not to guests who cannot access the user (FL 228).
+    const guests = new Set(synced.activeGuestIds ?? []);
+    handoffs.push(...(await withholdGuestCopies(ctx, state.realmId, state.userId, guests, wide)));
   }
-  return { facts, events, reply: {} };
+  return { facts, events, handoffs, reply: {} };
 };
 
 /** An administrator's target_users change reaching one target (calls only the realm's syncMember). */
