@@ -231,6 +231,25 @@ describe("FL 228/303: events about a user reach only those who may access them",
     assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
   });
 
+  test("a custom profile field change skips a guest sharing nothing", async () => {
+    const f = await srv.api("POST", "/realm/profile_fields", { name: `Desk ${++seq}`, field_type: 1 });
+    assertSuccess(f);
+    const lonely = await newUser(srv, 600, "Lonely Profile Guest");
+    const qShared = await openQueue(srv, guest, ["realm_user"]);
+    const qLonely = await openQueue(srv, lonely, ["realm_user"]);
+    assertSuccess(
+      await srv.api(
+        "PATCH",
+        "/users/me/profile_data",
+        { data: JSON.stringify([{ id: f.body.id, value: "B12" }]) },
+        peer,
+      ),
+    );
+    const shared = await eventsUntil(srv, qShared, (evs) => evs.some((e) => e.op === "update"));
+    assert.ok(shared.some((e) => e.op === "update" && e.person.custom_profile_field?.value === "B12"));
+    assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
+  });
+
   test("deactivation and reactivation skip a guest who cannot access the user", async () => {
     const target = await newUser(srv, 400, "Coming And Going");
     const qGuest = await openQueue(srv, guest, ["realm_user"]);

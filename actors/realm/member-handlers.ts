@@ -335,7 +335,7 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
   // Events about the target reach only those who may access them (FL 228).
-  const aboutTarget: OutEvent[] = [];
+  const aboutTarget: OutEvent[] = [...profile.events];
   if (changes.role !== undefined) {
     aboutTarget.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
     events.push(aboutTarget.at(-1)!);
