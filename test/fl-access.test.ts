@@ -361,4 +361,20 @@ describe("FL 225: cluster mode", () => {
     const all = ids(await cluster.api("GET", "/users", {}, p));
     assert.ok(all.includes(s.userId));
   });
+
+  test("events about a user reach a guest sharing a channel through the relay, not one sharing none", async () => {
+    const g = await newUser(cluster, 600);
+    const lonely = await newUser(cluster, 600);
+    const p = await newUser(cluster, 400);
+    await restrict(cluster, MEMBERS);
+    const q = await openQueue(cluster, g, ["realm_user"]);
+    await channel(cluster, [g.userId, p.userId]);
+    const added = await eventsUntil(cluster, q, (evs) => evs.some((e) => e.op === "add"));
+    assert.ok(added.some((e) => e.op === "add" && e.person.user_id === p.userId));
+    const qLonely = await openQueue(cluster, lonely, ["realm_user"]);
+    assertSuccess(await cluster.api("PATCH", `/users/${p.userId}`, { full_name: "Cluster Renamed" }));
+    const seen = await eventsUntil(cluster, q, (evs) => evs.some((e) => e.op === "update"));
+    assert.ok(seen.some((e) => e.op === "update" && e.person.full_name === "Cluster Renamed"));
+    assert.equal((await drain(cluster, qLonely)).filter((e) => e.op === "update").length, 0);
+  });
 });
