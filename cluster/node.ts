@@ -29,6 +29,8 @@ import {
 } from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
+import { relayAccessEvents } from "../actors/channel/user-access.ts";
+import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
@@ -186,6 +188,8 @@ export class NodeRuntime {
     // Sent messages reach their recipients' flags, one call per recipient
     // for a whole batch of sends (actors/channel/delivery.ts).
     this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
+    // Events about a user for the guests who may access them (restricted user access).
+    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, (ref, m, a) => this.call(ref, m, a)));
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
       call: (ref, m, a) => this.call(ref, m, a),

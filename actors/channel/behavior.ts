@@ -26,6 +26,7 @@ import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } from "./markdown-links.ts";
 import { retentionConversationHandlers, retentionDirectoryHandlers } from "./retention.ts";
 import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
+import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -46,6 +47,7 @@ for (const [name, h] of Object.entries({
   ...markdownLinksDirectoryHandlers,
   ...retentionDirectoryHandlers,
   ...folderDirectoryHandlers,
+  ...userAccessDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -148,5 +150,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     updateChannelFolder: "caller",
     reorderChannelFolders: "caller",
     registerChannelFolders: "caller",
+    accessibleUsers: "caller",
   },
 };

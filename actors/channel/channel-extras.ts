@@ -6,6 +6,7 @@
 // batch runs in the conversation and calls leaves only (sendContext, user
 // actors), like the single-message `remove`.
 
+import { accessChangeEvents } from "./user-access.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
@@ -86,9 +87,19 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
     s = applyDirFact(s, f);
     added.push({ channelId: ch.id, userId: target.userId });
   }
+  const events = subscriptionEvents(t, s, [], added);
+  // Guests sharing a default channel may now access the new user (FL 228).
+  events.push(
+    ...(await accessChangeEvents(
+      t,
+      state,
+      s,
+      added.map((a) => a.channelId),
+    )),
+  );
   return {
     facts,
-    events: subscriptionEvents(t, s, [], added),
+    events,
     replyAfterEvents: true,
     reply: { stream_ids: added.map((a) => a.channelId) },
   };

@@ -29,6 +29,7 @@ import {
 import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import { folderById } from "./folders.ts";
+import { accessChangeEvents } from "./user-access.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -329,9 +330,11 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
   // `name` is for the gateway's announcement (stripped from the HTTP reply).
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  const events = subscriptionEvents(t, s, [ch], added);
+  events.push(...(await accessChangeEvents(t, state, s, [ch.id])));
   return {
     facts,
-    events: subscriptionEvents(t, s, [ch], added),
+    events,
     replyAfterEvents: true,
     reply: { id: ch.id, name: ch.name },
   };
@@ -440,7 +443,16 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   // For the gateway's announcement (stripped from the HTTP reply).
   reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
-  return { facts, events: subscriptionEvents(t, s, created, added), replyAfterEvents: true, reply };
+  const events = subscriptionEvents(t, s, created, added);
+  events.push(
+    ...(await accessChangeEvents(
+      t,
+      state,
+      s,
+      added.map((a) => a.channelId),
+    )),
+  );
+  return { facts, events, replyAfterEvents: true, reply };
 };
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
@@ -511,6 +523,14 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
       });
     }
   }
+  events.push(
+    ...(await accessChangeEvents(
+      t,
+      state,
+      s,
+      gone.map((g) => g.ch.id),
+    )),
+  );
   return { facts, events, replyAfterEvents: true, reply: { removed, not_removed: notRemoved } };
 };
 

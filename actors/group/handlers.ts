@@ -19,6 +19,7 @@
 import { errors } from "../errors.ts";
 import { inviteGroupHandlers } from "./invites.ts";
 import { mentionGroupHandlers } from "./mentions.ts";
+import { reactivationEvents } from "./activation-events.ts";
 import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -224,6 +225,10 @@ const syncUser: H<"syncUser"> = (state, args, _ctx, caller) => {
   for (const g of before) {
     if (!after.has(g))
       events.push({ type: "user_group", op: "remove_members", group_id: g, user_ids: [userId] });
+  }
+  if (prev && !prev.isActive && isActive) {
+    const added = new Set([...after].filter((g) => !before.has(g)));
+    events.push(...reactivationEvents(state, userId, after, added));
   }
   const to = events.length ? activeUserIds(state, { userId, isActive }) : [];
   return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply: {} };

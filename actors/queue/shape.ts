@@ -23,6 +23,7 @@
 // a channel carry `as_update`, the stream/update that queues with the
 // archived_channels capability get instead.
 
+import { UNKNOWN_USER_ADD } from "../realm/user-access.ts";
 import type { Obj, Value } from "../types.ts";
 import type { Registration } from "./state.ts";
 
@@ -249,6 +250,12 @@ export function shapeForQueue(event: Obj, reg: Registration, userId: number, que
       return [e];
     }
     case "realm_user": {
+      // An "Unknown user" add for a guest who may not access the new user (FL 232).
+      if (event[UNKNOWN_USER_ADD] === true) {
+        if (caps.user_list_incomplete) return [];
+        const { [UNKNOWN_USER_ADD]: _mark, ...placeholder } = event;
+        return [placeholder];
+      }
       // As Zulip's apply_event: a client_gravatar queue computes gravatar URLs itself.
       const person = event.person as Obj | undefined;
       if (!reg.clientGravatar || !person || typeof person.avatar_url !== "string") return [event];

@@ -33,6 +33,7 @@ import {
   type FormatOptions,
 } from "./members.ts";
 import { revokeInvitesBy } from "./invites.ts";
+import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
@@ -143,7 +144,17 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
     }
   }
   targets.sort((a, b) => a.userId - b.userId);
-  return { reply: { members: targets.map((t) => formatMember(state, t, viewer, opts)) } };
+  const can = accessFilter(viewer, args);
+  if (can === null) return { reply: { members: targets.map((t) => formatMember(state, t, viewer, opts)) } };
+  // Inaccessible users are left out, or (register without the
+  // user_list_incomplete capability) replaced by "Unknown user" placeholders.
+  const placeholders = optBool(args, "unknownPlaceholders") ?? false;
+  const members: Obj[] = [];
+  for (const t of targets) {
+    if (can(t)) members.push(formatMember(state, t, viewer, opts));
+    else if (placeholders) members.push(unknownUser(state, t.userId));
+  }
+  return { reply: { members } };
 };
 
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
@@ -157,6 +168,8 @@ const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   )
     return { reply: { user: formatNotificationBot(state, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
+  // Zulip's access_user_common: a user the guest may not access is refused.
+  if (accessFilter(viewer, args)?.(target) === false) throw errors.insufficientPermission();
   return { reply: { user: formatMember(state, target, viewer, formatOptions(args)) } };
 };
 
@@ -321,8 +334,11 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (Object.keys(changes).length)
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
+  // Events about the target reach only those who may access them (FL 228).
+  const aboutTarget: OutEvent[] = [...profile.events];
   if (changes.role !== undefined) {
-    events.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    aboutTarget.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    events.push(aboutTarget.at(-1)!);
     // System-group membership follows the role (realm -> group, one-way).
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
@@ -331,7 +347,11 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     reply.roleChange = { userId: target.userId, oldRole: target.role };
   }
   if (changes.fullName !== undefined) {
-    events.push({ event: updateEvent(target.userId, { full_name: changes.fullName }), userIds: recipients });
+    aboutTarget.push({
+      event: updateEvent(target.userId, { full_name: changes.fullName }),
+      userIds: recipients,
+    });
+    events.push(aboutTarget.at(-1)!);
   }
   // Since feature level 474 a bot's name is news for realm_user only.
   if (target.isBot && changes.role !== undefined) {
@@ -350,7 +370,8 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     // resync (it reads ours), since we may not call a user actor here.
     reply.syncEmailOf = target.userId;
   }
-  return { facts, events, notices, reply };
+  const handoffs = await withholdFromGuests(state, ctx, target, aboutTarget);
+  return { facts, events, notices, reply, handoffs };
 };
 
 /** Who hears about a bot: its owner and the administrators (Zulip's bot_owner_user_ids). */
@@ -377,11 +398,14 @@ export async function deactivation(
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const notices: { subject: string; data: Obj }[] = [];
+  const handoffs: { subject: string; data: Obj }[] = [];
   for (const v of victims) {
     await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
     facts.push(fact({ type: "memberUpdated", userId: v.userId, changes: { isActive: false } }));
     // No realm_bot event since feature level 474: realm_user carries it.
-    events.push({ event: updateEvent(v.userId, { is_active: false }), userIds: recipients });
+    const gone: OutEvent = { event: updateEvent(v.userId, { is_active: false }), userIds: recipients };
+    events.push(gone);
+    handoffs.push(...(await withholdFromGuests(state, ctx, v, [gone])));
     // API keys of deactivated accounts stop working on every gateway at once.
     notices.push(invalidate(state, v));
   }
@@ -389,7 +413,7 @@ export async function deactivation(
   facts.push(...revoked.facts);
   events.push(...revoked.events);
   // The gateway strips `deactivated` and tells the channel directory (peer_remove, FL 377).
-  return { facts, events, notices, reply: { deactivated: victims.map((v) => v.userId) } };
+  return { facts, events, notices, handoffs, reply: { deactivated: victims.map((v) => v.userId) } };
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */
@@ -428,10 +452,13 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
   const events: OutEvent[] = [
     { event: updateEvent(target.userId, { is_active: true }), userIds: recipients },
   ];
+  // Not to guests who cannot access the user (FL 303).
+  const handoffs = await withholdFromGuests(state, ctx, target, [events[0]!]);
   return {
     facts: [fact({ type: "memberUpdated", userId: target.userId, changes: { isActive: true } })],
     events,
     notices: [invalidate(state, target)],
+    handoffs,
     reply: {},
   };
 };
@@ -461,6 +488,8 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const after: DirEntry = { ...target, ...changes };
   const reply = {
     activeUserIds: activeIds(state),
+    // Restricted user access: whom the user actor's realm_user events may skip.
+    activeGuestIds: activeGuestIds(state),
     apiEmail: apiEmail(state, after),
     changed: Object.keys(changes),
   };

@@ -8,6 +8,7 @@
 // set, in the handler, and the HTML travels in the fact: `apply` stays
 // deterministic whatever the renderer's version does later.
 
+import { withholdFromGuests } from "./user-access.ts";
 import { renderMarkdown } from "../channel/markdown.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent, Value } from "../types.ts";
@@ -494,11 +495,14 @@ export function profileDataDecision(
 }
 
 /** PATCH /users/me/profile_data. */
-const updateOwnProfileData: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateOwnProfileData: Handler<RealmState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   if (me.isBot) throw errors.botsNotAllowed();
-  return { ...profileDataDecision(state, me, me, args.data, false), reply: {} };
+  const d = profileDataDecision(state, me, me, args.data, false);
+  // Not to guests who cannot access the user (FL 228).
+  const handoffs = await withholdFromGuests(state, ctx, me, d.events);
+  return { ...d, handoffs, reply: {} };
 };
 
 /** DELETE /users/me/profile_data: `data` lists field ids whose values to remove. */

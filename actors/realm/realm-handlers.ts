@@ -5,6 +5,7 @@
 // actor except to `create` a user id it just allocated (which nobody else
 // can be talking to yet). User actors call it only for leaf methods.
 
+import { activeGuestIds, newUserAddEvents } from "./user-access.ts";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
@@ -140,12 +141,7 @@ export async function addUser(
   };
   return {
     facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
-    events: [
-      {
-        event: { type: "realm_user", op: "add", person: created.person },
-        userIds: [...activeUserIds(state), userId],
-      },
-    ],
+    events: await newUserAddEvents(state, ctx, userId, created.person, [...activeUserIds(state), userId]),
     // A gateway may have cached "no such email"; let it look again.
     notices: [{ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(u.email) } }],
     reply: { userId, apiKey: created.apiKey },
@@ -322,6 +318,8 @@ const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
       emailChangesDisabled: realmSetting(state, "email_changes_disabled") === true,
       realmEmoji: Object.fromEntries(Object.entries(state.realmEmoji).map(([k, v]) => [k, { ...v }])),
       emailHolder: holder ? (holder.isActive ? "active" : "deactivated") : null,
+      // Restricted user access: whom the user actor's events about its user may skip.
+      activeGuestIds: activeGuestIds(state),
     },
   };
 };

@@ -44,6 +44,8 @@ import { readReceiptHandlers } from "./read-receipts.ts";
 import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
 import { adminStatusHandlers } from "./admin-status.ts";
+import { dmPeerHandlers } from "./dm-peers.ts";
+import { withholdGuestCopies } from "../realm/user-access.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
@@ -79,11 +81,15 @@ interface MemberContext {
   emailChangesDisabled: boolean;
   /** For a memberContext asked with `email`: who holds it, if anyone. */
   emailHolder: "active" | "deactivated" | null;
+  /** The realm's active guests (absent from older nodes' replies). */
+  activeGuestIds?: number[];
 }
 
 /** What the realm's syncMember answers. */
 interface SyncReply {
   activeUserIds: number[];
+  /** The realm's active guests (absent from older nodes' replies). */
+  activeGuestIds?: number[];
   apiEmail: string;
   changed: string[];
 }
@@ -299,6 +305,7 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const realmWide: Obj[] = [];
+  const handoffs: { subject: string; data: Obj }[] = [];
 
   // Passwords: Zulip authenticates old_password through the rate-limited
   // login backend, so wrong guesses here count against the same limit.
@@ -392,9 +399,13 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
     // An email_address_visibility change's realm_user events (new_email,
     // delivery_email, avatar) come from the realm's syncMember, which knows
     // every viewer's role.
-    for (const event of realmWide) events.push({ event, userIds: synced.activeUserIds });
+    const wide: OutEvent[] = realmWide.map((event) => ({ event, userIds: synced.activeUserIds }));
+    events.push(...wide);
+    // Not to guests who cannot access the user (FL 228).
+    const guests = new Set(synced.activeGuestIds ?? []);
+    handoffs.push(...(await withholdGuestCopies(ctx, state.realmId, state.userId, guests, wide)));
   }
-  return { facts, events, reply: {} };
+  return { facts, events, handoffs, reply: {} };
 };
 
 /** An administrator's target_users change reaching one target (calls only the realm's syncMember). */
@@ -485,8 +496,12 @@ export async function statusDecision(state: UserState, args: Obj, ctx: ActorCont
     event.emoji_code = emojiCode!;
     event.reaction_type = reactionType!;
   }
-  events.push({ event, userIds: realm.activeUserIds });
-  return { facts, events, reply: {} };
+  const statusEvent: OutEvent = { event, userIds: realm.activeUserIds };
+  events.push(statusEvent);
+  // Not to guests who cannot access the user (FL 228).
+  const guests = new Set(realm.activeGuestIds ?? []);
+  const handoffs = await withholdGuestCopies(ctx, state.realmId, state.userId, guests, [statusEvent]);
+  return { facts, events, handoffs, reply: {} };
 }
 
 export const userBehavior: Behavior<UserState> = {
@@ -520,6 +535,7 @@ export const userBehavior: Behavior<UserState> = {
     ...markReadHandlers,
     ...readReceiptHandlers,
     ...registerStateHandlers,
+    ...dmPeerHandlers,
     ...typingHandlers,
     ...draftHandlers,
     ...alertWordHandlers,
@@ -592,5 +608,6 @@ export const userBehavior: Behavior<UserState> = {
     reminders: "caller",
     createReminder: "caller",
     deleteReminder: "caller",
+    dmPeers: "caller",
   },
 };

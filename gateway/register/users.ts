@@ -4,6 +4,7 @@
 import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
+import { accessArgs } from "../user-access.ts";
 
 const ROLE_OWNER = 100;
 const ROLE_ADMINISTRATOR = 200;
@@ -18,6 +19,9 @@ export const usersArea: RegisterArea = {
       ctx.call(realmRef(ctx.realmId), "getMembers", {
         clientGravatar: ctx.params.client_gravatar,
         includeCustomProfileFields: ctx.caller !== null,
+        // Inaccessible users: left out for clients with user_list_incomplete, else "Unknown user".
+        unknownPlaceholders: ctx.params.client_capabilities.user_list_incomplete !== true,
+        ...(await accessArgs(ctx)),
       }),
       // The realm's Notification Bot (actors/realm/system-bot.ts).
       ctx.call(realmRef(ctx.realmId), "crossRealmBots", {}),

@@ -7,6 +7,7 @@ import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
+import { accessArgs } from "../user-access.ts";
 
 const READ_PARAMS = {
   client_gravatar: param(p.bool(), { default: true }),
@@ -41,7 +42,10 @@ const getMembers: RouteDef = {
   async handler(req) {
     const args = readArgs(req);
     if (req.params.user_ids !== undefined) args.userIds = req.params.user_ids as number[];
-    return (await req.call(realmRef(req.realmId), "getMembers", args)) as Obj;
+    return (await req.call(realmRef(req.realmId), "getMembers", {
+      ...args,
+      ...(await accessArgs(req)),
+    })) as Obj;
   },
 };
 
@@ -54,6 +58,7 @@ const getMember: RouteDef = {
     return (await req.call(realmRef(req.realmId), "getMember", {
       ...readArgs(req),
       ...target(req, true),
+      ...(await accessArgs(req)),
     })) as Obj;
   },
 };

@@ -1,0 +1,152 @@
+// Restricted user access (Zulip's can_access_all_users_group, feature
+// levels 225, 228, 314): which users a guest may know about. The channel
+// directory holds every subscription, so the sets are computed here; the
+// realm actor, which formats users, may not call this actor (the directory
+// calls the realm inside its turns), so the gateway asks here first and
+// hands the answer to the realm (gateway/user-access.ts).
+
+import { errors } from "../errors.ts";
+import { SYSTEM_GROUP_ID } from "../group/index.ts";
+import { realmGroupSetting } from "../permissions/index.ts";
+import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
+import { realmRef } from "../realm/index.ts";
+import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
+import { channelDirectoryRef } from "./refs.ts";
+import type { Turn } from "./access.ts";
+import { activeSubscriberIds } from "./format.ts";
+import type { DirState } from "./state.ts";
+
+const ROLE_GUEST = 600;
+
+/**
+ * Whether the realm restricts guests at all: the setting allows only
+ * role:everyone and role:members, and guests are in the first only.
+ */
+export async function guestsRestricted(ctx: Parameters<Handler<DirState>>[2], realmId: number) {
+  const value = await realmGroupSetting(ctx, realmId, "can_access_all_users_group");
+  return value !== SYSTEM_GROUP_ID["role:everyone"];
+}
+
+/**
+ * The users who share a channel subscription with `userId` (Zulip's
+ * get_subscribers_of_target_user_subscriptions for channels), ascending.
+ * Costs the subscriber lists of that user's channels only.
+ */
+export function channelPeers(state: DirState, userId: number): number[] {
+  const key = String(userId);
+  const out = new Set<number>();
+  for (const [channelId, subs] of Object.entries(state.subs)) {
+    if (subs[key]?.active !== true) continue;
+    for (const id of activeSubscriberIds(state, Number(channelId))) out.add(id);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * The caller's access: `{all: true}` when they may see every user, else
+ * `{all: false, channel_peers}`. A non-guest answers at once, without any
+ * call (the common case).
+ */
+const accessibleUsers: Handler<DirState> = async (state, _args, ctx, caller) => {
+  if (!caller || caller.realmId !== state.realmId) throw errors.accessDenied();
+  const reply: Obj = { all: true };
+  if (caller.role === ROLE_GUEST && (await guestsRestricted(ctx, state.realmId))) {
+    reply.all = false;
+    reply.channel_peers = channelPeers(state, caller.userId);
+  }
+  return { reply };
+};
+
+/**
+ * realm_user add/remove events for guests who gain or lose access to users
+ * through a subscription change of `channelIds` (Zulip's
+ * send_user_creation_events_on_adding_subscriptions and
+ * send_user_remove_events_on_removing_subscriptions; feature level 228).
+ * Only the guests subscribed to those channels before or after can be
+ * affected; nothing is computed unless one is and the realm restricts guests.
+ */
+export async function accessChangeEvents(
+  t: Turn,
+  before: DirState,
+  after: DirState,
+  channelIds: Iterable<number>,
+): Promise<OutEvent[]> {
+  const guests = new Set<number>();
+  for (const id of new Set(channelIds)) {
+    for (const s of [before, after]) {
+      for (const u of activeSubscriberIds(s, id)) {
+        const r = t.users.get(u);
+        if (r?.isActive && r.role === ROLE_GUEST) guests.add(u);
+      }
+    }
+  }
+  if (!guests.size || !(await guestsRestricted(t.ctx, t.realmId))) return [];
+  const events: OutEvent[] = [];
+  for (const g of [...guests].sort((a, b) => a - b)) {
+    // Bots are always accessible; deactivated users are not listed by channel peers.
+    const counts = (id: number) => {
+      const r = t.users.get(id);
+      return id !== g && r !== undefined && r.isActive && !r.isBot;
+    };
+    const was = new Set(channelPeers(before, g));
+    const now = channelPeers(after, g);
+    const nowSet = new Set(now);
+    const gained = now.filter((id) => !was.has(id) && counts(id));
+    const lost = [...was].filter((id) => !nowSet.has(id) && counts(id)).sort((a, b) => a - b);
+    if (gained.length) {
+      const viewer: Caller = { realmId: t.realmId, userId: g, role: ROLE_GUEST, isBot: false };
+      const { members } = (await t.ctx.call(
+        realmRef(t.realmId),
+        "getMembers",
+        { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
+        viewer,
+      )) as { members: Obj[] };
+      for (const person of members)
+        events.push({ event: { type: "realm_user", op: "add", person }, userIds: [g] });
+    }
+    for (const id of lost) {
+      events.push({
+        event: { type: "realm_user", op: "remove", person: { user_id: id, full_name: UNKNOWN_USER_NAME } },
+        userIds: [g],
+      });
+    }
+  }
+  return events;
+}
+
+/**
+ * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
+ * its candidate guests who share a channel with its subject.
+ */
+const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const events: OutEvent[] = [];
+  for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
+    const peers = new Set(channelPeers(state, Number(item.subjectId)));
+    const candidates = Array.isArray(item.candidates) ? (item.candidates as number[]) : [];
+    const userIds = candidates.filter((id) => peers.has(id));
+    if (userIds.length) events.push({ event: item.event as Obj, userIds });
+  }
+  return { events, reply: {} };
+};
+
+export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = {
+  accessibleUsers,
+  relayToAccessors,
+};
+
+/** The node's handler of ACCESS_RELAY: one directory call per realm for a batch. */
+export async function relayAccessEvents(
+  handoffs: Obj[],
+  call: (ref: ActorRef, method: string, args: Obj) => Promise<unknown>,
+): Promise<boolean> {
+  const byRealm = new Map<number, Obj[]>();
+  for (const h of handoffs) {
+    const realmId = Number(h.realmId);
+    (byRealm.get(realmId) ?? byRealm.set(realmId, []).get(realmId)!).push(h);
+  }
+  await Promise.all(
+    [...byRealm].map(([realmId, items]) => call(channelDirectoryRef(realmId), "relayToAccessors", { items })),
+  );
+  return true;
+}

@@ -1,0 +1,41 @@
+// The caller's user access for the realm's user reads (Zulip's
+// can_access_all_users_group; actors/realm/user-access.ts): undefined when
+// they may see everyone, else the ids a restricted guest shares a channel
+// or a DM conversation with. Non-guests return at once without a call; a
+// guest's answer is computed once per request however many reads use it.
+
+import { channelDirectoryRef, userRef } from "../actors/index.ts";
+import type { TypedCall } from "../actors/protocol.ts";
+import type { Caller, Obj } from "../actors/types.ts";
+
+const ROLE_GUEST = 600;
+
+interface Source {
+  caller: Caller | null;
+  realmId: number;
+  call: TypedCall;
+}
+
+const perRequest = new WeakMap<Source, Promise<Obj | undefined>>();
+
+async function compute(src: Source): Promise<Obj | undefined> {
+  const caller = src.caller;
+  if (caller === null || caller.role !== ROLE_GUEST) return undefined;
+  const [dir, user] = (await Promise.all([
+    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}),
+    src.call(userRef(src.realmId, caller.userId), "dmPeers", {}),
+  ])) as [{ all: boolean; channel_peers?: number[] }, { dm_peers: number[] }];
+  if (dir.all) return undefined;
+  return { channelPeers: dir.channel_peers ?? [], dmPeers: user.dm_peers };
+}
+
+/** `{access}` to spread into a realm user read's arguments, or {} when unrestricted. */
+export async function accessArgs(src: Source): Promise<Obj> {
+  let p = perRequest.get(src);
+  if (!p) {
+    p = compute(src);
+    perRequest.set(src, p);
+  }
+  const access = await p;
+  return access === undefined ? {} : { access };
+}
