@@ -1047,6 +1047,10 @@ const cases: Case[] = [
   },
   { method: "POST", path: "/users/me/api_key/regenerate", auth: null, status: 401 },
 
+  // --- a user's channels (FL 440, newer than 10.2: envelope checks only)
+  { method: "GET", path: (f) => `/users/${f.member.userId}/channels`, status: 200 },
+  { method: "GET", path: `/users/${BAD_ID}/channels`, status: 400 },
+
   // --- channel removal, then the queue
   {
     method: "DELETE",

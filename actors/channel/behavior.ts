@@ -23,6 +23,7 @@ import { receivedConversationHandlers, receivedDirectoryHandlers } from "./recei
 import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
+import { userChannelsDirectoryHandlers } from "./user-channels.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -40,6 +41,7 @@ for (const [name, h] of Object.entries({
   ...inviteDirectoryHandlers,
   ...roleAccessDirectoryHandlers,
   ...deactivatedPeersDirectoryHandlers,
+  ...userChannelsDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -132,5 +134,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     receivedRows: "caller",
     checkInviteChannels: "caller",
     roleAccessChanged: "caller",
+    userChannels: "caller",
   },
 };

@@ -29,6 +29,7 @@ import { uploadRoutes } from "./uploads.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
+import { userChannelRoutes } from "./user-channels.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -59,4 +60,5 @@ export const routes: RouteDef[] = [
   ...exportRoutes,
   ...pushTestRoutes,
   ...botApiKeyRoutes,
+  ...userChannelRoutes,
 ];

@@ -1,0 +1,96 @@
+// Black-box tests of the channel rows of the feature-level audit
+// (docs/feature-levels/201-372.md, 373-496.md) closed on the `chan` branch.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { requireBinaries } from "./support/services.ts";
+import { assertError, assertSuccess, newUser, type ApiHolder } from "./support/zulip-asserts.ts";
+
+let srv: EmbeddedHandle;
+
+before(async () => {
+  srv = await startEmbedded();
+});
+
+after(async () => {
+  await srv?.stop();
+});
+
+let seq = 0;
+async function channel(
+  on: ApiHolder,
+  subscribers: number[],
+  extra: Record<string, unknown> = {},
+  auth?: { email: string; apiKey: string },
+): Promise<number> {
+  const r = await on.api(
+    "POST",
+    "/channels/create",
+    { name: `fl-chan-${process.pid}-${++seq}`, subscribers, ...extra },
+    auth,
+  );
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+describe("FL 440: GET /users/{user_id}/channels", () => {
+  test("FL 440: lists the channels a user or bot is subscribed to, as the caller may see them", async () => {
+    const target = await newUser(srv);
+    const viewer = await newUser(srv);
+    const open = await channel(srv, [target.userId]);
+    const secret = await channel(srv, [target.userId], { invite_only: true });
+    const shared = await channel(srv, [target.userId, viewer.userId], { invite_only: true });
+    await channel(srv, [viewer.userId]);
+
+    const asAdmin = await srv.api("GET", `/users/${target.userId}/channels`);
+    assertSuccess(asAdmin);
+    assert.deepEqual(asAdmin.body.subscribed_channel_ids, [open, secret, shared]);
+
+    // A member sees public channels and private ones they are subscribed to.
+    const asViewer = await srv.api("GET", `/users/${target.userId}/channels`, {}, viewer);
+    assertSuccess(asViewer);
+    assert.deepEqual(asViewer.body.subscribed_channel_ids, [open, shared]);
+
+    // Bots too (FL 458).
+    const bot = await srv.api("POST", "/bots", {
+      full_name: "Chan Bot",
+      short_name: `chanbot${process.pid}`,
+    });
+    assertSuccess(bot);
+    const botId = bot.body.user_id as number;
+    const botChan = await channel(srv, [botId]);
+    const r = await srv.api("GET", `/users/${botId}/channels`, {}, viewer);
+    assertSuccess(r);
+    assert.deepEqual(r.body.subscribed_channel_ids, [botChan]);
+  });
+
+  test("FL 440: unknown users and bad ids are refused", async () => {
+    assertError(await srv.api("GET", "/users/987654/channels"), "No such user");
+    const bad = await srv.api("GET", "/users/abc/channels");
+    assert.equal(bad.status, 404);
+    const anon = await srv.api("GET", `/users/1/channels`, {}, null);
+    assert.equal(anon.status, 401);
+  });
+});
+
+const skipCluster = requireBinaries("nats-server", "redis-server");
+
+describe("FL chan - cluster", { skip: skipCluster }, () => {
+  let c: TestCluster;
+  before(async () => {
+    if (!skipCluster) c = await startCluster();
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  test("FL 440: GET /users/{id}/channels through the gateway", async () => {
+    const u = await newUser(c);
+    const id = await channel(c, [u.userId]);
+    const r = await c.api("GET", `/users/${u.userId}/channels`, {}, u);
+    assertSuccess(r);
+    assert.deepEqual(r.body.subscribed_channel_ids, [id]);
+  });
+});
