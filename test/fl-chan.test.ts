@@ -75,6 +75,67 @@ describe("FL 440: GET /users/{user_id}/channels", () => {
   });
 });
 
+describe("FL 362: archived channels", () => {
+  test("FL 362: subscriptions in archived channels can be added, edited and removed", async () => {
+    const member = await newUser(srv);
+    const other = await newUser(srv);
+    const id = await channel(srv, [member.userId]);
+    const name = (await srv.api("GET", `/streams/${id}`)).body.stream.name as string;
+    assertSuccess(await srv.api("DELETE", `/streams/${id}`));
+
+    const props = await srv.api(
+      "POST",
+      "/users/me/subscriptions/properties",
+      { subscription_data: [{ stream_id: id, property: "color", value: "#123456" }] },
+      member,
+    );
+    assertSuccess(props);
+    const reg = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: ["subscription"], client_capabilities: { archived_channels: true } },
+      member,
+    );
+    assertSuccess(reg);
+    const mine = (reg.body.subscriptions as { stream_id: number; color: string }[]).find(
+      (x) => x.stream_id === id,
+    );
+    assert.equal(mine?.color, "#123456");
+
+    const add = await srv.api("POST", "/users/me/subscriptions", {
+      subscriptions: [{ name }],
+      principals: [other.userId],
+    });
+    assertSuccess(add);
+    assert.deepEqual(add.body.subscribed, { [String(other.userId)]: [name] });
+    const listed = await srv.api("GET", `/users/${other.userId}/channels`);
+    assert.ok((listed.body.subscribed_channel_ids as number[]).includes(id));
+
+    const del = await srv.api("DELETE", "/users/me/subscriptions", { subscriptions: [name] }, member);
+    assertSuccess(del);
+    assert.deepEqual(del.body.removed, [name]);
+  });
+
+  test("FL 362: an archived channel's privacy can change, its other settings cannot", async () => {
+    const id = await channel(srv, [srv.owner.userId]);
+    assertSuccess(await srv.api("DELETE", `/streams/${id}`));
+    assertSuccess(await srv.api("PATCH", `/streams/${id}`, { is_private: true }));
+    const got = await srv.api("GET", `/streams/${id}`);
+    assertSuccess(got);
+    assert.equal(got.body.stream.invite_only, true);
+    assert.equal(got.body.stream.is_archived, true);
+    assertError(
+      await srv.api("PATCH", `/streams/${id}`, { new_name: `renamed-${id}` }),
+      "Invalid channel ID",
+    );
+    assertError(
+      await srv.api("PATCH", `/streams/${id}`, { is_private: false, description: "x" }),
+      "Invalid channel ID",
+    );
+    assert.equal((await srv.api("GET", `/streams/${id}`)).body.stream.invite_only, true);
+  });
+});
+
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL chan - cluster", { skip: skipCluster }, () => {

@@ -350,7 +350,7 @@ async function maySubscribe(
   me: RosterEntry,
   others: boolean,
 ): Promise<boolean> {
-  if (ch.isArchived) return false;
+  // Subscriptions in archived channels may change since FL 362.
   if (others && (await t.inGroup(ch.groups.can_add_subscribers_group!, me.userId))) return true;
   if (!ch.inviteOnly) return !isGuest(me.role);
   if (isSubscribed(state, ch, me.userId) || isAdmin(me.role)) return true;
@@ -592,6 +592,19 @@ function streamUpdate(ch: Channel, property: string, value: Value, extra: Obj = 
   return { type: "stream", op: "update", stream_id: ch.id, name: ch.name, property, value, ...extra };
 }
 
+const PRIVACY_ARGS = new Set(["stream_id", "is_private", "is_web_public", "history_public_to_subscribers"]);
+
+/** The update sets privacy and nothing else (group settings count only when sent). */
+function onlyPrivacy(args: Obj): boolean {
+  const keys = Object.keys(args).filter((k) => args[k] !== undefined);
+  const groups = (args.groups ?? {}) as Obj;
+  if (Object.values(groups).some((v) => v !== undefined)) return false;
+  return (
+    keys.some((k) => k !== "stream_id" && PRIVACY_ARGS.has(k)) &&
+    keys.every((k) => k === "groups" || PRIVACY_ARGS.has(k))
+  );
+}
+
 const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
@@ -603,7 +616,9 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   const events: { property: string; value: Value; extra?: Obj }[] = [];
   const unarchive = optBool(args, "is_archived");
   if (unarchive === true) throw errors.badRequest("Invalid parameters");
-  if (ch.isArchived && unarchive !== false) throw errors.badRequest("Invalid channel ID");
+  // An archived channel's privacy may change since FL 362; its other settings only once unarchived.
+  if (ch.isArchived && unarchive !== false && !onlyPrivacy(args))
+    throw errors.badRequest("Invalid channel ID");
   if (unarchive === false && ch.isArchived) {
     changes.isArchived = false;
     events.push({ property: "is_archived", value: false });
