@@ -6,7 +6,15 @@ import { after, before, describe, test } from "node:test";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
-import { assertError, assertSuccess, newUser, type ApiHolder } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  eventsUntil,
+  newUser,
+  type ApiHolder,
+  type Queue,
+  type Ev,
+} from "./support/zulip-asserts.ts";
 
 let srv: EmbeddedHandle;
 
@@ -34,6 +42,26 @@ async function channel(
   assertSuccess(r);
   return r.body.id as number;
 }
+
+async function send(on: ApiHolder, to: number, topic: string, auth?: { email: string; apiKey: string }) {
+  const r = await on.api("POST", "/messages", { type: "stream", to, topic, content: "hello" }, auth);
+  assertSuccess(r);
+  return r.body.id as number;
+}
+
+/** A queue of delete_message events in the bulk form (message_ids). */
+async function deleteQueue(auth: { email: string; apiKey: string }): Promise<Queue> {
+  const r = await srv.api(
+    "POST",
+    "/register",
+    { event_types: ["delete_message"], client_capabilities: { bulk_message_deletion: true } },
+    auth,
+  );
+  assertSuccess(r);
+  return { id: r.body.queue_id, last: r.body.last_event_id, auth };
+}
+
+const deletes = (evs: Ev[]) => evs.filter((e) => e.type === "delete_message");
 
 describe("FL 440: GET /users/{user_id}/channels", () => {
   test("FL 440: lists the channels a user or bot is subscribed to, as the caller may see them", async () => {
@@ -133,6 +161,37 @@ describe("FL 362: archived channels", () => {
       "Invalid channel ID",
     );
     assert.equal((await srv.api("GET", `/streams/${id}`)).body.stream.invite_only, true);
+  });
+});
+
+describe("FL 457: delete_message lists only accessible ids", () => {
+  test("FL 457: a topic deletion in a protected-history channel tells each user of the messages they received", async () => {
+    const early = await newUser(srv);
+    const late = await newUser(srv);
+    const outsider = await newUser(srv);
+    const id = await channel(srv, [srv.owner.userId, early.userId], { invite_only: true });
+    const name = (await srv.api("GET", `/streams/${id}`)).body.stream.name as string;
+    const m1 = await send(srv, id, "doomed", early);
+    assertSuccess(
+      await srv.api("POST", "/users/me/subscriptions", {
+        subscriptions: [{ name }],
+        principals: [late.userId],
+      }),
+    );
+    const m2 = await send(srv, id, "doomed", early);
+    const qEarly = await deleteQueue(early);
+    const qLate = await deleteQueue(late);
+    const qOut = await deleteQueue(outsider);
+    const r = await srv.api("POST", `/streams/${id}/delete_topic`, { topic_name: "doomed" });
+    assertSuccess(r);
+    const evEarly = deletes(await eventsUntil(srv, qEarly, (e) => deletes(e).length > 0));
+    const evLate = deletes(await eventsUntil(srv, qLate, (e) => deletes(e).length > 0));
+    assert.deepEqual(evEarly.flatMap((e) => e.message_ids).sort(), [m1, m2].sort());
+    assert.deepEqual(
+      evLate.flatMap((e) => e.message_ids),
+      [m2],
+    );
+    assert.deepEqual(deletes(await eventsUntil(srv, qOut, () => false)), []);
   });
 });
 

@@ -7,11 +7,11 @@
 // actors), like the single-message `remove`.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Caller, Handler, Obj } from "../types.ts";
 import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
-import { allIds, getMsgs, type ConvState } from "./conversation-state.ts";
+import { allIds, type ConvState } from "./conversation-state.ts";
 import {
   defaultStreamsEvent,
   directoryHandlers,
@@ -170,27 +170,12 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   const all = await accessibleIds(ctx, state.realmId, c.userId, state.key, isProtected, topicIds);
   const batch = all.slice(-TOPIC_DELETE_BATCH);
   if (!batch.length) return { reply: { deleted: 0, more: false } };
-  // Who held each message, asked before removeMany clears their flags.
-  let holders: Set<number> | null = null;
-  if (isProtected) {
-    const senders = (await getMsgs(ctx, state, batch)).map((m) => m?.senderId ?? c.userId);
-    const candidates = [...new Set([...ch.subscribers, ...senders])];
-    const held = await Promise.all(
-      candidates.map(
-        async (uid) => (await accessibleIds(ctx, state.realmId, uid, state.key, true, batch)).length > 0,
-      ),
-    );
-    holders = new Set(candidates.filter((_, i) => held[i]));
-  }
+  // removeMany tells each user of the ids they received (protected history).
   const d = await removeMany(state, { ids: batch }, ctx, caller);
-  const events: OutEvent[] = (d.events ?? []).map((e) => ({
-    event: e.event,
-    userIds: holders ? e.userIds.filter((uid) => holders.has(uid)) : e.userIds,
-  }));
   return {
     facts: d.facts,
     writes: d.writes,
-    events,
+    events: d.events ?? [],
     reply: { deleted: batch.length, more: all.length > batch.length },
   };
 };
