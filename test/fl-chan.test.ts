@@ -195,6 +195,51 @@ describe("FL 457: delete_message lists only accessible ids", () => {
   });
 });
 
+describe("FL 489: narrow channels:archived", () => {
+  test("FL 489: channels:archived matches messages of archived channels, negated the others", async () => {
+    const u = await newUser(srv);
+    const gone = await channel(srv, [u.userId]);
+    const live = await channel(srv, [u.userId]);
+    const inGone = await send(srv, gone, "t", u);
+    const inLive = await send(srv, live, "t", u);
+    assertSuccess(await srv.api("DELETE", `/streams/${gone}`));
+    const get = async (negated: boolean) => {
+      const r = await srv.api(
+        "GET",
+        "/messages",
+        {
+          anchor: "newest",
+          num_before: 100,
+          num_after: 0,
+          narrow: JSON.stringify([{ operator: "channels", operand: "archived", negated }]),
+        },
+        u,
+      );
+      assertSuccess(r);
+      return (r.body.messages as { id: number }[]).map((m) => m.id);
+    };
+    const archived = await get(false);
+    assert.ok(archived.includes(inGone));
+    assert.ok(!archived.includes(inLive));
+    const others = await get(true);
+    assert.ok(others.includes(inLive));
+    assert.ok(!others.includes(inGone));
+    const bad = await srv.api(
+      "GET",
+      "/messages",
+      {
+        anchor: "newest",
+        num_before: 1,
+        num_after: 0,
+        narrow: JSON.stringify([{ operator: "channels", operand: "archive" }]),
+      },
+      u,
+    );
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, "BAD_NARROW");
+  });
+});
+
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL chan - cluster", { skip: skipCluster }, () => {

@@ -987,7 +987,8 @@ directoryHandlers.contentAccess = contentAccess;
  * they muted (in:home), the public and web-public channels (channels:),
  * the channels whose history they may read without having received the
  * messages (historical rows, `with`): content access and public history;
- * and their subscriptions (marking unread is limited to those).
+ * their subscriptions (marking unread is limited to those); and the
+ * archived channels (channels:archived).
  */
 const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
   if (!caller) throw errors.accessDenied();
@@ -997,6 +998,7 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
   const webPublic: number[] = [];
   const readable: number[] = [];
   const subscribed: number[] = [];
+  const archived: number[] = [];
   const spans: Record<string, Span[]> = {};
   for (const ch of Object.values(state.channels)) {
     const sub = state.subs[String(ch.id)]?.[String(caller.userId)];
@@ -1004,13 +1006,24 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
     const mine = sub ? spansOf(ch, sub) : [];
     if (mine.length) spans[String(ch.id)] = mine;
     if (sub?.active && sub.isMuted) muted.push(ch.id);
-    if (ch.isArchived) continue;
+    if (ch.isArchived) {
+      archived.push(ch.id);
+      continue;
+    }
     if (!ch.inviteOnly) publicIds.push(ch.id);
     if (ch.isWebPublic) webPublic.push(ch.id);
     if (canAccessContent(state, ch, u) && (!ch.inviteOnly || ch.historyPublic)) readable.push(ch.id);
   }
   return {
-    reply: { muted, public: publicIds, webPublic, readable, subscribed, spans: spans as unknown as Obj },
+    reply: {
+      muted,
+      public: publicIds,
+      webPublic,
+      archived,
+      readable,
+      subscribed,
+      spans: spans as unknown as Obj,
+    },
   };
 };
 directoryHandlers.narrowContext = narrowContext;
