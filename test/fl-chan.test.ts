@@ -3,6 +3,8 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE, subscriberFields } from "../actors/channel/format.ts";
+import { initialDir, type Channel, type DirState } from "../actors/channel/state.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
@@ -237,6 +239,51 @@ describe("FL 489: narrow channels:archived", () => {
     );
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, "BAD_NARROW");
+  });
+});
+
+describe("FL 412: include_subscribers=partial", () => {
+  test("FL 412: GET /users/me/subscriptions and register take partial; small channels list every subscriber", async () => {
+    const u = await newUser(srv);
+    const other = await newUser(srv);
+    const id = await channel(srv, [u.userId, other.userId]);
+    const r = await srv.api("GET", "/users/me/subscriptions", { include_subscribers: "partial" }, u);
+    assertSuccess(r);
+    const sub = (r.body.subscriptions as Record<string, unknown>[]).find((x) => x.stream_id === id)!;
+    assert.deepEqual(
+      sub.subscribers,
+      [u.userId, other.userId].sort((a, b) => a - b),
+    );
+    assert.equal(sub.partial_subscribers, undefined);
+    const reg = await srv.api(
+      "POST",
+      "/register",
+      { fetch_event_types: ["subscription"], include_subscribers: "partial" },
+      u,
+    );
+    assertSuccess(reg);
+    const regSub = (reg.body.subscriptions as Record<string, unknown>[]).find((x) => x.stream_id === id)!;
+    assert.deepEqual(
+      regSub.subscribers,
+      [u.userId, other.userId].sort((a, b) => a - b),
+    );
+    assertError(
+      await srv.api("GET", "/users/me/subscriptions", { include_subscribers: "some" }, u),
+      "include_subscribers is not valid JSON",
+    );
+  });
+
+  test("FL 412: channels from MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE on answer partial_subscribers", () => {
+    const state: DirState = initialDir({ kind: "channel", realm: 1, key: "directory" });
+    const ch = { id: 7 } as Channel;
+    state.subs["7"] = {};
+    for (let i = 1; i <= MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE; i++)
+      state.subs["7"][String(i)] = { active: true } as DirState["subs"][string][string];
+    const partial = subscriberFields(state, ch, "partial");
+    assert.equal((partial.partial_subscribers as number[]).length, MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE);
+    assert.equal(partial.subscribers, undefined);
+    assert.equal((subscriberFields(state, ch, true).subscribers as number[]).length, 1000);
+    assert.deepEqual(subscriberFields(state, ch, false), {});
   });
 });
 

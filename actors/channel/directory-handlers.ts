@@ -26,7 +26,16 @@ import {
   peerAudience,
   type RosterEntry,
 } from "./access.ts";
-import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
+import {
+  activeSubscriberIds,
+  formatChannel,
+  formatSub,
+  pickColor,
+  renderDescription,
+  subscriberFields,
+  subscriberMode,
+  type SubscriberMode,
+} from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import {
   GROUP_SETTINGS,
@@ -508,7 +517,7 @@ function subsOf(
   state: DirState,
   userId: number,
   active: boolean,
-  withSubscribers: boolean,
+  withSubscribers: SubscriberMode,
   withArchived = false,
 ): Obj[] {
   const out: Obj[] = [];
@@ -526,7 +535,7 @@ const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
   const me = t.me(caller);
   return {
     reply: {
-      subscriptions: subsOf(t, state, me.userId, true, optBool(args, "include_subscribers") ?? false),
+      subscriptions: subsOf(t, state, me.userId, true, subscriberMode(args.include_subscribers)),
     },
   };
 };
@@ -861,7 +870,7 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
 const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
-  const withSubscribers = optBool(args, "include_subscribers") ?? false;
+  const withSubscribers = subscriberMode(args.include_subscribers);
   // The archived_channels capability: archived channels stay in the
   // subscription lists (feature levels 315 and 362) and in `streams` (378),
   // marked is_archived; other clients see active channels only.
@@ -874,8 +883,7 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);
       delete c.is_default;
-      if (withSubscribers && canAccessContent(state, ch, me))
-        c.subscribers = activeSubscriberIds(state, ch.id);
+      if (canAccessContent(state, ch, me)) Object.assign(c, subscriberFields(state, ch, withSubscribers));
       never.push(c);
     }
   }
