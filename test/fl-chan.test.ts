@@ -13,6 +13,7 @@ import {
   assertSuccess,
   eventsUntil,
   newUser,
+  openQueue,
   type ApiHolder,
   type Queue,
   type Ev,
@@ -284,6 +285,48 @@ describe("FL 412: include_subscribers=partial", () => {
     assert.equal(partial.subscribers, undefined);
     assert.equal((subscriberFields(state, ch, true).subscribers as number[]).length, 1000);
     assert.deepEqual(subscriberFields(state, ch, false), {});
+  });
+});
+
+describe("FL 349: metadata access through group settings", () => {
+  test("FL 349: members of a private channel's group settings see it, its updates and never_subscribed", async () => {
+    const admin = await newUser(srv);
+    const subscriber = await newUser(srv);
+    const outsider = await newUser(srv);
+    const g = await srv.api("POST", "/user_groups/create", {
+      name: `fl-chan-g-${process.pid}`,
+      description: "",
+      members: [subscriber.userId],
+    });
+    assertSuccess(g);
+    const groupId = g.body.group_id as number;
+    const id = await channel(srv, [srv.owner.userId], {
+      invite_only: true,
+      can_administer_channel_group: JSON.stringify({ direct_members: [admin.userId], direct_subgroups: [] }),
+      can_subscribe_group: groupId,
+    });
+    for (const who of [admin, subscriber]) {
+      const r = await srv.api("GET", `/streams/${id}`, {}, who);
+      assertSuccess(r);
+      assert.equal(r.body.stream.stream_id, id);
+      const reg = await srv.api("POST", "/register", { fetch_event_types: ["subscription"] }, who);
+      assertSuccess(reg);
+      assert.ok((reg.body.never_subscribed as { stream_id: number }[]).some((x) => x.stream_id === id));
+    }
+    assertError(await srv.api("GET", `/streams/${id}`, {}, outsider), "Invalid channel ID");
+
+    const qAdmin = await openQueue(srv, admin, ["stream"]);
+    const qOut = await openQueue(srv, outsider, ["stream"]);
+    // The channel administrator may now administer it unsubscribed.
+    assertSuccess(await srv.api("PATCH", `/streams/${id}`, { description: "via group" }, admin));
+    const evs = await eventsUntil(srv, qAdmin, (e) =>
+      e.some((x) => x.type === "stream" && x.op === "update"),
+    );
+    assert.ok(evs.some((e) => e.type === "stream" && e.op === "update" && e.stream_id === id));
+    assert.deepEqual(
+      (await eventsUntil(srv, qOut, () => false)).filter((e) => e.stream_id === id),
+      [],
+    );
   });
 });
 

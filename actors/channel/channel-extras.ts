@@ -35,7 +35,7 @@ function channelOf(state: DirState, id: unknown): Channel | undefined {
  * takes an archived one too. Both announce the list, changed or not.
  */
 const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
   if (!isAdmin(u.role)) throw errors.mustBeAdmin();
   const wanted = args.is_default === true;
@@ -61,7 +61,7 @@ const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) =>
  * or an internal caller.
  */
 const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   if (caller) {
     if (caller.realmId !== state.realmId) throw errors.accessDenied();
     if (!isAdmin(t.me(caller).role)) throw errors.mustBeAdmin();
@@ -100,13 +100,13 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
  * channel as the caller may see it (administrators see private ones).
  */
 const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
   const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
   if (!target) throw errors.noSuchUser();
   if (!target.isActive) throw errors.userDeactivated();
   const ch = channelOf(state, args.stream_id);
-  if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u)) throw errors.invalidChannelId();
+  if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u, t)) throw errors.invalidChannelId();
   return { reply: { is_subscribed: isSubscribed(state, ch, target.userId) } };
 };
 

@@ -296,7 +296,7 @@ function resolveUserIds(t: Turn, ids: number[]): RosterEntry[] {
 
 /** POST /channels/create. */
 const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const name = checkChannelName(String(args.name ?? ""));
   if (state.byName[name.toLowerCase()] !== undefined) throw errors.channelAlreadyExists(name);
@@ -367,7 +367,7 @@ async function maySubscribe(
 }
 
 const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const wanted = (args.subscriptions as { name: string; description?: string }[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
@@ -442,7 +442,7 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
 
 const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const names = (args.subscriptions as string[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
@@ -452,7 +452,7 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   for (const raw of names) {
     const id = state.byName[raw.trim().toLowerCase()];
     const ch = id === undefined ? undefined : state.channels[String(id)];
-    if (!ch || !canSeeMetadata(state, ch, me)) throw errors.channelDoesNotExist(raw.trim());
+    if (!ch || !canSeeMetadata(state, ch, me, t)) throw errors.channelDoesNotExist(raw.trim());
     if (
       others &&
       !isAdmin(me.role) &&
@@ -531,7 +531,7 @@ function subsOf(
 }
 
 const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   return {
     reply: {
@@ -542,7 +542,7 @@ const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
 
 /** GET /streams: the include_* filters (Zulip's get_streams_for_user). */
 const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const includeAll = optBool(args, "include_all") ?? false;
   if (includeAll && !isAdmin(me.role)) throw errors.mustBeAdmin();
@@ -569,25 +569,25 @@ const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
 };
 
 const getChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelId();
   return { reply: { stream: formatChannel(state, ch, t.sys) } };
 };
 
 const channelIdByName: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const name = String(args.stream ?? "");
   const id = state.byName[name.trim().toLowerCase()];
   const ch = id === undefined ? undefined : state.channels[String(id)];
-  if (!ch || !canSeeMetadata(state, ch, me)) throw errors.invalidChannelName(name);
+  if (!ch || !canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelName(name);
   return { reply: { stream_id: ch.id } };
 };
 
 const members: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
   if (!canAccessContent(state, ch, me) && !(ch.inviteOnly && isAdmin(me.role)))
@@ -615,10 +615,10 @@ function onlyPrivacy(args: Obj): boolean {
 }
 
 const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelId();
   if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
 
   const changes: Obj = {};
@@ -794,10 +794,10 @@ export function defaultStreamsEvent(t: Turn, s: DirState): OutEvent {
 }
 
 const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me) || ch.isArchived) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t) || ch.isArchived) throw errors.invalidChannelId();
   if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
   const changes: Obj = { isArchived: true, isDefault: false };
   const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
@@ -829,7 +829,7 @@ const SUB_PROPERTIES: Record<string, keyof Sub> = {
 
 /** PATCH /users/me/subscriptions/{id} and POST /users/me/subscriptions/properties: [{stream_id, property, value}]. */
 const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const data = (args.data as { stream_id: number; property: string; value: Value }[] | undefined) ?? [];
   let s = cloneDir(state);
@@ -839,7 +839,7 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
     const field = own(SUB_PROPERTIES, item.property);
     if (!field) throw errors.unknownSubscriptionProperty(item.property);
     const ch = s.channels[String(item.stream_id)];
-    if (!ch || !canSeeMetadata(s, ch, me)) throw errors.invalidChannelId();
+    if (!ch || !canSeeMetadata(s, ch, me, t)) throw errors.invalidChannelId();
     const sub = s.subs[String(ch.id)]?.[String(me.userId)];
     if (!sub || !sub.active) throw errors.notSubscribed();
     let value: Value;
@@ -868,7 +868,7 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
 
 /** subscriptions, unsubscribed, never_subscribed and streams for POST /register. */
 const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const withSubscribers = subscriberMode(args.include_subscribers);
   // The archived_channels capability: archived channels stay in the
@@ -878,7 +878,7 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
-    if (!canSeeMetadata(state, ch, me) || (ch.isArchived && !withArchived)) continue;
+    if (!canSeeMetadata(state, ch, me, t) || (ch.isArchived && !withArchived)) continue;
     streams.push(formatChannel(state, ch, t.sys));
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);

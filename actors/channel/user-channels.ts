@@ -9,7 +9,7 @@ import type { DirState } from "./state.ts";
 
 /** {user_id} -> {subscribed_channel_ids}, ascending. Deactivated users answer too (their subscriptions remain). */
 const userChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
   if (!target) throw errors.noSuchUser();
@@ -18,7 +18,7 @@ const userChannels: Handler<DirState> = async (state, args, ctx, caller) => {
   for (const [chId, subs] of Object.entries(state.subs)) {
     if (subs[key]?.active !== true) continue;
     const ch = state.channels[chId];
-    if (ch && canSeeMetadata(state, ch, me)) ids.push(ch.id);
+    if (ch && canSeeMetadata(state, ch, me, t)) ids.push(ch.id);
   }
   return { reply: { subscribed_channel_ids: ids.sort((a, b) => a - b) } };
 };
