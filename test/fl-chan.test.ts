@@ -330,6 +330,63 @@ describe("FL 349: metadata access through group settings", () => {
   });
 });
 
+describe("FL 354: content access through group settings", () => {
+  test("FL 354: members of can_subscribe_group / can_add_subscribers_group read, send, react and type unsubscribed", async () => {
+    const viaSubscribe = await newUser(srv);
+    const viaAdd = await newUser(srv);
+    const outsider = await newUser(srv);
+    const g = await srv.api("POST", "/user_groups/create", {
+      name: `fl-chan-c-${process.pid}`,
+      description: "",
+      members: [viaSubscribe.userId],
+    });
+    assertSuccess(g);
+    const id = await channel(srv, [srv.owner.userId], {
+      invite_only: true,
+      history_public_to_subscribers: true,
+      can_subscribe_group: g.body.group_id as number,
+      can_add_subscribers_group: JSON.stringify({ direct_members: [viaAdd.userId], direct_subgroups: [] }),
+    });
+    const m = await send(srv, id, "t");
+    const read = (who: { email: string; apiKey: string }) =>
+      srv.api(
+        "GET",
+        "/messages",
+        {
+          anchor: "newest",
+          num_before: 10,
+          num_after: 0,
+          narrow: JSON.stringify([{ operator: "channel", operand: id }]),
+        },
+        who,
+      );
+    for (const who of [viaSubscribe, viaAdd]) {
+      const r = await read(who);
+      assertSuccess(r);
+      assert.ok((r.body.messages as { id: number }[]).some((x) => x.id === m));
+      await send(srv, id, "t", who);
+      assertSuccess(await srv.api("POST", `/messages/${m}/reactions`, { emoji_name: "smile" }, who));
+      assertSuccess(
+        await srv.api("POST", "/typing", { type: "stream", stream_id: id, topic: "t", op: "start" }, who),
+      );
+    }
+    assertError(
+      await srv.api("POST", "/typing", { type: "stream", stream_id: id, topic: "t", op: "start" }, outsider),
+      "Invalid channel ID",
+    );
+    const denied = await read(outsider);
+    assert.equal(denied.status, 400);
+    assertError(
+      await srv.api("POST", "/messages", { type: "stream", to: id, topic: "t", content: "no" }, outsider),
+      `Not authorized to send to channel '${(await srv.api("GET", `/streams/${id}`)).body.stream.name as string}'`,
+    );
+    assertError(
+      await srv.api("POST", `/messages/${m}/reactions`, { emoji_name: "smile" }, outsider),
+      "Invalid message(s)",
+    );
+  });
+});
+
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL chan - cluster", { skip: skipCluster }, () => {

@@ -9,9 +9,11 @@ import { errors } from "../errors.ts";
 import {
   checkGroupSettingUpdate,
   checkGroupSettingValue,
+  isUserInGroupSetting,
   realmGroupSetting,
   recordChannelGroupSettings,
 } from "../permissions/index.ts";
+import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -58,6 +60,8 @@ import {
   optBool,
   optStr,
 } from "./validate.ts";
+
+const NOBODY_GROUP = SYSTEM_GROUP_ID["role:nobody"];
 
 function fact(f: DirFact): Obj {
   return f as unknown as Obj;
@@ -938,9 +942,11 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
     args.forSend === true && state.spansReady === false
       ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
       : undefined;
+  const viaGroups = await contentAccessViaGroups(ctx, state, ch, args.userId);
   return {
     ...(facts ? { facts } : {}),
     reply: {
+      ...(viaGroups ? { content_access_user: args.userId as number } : {}),
       stream_id: ch.id,
       name: ch.name,
       invite_only: ch.inviteOnly,
@@ -957,6 +963,30 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
     },
   };
 };
+
+/**
+ * Zulip's user_has_content_access beyond subscription and public access
+ * (FL 354): a private channel's can_add_subscribers_group or
+ * can_subscribe_group (guests never). Asked only for an unsubscribed user
+ * of a private channel whose setting names someone, so subscribers and
+ * public channels cost nothing.
+ */
+export async function contentAccessViaGroups(
+  ctx: ActorContext,
+  state: DirState,
+  ch: Channel,
+  userId: unknown,
+): Promise<boolean> {
+  if (typeof userId !== "number" || !ch.inviteOnly || ch.isWebPublic) return false;
+  if (state.subs[String(ch.id)]?.[String(userId)]?.active) return false;
+  for (const name of ["can_add_subscribers_group", "can_subscribe_group"]) {
+    const v = ch.groups[name];
+    if (v === undefined || v === NOBODY_GROUP) continue;
+    if (typeof v !== "number" && !v.direct_members.length && !v.direct_subgroups.length) continue;
+    if (await isUserInGroupSetting(ctx, state.realmId, v, userId, { allowEveryone: false })) return true;
+  }
+  return false;
+}
 
 /** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */
 const lookupNames: Handler<DirState> = (state, args) => {
@@ -998,7 +1028,7 @@ directoryHandlers.contentAccess = contentAccess;
  * their subscriptions (marking unread is limited to those); and the
  * archived channels (channels:archived).
  */
-const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
+const narrowContext: Handler<DirState> = async (state, _args, ctx, caller) => {
   if (!caller) throw errors.accessDenied();
   const u = { userId: caller.userId, role: caller.role } as RosterEntry;
   const muted: number[] = [];
@@ -1020,7 +1050,10 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
     }
     if (!ch.inviteOnly) publicIds.push(ch.id);
     if (ch.isWebPublic) webPublic.push(ch.id);
-    if (canAccessContent(state, ch, u) && (!ch.inviteOnly || ch.historyPublic)) readable.push(ch.id);
+    if (!ch.inviteOnly || ch.historyPublic) {
+      if (canAccessContent(state, ch, u) || (await contentAccessViaGroups(ctx, state, ch, u.userId)))
+        readable.push(ch.id);
+    }
   }
   return {
     reply: {
