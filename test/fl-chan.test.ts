@@ -405,4 +405,50 @@ describe("FL chan - cluster", { skip: skipCluster }, () => {
     assertSuccess(r);
     assert.deepEqual(r.body.subscribed_channel_ids, [id]);
   });
+
+  test("FL 349/354/412/489: group access, partial subscribers and channels:archived through the gateway", async () => {
+    const viaGroup = await newUser(c);
+    const ownerId = (await c.api("GET", "/users/me")).body.user_id as number;
+    const made = await c.api("POST", "/channels/create", {
+      name: `fl-chan-cluster-${process.pid}`,
+      subscribers: [ownerId],
+      invite_only: true,
+      history_public_to_subscribers: true,
+      can_subscribe_group: JSON.stringify({ direct_members: [viaGroup.userId], direct_subgroups: [] }),
+    });
+    assertSuccess(made);
+    const id = made.body.id as number;
+    const m = await send(c, id, "t");
+    assertSuccess(await c.api("GET", `/streams/${id}`, {}, viaGroup));
+    const read = await c.api(
+      "GET",
+      "/messages",
+      {
+        anchor: "newest",
+        num_before: 5,
+        num_after: 0,
+        narrow: JSON.stringify([{ operator: "channel", operand: id }]),
+      },
+      viaGroup,
+    );
+    assertSuccess(read);
+    assert.ok((read.body.messages as { id: number }[]).some((x) => x.id === m));
+    const subs = await c.api("GET", "/users/me/subscriptions", { include_subscribers: "partial" });
+    assertSuccess(subs);
+    assert.deepEqual(
+      (subs.body.subscriptions as { stream_id: number; subscribers: number[] }[]).find(
+        (x) => x.stream_id === id,
+      )?.subscribers,
+      [ownerId],
+    );
+    assertSuccess(await c.api("DELETE", `/streams/${id}`));
+    const archived = await c.api("GET", "/messages", {
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channels", operand: "archived" }]),
+    });
+    assertSuccess(archived);
+    assert.ok((archived.body.messages as { id: number }[]).some((x) => x.id === m));
+  });
 });
