@@ -158,6 +158,8 @@ interface NarrowContext {
   muted: number[];
   public: number[];
   webPublic: number[];
+  /** Archived channels (channels:archived, FL 489; absent from an older directory's reply). */
+  archived?: number[];
   readable: number[];
   subscribed: number[];
 }
@@ -290,6 +292,7 @@ export async function planNarrow(req: RouteRequest, rawTerms: Term[]): Promise<P
         let set: Set<string>;
         if (t.operand === "public") set = new Set(ctx.public.map(String));
         else if (t.operand === "web-public") set = new Set(ctx.webPublic.map(String));
+        else if (t.operand === "archived") set = new Set((ctx.archived ?? []).map(String));
         else throw errors.badNarrow(`unknown channels operand ${String(t.operand)}`);
         if (t.operand === "public" && !neg && req.caller!.role < 600) plan.publicHistory = true;
         keep((conv) => set.has(conv));

@@ -1155,6 +1155,9 @@ const cases: Case[] = [
     status: 200,
   },
   { method: "POST", path: `/users/${BAD_ID}/status`, params: { status_text: "x" }, status: 400 },
+  // --- a user's channels (FL 440, newer than 10.2: envelope checks only)
+  { method: "GET", path: (f) => `/users/${f.member.userId}/channels`, status: 200 },
+  { method: "GET", path: `/users/${BAD_ID}/channels`, status: 400 },
 
   // --- channel removal, then the queue
   {

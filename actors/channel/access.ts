@@ -3,6 +3,7 @@
 // system groups, fetched once, plus Zulip's access rules.
 
 import { errors } from "../errors.ts";
+import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller } from "../types.ts";
@@ -36,7 +37,24 @@ const SYSTEM_GROUP_NAMES = [
 export const isAdmin = (role: number) => role <= 200;
 export const isGuest = (role: number) => role >= 600;
 
+/**
+ * The settings whose members have metadata access to a channel they are
+ * not subscribed to (FL 349, Zulip's get_metadata_access_streams_via_group_ids).
+ */
+const METADATA_GROUP_SETTINGS = [
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_subscribe_group",
+] as const;
+
 export class Turn {
+  /**
+   * Private channel id -> users who see its metadata through its group
+   * settings; filled by `load(ctx, realmId, state)`. Empty (no group
+   * access) when loaded without the state.
+   */
+  readonly viaGroups = new Map<number, Set<number>>();
+
   private constructor(
     readonly ctx: ActorContext,
     readonly realmId: number,
@@ -45,7 +63,52 @@ export class Turn {
     readonly sys: SystemGroups,
   ) {}
 
-  static async load(ctx: ActorContext, realmId: number): Promise<Turn> {
+  static async load(ctx: ActorContext, realmId: number, state?: DirState): Promise<Turn> {
+    const t = await Turn.loadRoster(ctx, realmId);
+    if (state) await t.loadViaGroups(state);
+    return t;
+  }
+
+  /**
+   * Members of the metadata-granting settings of every private channel:
+   * anonymous values' direct members, and one group-directory call per
+   * distinct group named (none when every such setting is role:nobody or
+   * an anonymous value without subgroups, the defaults).
+   */
+  private async loadViaGroups(state: DirState): Promise<void> {
+    const groupIds = new Set<number>();
+    const need: [Channel, GroupValue][] = [];
+    for (const ch of Object.values(state.channels)) {
+      if (!ch.inviteOnly || ch.isWebPublic) continue;
+      for (const name of METADATA_GROUP_SETTINGS) {
+        const v = ch.groups[name];
+        if (v === undefined) continue;
+        need.push([ch, v]);
+        const ids = typeof v === "number" ? [v] : v.direct_subgroups;
+        for (const id of ids) if (id !== SYSTEM_GROUP_ID["role:nobody"]) groupIds.add(id);
+      }
+    }
+    const members = new Map<number, number[]>();
+    for (const id of groupIds) {
+      const r = (await this.ctx.call(groupDirectoryRef(this.realmId), "expandGroups", {
+        groupIds: [id],
+      })) as {
+        userIds: number[];
+      };
+      members.set(id, r.userIds);
+    }
+    for (const [ch, v] of need) {
+      const set = this.viaGroups.get(ch.id) ?? new Set<number>();
+      const ids = typeof v === "number" ? [v] : v.direct_subgroups;
+      for (const id of ids) for (const u of members.get(id) ?? []) set.add(u);
+      if (typeof v !== "number") for (const u of v.direct_members) set.add(u);
+      // Guests never hold these settings (role:everyone is refused for them).
+      for (const u of set) if (isGuest(this.users.get(u)?.role ?? 600)) set.delete(u);
+      if (set.size) this.viaGroups.set(ch.id, set);
+    }
+  }
+
+  private static async loadRoster(ctx: ActorContext, realmId: number): Promise<Turn> {
     const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as { users: RosterEntry[] };
     const users = new Map<number, RosterEntry>();
     const byEmail = new Map<string, RosterEntry>();
@@ -82,12 +145,14 @@ export function isSubscribed(state: DirState, ch: Channel, userId: number): bool
 /**
  * Metadata access (the channel appears in lists, its events reach the user):
  * subscribers; everyone but guests for public channels; anyone for
- * web-public ones; administrators for private ones.
+ * web-public ones; administrators for private ones, and (FL 349) members of
+ * its can_add_subscribers_group, can_administer_channel_group or
+ * can_subscribe_group, as `t` loaded them with the state.
  */
-export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry): boolean {
+export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry, t?: Turn): boolean {
   if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
   if (!ch.inviteOnly) return !isGuest(u.role);
-  return isAdmin(u.role);
+  return isAdmin(u.role) || t?.viaGroups.get(ch.id)?.has(u.userId) === true;
 }
 
 /** Content access (messages, subscriber list): subscribers, or a public channel for non-guests. */
@@ -138,7 +203,7 @@ export async function canAdminister(t: Turn, ch: Channel, u: RosterEntry): Promi
 export function metadataAudience(t: Turn, state: DirState, ch: Channel): number[] {
   return t
     .activeUsers()
-    .filter((u) => canSeeMetadata(state, ch, u))
+    .filter((u) => canSeeMetadata(state, ch, u, t))
     .map((u) => u.userId);
 }
 

@@ -27,6 +27,7 @@ import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } fro
 import { retentionConversationHandlers, retentionDirectoryHandlers } from "./retention.ts";
 import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
+import { userChannelsDirectoryHandlers } from "./user-channels.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -48,6 +49,7 @@ for (const [name, h] of Object.entries({
   ...retentionDirectoryHandlers,
   ...folderDirectoryHandlers,
   ...userAccessDirectoryHandlers,
+  ...userChannelsDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
@@ -151,5 +153,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     reorderChannelFolders: "caller",
     registerChannelFolders: "caller",
     accessibleUsers: "caller",
+    userChannels: "caller",
   },
 };

@@ -18,6 +18,7 @@ import {
   type ConvState,
   type Msg,
 } from "./conversation-state.ts";
+import { accessibleIds, historyProtected } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { DirState } from "./state.ts";
 
@@ -42,17 +43,33 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   const senders = msgs.map((m) => m.senderId);
   let audience: number[];
   let streamId: number | null = null;
+  let isProtected = false;
   if (isDmKey(state.key)) {
     audience = state.key.slice(3).split(",").map(Number);
   } else {
     const ch = (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
       stream_id: Number(state.key),
-    })) as { stream_id: number; subscribers: number[] };
+    })) as {
+      stream_id: number;
+      subscribers: number[];
+      invite_only: boolean;
+      history_public_to_subscribers: boolean;
+    };
     streamId = ch.stream_id;
     audience = ch.subscribers;
+    isProtected = historyProtected(ch);
   }
   // The senders keep their rows even after unsubscribing; those go too.
   const userIds = [...new Set([...audience, ...senders])];
+  // With protected history each user hears only of the messages they
+  // received (FL 457), read before messagesDeleted clears the rows.
+  const received = isProtected
+    ? await Promise.all(
+        userIds.map(
+          async (uid) => new Set(await accessibleIds(ctx, state.realmId, uid, state.key, true, ids)),
+        ),
+      )
+    : null;
   await Promise.all(userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })));
   // The attachments they linked drop them (Zulip's attachment update event).
   await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids });
@@ -68,14 +85,25 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
       byTopic.set(topic, list);
     }
     for (const [topic, list] of byTopic) {
-      const event: Obj = {
-        type: "delete_message",
-        message_type: "stream",
-        message_ids: list,
-        stream_id: streamId,
-        topic,
-      };
-      events.push({ event, userIds });
+      // Users who may see the same ids share one event.
+      const byIds = new Map<string, { ids: number[]; users: number[] }>();
+      userIds.forEach((uid, i) => {
+        const mine = received ? list.filter((id) => received[i]!.has(id)) : list;
+        if (!mine.length) return;
+        const key = mine.join(",");
+        const group = byIds.get(key) ?? byIds.set(key, { ids: mine, users: [] }).get(key)!;
+        group.users.push(uid);
+      });
+      for (const g of byIds.values()) {
+        const event: Obj = {
+          type: "delete_message",
+          message_type: "stream",
+          message_ids: g.ids,
+          stream_id: streamId,
+          topic,
+        };
+        events.push({ event, userIds: g.users });
+      }
     }
   }
   return {

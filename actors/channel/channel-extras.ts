@@ -8,11 +8,11 @@
 
 import { accessChangeEvents } from "./user-access.ts";
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Caller, Handler, Obj } from "../types.ts";
 import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
-import { allIds, getMsgs, type ConvState } from "./conversation-state.ts";
+import { allIds, type ConvState } from "./conversation-state.ts";
 import {
   defaultStreamsEvent,
   directoryHandlers,
@@ -36,7 +36,7 @@ function channelOf(state: DirState, id: unknown): Channel | undefined {
  * takes an archived one too. Both announce the list, changed or not.
  */
 const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
   if (!isAdmin(u.role)) throw errors.mustBeAdmin();
   const wanted = args.is_default === true;
@@ -62,7 +62,7 @@ const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) =>
  * or an internal caller.
  */
 const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   if (caller) {
     if (caller.realmId !== state.realmId) throw errors.accessDenied();
     if (!isAdmin(t.me(caller).role)) throw errors.mustBeAdmin();
@@ -111,13 +111,13 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
  * channel as the caller may see it (administrators see private ones).
  */
 const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
   const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
   if (!target) throw errors.noSuchUser();
   if (!target.isActive) throw errors.userDeactivated();
   const ch = channelOf(state, args.stream_id);
-  if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u)) throw errors.invalidChannelId();
+  if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u, t)) throw errors.invalidChannelId();
   return { reply: { is_subscribed: isSubscribed(state, ch, target.userId) } };
 };
 
@@ -181,27 +181,12 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   const all = await accessibleIds(ctx, state.realmId, c.userId, state.key, isProtected, topicIds);
   const batch = all.slice(-TOPIC_DELETE_BATCH);
   if (!batch.length) return { reply: { deleted: 0, more: false } };
-  // Who held each message, asked before removeMany clears their flags.
-  let holders: Set<number> | null = null;
-  if (isProtected) {
-    const senders = (await getMsgs(ctx, state, batch)).map((m) => m?.senderId ?? c.userId);
-    const candidates = [...new Set([...ch.subscribers, ...senders])];
-    const held = await Promise.all(
-      candidates.map(
-        async (uid) => (await accessibleIds(ctx, state.realmId, uid, state.key, true, batch)).length > 0,
-      ),
-    );
-    holders = new Set(candidates.filter((_, i) => held[i]));
-  }
+  // removeMany tells each user of the ids they received (protected history).
   const d = await removeMany(state, { ids: batch }, ctx, caller);
-  const events: OutEvent[] = (d.events ?? []).map((e) => ({
-    event: e.event,
-    userIds: holders ? e.userIds.filter((uid) => holders.has(uid)) : e.userIds,
-  }));
   return {
     facts: d.facts,
     writes: d.writes,
-    events,
+    events: d.events ?? [],
     reply: { deleted: batch.length, more: all.length > batch.length },
   };
 };

@@ -86,16 +86,21 @@ export interface ChannelInfo {
   subscribers: number[];
   /** Subscribers who muted the channel (sends only). */
   muted_by?: number[];
+  /** The `userId` asked about, when they have content access through the channel's groups (FL 354). */
+  content_access_user?: number;
 }
 
+/** `userId`: the user whose content access through groups the directory checks (see canRead). */
 export async function channelInfo(
   ctx: ActorContext,
   state: ConvState,
   forSend = false,
+  userId?: number,
 ): Promise<ChannelInfo> {
   return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
     stream_id: Number(state.key),
     forSend,
+    ...(userId === undefined ? {} : { userId }),
   })) as unknown as ChannelInfo;
 }
 
@@ -173,7 +178,10 @@ const isGuest = (role: number) => role >= 600;
 /** Content access to a channel's messages (not counting history protection). */
 export function canRead(ch: ChannelInfo, c: Caller): boolean {
   if (isSubscriber(ch, c.userId) || ch.is_web_public) return true;
-  return !ch.invite_only && !isGuest(c.role);
+  if (!ch.invite_only) return !isGuest(c.role);
+  // Content access through can_add_subscribers_group / can_subscribe_group,
+  // checked by the directory when channelInfo named this user (FL 354).
+  return ch.content_access_user === c.userId;
 }
 
 // ---- content normalisation (Zulip's normalize_body / truncate_topic) --------
@@ -485,9 +493,9 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {
-    const ch = await channelInfo(ctx, state, true);
+    const ch = await channelInfo(ctx, state, true, c.userId);
     channelName = ch.name;
-    if (ch.is_archived || (!bot && (!canRead(ch, c) || (ch.invite_only && !isSubscriber(ch, c.userId))))) {
+    if (ch.is_archived || (!bot && !canRead(ch, c))) {
       throw errors.notAuthorizedToSend(ch.name);
     }
     const canSend = ch.groups.can_send_message_group!;
@@ -857,7 +865,7 @@ export async function channelWindow(
 const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
-  const ch = await channelInfo(ctx, state);
+  const ch = await channelInfo(ctx, state, false, c.userId);
   // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
   if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
   const filters = (args.filters ?? {}) as unknown as Filters;
@@ -945,7 +953,7 @@ const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (!msgs.length) return { reply: { items: [] } };
   let ch: ChannelInfo;
   try {
-    ch = await channelInfo(ctx, state);
+    ch = await channelInfo(ctx, state, false, c.userId);
   } catch {
     return { reply: { items: [] } };
   }
@@ -962,7 +970,7 @@ const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
   if (isDmKey(state.key)) throw errors.internal();
   let ch: ChannelInfo;
   try {
-    ch = await channelInfo(ctx, state);
+    ch = await channelInfo(ctx, state, false, c.userId);
   } catch {
     throw errors.invalidChannelId();
   }
@@ -1010,7 +1018,7 @@ export async function audience(
     if (!ids.includes(c.userId)) throw errors.invalidMessages();
     return { userIds: ids, ch: null };
   }
-  const ch = await channelInfo(ctx, state);
+  const ch = await channelInfo(ctx, state, false, c.userId);
   if (!canRead(ch, c)) throw errors.invalidMessages();
   return { userIds: [...new Set([...ch.subscribers, c.userId])], ch };
 }

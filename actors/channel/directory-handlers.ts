@@ -9,9 +9,11 @@ import { errors } from "../errors.ts";
 import {
   checkGroupSettingUpdate,
   checkGroupSettingValue,
+  isUserInGroupSetting,
   realmGroupSetting,
   recordChannelGroupSettings,
 } from "../permissions/index.ts";
+import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -26,7 +28,16 @@ import {
   peerAudience,
   type RosterEntry,
 } from "./access.ts";
-import { activeSubscriberIds, formatChannel, formatSub, pickColor, renderDescription } from "./format.ts";
+import {
+  activeSubscriberIds,
+  formatChannel,
+  formatSub,
+  pickColor,
+  renderDescription,
+  subscriberFields,
+  subscriberMode,
+  type SubscriberMode,
+} from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import { folderById } from "./folders.ts";
 import { accessChangeEvents } from "./user-access.ts";
@@ -51,6 +62,8 @@ import {
   optBool,
   optStr,
 } from "./validate.ts";
+
+const NOBODY_GROUP = SYSTEM_GROUP_ID["role:nobody"];
 
 function fact(f: DirFact): Obj {
   return f as unknown as Obj;
@@ -301,7 +314,7 @@ function resolveUserIds(t: Turn, ids: number[]): RosterEntry[] {
 
 /** POST /channels/create. */
 const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const name = checkChannelName(String(args.name ?? ""));
   if (state.byName[name.toLowerCase()] !== undefined) throw errors.channelAlreadyExists(name);
@@ -366,7 +379,7 @@ async function maySubscribe(
   me: RosterEntry,
   others: boolean,
 ): Promise<boolean> {
-  if (ch.isArchived) return false;
+  // Subscriptions in archived channels may change since FL 362.
   if (others && (await t.inGroup(ch.groups.can_add_subscribers_group!, me.userId))) return true;
   if (!ch.inviteOnly) return !isGuest(me.role);
   if (isSubscribed(state, ch, me.userId) || isAdmin(me.role)) return true;
@@ -374,7 +387,7 @@ async function maySubscribe(
 }
 
 const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const wanted = (args.subscriptions as { name: string; description?: string }[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
@@ -458,7 +471,7 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
 
 const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const names = (args.subscriptions as string[] | undefined) ?? [];
   const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
@@ -468,7 +481,7 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   for (const raw of names) {
     const id = state.byName[raw.trim().toLowerCase()];
     const ch = id === undefined ? undefined : state.channels[String(id)];
-    if (!ch || !canSeeMetadata(state, ch, me)) throw errors.channelDoesNotExist(raw.trim());
+    if (!ch || !canSeeMetadata(state, ch, me, t)) throw errors.channelDoesNotExist(raw.trim());
     if (
       others &&
       !isAdmin(me.role) &&
@@ -541,7 +554,7 @@ function subsOf(
   state: DirState,
   userId: number,
   active: boolean,
-  withSubscribers: boolean,
+  withSubscribers: SubscriberMode,
   withArchived = false,
 ): Obj[] {
   const out: Obj[] = [];
@@ -555,18 +568,18 @@ function subsOf(
 }
 
 const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   return {
     reply: {
-      subscriptions: subsOf(t, state, me.userId, true, optBool(args, "include_subscribers") ?? false),
+      subscriptions: subsOf(t, state, me.userId, true, subscriberMode(args.include_subscribers)),
     },
   };
 };
 
 /** GET /streams: the include_* filters (Zulip's get_streams_for_user). */
 const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const includeAll = optBool(args, "include_all") ?? false;
   if (includeAll && !isAdmin(me.role)) throw errors.mustBeAdmin();
@@ -593,25 +606,25 @@ const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
 };
 
 const getChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelId();
   return { reply: { stream: formatChannel(state, ch, t.sys) } };
 };
 
 const channelIdByName: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const name = String(args.stream ?? "");
   const id = state.byName[name.trim().toLowerCase()];
   const ch = id === undefined ? undefined : state.channels[String(id)];
-  if (!ch || !canSeeMetadata(state, ch, me)) throw errors.invalidChannelName(name);
+  if (!ch || !canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelName(name);
   return { reply: { stream_id: ch.id } };
 };
 
 const members: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
   if (!canAccessContent(state, ch, me) && !(ch.inviteOnly && isAdmin(me.role)))
@@ -625,18 +638,33 @@ function streamUpdate(ch: Channel, property: string, value: Value, extra: Obj = 
   return { type: "stream", op: "update", stream_id: ch.id, name: ch.name, property, value, ...extra };
 }
 
+const PRIVACY_ARGS = new Set(["stream_id", "is_private", "is_web_public", "history_public_to_subscribers"]);
+
+/** The update sets privacy and nothing else (group settings count only when sent). */
+function onlyPrivacy(args: Obj): boolean {
+  const keys = Object.keys(args).filter((k) => args[k] !== undefined);
+  const groups = (args.groups ?? {}) as Obj;
+  if (Object.values(groups).some((v) => v !== undefined)) return false;
+  return (
+    keys.some((k) => k !== "stream_id" && PRIVACY_ARGS.has(k)) &&
+    keys.every((k) => k === "groups" || PRIVACY_ARGS.has(k))
+  );
+}
+
 const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me)) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelId();
   if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
 
   const changes: Obj = {};
   const events: { property: string; value: Value; extra?: Obj }[] = [];
   const unarchive = optBool(args, "is_archived");
   if (unarchive === true) throw errors.badRequest("Invalid parameters");
-  if (ch.isArchived && unarchive !== false) throw errors.badRequest("Invalid channel ID");
+  // An archived channel's privacy may change since FL 362; its other settings only once unarchived.
+  if (ch.isArchived && unarchive !== false && !onlyPrivacy(args))
+    throw errors.badRequest("Invalid channel ID");
   if (unarchive === false && ch.isArchived) {
     changes.isArchived = false;
     events.push({ property: "is_archived", value: false });
@@ -804,10 +832,10 @@ export function defaultStreamsEvent(t: Turn, s: DirState): OutEvent {
 }
 
 const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
-  if (!canSeeMetadata(state, ch, me) || ch.isArchived) throw errors.invalidChannelId();
+  if (!canSeeMetadata(state, ch, me, t) || ch.isArchived) throw errors.invalidChannelId();
   if (!(await canAdminister(t, ch, me))) throw errors.cannotAdministerChannel();
   const changes: Obj = { isArchived: true, isDefault: false };
   const facts = [fact({ type: "channelChanged", channelId: ch.id, changes })];
@@ -839,7 +867,7 @@ const SUB_PROPERTIES: Record<string, keyof Sub> = {
 
 /** PATCH /users/me/subscriptions/{id} and POST /users/me/subscriptions/properties: [{stream_id, property, value}]. */
 const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const data = (args.data as { stream_id: number; property: string; value: Value }[] | undefined) ?? [];
   let s = cloneDir(state);
@@ -849,7 +877,7 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
     const field = own(SUB_PROPERTIES, item.property);
     if (!field) throw errors.unknownSubscriptionProperty(item.property);
     const ch = s.channels[String(item.stream_id)];
-    if (!ch || !canSeeMetadata(s, ch, me)) throw errors.invalidChannelId();
+    if (!ch || !canSeeMetadata(s, ch, me, t)) throw errors.invalidChannelId();
     const sub = s.subs[String(ch.id)]?.[String(me.userId)];
     if (!sub || !sub.active) throw errors.notSubscribed();
     let value: Value;
@@ -878,9 +906,9 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
 
 /** subscriptions, unsubscribed, never_subscribed and streams for POST /register. */
 const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const withSubscribers = optBool(args, "include_subscribers") ?? false;
+  const withSubscribers = subscriberMode(args.include_subscribers);
   // The archived_channels capability: archived channels stay in the
   // subscription lists (feature levels 315 and 362) and in `streams` (378),
   // marked is_archived; other clients see active channels only.
@@ -888,13 +916,12 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
-    if (!canSeeMetadata(state, ch, me) || (ch.isArchived && !withArchived)) continue;
+    if (!canSeeMetadata(state, ch, me, t) || (ch.isArchived && !withArchived)) continue;
     streams.push(formatChannel(state, ch, t.sys));
     if (!state.subs[String(ch.id)]?.[String(me.userId)]) {
       const c = formatChannel(state, ch, t.sys);
       delete c.is_default;
-      if (withSubscribers && canAccessContent(state, ch, me))
-        c.subscribers = activeSubscriberIds(state, ch.id);
+      if (canAccessContent(state, ch, me)) Object.assign(c, subscriberFields(state, ch, withSubscribers));
       never.push(c);
     }
   }
@@ -949,9 +976,11 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
     args.forSend === true && state.spansReady === false
       ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
       : undefined;
+  const viaGroups = await contentAccessViaGroups(ctx, state, ch, args.userId);
   return {
     ...(facts ? { facts } : {}),
     reply: {
+      ...(viaGroups ? { content_access_user: args.userId as number } : {}),
       stream_id: ch.id,
       name: ch.name,
       invite_only: ch.inviteOnly,
@@ -968,6 +997,30 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
     },
   };
 };
+
+/**
+ * Zulip's user_has_content_access beyond subscription and public access
+ * (FL 354): a private channel's can_add_subscribers_group or
+ * can_subscribe_group (guests never). Asked only for an unsubscribed user
+ * of a private channel whose setting names someone, so subscribers and
+ * public channels cost nothing.
+ */
+export async function contentAccessViaGroups(
+  ctx: ActorContext,
+  state: DirState,
+  ch: Channel,
+  userId: unknown,
+): Promise<boolean> {
+  if (typeof userId !== "number" || !ch.inviteOnly || ch.isWebPublic) return false;
+  if (state.subs[String(ch.id)]?.[String(userId)]?.active) return false;
+  for (const name of ["can_add_subscribers_group", "can_subscribe_group"]) {
+    const v = ch.groups[name];
+    if (v === undefined || v === NOBODY_GROUP) continue;
+    if (typeof v !== "number" && !v.direct_members.length && !v.direct_subgroups.length) continue;
+    if (await isUserInGroupSetting(ctx, state.realmId, v, userId, { allowEveryone: false })) return true;
+  }
+  return false;
+}
 
 /** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */
 const lookupNames: Handler<DirState> = (state, args) => {
@@ -1006,9 +1059,10 @@ directoryHandlers.contentAccess = contentAccess;
  * they muted (in:home), the public and web-public channels (channels:),
  * the channels whose history they may read without having received the
  * messages (historical rows, `with`): content access and public history;
- * and their subscriptions (marking unread is limited to those).
+ * their subscriptions (marking unread is limited to those); and the
+ * archived channels (channels:archived).
  */
-const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
+const narrowContext: Handler<DirState> = async (state, _args, ctx, caller) => {
   if (!caller) throw errors.accessDenied();
   const u = { userId: caller.userId, role: caller.role } as RosterEntry;
   const muted: number[] = [];
@@ -1016,6 +1070,7 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
   const webPublic: number[] = [];
   const readable: number[] = [];
   const subscribed: number[] = [];
+  const archived: number[] = [];
   const spans: Record<string, Span[]> = {};
   for (const ch of Object.values(state.channels)) {
     const sub = state.subs[String(ch.id)]?.[String(caller.userId)];
@@ -1023,13 +1078,27 @@ const narrowContext: Handler<DirState> = (state, _args, _ctx, caller) => {
     const mine = sub ? spansOf(ch, sub) : [];
     if (mine.length) spans[String(ch.id)] = mine;
     if (sub?.active && sub.isMuted) muted.push(ch.id);
-    if (ch.isArchived) continue;
+    if (ch.isArchived) {
+      archived.push(ch.id);
+      continue;
+    }
     if (!ch.inviteOnly) publicIds.push(ch.id);
     if (ch.isWebPublic) webPublic.push(ch.id);
-    if (canAccessContent(state, ch, u) && (!ch.inviteOnly || ch.historyPublic)) readable.push(ch.id);
+    if (!ch.inviteOnly || ch.historyPublic) {
+      if (canAccessContent(state, ch, u) || (await contentAccessViaGroups(ctx, state, ch, u.userId)))
+        readable.push(ch.id);
+    }
   }
   return {
-    reply: { muted, public: publicIds, webPublic, readable, subscribed, spans: spans as unknown as Obj },
+    reply: {
+      muted,
+      public: publicIds,
+      webPublic,
+      archived,
+      readable,
+      subscribed,
+      spans: spans as unknown as Obj,
+    },
   };
 };
 directoryHandlers.narrowContext = narrowContext;

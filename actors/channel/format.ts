@@ -85,13 +85,39 @@ export function formatChannel(state: DirState, ch: Channel, sys: SystemGroups): 
   return out;
 }
 
+/** include_subscribers: none, all, or "partial" (FL 412). */
+export type SubscriberMode = boolean | "partial";
+
+/** The request's include_subscribers (a boolean, or "true"/"false"/"partial" as register passes it). */
+export function subscriberMode(v: unknown): SubscriberMode {
+  if (v === "partial") return "partial";
+  return v === true || v === "true";
+}
+
+/** Zulip's MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE: smaller channels always list every subscriber. */
+export const MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE = 1000;
+
+/**
+ * `subscribers`, or for a large channel under "partial" `partial_subscribers`:
+ * Zulip's bots and users who are not long-term idle. This server keeps no
+ * long-term-idle state (every user counts as recently active), so the
+ * partial list holds every subscriber; only the key tells clients it may be partial.
+ */
+export function subscriberFields(state: DirState, ch: Channel, mode: SubscriberMode): Obj {
+  if (mode === false) return {};
+  const ids = activeSubscriberIds(state, ch.id);
+  if (mode === "partial" && ids.length >= MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE)
+    return { partial_subscribers: ids };
+  return { subscribers: ids };
+}
+
 /** The subscription object: the channel fields plus the user's properties. */
 export function formatSub(
   state: DirState,
   ch: Channel,
   sub: Sub,
   sys: SystemGroups,
-  subscribers: boolean,
+  subscribers: SubscriberMode,
 ): Obj {
   const out = formatChannel(state, ch, sys);
   delete out.is_default;
@@ -106,7 +132,7 @@ export function formatSub(
     email_notifications: sub.emailNotifications,
     wildcard_mentions_notify: sub.wildcardMentionsNotify,
   });
-  if (subscribers) out.subscribers = activeSubscriberIds(state, ch.id);
+  Object.assign(out, subscriberFields(state, ch, subscribers));
   return out;
 }
 

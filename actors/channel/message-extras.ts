@@ -50,7 +50,7 @@ async function readableIds(ctx: ActorContext, state: ConvState, c: Caller, ids: 
   }
   let ch;
   try {
-    ch = await channelInfo(ctx, state);
+    ch = await channelInfo(ctx, state, false, c.userId);
   } catch {
     return [];
   }

@@ -23,7 +23,7 @@ function seesSubscribers(state: DirState, ch: Channel, u: RosterEntry): boolean 
 
 /** {userId, oldRole}: the user whose role changed (the roster already has the new one). */
 const roleAccessChanged: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId);
+  const t = await Turn.load(ctx, state.realmId, state);
   const userId = args.userId;
   const oldRole = args.oldRole;
   if (typeof userId !== "number" || typeof oldRole !== "number") throw errors.internal();
@@ -38,8 +38,8 @@ const roleAccessChanged: Handler<DirState> = async (state, args, ctx, caller) =>
   const lost: number[] = [];
   for (const ch of Object.values(state.channels)) {
     if (ch.isArchived) continue;
-    const was = canSeeMetadata(state, ch, before);
-    const is = canSeeMetadata(state, ch, now);
+    const was = canSeeMetadata(state, ch, before, t);
+    const is = canSeeMetadata(state, ch, now, t);
     if (is && !was) gained.push(ch);
     else if (was && !is) lost.push(ch.id);
   }

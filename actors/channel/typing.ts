@@ -15,6 +15,7 @@ import { accessibleIds, canAccessContent, historyProtected, type RosterEntry } f
 import { audience, me, msgOf } from "./conversation-handlers.ts";
 import { checkContentEdit, messageLimits } from "./edit-rules.ts";
 import { isDmKey, type ConvState } from "./conversation-state.ts";
+import { contentAccessViaGroups } from "./directory-handlers.ts";
 import type { DirState } from "./state.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS (the realm's typingAudience applies it). */
@@ -49,10 +50,13 @@ export async function typingAudience(
  * and its active subscribers, or null past the typing size limit (counting
  * subscriptions, so the realm need not be asked about a large channel).
  */
-const typingChannel: Handler<DirState> = (state, args) => {
+const typingChannel: Handler<DirState> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
   const u = { userId: Number(args.userId), role: Number(args.role) } as RosterEntry;
-  if (!ch || ch.isArchived || !canAccessContent(state, ch, u)) return { reply: { ok: false } as Obj };
+  if (!ch || ch.isArchived) return { reply: { ok: false } as Obj };
+  // Content access through the channel's groups (FL 354) only when the cheap checks fail.
+  if (!canAccessContent(state, ch, u) && !(await contentAccessViaGroups(ctx, state, ch, u.userId)))
+    return { reply: { ok: false } as Obj };
   const subs = state.subs[String(ch.id)];
   const subscribers: number[] = [];
   let large = false;

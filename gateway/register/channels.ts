@@ -10,7 +10,7 @@ export const channelsArea: RegisterArea = {
   async fetch(ctx) {
     if (!ctx.caller) return {};
     const r = (await ctx.call(channelDirectoryRef(ctx.realmId), "registerState", {
-      include_subscribers: ctx.params.include_subscribers !== "false",
+      include_subscribers: ctx.params.include_subscribers,
       archived_channels: ctx.params.client_capabilities.archived_channels === true,
     })) as Obj;
     return r;

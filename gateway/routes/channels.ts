@@ -5,6 +5,7 @@ import { channelDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type Checker, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { includeSubscribersParser } from "./events.ts";
 import { announceNewChannels } from "./notification-bot.ts";
 
 const GROUP_SETTING_PARAMS = [
@@ -160,7 +161,8 @@ const listSubscriptions: RouteDef = {
   method: "GET",
   path: "/users/me/subscriptions",
   auth: "required",
-  params: { include_subscribers: param(p.bool()) },
+  // true, false or "partial" (FL 412).
+  params: { include_subscribers: param(includeSubscribersParser) },
   async handler(req) {
     return (await req.call(dir(req), "mySubscriptions", sent(req, ["include_subscribers"]))) as Obj;
   },

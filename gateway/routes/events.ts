@@ -66,7 +66,7 @@ const capabilitiesParser = p.json(
 );
 
 /** include_subscribers: true, false or "partial" (JSON or bare text). */
-const includeSubscribersParser: Parser<"true" | "false" | "partial"> = (raw, name) => {
+export const includeSubscribersParser: Parser<"true" | "false" | "partial"> = (raw, name) => {
   if (raw === "true" || raw === "false" || raw === "partial") return raw;
   let v: unknown;
   try {
