@@ -7,6 +7,7 @@
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
+import { pushHandoffs } from "./push-candidates.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -465,6 +466,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
+  let channelMutedBy: number[] = [];
   // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
   let activeSubscriberCount = () => 0;
   if (dm) {
@@ -502,6 +504,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic, users.topicsPolicy);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
+    channelMutedBy = ch.muted_by ?? [];
     channelId = ch.stream_id;
     // Ascending (the directory's list): a send costs no pass over it unless a
     // channel-wide wildcard flags everyone.
@@ -643,6 +646,21 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
+    ...pushHandoffs({
+      realmId: state.realmId,
+      message: event.message as Obj,
+      senderId: c.userId,
+      dm,
+      channelId,
+      isRecipient,
+      recipients,
+      mentioned: env.mentionedUserIds,
+      wildcard: env.wildcard,
+      topicParticipants: topicParticipants.keys(),
+      mutedBy,
+      channelMutedBy,
+      users,
+    }),
   ];
   return {
     facts: [f],

@@ -1,0 +1,94 @@
+// Who may get a mobile push notification for a new message, decided in the
+// sending conversation's turn (Zulip's get_recipient_info and
+// maybe_enqueue_notifications reasons) and handed on as the durable
+// hand-off "push.notify", journaled in the same append as the message. The
+// push worker (cluster/push-worker.ts) asks each candidate's user actor whether its
+// settings, mutes and devices want a notification and whether the user is
+// on a client right now; only then does it post to the push relay.
+//
+// Only users with a reason are listed, never a channel's whole subscriber
+// list: DM recipients, personally mentioned users, and, for a channel-wide
+// wildcard mention, the recipients the send walks anyway to flag them.
+
+import type { Obj } from "../types.ts";
+
+export const PUSH_NOTIFY = "push.notify";
+
+/** Zulip's NotificationTriggers values that reach mobile push. */
+export type PushTrigger =
+  "direct_message" | "mentioned" | "stream_wildcard_mentioned" | "topic_wildcard_mentioned";
+
+export interface PushUser {
+  isBot: boolean;
+  isActive: boolean;
+}
+
+export interface PushSend {
+  realmId: number;
+  /** The formatted message of the message event. */
+  message: Obj;
+  senderId: number;
+  dm: boolean;
+  channelId: number | null;
+  /** Users who receive the message (a DM's participants; a channel's active subscribers). */
+  isRecipient: (id: number) => boolean;
+  /** A DM's participants, or a channel's recipients: called only for a DM or a channel-wide wildcard. */
+  recipients: () => number[];
+  mentioned: Iterable<number>;
+  wildcard: "channel" | "topic" | null;
+  topicParticipants: Iterable<number>;
+  /** Users who muted the sender: no notification (Zulip's mark_as_read_user_ids). */
+  mutedBy: Set<number> | undefined;
+  /** Subscribers who muted the channel: wildcard mentions do not notify them. */
+  channelMutedBy: number[];
+  users: { get(id: number): PushUser | undefined };
+}
+
+/** The hand-offs of one send: one "push.notify" naming its candidates, or none. */
+export function pushHandoffs(s: PushSend): { subject: string; data: Obj }[] {
+  const targets = new Map<number, PushTrigger>();
+  const add = (id: number, trigger: PushTrigger) => {
+    if (id === s.senderId || targets.has(id) || s.mutedBy?.has(id)) return;
+    const u = s.users.get(id);
+    if (!u || u.isBot || !u.isActive || !s.isRecipient(id)) return;
+    targets.set(id, trigger);
+  };
+  if (s.dm) {
+    for (const id of s.recipients()) add(id, "direct_message");
+  } else {
+    // Zulip's order of precedence: a personal mention over a wildcard one.
+    for (const id of s.mentioned) add(id, "mentioned");
+    const muted = new Set(s.channelMutedBy);
+    const addWildcard = (id: number, trigger: PushTrigger) => {
+      if (!muted.has(id)) add(id, trigger);
+    };
+    if (s.wildcard === "topic")
+      for (const id of s.topicParticipants) addWildcard(id, "topic_wildcard_mentioned");
+    if (s.wildcard === "channel")
+      for (const id of s.recipients()) addWildcard(id, "stream_wildcard_mentioned");
+  }
+  if (!targets.size) return [];
+  const m = s.message;
+  return [
+    {
+      subject: PUSH_NOTIFY,
+      data: {
+        realmId: s.realmId,
+        message: {
+          id: m.id,
+          sender_id: m.sender_id,
+          sender_email: m.sender_email,
+          sender_full_name: m.sender_full_name,
+          avatar_url: m.avatar_url ?? null,
+          timestamp: m.timestamp,
+          type: m.type,
+          stream_id: s.channelId,
+          display_recipient: m.display_recipient,
+          subject: m.subject ?? "",
+          rendered_content: m.rendered_content ?? m.content ?? "",
+        },
+        targets: [...targets].map(([id, trigger]) => [id, trigger]),
+      },
+    },
+  ];
+}
