@@ -12,7 +12,15 @@ import nacl from "tweetnacl";
 import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { until } from "./support/ops.ts";
-import { assertSuccess, newUser, openQueue, type ApiHolder, type Member } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  eventsUntil,
+  newUser,
+  openQueue,
+  type ApiHolder,
+  type Member,
+} from "./support/zulip-asserts.ts";
 
 interface RelayRequest {
   path: string;
@@ -304,6 +312,73 @@ describe("message push notifications (embedded)", () => {
     const control = await withToken(srv);
     await dm(srv, alice, [control.userId], "control");
     await noPush(bob.token, control.token);
+  });
+});
+
+describe("push registrations (embedded)", () => {
+  let srv: EmbeddedHandle;
+
+  before(async () => {
+    process.env.PUSH_BOUNCER_URL = relayUrl;
+    process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.0/8";
+    srv = await startEmbedded();
+  });
+
+  after(async () => {
+    await srv?.stop();
+    delete process.env.PUSH_BOUNCER_URL;
+    delete process.env.OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
+  });
+
+  afterEach(() => {
+    received.length = 0;
+  });
+
+  async function devicesOf(auth: Creds): Promise<Record<string, Record<string, unknown>>> {
+    const r = await srv.api("POST", "/register", { fetch_event_types: JSON.stringify(["device"]) }, auth);
+    assertSuccess(r);
+    return r.body.devices;
+  }
+
+  test("FL 483: E2EE registration removes the legacy token with the same value, and only that one", async () => {
+    const me = await newUser(srv);
+    const same = `same-${me.userId}`;
+    const other = `other-${me.userId}`;
+    assertSuccess(await srv.api("POST", "/users/me/android_gcm_reg_id", { token: same }, me));
+    assertSuccess(await srv.api("POST", "/users/me/android_gcm_reg_id", { token: other }, me));
+    await e2eeDevice(srv, me, same, 5);
+    assertError(
+      await srv.api("DELETE", "/users/me/android_gcm_reg_id", { token: same }, me),
+      "Token does not exist",
+    );
+    assertSuccess(await srv.api("DELETE", "/users/me/android_gcm_reg_id", { token: other }, me));
+
+    // An APNs token of the same value is another registration (another kind).
+    const apns = "c0ffee".repeat(8);
+    assertSuccess(
+      await srv.api("POST", "/users/me/apns_device_token", { token: apns, appid: "org.zulip.Zulip" }, me),
+    );
+    await e2eeDevice(srv, me, apns, 6);
+    assertSuccess(await srv.api("DELETE", "/users/me/apns_device_token", { token: apns }, me));
+  });
+
+  test("FL 492: regenerating the API key removes the E2EE push devices, with device remove events", async () => {
+    const me = await newUser(srv);
+    const pushed = await e2eeDevice(srv, me, `tok-${me.userId}`, 4);
+    const plain = await srv.api("POST", "/register_client_device", {}, me);
+    assertSuccess(plain);
+    const q = await openQueue(srv, me, ["device"]);
+    const r = await srv.api("POST", "/users/me/api_key/regenerate", {}, me);
+    assertSuccess(r);
+    const fresh = { email: me.email, apiKey: r.body.api_key as string };
+    const devices = await devicesOf(fresh);
+    assert.equal(devices[String(pushed)], undefined);
+    assert.ok(devices[String(plain.body.device_id)], "a device without push registration stays");
+    const evs = await eventsUntil(srv, { ...q, auth: fresh }, (e) => e.some((x) => x.type === "device"));
+    assert.deepEqual(
+      evs.filter((e) => e.type === "device").map((e) => [e.op, e.device_id]),
+      [["remove", pushed]],
+    );
   });
 });
 

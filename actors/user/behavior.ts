@@ -582,6 +582,7 @@ export const userBehavior: Behavior<UserState> = {
     completePushRegistration: "caller",
     activePushDevices: "caller",
     devices: "caller",
+    dropPushDevices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
     markAllAsRead: "caller",
