@@ -60,7 +60,8 @@ export interface PushWorker {
 interface Notice {
   realmId: number;
   message: PushMessage;
-  targets: [number, string][];
+  /** [user id, trigger] or, for a group mention, [user id, trigger, group id, group name]. */
+  targets: ([number, string] | [number, string, number, string])[];
 }
 
 interface Target {
@@ -214,10 +215,11 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
           ),
       ),
     );
-    const due: [number, string, Target][] = [];
-    n.targets.forEach(([uid, trigger], i) => {
+    const due: [number, string, Target, PushContext["group"]][] = [];
+    n.targets.forEach(([uid, trigger, groupId, groupName], i) => {
       const a = answers[i];
-      if (a?.due) due.push([uid, trigger, a]);
+      const group = groupId === undefined ? undefined : { id: groupId, name: String(groupName) };
+      if (a?.due) due.push([uid, trigger, a, group]);
     });
     if (!due.length) return;
     const active = await activeUsers(
@@ -225,9 +227,9 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
       due.filter(([, , t]) => !t.online_push).map(([uid]) => uid),
     );
     const realm = await realmOf(n.realmId);
-    for (const [uid, trigger, t] of due) {
+    for (const [uid, trigger, t, group] of due) {
       if (active.has(uid)) continue;
-      deliver(n, uid, t, { realm, userId: uid, trigger }, 0);
+      deliver(n, uid, t, { realm, userId: uid, trigger, ...(group ? { group } : {}) }, 0);
     }
   }
 

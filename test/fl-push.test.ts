@@ -302,6 +302,49 @@ describe("message push notifications (embedded)", () => {
     assert.equal(legacyFor(quiet.token).length, 0, "no reason, no push");
   });
 
+  test("FL 76: a user group mention carries mentioned_user_group_id and _name", async () => {
+    const alice = await newUser(srv, 400, "Alice Group Sender");
+    const bob = await withToken(srv, "Bob In Group");
+    const direct = await withToken(srv, "Dana Direct");
+    const group = `pushers${Date.now()}`;
+    const g = await srv.api("POST", "/user_groups/create", {
+      name: group,
+      description: "push test",
+      members: JSON.stringify([bob.userId, direct.userId]),
+    });
+    assertSuccess(g);
+    const groupId = g.body.group_id as number;
+    const name = `gpush-${Date.now()}`;
+    await channelWith(srv, name, [alice, bob, direct]);
+    const r = await srv.api(
+      "POST",
+      "/messages",
+      { type: "stream", to: name, topic: "t", content: `@*${group}* and @**Dana Direct** hi` },
+      alice,
+    );
+    assertSuccess(r);
+    const legacy = await legacyArrives(bob.token);
+    const gcm = legacy.body.gcm_payload;
+    assert.equal(gcm.mentioned_user_group_id, groupId);
+    assert.equal(gcm.mentioned_user_group_name, group);
+    assert.equal(legacy.body.apns_payload.custom.zulip.mentioned_user_group_id, groupId);
+    assert.equal(legacy.body.apns_payload.alert.subtitle, `Alice Group Sender mentioned @${group}:`);
+    // Mentioned personally too: the push is a personal mention.
+    const d = (await legacyArrives(direct.token)).body;
+    assert.equal(d.gcm_payload.mentioned_user_group_id, undefined);
+    assert.equal(d.apns_payload.alert.subtitle, "Alice Group Sender mentioned you:");
+    // Zulip's rendering and the member's mentioned flag.
+    const m = await srv.api("GET", `/messages/${r.body.id}`, {}, bob);
+    assertSuccess(m);
+    assert.ok(
+      String(m.body.message.content).includes(
+        `<span class="user-group-mention" data-user-group-id="${groupId}">@${group}</span>`,
+      ),
+      m.body.message.content,
+    );
+    assert.ok((m.body.message.flags as string[]).includes("mentioned"));
+  });
+
   test("FL 76: without a relay nothing is sent, and nothing is sent later", async () => {
     const alice = await newUser(srv);
     const bob = await withToken(srv);

@@ -7,7 +7,7 @@
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
-import { pushHandoffs } from "./push-candidates.ts";
+import { groupMentionsOf, pushHandoffs } from "./push-candidates.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -659,6 +659,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       topicParticipants: topicParticipants.keys(),
       mutedBy,
       channelMutedBy,
+      groupOf: groupMentionsOf(env, rendered),
       users,
     }),
   ];

@@ -11,6 +11,7 @@
 // wildcard mention, the recipients the send walks anyway to flag them.
 
 import type { Obj } from "../types.ts";
+import type { RenderEnv } from "./markdown.ts";
 
 export const PUSH_NOTIFY = "push.notify";
 
@@ -41,7 +42,31 @@ export interface PushSend {
   mutedBy: Set<number> | undefined;
   /** Subscribers who muted the channel: wildcard mentions do not notify them. */
   channelMutedBy: number[];
+  /** The group whose mention reached each user not mentioned personally (expandGroupMentions). */
+  groupOf: Map<number, { id: number; name: string }>;
   users: { get(id: number): PushUser | undefined };
+}
+
+/**
+ * The group a push notification names for each member of a group the
+ * message mentioned (not silently) who was not mentioned personally: the
+ * smallest such group (Zulip's get_user_group_mentions_data). Personal
+ * mentions are read off the rendered HTML (the renderer adds the members
+ * of mentioned groups to the same mentioned set). One pass over each.
+ */
+export function groupMentionsOf(env: RenderEnv, rendered: string): Map<number, { id: number; name: string }> {
+  const out = new Map<number, { id: number; name: string }>();
+  if (!env.mentionedGroups?.size) return out;
+  const personal = new Set<number>();
+  for (const m of rendered.matchAll(/<span class="user-mention" data-user-id="(\d+)">/g))
+    personal.add(Number(m[1]));
+  const groups = [...env.mentionedGroups].sort(
+    (a, b) => (a.members?.length ?? 0) - (b.members?.length ?? 0) || a.id - b.id,
+  );
+  for (const g of groups)
+    for (const uid of g.members ?? [])
+      if (!personal.has(uid) && !out.has(uid)) out.set(uid, { id: g.id, name: g.name });
+  return out;
 }
 
 /** The hand-offs of one send: one "push.notify" naming its candidates, or none. */
@@ -87,7 +112,10 @@ export function pushHandoffs(s: PushSend): { subject: string; data: Obj }[] {
           subject: m.subject ?? "",
           rendered_content: m.rendered_content ?? m.content ?? "",
         },
-        targets: [...targets].map(([id, trigger]) => [id, trigger]),
+        targets: [...targets].map(([id, trigger]) => {
+          const g = trigger === "mentioned" ? s.groupOf.get(id) : undefined;
+          return g ? [id, trigger, g.id, g.name] : [id, trigger];
+        }),
       },
     },
   ];
