@@ -345,6 +345,45 @@ describe("message push notifications (embedded)", () => {
     assert.ok((m.body.message.flags as string[]).includes("mentioned"));
   });
 
+  test("FL 76: a channel's push_notifications on notifies its subscriber, except in a muted topic", async () => {
+    const alice = await newUser(srv, 400, "Alice Poster");
+    const fan = await withToken(srv, "Fan Of Channel");
+    const other = await withToken(srv, "Other Subscriber");
+    const name = `spush-${Date.now()}`;
+    const streamId = await channelWith(srv, name, [alice, fan, other]);
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/users/me/subscriptions/properties",
+        {
+          subscription_data: JSON.stringify([
+            { stream_id: streamId, property: "push_notifications", value: true },
+          ]),
+        },
+        fan,
+      ),
+    );
+    assertSuccess(
+      await srv.api(
+        "POST",
+        "/user_topics",
+        { stream_id: streamId, topic: "quiet", visibility_policy: 1 },
+        fan,
+      ),
+    );
+    const post = async (topic: string, content: string) =>
+      assertSuccess(await srv.api("POST", "/messages", { type: "stream", to: name, topic, content }, alice));
+    await post("quiet", "muted topic");
+    await post("news", "plain news");
+    const r = await legacyArrives(fan.token);
+    assert.equal(r.body.gcm_payload.stream_id, streamId);
+    assert.equal(r.body.gcm_payload.topic, "news");
+    assert.equal(r.body.apns_payload.alert.subtitle, "Alice Poster:");
+    await new Promise((res) => setTimeout(res, 300));
+    assert.equal(legacyFor(fan.token).length, 1, "nothing for the muted topic");
+    assert.equal(legacyFor(other.token).length, 0, "push off by default");
+  });
+
   test("FL 76: without a relay nothing is sent, and nothing is sent later", async () => {
     const alice = await newUser(srv);
     const bob = await withToken(srv);

@@ -87,6 +87,8 @@ export interface ChannelInfo {
   subscribers: number[];
   /** Subscribers who muted the channel (sends only). */
   muted_by?: number[];
+  /** Subscribers with the channel's push_notifications on (sends only). */
+  push_on?: number[];
 }
 
 export async function channelInfo(
@@ -467,6 +469,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
   let channelMutedBy: number[] = [];
+  let channelPushOn: number[] = [];
   // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
   let activeSubscriberCount = () => 0;
   if (dm) {
@@ -505,6 +508,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     checkTopicPolicy(ch.topics_policy, topic, users.topicsPolicy);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
     channelMutedBy = ch.muted_by ?? [];
+    channelPushOn = ch.push_on ?? [];
     channelId = ch.stream_id;
     // Ascending (the directory's list): a send costs no pass over it unless a
     // channel-wide wildcard flags everyone.
@@ -659,6 +663,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
       topicParticipants: topicParticipants.keys(),
       mutedBy,
       channelMutedBy,
+      channelPushOn,
       groupOf: groupMentionsOf(env, rendered),
       users,
     }),

@@ -7,8 +7,10 @@
 // on a client right now; only then does it post to the push relay.
 //
 // Only users with a reason are listed, never a channel's whole subscriber
-// list: DM recipients, personally mentioned users, and, for a channel-wide
-// wildcard mention, the recipients the send walks anyway to flag them.
+// list: DM recipients, mentioned users (personally or by a group), for a
+// channel-wide wildcard mention the recipients the send walks anyway to flag
+// them, and the subscribers who turned the channel's push notifications on
+// (listed by the channel directory).
 
 import type { Obj } from "../types.ts";
 import type { RenderEnv } from "./markdown.ts";
@@ -17,7 +19,11 @@ export const PUSH_NOTIFY = "push.notify";
 
 /** Zulip's NotificationTriggers values that reach mobile push. */
 export type PushTrigger =
-  "direct_message" | "mentioned" | "stream_wildcard_mentioned" | "topic_wildcard_mentioned";
+  | "direct_message"
+  | "mentioned"
+  | "stream_wildcard_mentioned"
+  | "topic_wildcard_mentioned"
+  | "stream_push_notify";
 
 export interface PushUser {
   isBot: boolean;
@@ -42,6 +48,8 @@ export interface PushSend {
   mutedBy: Set<number> | undefined;
   /** Subscribers who muted the channel: wildcard mentions do not notify them. */
   channelMutedBy: number[];
+  /** Subscribers who turned the channel's push notifications on (the directory lists them). */
+  channelPushOn: number[];
   /** The group whose mention reached each user not mentioned personally (expandGroupMentions). */
   groupOf: Map<number, { id: number; name: string }>;
   users: { get(id: number): PushUser | undefined };
@@ -91,6 +99,7 @@ export function pushHandoffs(s: PushSend): { subject: string; data: Obj }[] {
       for (const id of s.topicParticipants) addWildcard(id, "topic_wildcard_mentioned");
     if (s.wildcard === "channel")
       for (const id of s.recipients()) addWildcard(id, "stream_wildcard_mentioned");
+    for (const id of s.channelPushOn) addWildcard(id, "stream_push_notify");
   }
   if (!targets.size) return [];
   const m = s.message;

@@ -26,13 +26,17 @@ const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
   const senderId = Number(args.senderId);
   // A muted sender's messages never notify (the send already leaves them out; muting may be newer).
   if (state.mutedUsers.some((m) => m.id === senderId)) return none;
-  // Zulip's pm_mention_push_disabled_user_ids: this one setting governs DMs and all mentions.
-  if (setting(state, "enable_offline_push_notifications") !== true) return none;
-  if (trigger === "stream_wildcard_mentioned" || trigger === "topic_wildcard_mentioned") {
-    if (setting(state, "wildcard_mentions_notify") !== true) return none;
-    const streamId = Number(args.streamId);
-    const t = topicsOf(state)[keyOf(streamId, String(args.topic ?? ""))];
-    if (t?.visibility_policy === MUTED_TOPIC) return none;
+  const topicMuted = () =>
+    topicsOf(state)[keyOf(Number(args.streamId), String(args.topic ?? ""))]?.visibility_policy ===
+    MUTED_TOPIC;
+  if (trigger === "stream_push_notify") {
+    // The channel's own push setting (the send named only subscribers who turned it on).
+    if (topicMuted()) return none;
+  } else if (setting(state, "enable_offline_push_notifications") !== true) {
+    // Zulip's pm_mention_push_disabled_user_ids: this one setting governs DMs and all mentions.
+    return none;
+  } else if (trigger === "stream_wildcard_mentioned" || trigger === "topic_wildcard_mentioned") {
+    if (setting(state, "wildcard_mentions_notify") !== true || topicMuted()) return none;
   } else if (trigger !== "direct_message" && trigger !== "mentioned") {
     return none;
   }
