@@ -33,6 +33,7 @@ import { relayAccessEvents } from "../actors/channel/user-access.ts";
 import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";
+import { PUSH_NOTIFY } from "../actors/channel/push-candidates.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
@@ -190,6 +191,9 @@ export class NodeRuntime {
     this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
     // Events about a user for the guests who may access them (restricted user access).
     this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, (ref, m, a) => this.call(ref, m, a)));
+    // Push notifications go out through the push worker (cluster/push-worker.ts), which
+    // replaces this; a node run without one drops them rather than keep them.
+    this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
       call: (ref, m, a) => this.call(ref, m, a),

@@ -7,6 +7,7 @@
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
+import { groupMentionsOf, pushHandoffs } from "./push-candidates.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -88,6 +89,8 @@ export interface ChannelInfo {
   muted_by?: number[];
   /** The `userId` asked about, when they have content access through the channel's groups (FL 354). */
   content_access_user?: number;
+  /** Subscribers with the channel's push_notifications on (sends only). */
+  push_on?: number[];
 }
 
 /** `userId`: the user whose content access through groups the directory checks (see canRead). */
@@ -473,6 +476,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
+  let channelMutedBy: number[] = [];
+  let channelPushOn: number[] = [];
   // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
   let activeSubscriberCount = () => 0;
   if (dm) {
@@ -510,6 +515,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic, users.topicsPolicy);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
+    channelMutedBy = ch.muted_by ?? [];
+    channelPushOn = ch.push_on ?? [];
     channelId = ch.stream_id;
     // Ascending (the directory's list): a send costs no pass over it unless a
     // channel-wide wildcard flags everyone.
@@ -651,6 +658,23 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
+    ...pushHandoffs({
+      realmId: state.realmId,
+      message: event.message as Obj,
+      senderId: c.userId,
+      dm,
+      channelId,
+      isRecipient,
+      recipients,
+      mentioned: env.mentionedUserIds,
+      wildcard: env.wildcard,
+      topicParticipants: topicParticipants.keys(),
+      mutedBy,
+      channelMutedBy,
+      channelPushOn,
+      groupOf: groupMentionsOf(env, rendered),
+      users,
+    }),
   ];
   return {
     facts: [f],

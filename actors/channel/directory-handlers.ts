@@ -994,6 +994,10 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       muted_by: activeSubscriberIds(state, ch.id).filter(
         (id) => state.subs[String(ch.id)]?.[String(id)]?.isMuted,
       ),
+      // Who turned push notifications on for the channel (cluster/push-worker.ts).
+      push_on: activeSubscriberIds(state, ch.id).filter(
+        (id) => state.subs[String(ch.id)]?.[String(id)]?.pushNotifications === true,
+      ),
     },
   };
 };

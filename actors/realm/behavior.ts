@@ -24,6 +24,7 @@ import { exportConsentAudienceHandlers } from "./export-consent-audience.ts";
 import { messageLimitHandlers } from "./message-limits.ts";
 import { adminStatusRealmHandlers } from "./admin-status.ts";
 import { deletedUserHandlers } from "./deleted-users.ts";
+import { pushPresenceHandlers } from "./push-presence.ts";
 import {
   applyRealmKindFact,
   initialRealmKind,
@@ -73,6 +74,8 @@ for (const [name, h] of Object.entries(messageLimitHandlers))
 for (const [name, h] of Object.entries(adminStatusRealmHandlers))
   handlers[name] = forRole<RealmState>("realm", h);
 for (const [name, h] of Object.entries(deletedUserHandlers)) handlers[name] = forRole<RealmState>("realm", h);
+for (const [name, h] of Object.entries(pushPresenceHandlers))
+  handlers[name] = forRole<RealmState>("realm", h);
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller

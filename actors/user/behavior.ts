@@ -35,6 +35,7 @@ import { reminderHandlers } from "./reminders.ts";
 import { pushTokenHandlers } from "./push-tokens.ts";
 import { exportConsentHandlers } from "./export-consent.ts";
 import { pushTestHandlers } from "./push-test.ts";
+import { pushNotifyHandlers } from "./push-notify.ts";
 import { savedSnippetHandlers } from "./saved-snippets.ts";
 import { applyNavigationViewFact, navigationViewHandlers } from "./navigation-views.ts";
 import { alertWordHandlers } from "./alert-words.ts";
@@ -529,6 +530,7 @@ export const userBehavior: Behavior<UserState> = {
     ...pushTokenHandlers,
     ...exportConsentHandlers,
     ...pushTestHandlers,
+    ...pushNotifyHandlers,
     ...deviceHandlers,
     ...emailSyncHandlers,
     ...sentMessageHandlers,
@@ -580,6 +582,7 @@ export const userBehavior: Behavior<UserState> = {
     completePushRegistration: "caller",
     activePushDevices: "caller",
     devices: "caller",
+    dropPushDevices: "caller",
     syncEmail: "caller",
     sentMessages: "caller",
     markAllAsRead: "caller",

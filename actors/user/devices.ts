@@ -9,6 +9,7 @@
 // the outcome with completePushRegistration, which promotes the pending id
 // or records the relay's error code. Events go to the owner's queues only.
 
+import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import type { Caller, Decision, Handler, Obj } from "../types.ts";
 import type { Device, UserFact, UserState } from "./state.ts";
@@ -119,6 +120,22 @@ const removeClientDevice: Handler<UserState> = (state, args, _ctx, caller) => {
 // ---- POST /mobile_push/register ---------------------------------------------
 
 /**
+ * The user's legacy tokens of this kind whose token id (the first 8 bytes
+ * of the token's SHA-256, as clients derive it) is `token`: registering the
+ * same token for E2EE push removes its legacy registration (level 483), so
+ * the device is not notified twice.
+ */
+function supersededLegacyTokens(state: UserState, kind: string, token: string): Obj[] {
+  return state.pushTokens
+    .filter(
+      (t) =>
+        t.kind === kind &&
+        createHash("sha256").update(t.token).digest().subarray(0, 8).toString("base64") === token,
+    )
+    .map((t) => fact({ type: "pushTokenRemoved", kind: t.kind, token: t.token }));
+}
+
+/**
  * Zulip's register_push_device, in its order of checks. Replies `relay`:
  * what the gateway must forward to the push relay, or null when nothing
  * needs registering (key rotation, idempotent repeats).
@@ -159,10 +176,13 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   }
   const token = canonicalTokenId(tokenId!);
   const now = Math.floor(ctx.now() / 1000);
+  // Level 483: the legacy registration of the same token is superseded.
+  const superseded = supersededLegacyTokens(state, tokenKind!, token);
   let decision: Decision;
   if (!keyFields) {
     if (d.pushKeyId === null) throw errors.noRegistrationToRotateToken();
-    if (d.pushRegistrationErrorCode === null && d.pushTokenId === token) return { reply: { relay: null } };
+    if (d.pushRegistrationErrorCode === null && d.pushTokenId === token)
+      return { facts: superseded, reply: { relay: null } };
     decision = update(
       state,
       d,
@@ -182,7 +202,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
       d.pushTokenId === token &&
       d.pushTokenKind === tokenKind
     ) {
-      return { reply: { relay: null } };
+      return { facts: superseded, reply: { relay: null } };
     }
     decision = update(
       state,
@@ -205,6 +225,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   }
   return {
     ...decision,
+    facts: [...superseded, ...(decision.facts ?? [])],
     reply: {
       relay: {
         device_id: d.id,
@@ -271,6 +292,23 @@ const activePushDevices: Handler<UserState> = (state, args, _ctx, caller) => {
   };
 };
 
+// ---- POST /users/me/api_key/regenerate ---------------------------------------
+
+/**
+ * Level 492: a new API key logs the user out everywhere, so the devices
+ * registered for E2EE push stop being notified: they are removed (a
+ * `device`/`remove` event each). Devices without a push registration stay.
+ */
+const dropPushDevices: Handler<UserState> = (state, _args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const gone = state.devices.filter((d) => d.pushKeyId !== null);
+  return {
+    facts: gone.map((d) => fact({ type: "deviceRemoved", id: d.id })),
+    events: gone.map((d) => deviceEvent(state, { op: "remove", device_id: d.id })),
+    reply: {},
+  };
+};
+
 // ---- POST /register ---------------------------------------------------------
 
 const devices: Handler<UserState> = (state, _args, _ctx, caller) => {
@@ -285,4 +323,5 @@ export const deviceHandlers: Record<string, Handler<UserState>> = {
   completePushRegistration,
   activePushDevices,
   devices,
+  dropPushDevices,
 };

@@ -10,6 +10,7 @@ import { startExportWorker } from "../export.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
 import { startInviteWorker } from "../invite-worker.ts";
+import { startPushWorker } from "../push-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import {
   bootstrapConfig,
@@ -148,6 +149,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   node.start();
   const webhooks = startWebhookWorker(node);
   const invites = startInviteWorker(node);
+  const pushes = startPushWorker(node);
   // Export files go to DATA_DIR, which gateways must see too (docs/export.md).
   const exportsWorker = startExportWorker(node, store, shards, env.dataDir());
   // Listen for a heartbeat round before taking shards, so a node joining a
@@ -176,6 +178,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
       await exportsWorker.stop();
       await node.stop(true);
       invites.stop();
+      pushes.stop();
       adminSub.unsubscribe();
       guard.stop();
       await adminHttp?.app.close();

@@ -14,6 +14,7 @@ import {
 } from "../../webhook/worker.ts";
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
 import { startInviteWorker } from "../invite-worker.ts";
+import { startPushWorker } from "../push-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import { env, type BootstrapConfig } from "../config.ts";
 import { NodeRuntime } from "../node.ts";
@@ -97,6 +98,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   guard.start();
   const webhooks = startWebhookWorker(node, webhookOptions);
   const invites = startInviteWorker(node);
+  const pushes = startPushWorker(node);
   const exportsWorker = startExportWorker(node, store, o.shards, resolve(o.dataDir));
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
@@ -137,6 +139,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       await exportsWorker.stop();
       await node.stop(true);
       invites.stop();
+      pushes.stop();
       await store.close();
       rmSync(pidFile, { force: true });
     },

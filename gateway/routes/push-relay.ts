@@ -85,6 +85,15 @@ export function realmUuid(realmUrl: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
+/** A stable uuid for a user (our users have none), from the realm's URL and the user id. */
+export function userUuid(realmUrl: string, userId: number): string {
+  const h = createHash("sha256").update(`user:${realmUrl}:${userId}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x50;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString("hex");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
 /** How a relay call ended, in the classes Zulip's send_to_push_bouncer raises. */
 export type RelayOutcome =
   | { kind: "ok"; body: unknown }

@@ -4,24 +4,14 @@
 // the payloads Zulip's send_test_push_notification builds. The user actor
 // picks the tokens (actors/user/push-test.ts); the relay call is made here.
 
-import { createHash } from "node:crypto";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
-import { pushRelayUrl, realmUuid, relayNotifyLegacy, throwForNotify } from "./push-relay.ts";
+import { pushRelayUrl, realmUuid, relayNotifyLegacy, throwForNotify, userUuid } from "./push-relay.ts";
 
 interface TestToken {
   kind: string;
   token: string;
-}
-
-/** A stable uuid for a user (our users have none), from the realm's URL and the user id. */
-function userUuid(realmUrl: string, userId: number): string {
-  const h = createHash("sha256").update(`user:${realmUrl}:${userId}`).digest();
-  h[6] = (h[6]! & 0x0f) | 0x50;
-  h[8] = (h[8]! & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString("hex");
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
 async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string; host: string }> {

@@ -101,7 +101,10 @@ const regenerateApiKey: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {})) as Obj;
+    const reply = (await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {})) as Obj;
+    // Level 492: the E2EE push devices go with the old key.
+    await req.call(userRef(me(req).realmId, me(req).userId), "dropPushDevices", {});
+    return reply;
   },
 };
 

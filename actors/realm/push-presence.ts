@@ -1,0 +1,24 @@
+// Which of a message's push candidates are idle (Zulip's
+// get_active_presence_idle_user_ids: no "active" presence within
+// OFFLINE_THRESHOLD_SECS). Internal: asked by the push worker
+// (cluster/push-worker.ts) once per message, for the candidates that have a queue.
+
+import { errors } from "../errors.ts";
+import type { Handler } from "../types.ts";
+import type { RealmState } from "./state.ts";
+
+/** Zulip's OFFLINE_THRESHOLD_SECS. */
+const ACTIVE_WITHIN_SECS = 140;
+
+const presenceIdle: Handler<RealmState> = (state, args, ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const now = Math.floor(ctx.now() / 1000);
+  const ids = Array.isArray(args.user_ids) ? (args.user_ids as unknown[]) : [];
+  const idle = ids.filter((id) => {
+    const p = typeof id === "number" ? state.presence.get(id) : undefined;
+    return p === undefined || now - p.activeTimestamp > ACTIVE_WITHIN_SECS;
+  });
+  return { reply: { idle: idle as number[] } };
+};
+
+export const pushPresenceHandlers: Record<string, Handler<RealmState>> = { presenceIdle };

@@ -1,0 +1,60 @@
+// Whether a new message's push notification is due for this user (Zulip's
+// UserMessageNotificationsData in zerver/lib/notification_data.py), asked by
+// the push worker (cluster/push-worker.ts) for each candidate the send named
+// (actors/channel/push-candidates.ts). Internal: the worker calls with no
+// caller. Replies the user's legacy tokens and active E2EE devices, or
+// `due: false`. The worker then checks whether the user is on a client
+// right now (queues and presence) unless `online_push` says it needs not.
+
+import { SETTINGS } from "./settings.ts";
+import { keyOf, topicsOf } from "./topics.ts";
+import { errors } from "../errors.ts";
+import type { Handler, Obj, Value } from "../types.ts";
+import type { UserState } from "./state.ts";
+
+const MUTED_TOPIC = 1;
+
+function setting(state: UserState, name: string): Value {
+  return name in state.settings ? state.settings[name]! : (SETTINGS[name]?.default ?? null);
+}
+
+const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const none = { reply: { due: false } };
+  if (!state.created || !state.isActive || state.isBot) return none;
+  const trigger = String(args.trigger ?? "");
+  const senderId = Number(args.senderId);
+  // A muted sender's messages never notify (the send already leaves them out; muting may be newer).
+  if (state.mutedUsers.some((m) => m.id === senderId)) return none;
+  const topicMuted = () =>
+    topicsOf(state)[keyOf(Number(args.streamId), String(args.topic ?? ""))]?.visibility_policy ===
+    MUTED_TOPIC;
+  if (trigger === "stream_push_notify") {
+    // The channel's own push setting (the send named only subscribers who turned it on).
+    if (topicMuted()) return none;
+  } else if (setting(state, "enable_offline_push_notifications") !== true) {
+    // Zulip's pm_mention_push_disabled_user_ids: this one setting governs DMs and all mentions.
+    return none;
+  } else if (trigger === "stream_wildcard_mentioned" || trigger === "topic_wildcard_mentioned") {
+    if (setting(state, "wildcard_mentions_notify") !== true || topicMuted()) return none;
+  } else if (trigger !== "direct_message" && trigger !== "mentioned") {
+    return none;
+  }
+  const devices = state.devices.filter((d) => d.pushTokenId !== null && d.pushKey !== null);
+  if (!state.pushTokens.length && !devices.length) return none;
+  const reply: Obj = {
+    due: true,
+    online_push: setting(state, "enable_online_push_notifications") === true,
+    tokens: state.pushTokens.map((t) => ({ kind: t.kind, token: t.token, app_id: t.appId })),
+    devices: devices.map((d) => ({
+      device_id: d.id,
+      push_key: d.pushKey,
+      push_key_id: d.pushKeyId,
+      push_token_id: d.pushTokenId,
+      push_token_kind: d.pushTokenKind,
+    })),
+  };
+  return { reply };
+};
+
+export const pushNotifyHandlers: Record<string, Handler<UserState>> = { pushTarget };
