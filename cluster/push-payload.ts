@@ -30,6 +30,11 @@ export interface PushMessage {
 export interface PushRealm {
   name: string;
   url: string;
+  /**
+   * require_e2ee_push_notifications (level 409): the legacy payloads carry
+   * "New message" instead of the content; E2EE payloads are unchanged.
+   */
+  requireE2ee?: boolean;
 }
 
 export interface PushContext {
@@ -147,7 +152,7 @@ function alertSubtitle(m: PushMessage, c: PushContext): string {
 
 /** The gcm and apns payloads of remotes/push/notify. */
 export function legacyPayloads(m: PushMessage, c: PushContext): { gcm: Obj; apns: Obj } {
-  const content = truncate(plainText(m.rendered_content));
+  const content = c.realm.requireE2ee ? "New message" : truncate(plainText(m.rendered_content));
   const base = basePayload(m, c);
   const gcm: Obj = {
     ...base,

@@ -31,7 +31,13 @@ import {
   userUuid,
   type RelayOutcome,
 } from "../gateway/routes/push-relay.ts";
-import { e2eePayload, legacyPayloads, type PushContext, type PushMessage } from "./push-payload.ts";
+import {
+  e2eePayload,
+  legacyPayloads,
+  type PushContext,
+  type PushMessage,
+  type PushRealm,
+} from "./push-payload.ts";
 
 /** Relay attempts of one notification before it is given up. */
 export const MAX_ATTEMPTS = 6;
@@ -91,12 +97,15 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
   let inFlight = 0;
   let stopped = false;
 
-  async function realmOf(realmId: number): Promise<{ name: string; url: string }> {
-    const info = (await host.call(realmRef(realmId), "publicInfo", {})) as { name?: string; host?: string };
+  async function realmOf(realmId: number): Promise<PushRealm> {
+    const [info, settings] = (await Promise.all([
+      host.call(realmRef(realmId), "publicInfo", {}),
+      host.call(realmRef(realmId), "pushSettings", {}),
+    ])) as [{ name?: string; host?: string }, { requireE2ee: boolean }];
     const hostName = info.host || process.env.EXTERNAL_HOST || "localhost";
     // The gateway's scheme is the request's; a node has none, so it takes the operator's.
     const scheme = process.env.WEBHOOK_REALM_SCHEME || "http";
-    return { name: info.name ?? "", url: `${scheme}://${hostName}` };
+    return { name: info.name ?? "", url: `${scheme}://${hostName}`, requireE2ee: settings.requireE2ee };
   }
 
   /** Zulip's idle rule: no event queue, or a queue but no active presence lately. */

@@ -201,6 +201,23 @@ describe("message push notifications (embedded)", () => {
     assert.equal(a.custom.zulip.recipient_type, "private");
   });
 
+  test('FL 409: require_e2ee_push_notifications puts "New message" in legacy payloads', async () => {
+    const alice = await newUser(srv, 400, "Alice Private");
+    const bob = await withToken(srv, "Bob Private");
+    assertSuccess(await srv.api("PATCH", "/realm", { require_e2ee_push_notifications: true }));
+    try {
+      await dm(srv, alice, [bob.userId], "the secret plan");
+      const b = (await legacyArrives(bob.token)).body;
+      assert.equal(b.gcm_payload.content, "New message");
+      assert.equal(b.apns_payload.alert.body, "New message");
+      assert.ok(!JSON.stringify(b).includes("secret plan"));
+      // Metadata stays, as in Zulip.
+      assert.equal(b.gcm_payload.sender_full_name, "Alice Private");
+    } finally {
+      assertSuccess(await srv.api("PATCH", "/realm", { require_e2ee_push_notifications: false }));
+    }
+  });
+
   test("FL 76: a group DM names its users in pm_users; the sender gets nothing", async () => {
     const alice = await withToken(srv, "Alice Group");
     const bob = await withToken(srv, "Bob Group");

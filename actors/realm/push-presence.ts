@@ -5,6 +5,7 @@
 
 import { errors } from "../errors.ts";
 import type { Handler } from "../types.ts";
+import { realmSetting } from "./defaults.ts";
 import type { RealmState } from "./state.ts";
 
 /** Zulip's OFFLINE_THRESHOLD_SECS. */
@@ -21,4 +22,10 @@ const presenceIdle: Handler<RealmState> = (state, args, ctx, caller) => {
   return { reply: { idle: idle as number[] } };
 };
 
-export const pushPresenceHandlers: Record<string, Handler<RealmState>> = { presenceIdle };
+/** The realm's settings a notification's payload follows (require_e2ee_push_notifications, level 409). */
+const pushSettings: Handler<RealmState> = (state, _args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  return { reply: { requireE2ee: realmSetting(state, "require_e2ee_push_notifications") === true } };
+};
+
+export const pushPresenceHandlers: Record<string, Handler<RealmState>> = { presenceIdle, pushSettings };
