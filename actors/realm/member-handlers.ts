@@ -362,7 +362,9 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   }
   if (newEmail !== undefined) {
     facts.push(fact({ type: "memberEmailChanged", userId: target.userId, email: newEmail }));
-    events.push(...emailChangeEvents(state, target, newEmail));
+    const emailEvents = emailChangeEvents(state, target, newEmail);
+    events.push(...emailEvents);
+    aboutTarget.push(...emailEvents);
     // Credentials cached under the old address die on every gateway now.
     if (!notices.length) notices.push(invalidate(state, target));
     notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
@@ -468,7 +470,7 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
  * changed (PATCH /settings), so the directory's user objects follow.
  * Returns the active user ids for the user actor's realm_user events.
  */
-const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
+const syncMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   if (caller) throw errors.accessDenied();
   requireCreated(state);
   const target = accessUser(state, args, null, { allowDeactivated: true, allowBots: true });
@@ -496,7 +498,9 @@ const syncMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (Object.keys(changes).length === 0) return { reply };
   // The visibility events come from here, where every viewer's role is known.
   const events = changes.emailVisibility === undefined ? [] : visibilityChangeEvents(state, target, after);
-  return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], events, reply };
+  // Not to guests who cannot access the user (FL 228).
+  const handoffs = await withholdFromGuests(state, ctx, target, events);
+  return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], events, reply, handoffs };
 };
 
 /** Leaf for the user actor's syncEmail: the authoritative delivery email of a user. */
