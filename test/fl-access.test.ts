@@ -231,6 +231,26 @@ describe("FL 228/303: events about a user reach only those who may access them",
     assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
   });
 
+  test("an email change and an email visibility change skip a guest sharing nothing", async () => {
+    const lonely = await newUser(srv, 600, "Lonely Email Guest");
+    const qShared = await openQueue(srv, guest, ["realm_user"]);
+    const qLonely = await openQueue(srv, lonely, ["realm_user"]);
+    const newEmail = `peer-moved-${++seq}@example.com`;
+    assertSuccess(await srv.api("PATCH", `/users/${peer.userId}`, { new_email: newEmail }));
+    peer.email = newEmail;
+    const moved = (e: Ev) => e.op === "update" && e.person.delivery_email === newEmail;
+    assert.ok((await eventsUntil(srv, qShared, (evs) => evs.some(moved))).some(moved));
+    // 4 = nobody: the guest sharing a channel loses the real address.
+    assertSuccess(await srv.api("PATCH", "/settings", { email_address_visibility: 4 }, peer));
+    const hidden = (e: Ev) =>
+      e.op === "update" && e.person.user_id === peer.userId && e.person.delivery_email === null;
+    assert.ok((await eventsUntil(srv, qShared, (evs) => evs.some(hidden))).some(hidden));
+    const leaked = (await drain(srv, qLonely)).filter(
+      (e) => e.op === "update" && e.person.user_id === peer.userId,
+    );
+    assert.deepEqual(leaked, []);
+  });
+
   test("a custom profile field change skips a guest sharing nothing", async () => {
     const f = await srv.api("POST", "/realm/profile_fields", { name: `Desk ${++seq}`, field_type: 1 });
     assertSuccess(f);
