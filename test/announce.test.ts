@@ -301,7 +301,7 @@ describe("move breadcrumbs", () => {
     const { topic, ids } = await topicWith(ch.id, 2);
     const to = uniq("moved");
     const r = ok(await api("PATCH", `/messages/${ids[0]}`, { topic: to, propagate_mode: "change_all" }));
-    assert.deepEqual(Object.keys(r).sort(), ["msg", "result"]);
+    assert.deepEqual(Object.keys(r).sort(), ["detached_uploads", "msg", "result"]);
     const there = await messages(ch.id, to);
     assert.equal(there.length, 3);
     const last = there[there.length - 1]!;
