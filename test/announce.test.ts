@@ -262,7 +262,13 @@ describe("announce", () => {
         announce: true,
       }),
     );
-    assert.deepEqual(Object.keys(r).sort(), ["already_subscribed", "msg", "result", "subscribed"]);
+    assert.deepEqual(Object.keys(r).sort(), [
+      "already_subscribed",
+      "msg",
+      "new_subscription_messages_sent",
+      "result",
+      "subscribed",
+    ]);
     // Only existing channels: no announcement.
     ok(
       await api("POST", "/users/me/subscriptions", {

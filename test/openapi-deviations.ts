@@ -210,6 +210,19 @@ export const deviations: Deviation[] = [
     ["POST", "/register", "/custom_profile_fields/*/use_for_user_matching"],
     ["EVENT", "custom_profile_fields", "/fields/*/use_for_user_matching"],
   ].map(([method, path, pointer]) => ({ method: method!, path: path!, pointer: pointer!, why: AFTER_10_2 })),
+  // --- new-subscription notices (FL 397)
+  {
+    method: "POST",
+    path: "/register",
+    pointer: "/max_bulk_new_subscription_messages",
+    why: `${AFTER_10_2}: FL 397`,
+  },
+  {
+    method: "POST",
+    path: "/users/me/subscriptions",
+    pointer: "/new_subscription_messages_sent",
+    why: `${AFTER_10_2}: FL 397`,
+  },
   // --- realm settings and identity of FL 456, 466 and 469
   ...["realm_default_avatar_source", "realm_media_preview_size", "realm_uuid"].map((f) => ({
     method: "POST",

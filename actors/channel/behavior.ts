@@ -28,6 +28,7 @@ import { retentionConversationHandlers, retentionDirectoryHandlers } from "./ret
 import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
+import { subscriptionNoticeConversationHandlers } from "./subscription-notices.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -65,6 +66,7 @@ for (const [name, h] of Object.entries({
   ...receivedConversationHandlers,
   ...markdownLinksConversationHandlers,
   ...retentionConversationHandlers,
+  ...subscriptionNoticeConversationHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
@@ -154,5 +156,6 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     registerChannelFolders: "caller",
     accessibleUsers: "caller",
     userChannels: "caller",
+    subscriptionNotice: "caller",
   },
 };

@@ -455,6 +455,16 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   if (!fatal) reply.unauthorized = unauthorized;
   // For the gateway's announcement (stripped from the HTTP reply).
   reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
+  // For the gateway's new-subscription notices (stripped too): the humans
+  // someone else subscribed, to channels that existed before the request.
+  const noticeIds = new Map<number, number[]>();
+  const isNew = new Set(created.map((ch) => ch.id));
+  for (const a of added) {
+    const u = t.users.get(a.userId);
+    if (a.userId === me.userId || !u || u.isBot || isNew.has(a.channelId)) continue;
+    (noticeIds.get(a.userId) ?? noticeIds.set(a.userId, []).get(a.userId)!).push(a.channelId);
+  }
+  reply.notices = [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids }));
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
   const events = subscriptionEvents(t, s, created, added);
   events.push(

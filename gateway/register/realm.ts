@@ -7,6 +7,7 @@ import type { Obj } from "../../actors/types.ts";
 import { REPORT_MESSAGE_TYPES } from "../routes/reports.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../routes/reminders.ts";
 import { pushRelayUrl, realmUuid } from "../routes/push-relay.ts";
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "../routes/notification-bot.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 
@@ -34,6 +35,8 @@ export const REALM_CONSTANTS: Obj = {
   server_report_message_types: REPORT_MESSAGE_TYPES.map((t) => ({ ...t })),
   // FL 415: settings.MAX_REMINDER_NOTE_LENGTH.
   max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
+  // FL 397: above this many newly subscribed users, POST /users/me/subscriptions sends no notices.
+  max_bulk_new_subscription_messages: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
 };
 
 interface PublicInfo {

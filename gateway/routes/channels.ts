@@ -6,7 +6,7 @@ import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type Checker, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 import { includeSubscribersParser } from "./events.ts";
-import { announceNewChannels } from "./notification-bot.ts";
+import { announceNewChannels, notifyNewSubscribers } from "./notification-bot.ts";
 
 const GROUP_SETTING_PARAMS = [
   "can_add_subscribers_group",
@@ -129,14 +129,22 @@ const subscribe: RouteDef = {
     principals: param(p.json(c.list(principalItem))),
     authorization_errors_fatal: param(p.bool()),
     announce: param(p.bool()),
+    send_new_subscription_messages: param(p.bool()),
     ...creationParams,
   },
   async handler(req) {
-    const { created, ...reply } = (await req.call(dir(req), "subscribe", {
+    const { created, notices, ...reply } = (await req.call(dir(req), "subscribe", {
       subscriptions: req.params.subscriptions as Value,
       ...sent(req, ["principals", "authorization_errors_fatal", ...CREATE_FLAGS]),
       groups: groupsSent(req),
     })) as Obj;
+    if (req.params.send_new_subscription_messages !== false) {
+      reply.new_subscription_messages_sent = await notifyNewSubscribers(
+        req,
+        Object.keys(reply.subscribed as Obj).length,
+        (notices ?? []) as { user_id: number; stream_ids: number[] }[],
+      );
+    }
     if (req.params.announce === true) {
       await announceNewChannels(req, (created ?? []) as { id: number; name: string }[]);
     }

@@ -6,7 +6,8 @@
 // conversation's ordinary `send` with `notification_bot: true`
 // (actors/realm/system-bot.ts).
 
-import { channelConvRef, channelDirectoryRef, realmRef } from "../../actors/index.ts";
+import { channelConvRef, channelDirectoryRef, dmConvRef, realmRef } from "../../actors/index.ts";
+import { NOTIFICATION_BOT_ID } from "../../actors/realm/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { ANNOUNCEMENT_STREAM_SETTINGS } from "../../actors/realm/index.ts";
 import type { Obj } from "../../actors/types.ts";
@@ -97,6 +98,31 @@ export async function announceNewChannels(
       ? `${user} created the following channels: ${links}.`
       : `${user} created a new channel ${links}.`;
   await botSend(req, target, NEW_CHANNELS_TOPIC, content, true);
+}
+
+/** Zulip's settings.MAX_BULK_NEW_SUBSCRIPTION_MESSAGES (POST /register max_bulk_new_subscription_messages). */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
+
+/**
+ * Notification Bot's DM to each user someone else subscribed to existing
+ * channels (the directory's `notices`: no bots, not the actor, not channels
+ * the request created), unless more than MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
+ * users were subscribed (FL 397). The text is built and checked by the DM
+ * conversation (actors/channel/subscription-notices.ts). Returns
+ * new_subscription_messages_sent.
+ */
+export async function notifyNewSubscribers(
+  req: RouteRequest,
+  subscribedUsers: number,
+  notices: { user_id: number; stream_ids: number[] }[],
+): Promise<boolean> {
+  if (subscribedUsers > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return false;
+  for (const n of notices) {
+    await req.call(dmConvRef(req.realmId, [n.user_id, NOTIFICATION_BOT_ID]), "subscriptionNotice", {
+      stream_ids: n.stream_ids,
+    });
+  }
+  return true;
 }
 
 /** What a move did, for its breadcrumbs (Zulip's do_update_message). */
