@@ -258,18 +258,28 @@ const create: RouteDef = {
       return new RawReply(reply.body, reply.contentType, { ...reply.headers, Location: location }, 201);
     }
     const storage = uploadStorage(req);
-    // Expired and surplus unfinished uploads of this user go first.
-    let open = await readOpen(storage, req.realmId, info.owner);
-    const dropped = open.filter((e) => e.expires <= now);
-    open = open.filter((e) => e.expires > now).sort((a, b) => a.expires - b.expires);
-    while (open.length >= MAX_OPEN_UPLOADS) dropped.push(open.shift()!);
-    for (const e of dropped) {
-      const old = (await readJson(storage, infoKey(req.realmId, e.id))) as Partial<TusInfo> | null;
-      await discard(storage, req.realmId, e.id, old?.chunks ?? 0);
+    // Expired and surplus unfinished uploads of this user go first. Their
+    // records tell the expiry (a PATCH extends it) and the chunks to remove.
+    const open: (OpenEntry & { chunks: number })[] = [];
+    for (const e of await readOpen(storage, req.realmId, info.owner)) {
+      const o = (await readJson(storage, infoKey(req.realmId, e.id))) as Partial<TusInfo> | null;
+      if (!o) continue;
+      const entry = { id: e.id, expires: o.expires ?? 0, chunks: o.chunks ?? 0 };
+      if (entry.expires <= now) await discard(storage, req.realmId, e.id, entry.chunks);
+      else open.push(entry);
+    }
+    open.sort((a, b) => a.expires - b.expires);
+    while (open.length >= MAX_OPEN_UPLOADS) {
+      const e = open.shift()!;
+      await discard(storage, req.realmId, e.id, e.chunks);
     }
     await writeJson(storage, infoKey(req.realmId, id), info);
-    open.push({ id, expires: info.expires });
-    await writeJson(storage, userKey(req.realmId, info.owner), open);
+    open.push({ id, expires: info.expires, chunks: 0 });
+    await writeJson(
+      storage,
+      userKey(req.realmId, info.owner),
+      open.map((e) => ({ id: e.id, expires: e.expires })),
+    );
     return new RawReply(
       Buffer.alloc(0),
       "text/plain",
