@@ -281,6 +281,19 @@ describe("FL 295: tus resumable uploads - embedded", () => {
     assert.deepEqual(list.body.attachments, []);
   });
 
+  test("FL 295: an empty file completes at creation", async () => {
+    const me = await newUser(srv);
+    const r = await tus(srv.baseUrl, "POST", "/api/v1/tus", me, {
+      "Upload-Length": "0",
+      "Upload-Metadata": `filename ${b64("empty.txt")}`,
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json?.filename, "empty.txt");
+    const file = await getFile(srv.baseUrl, String(r.json?.url), me);
+    assert.equal(file.status, 200);
+    assert.equal(file.data.length, 0);
+  });
+
   test("FL 295: a user's unfinished uploads are bounded: the oldest goes first", async () => {
     const me = await newUser(srv);
     const locs: string[] = [];
