@@ -33,6 +33,9 @@ export class ZulipError extends Error {
 const WWW_AUTH = { "WWW-Authenticate": 'Basic realm="zulip"' };
 
 /** Constructors for every error the server sends. Keep alphabetical within groups. */
+/** Every tus protocol answer names the protocol version it speaks. */
+const TUS: Record<string, string> = { "Tus-Resumable": "1.0.0" };
+
 export const errors = {
   // Generic
   badRequest: (msg: string) => new ZulipError(msg),
@@ -538,6 +541,40 @@ export const errors = {
   uploadTooLarge: (mib: number) =>
     new ZulipError(`File is larger than this server's configured maximum upload size (${mib} MiB).`),
   invalidAttachment: () => new ZulipError("Invalid attachment"),
+  // The tus protocol at /api/v1/tus (gateway/routes/tus.ts). Zulip's tusd
+  // hooks answer the first two with these texts and statuses; the protocol
+  // errors carry tusd's statuses and texts, and every one Tus-Resumable.
+  tusSizeDeferred: () => new ZulipError("SizeIsDeferred is not supported", "BAD_REQUEST", 411, {}, TUS),
+  tusTooLarge: (mib: number) =>
+    new ZulipError(
+      `File is larger than this server's configured maximum upload size (${mib} MiB).`,
+      "BAD_REQUEST",
+      413,
+      {},
+      TUS,
+    ),
+  tusUnsupportedVersion: () =>
+    new ZulipError(
+      "missing, invalid or unsupported Tus-Resumable header",
+      "BAD_REQUEST",
+      412,
+      {},
+      {
+        ...TUS,
+        "Tus-Version": "1.0.0",
+      },
+    ),
+  tusInvalidLength: () =>
+    new ZulipError("missing or invalid Upload-Length header", "BAD_REQUEST", 400, {}, TUS),
+  tusInvalidOffset: () =>
+    new ZulipError("missing or invalid Upload-Offset header", "BAD_REQUEST", 400, {}, TUS),
+  tusInvalidMetadata: () => new ZulipError("invalid Upload-Metadata header", "BAD_REQUEST", 400, {}, TUS),
+  tusInvalidContentType: () =>
+    new ZulipError("missing or invalid Content-Type header", "BAD_REQUEST", 415, {}, TUS),
+  tusUploadNotFound: () => new ZulipError("upload not found", "BAD_REQUEST", 404, {}, TUS),
+  tusMismatchedOffset: () => new ZulipError("mismatched offset", "BAD_REQUEST", 409, {}, TUS),
+  tusSizeExceeded: () => new ZulipError("upload's size exceeded", "BAD_REQUEST", 413, {}, TUS),
+  tusTooManyChunks: () => new ZulipError("too many chunks for one upload", "BAD_REQUEST", 400, {}, TUS),
   /** Zulip answers these two with an HTML page; here they keep the JSON envelope. */
   uploadNotFound: () => new ZulipError("File not found.", "BAD_REQUEST", 404),
   uploadNotAuthorized: () => new ZulipError("You are not authorized to view this file.", "BAD_REQUEST", 403),

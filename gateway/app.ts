@@ -322,6 +322,9 @@ class GatewayRequest implements RouteRequest {
   /** An own arrow, not a method: handlers may destructure `{ call }`. */
   readonly call: TypedCall;
   files?: UploadedFile[];
+  /** An application/offset+octet-stream body (the tus protocol's PATCH). */
+  rawBody?: Buffer;
+  headers?: FastifyRequest["headers"];
   userAgent?: string;
   accept?: string;
 
@@ -375,6 +378,17 @@ export function acceptsHtml(req: RouteRequest): boolean {
 /** Files of a multipart request (for upload routes); empty otherwise. */
 export function uploadedFiles(req: RouteRequest): UploadedFile[] {
   return (req as GatewayRequest).files ?? [];
+}
+
+/** The raw bytes of an application/offset+octet-stream body (gateway/routes/tus.ts); null otherwise. */
+export function rawBody(req: RouteRequest): Buffer | null {
+  return (req as GatewayRequest).rawBody ?? null;
+}
+
+/** One request header as a string (the first when repeated), or undefined. */
+export function requestHeader(req: RouteRequest, name: string): string | undefined {
+  const v = (req as GatewayRequest).headers?.[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
 }
 
 /** The upload storage (gateway/routes/uploads.ts). */
@@ -473,8 +487,11 @@ async function serve(
 
     let body: Form | undefined;
     let files: UploadedFile[] | undefined;
+    let raw: Buffer | undefined;
     if (cr.readsBody) {
-      if (req.isMultipart()) {
+      if (Buffer.isBuffer(req.body)) {
+        raw = req.body;
+      } else if (req.isMultipart()) {
         const m = await readMultipart(req, gw.bodyLimit);
         body = m.fields;
         files = m.files;
@@ -501,6 +518,8 @@ async function serve(
       traceparent,
     );
     if (files !== undefined) r.files = files;
+    if (raw !== undefined) r.rawBody = raw;
+    r.headers = headers;
     const ua = headers["user-agent"];
     if (typeof ua === "string") r.userAgent = ua;
     if (typeof headers.accept === "string") r.accept = headers.accept;
@@ -656,6 +675,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(formbody, { bodyLimit });
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit }, (_req, _body, done) =>
     done(null, undefined),
+  );
+  // The tus protocol's chunks (gateway/routes/tus.ts): kept as bytes.
+  app.addContentTypeParser(
+    "application/offset+octet-stream",
+    { parseAs: "buffer", bodyLimit },
+    (_req, body, done) => done(null, body),
   );
   // Outside the scope of the body-reading routes (below), a multipart body
   // (to an unknown path, say) is not read, as @fastify/multipart's parser.

@@ -5,6 +5,8 @@ export {
   acceptsHtml,
   buildApp,
   clientName,
+  rawBody,
+  requestHeader,
   uploadStorage,
   uploadedFiles,
 } from "./app.ts";

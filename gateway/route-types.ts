@@ -52,7 +52,7 @@ export interface RouteRequest {
 }
 
 export interface RouteDef {
-  method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT" | "OPTIONS";
   /** Path under /api/v1, Fastify syntax: "/users/:user_id". */
   path: string;
   auth: AuthMode;

@@ -26,6 +26,7 @@ import { inviteRoutes } from "./invites.ts";
 import { signupRoutes } from "../signup-page.ts";
 import { scheduledMessageRoutes } from "./scheduled-messages.ts";
 import { uploadRoutes } from "./uploads.ts";
+import { tusRoutes } from "./tus.ts";
 import { exportRoutes } from "./export.ts";
 import { pushTestRoutes } from "./push-test.ts";
 import { botApiKeyRoutes } from "./bot-api-key.ts";
@@ -71,4 +72,5 @@ export const routes: RouteDef[] = [
   ...channelFolderRoutes,
   ...userStatusRoutes,
   ...userChannelRoutes,
+  ...tusRoutes,
 ];

@@ -309,6 +309,49 @@ async function readStored(req: RouteRequest, pathId: string): Promise<Buffer> {
   return data;
 }
 
+/**
+ * Store one uploaded file as Zulip's upload_message_attachment does: the
+ * bytes, their thumbnails, then the attachment record (whose fact sends the
+ * owner the `attachment` add event). Shared by POST /user_uploads and the
+ * tus protocol's last PATCH (./tus.ts). The caller has checked the size.
+ */
+export async function storeUpload(
+  req: RouteRequest,
+  filename: string,
+  declaredType: string,
+  data: Buffer,
+): Promise<{ url: string; filename: string }> {
+  const name = filename === "" ? "uploaded-file" : filename;
+  const contentType = contentTypeOf(declaredType, name);
+  const pathId = newPathId(req.realmId, name);
+  const storage = uploadStorage(req);
+  // Bytes first: a failure after this leaves an unreferenced object, never
+  // a record whose bytes are missing.
+  await storage.put(pathId, data, contentType);
+  let image: Obj | null = null;
+  if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
+    // The upload stands without thumbnails when storing them fails.
+    image = await storeThumbnails(storage, pathId, data).catch((err: unknown) => {
+      componentLogger("uploads").warn({ err, path_id: pathId }, "storing thumbnails failed");
+      return null;
+    });
+  }
+  try {
+    await req.call(uploadsDirectoryRef(req.realmId), "recordUpload", {
+      pathId,
+      name,
+      size: data.length,
+      contentType,
+      ...(image ? { image } : {}),
+    });
+  } catch (err) {
+    await removeStored(storage, pathId);
+    throw err;
+  }
+  const url = `/user_uploads/${pathId}`;
+  return { url, filename: name };
+}
+
 // ---- routes ---------------------------------------------------------------------------------
 
 const upload: RouteDef = {
@@ -324,35 +367,8 @@ const upload: RouteDef = {
     if (f.data.length > MAX_FILE_UPLOAD_SIZE_MIB * 1024 * 1024) {
       throw errors.uploadTooLarge(MAX_FILE_UPLOAD_SIZE_MIB);
     }
-    const name = f.filename === "" ? "uploaded-file" : f.filename;
-    const contentType = contentTypeOf(f.mimetype, name);
-    const pathId = newPathId(req.realmId, name);
-    const storage = uploadStorage(req);
-    // Bytes first: a failure after this leaves an unreferenced object, never
-    // a record whose bytes are missing.
-    await storage.put(pathId, f.data, contentType);
-    let image: Obj | null = null;
-    if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
-      // The upload stands without thumbnails when storing them fails.
-      image = await storeThumbnails(storage, pathId, f.data).catch((err: unknown) => {
-        componentLogger("uploads").warn({ err, path_id: pathId }, "storing thumbnails failed");
-        return null;
-      });
-    }
-    try {
-      await req.call(uploadsDirectoryRef(req.realmId), "recordUpload", {
-        pathId,
-        name,
-        size: f.data.length,
-        contentType,
-        ...(image ? { image } : {}),
-      });
-    } catch (err) {
-      await removeStored(storage, pathId);
-      throw err;
-    }
-    const url = `/user_uploads/${pathId}`;
-    return { uri: url, url, filename: name };
+    const stored = await storeUpload(req, f.filename, f.mimetype, f.data);
+    return { uri: stored.url, ...stored };
   },
 };
 
