@@ -35,6 +35,7 @@ import { navigationViewRoutes } from "./navigation-views.ts";
 import { channelFolderRoutes } from "./channel-folders.ts";
 import { userStatusRoutes } from "./user-status.ts";
 import { thumbnailStatusRoutes } from "./thumbnail-status.ts";
+import { avatarRoutes } from "./avatars.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -71,4 +72,5 @@ export const routes: RouteDef[] = [
   ...channelFolderRoutes,
   ...userStatusRoutes,
   ...thumbnailStatusRoutes,
+  ...avatarRoutes,
 ];
