@@ -16,6 +16,7 @@ import {
   newUser,
   openQueue,
   type ApiHolder,
+  type Ev,
   type Member,
 } from "./support/zulip-asserts.ts";
 

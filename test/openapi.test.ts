@@ -1011,6 +1011,13 @@ const cases: Case[] = [
   { method: "POST", path: "/user_uploads", status: 400 },
   { method: "GET", path: (f) => f.uploadUrl as string, status: 200 },
   { method: "GET", path: (f) => (f.uploadUrl as string).replace(/[^/]+$/, "missing.png"), status: 404 },
+  // Thumbnail status (feature level 479, newer than 10.2: envelope checks only).
+  {
+    method: "GET",
+    path: (f) => (f.uploadUrl as string).replace("/user_uploads/", "/thumbnail/status/"),
+    status: 200,
+  },
+  { method: "GET", path: "/thumbnail/status/1/missing.png", status: 400 },
   {
     method: "GET",
     path: "/attachments",

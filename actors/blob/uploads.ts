@@ -236,6 +236,7 @@ const lookupUpload: Handler<UploadsState> = (state, args, _ctx, caller) => {
       size: a.size,
       contentType: a.contentType,
       messageIds: a.messages.map((m) => m.id),
+      isImage: a.image !== undefined,
     },
   };
 };

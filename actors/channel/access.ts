@@ -21,6 +21,8 @@ export interface RosterEntry {
   isActive: boolean;
   fullName: string;
   avatarVersion: number;
+  /** "J": a Jdenticon avatar; absent: a gravatar. */
+  avatarSource?: "J";
 }
 
 const SYSTEM_GROUP_NAMES = [

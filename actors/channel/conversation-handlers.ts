@@ -15,6 +15,7 @@ import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/
 import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
+import { jdenticonPath } from "../user/avatar.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import { topicLatestFor } from "./markdown-links.ts";
@@ -306,7 +307,7 @@ async function currentApiEmails(
  * rendered_content = HTML, sender_avatar_source for client_gravatar.
  */
 export function formatMessage(
-  state: Pick<ConvState, "key" | "dmRecipients">,
+  state: Pick<ConvState, "key" | "dmRecipients" | "realmId">,
   m: Msg,
   channelName: string | null,
   current?: ApiEmails,
@@ -324,8 +325,12 @@ export function formatMessage(
     sender_full_name: current?.fullNames[sid] ?? m.senderName,
     sender_realm_str: "",
     // From the API email, never a hidden real one (its MD5 would leak it).
-    avatar_url: avatarUrl(senderEmail, avatarVersion),
-    sender_avatar_source: "G",
+    // A user's avatar source never changes here (no avatar uploads yet).
+    avatar_url:
+      m.senderAvatarSource === "J"
+        ? jdenticonPath(state.realmId, m.senderId, avatarVersion)
+        : avatarUrl(senderEmail, avatarVersion),
+    sender_avatar_source: m.senderAvatarSource ?? "G",
     client: m.client,
     content: m.content,
     rendered_content: m.rendered,
@@ -548,6 +553,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     senderEmail: sender.email,
     senderName: sender.fullName,
     senderAvatarVersion: sender.avatarVersion,
+    ...("avatarSource" in sender && sender.avatarSource === "J" ? { senderAvatarSource: "J" as const } : {}),
     client: typeof args.client === "string" ? args.client : "API",
     content,
     rendered,
@@ -635,7 +641,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   const userFlags: Obj = {};
   for (const [uid, flags] of perUser) if (flags.length) userFlags[String(uid)] = flags;
   // The event formats the one new message, as the state will hold it once applied.
-  const view = { key: state.key, dmRecipients: dmRecipients ?? state.dmRecipients };
+  const view = { key: state.key, realmId: state.realmId, dmRecipients: dmRecipients ?? state.dmRecipients };
   const event: Obj = {
     type: "message",
     message: formatMessage(view, msg, channelName),

@@ -39,6 +39,8 @@ export interface Msg {
   senderEmail: string;
   senderName: string;
   senderAvatarVersion: number;
+  /** "J": the sender's avatar is a Jdenticon (absent in older messages and for gravatars). */
+  senderAvatarSource?: "J";
   client: string;
   /** Markdown source and its rendering. */
   content: string;

@@ -38,6 +38,7 @@ import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
+import { mediumAvatarUrl } from "../user/avatar.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
@@ -228,7 +229,7 @@ export function emailChangeEvents(state: RealmState, target: DirEntry, email: st
   // A gravatar follows the address: everyone hears of it, each with the URL
   // of the address they may know (those who may not see it get the same
   // dummy-based URL again).
-  events.push(...avatarEvents(state, moved, active, () => true));
+  if (target.avatarSource !== "J") events.push(...avatarEvents(state, moved, active, () => true));
   return events;
 }
 
@@ -249,9 +250,9 @@ function avatarEvents(
   }
   return [...byUrl].map(([url, userIds]) => ({
     event: updateEvent(target.userId, {
-      avatar_source: "G",
+      avatar_source: target.avatarSource ?? "G",
       avatar_url: url,
-      avatar_url_medium: `${url}&s=500`,
+      avatar_url_medium: mediumAvatarUrl(url),
       avatar_version: target.avatarVersion,
     }),
     userIds,

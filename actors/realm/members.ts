@@ -8,12 +8,12 @@ import {
   ROLE_MODERATOR,
   ROLE_OWNER,
   emailKey,
-  gravatarUrl,
   isAdminRole,
   isoMinutes,
   isValidEmail,
 } from "../user/index.ts";
 import type { DirEntry, RealmState } from "./state.ts";
+import { avatarUrlOf } from "../user/avatar.ts";
 
 /** Zulip's UserProfile.EMAIL_ADDRESS_VISIBILITY_* values. */
 export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
@@ -88,13 +88,26 @@ export function visibleEmail(
   return canSeeDeliveryEmail(viewer, target) ? target.email : apiEmail(state, target);
 }
 
-/** A user's gravatar URL as `viewer` gets it (see visibleEmail). */
+/**
+ * A user's avatar URL as `viewer` gets it: a gravatar of the address the
+ * viewer may know (see visibleEmail), or the user's Jdenticon.
+ */
 export function avatarUrlFor(
-  state: Pick<RealmState, "host">,
+  state: Pick<RealmState, "host" | "realmId">,
   viewer: Pick<DirEntry, "userId" | "role"> | null,
   target: DirEntry,
+  medium = false,
 ): string {
-  return gravatarUrl(visibleEmail(state, viewer, target), target.avatarVersion);
+  return avatarUrlOf(
+    {
+      realmId: state.realmId,
+      userId: target.userId,
+      email: target.avatarSource === "J" ? "" : visibleEmail(state, viewer, target),
+      avatarVersion: target.avatarVersion,
+      ...(target.avatarSource === "J" ? { avatarSource: "J" } : {}),
+    },
+    medium,
+  );
 }
 
 /**
@@ -140,7 +153,11 @@ export function formatMember(
     role: target.role,
     // Avatars are gravatar-hosted until uploads exist; a client that asked
     // for client_gravatar computes the URL itself, if it knows the email.
-    avatar_url: opts.clientGravatar && realEmailShown ? null : avatarUrlFor(state, viewer, target),
+    // (Zulip's get_avatar_field: only a gravatar is left to the client.)
+    avatar_url:
+      opts.clientGravatar && realEmailShown && target.avatarSource !== "J"
+        ? null
+        : avatarUrlFor(state, viewer, target),
     avatar_version: target.avatarVersion,
     is_imported_stub: false,
   };

@@ -107,6 +107,7 @@ export async function addUser(
   const userId = await ctx.nextId(`user.${state.realmId}`);
   const dateJoined = ctx.now();
   const settings = newUserSettings(state);
+  const jdenticon = realmSetting(state, "default_avatar_source") === "J";
   const created = (await ctx.call(userRef(state.realmId, userId), "create", {
     email: u.email,
     password: u.password,
@@ -115,6 +116,7 @@ export async function addUser(
     apiKey: generateApiKey(),
     dateJoined,
     settings,
+    ...(jdenticon ? { avatarSource: "J" } : {}),
   })) as { userId: number; apiKey: string; person: Obj };
   // System-group membership follows the role (one-way: groups never call us).
   await syncGroupMember(ctx, state.realmId, { userId, role: u.role, isActive: true, isBot: false });
@@ -133,6 +135,7 @@ export async function addUser(
     dateJoined,
     timezone: "",
     avatarVersion: 1,
+    ...(jdenticon ? { avatarSource: "J" as const } : {}),
     botOwnerId: null,
     emailVisibility: userDefault(state, "email_address_visibility") as number,
     service: null,

@@ -24,6 +24,7 @@ function rosterEntry(state: RealmState, u: DirEntry): Obj {
     isActive: u.isActive,
     fullName: u.fullName,
     avatarVersion: u.avatarVersion,
+    ...(u.avatarSource === "J" ? { avatarSource: "J" as const } : {}),
   };
 }
 

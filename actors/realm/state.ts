@@ -53,6 +53,11 @@ export interface DirEntry {
   dateJoined: number;
   timezone: string;
   avatarVersion: number;
+  /**
+   * "J": a Jdenticon avatar (the realm's default_avatar_source when the user
+   * was created). Absent: "G" (SNAPSHOT NOTE: older entries lack it).
+   */
+  avatarSource?: "J";
   botOwnerId: number | null;
   /** The user's email_address_visibility setting (1 everyone ... 5 moderators). */
   emailVisibility: number;

@@ -184,6 +184,7 @@ const create: Handler<UserState> = async (state, args, ctx, caller) => {
     passwordHash: password ? await hashPassword(password) : null,
     // The realm's directory entry carries the same instant.
     dateJoined: optInt(args, "dateJoined") ?? ctx.now(),
+    ...(optString(args, "avatarSource") === "J" ? { avatarSource: "J" } : {}),
   };
   const facts = [fact(f)];
   // A human's first settings are the realm's defaults for new users.

@@ -4,7 +4,8 @@
 import type { Obj } from "../types.ts";
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS, SETTINGS } from "./settings.ts";
 import type { UserState } from "./state.ts";
-import { gravatarUrl, isAdminRole, isoMinutes, ROLE_GUEST, ROLE_OWNER } from "./validate.ts";
+import { avatarUrlOf } from "./avatar.ts";
+import { isAdminRole, isoMinutes, ROLE_GUEST, ROLE_OWNER } from "./validate.ts";
 
 /**
  * The user object for a viewer that may see the real email (every viewer
@@ -25,7 +26,7 @@ export function formatUser(u: UserState): Obj {
     is_active: u.isActive,
     date_joined: isoMinutes(u.dateJoined),
     delivery_email: u.email,
-    avatar_url: gravatarUrl(u.email, u.avatarVersion),
+    avatar_url: avatarUrlOf(u),
     is_imported_stub: false,
   };
   if (u.isBot) {

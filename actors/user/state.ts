@@ -156,6 +156,8 @@ export type UserFact =
       apiKey: string;
       passwordHash: string | null;
       dateJoined: number;
+      /** "J" when the realm's default_avatar_source gave a Jdenticon (absent in older facts: "G"). */
+      avatarSource?: string;
     }
   | { type: "settings"; values: Obj; bySelf: boolean }
   | { type: "timezone"; timezone: string }
@@ -225,6 +227,7 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
         apiKey: fact.apiKey,
         passwordHash: fact.passwordHash,
         dateJoined: fact.dateJoined,
+        avatarSource: fact.avatarSource ?? "G",
       });
       break;
     case "settings":

@@ -5,6 +5,7 @@ import { realmRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 import { accessArgs } from "../user-access.ts";
+import { isJdenticonUrl, mediumAvatarUrl } from "../../actors/user/avatar.ts";
 
 const ROLE_OWNER = 100;
 const ROLE_ADMINISTRATOR = 200;
@@ -58,9 +59,9 @@ export const usersArea: RegisterArea = {
       // Since FL 380 administrators and owners count as moderators too.
       is_moderator: role === ROLE_OWNER || role === ROLE_ADMINISTRATOR || role === ROLE_MODERATOR,
       is_guest: role === ROLE_GUEST,
-      avatar_source: "G",
+      avatar_source: isJdenticonUrl(avatar) ? "J" : "G",
       avatar_url: avatar,
-      avatar_url_medium: `${avatar}&s=500`,
+      avatar_url_medium: mediumAvatarUrl(avatar),
       can_create_streams: member,
       can_create_public_streams: member,
       can_create_private_streams: member,

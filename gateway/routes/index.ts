@@ -36,6 +36,8 @@ import { navigationViewRoutes } from "./navigation-views.ts";
 import { channelFolderRoutes } from "./channel-folders.ts";
 import { userStatusRoutes } from "./user-status.ts";
 import { userChannelRoutes } from "./user-channels.ts";
+import { thumbnailStatusRoutes } from "./thumbnail-status.ts";
+import { avatarRoutes } from "./avatars.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -73,4 +75,6 @@ export const routes: RouteDef[] = [
   ...userStatusRoutes,
   ...userChannelRoutes,
   ...tusRoutes,
+  ...thumbnailStatusRoutes,
+  ...avatarRoutes,
 ];
