@@ -56,14 +56,6 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     const dm2 = await sendDm(chat, b, [a.userId], "two");
     const group = await sendDm(chat, a, [b.userId, c.userId], "three");
     const self = await sendDm(chat, c, [c.userId], "note to self");
-    // The directory lists each conversation once, not each message.
-    const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 })) as {
-      dms: string[];
-    };
-    assert.deepEqual(
-      [...plan.dms].sort(),
-      [dmKey([a.userId, b.userId]), dmKey([a.userId, b.userId, c.userId]), dmKey([c.userId])].sort(),
-    );
     // Unlimited (the default): a sweep far ahead keeps everything.
     await sweepRealmRetention(call, realmId, Date.now() + 400 * DAY);
     assert.deepEqual(
@@ -98,6 +90,14 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     const evc = await eventsUntil(chat, qc, (e) => ids(e).length >= 2);
     assert.deepEqual(ids(evc), [group, self]);
 
+    // The directory lists each conversation once, not each message.
+    const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 })) as {
+      dms: string[];
+    };
+    assert.deepEqual(
+      [...plan.dms].sort(),
+      [dmKey([a.userId, b.userId]), dmKey([a.userId, b.userId, c.userId]), dmKey([c.userId])].sort(),
+    );
     // Again: nothing left to delete, no event.
     await sweepRealmRetention(call, realmId, Date.now() + 3 * DAY);
     await new Promise((r) => setTimeout(r, 100));
