@@ -20,6 +20,8 @@ import { createRedisStore } from "../cluster/storage/redis-store.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
 import type { Store } from "../cluster/storage/contract.ts";
 import { decodeFact } from "../proto/codec.ts";
+import { ExportScope } from "../cluster/export-filter.ts";
+import { dirToSnapshot, initialDir } from "../actors/channel/state.ts";
 
 const DAY = 86400_000;
 
@@ -125,6 +127,21 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     await sweepRealmRetention(call, realmId, Date.now() + 5 * DAY);
     assert.equal(await readable(dm, c), true);
   });
+});
+
+test("FL 91: an export lists only the DM conversations it exports", () => {
+  const ref: ActorRef = { kind: "channel", realm: 7, key: "directory" };
+  const dir = initialDir(ref);
+  dir.dmConvs[dmKey([3, 4])] = true;
+  dir.dmConvs[dmKey([3, 4, 5])] = true;
+  // A public export (type 1) holds no direct messages, so none of their participants either.
+  const scope = new ExportScope(7, 1);
+  scope.learn(ref, { snapshot: { seq: 2, data: dirToSnapshot(dir) }, journal: [] });
+  scope.settle();
+  const out = scope.filter(ref, { snapshot: { seq: 2, data: dirToSnapshot(dir) }, journal: [] });
+  assert.ok(out?.snapshot);
+  assert.deepEqual(stateOf(out.snapshot.data).dmConvs, {});
+  assert.equal(out.snapshot.seq, 2);
 });
 
 const skip = requireBinaries("nats-server", "redis-server");
