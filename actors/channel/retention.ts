@@ -13,10 +13,10 @@
 // done by the next one, and a repeated sweep finds nothing left to delete.
 //
 // Cost: the directory lists the channels and DM conversations once
-// (O(channels + DM conversations)); each
-// conversation reads its messages in id order from the oldest and stops at
-// the first one that has not expired (ids are allocated in time order), so
-// its work is O(expired messages).
+// (O(channels + DM conversations)); each conversation reads its messages
+// in id order from the oldest and stops at the first one that has not
+// expired (ids are allocated in time order), so its work is O(expired
+// messages).
 //
 // Direct messages expire by the realm's setting alone (Zulip's
 // move_expired_personal_and_huddle_messages_to_archive): the directory
@@ -25,7 +25,7 @@
 // per activation (`withDmListing`), after the first turn that finds or
 // leaves it with messages: a new conversation on its first stored message,
 // and one that existed before the list did on its next activation (a
-// delivery, a read, a sweep of it...). The directory answers a known
+// delivery, a read, an edit...). The directory answers a known
 // conversation without writing anything, so the cost is one call per
 // activation and one durable fact per conversation. A conversation nobody
 // has touched since the list existed is not listed yet, and so not swept.
