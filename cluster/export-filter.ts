@@ -135,9 +135,13 @@ export class ExportScope {
       for (const entry of Object.values((state as RealmState).users)) entry.apiKey = "";
       return snapshotOf(ref, state, seq);
     }
-    if (ref.kind === "channel" && ref.key === "directory" && this.droppedChannels.size > 0) {
+    if (ref.kind === "channel" && ref.key === "directory") {
       const { state, seq } = replay(ref, stored);
       const dir = state as DirState;
+      // The retention list names who wrote to whom: only the conversations exported.
+      const dropsDms = Object.keys(dir.dmConvs).some((k) => !this.keepsConversation(k));
+      if (this.droppedChannels.size === 0 && !dropsDms) return stored;
+      for (const k of Object.keys(dir.dmConvs)) if (!this.keepsConversation(k)) delete dir.dmConvs[k];
       for (const id of this.droppedChannels) {
         const name = dir.channels[String(id)]?.name;
         if (name !== undefined && dir.byName[name.toLowerCase()] === id)

@@ -24,7 +24,7 @@ import { inviteDirectoryHandlers } from "./invites.ts";
 import { roleAccessDirectoryHandlers } from "./role-access.ts";
 import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
 import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } from "./markdown-links.ts";
-import { retentionConversationHandlers, retentionDirectoryHandlers } from "./retention.ts";
+import { retentionConversationHandlers, retentionDirectoryHandlers, withDmListing } from "./retention.ts";
 import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
@@ -68,9 +68,10 @@ for (const [name, h] of Object.entries({
   ...retentionConversationHandlers,
   ...subscriptionNoticeConversationHandlers,
 })) {
+  const listed = withDmListing(h);
   handlers[name] = (state, args, ctx, caller) => {
     if (isDir(ctx.self)) throw errors.internal();
-    return h(state as ConvState, args, ctx, caller);
+    return listed(state as ConvState, args, ctx, caller);
   };
 }
 

@@ -96,6 +96,8 @@ export interface ConvState {
    * first: a delivery retried after a crash finds its message here.
    */
   sendKeys: [string, number][];
+  /** A DM conversation: this activation listed it with the directory (retention.ts; not in snapshots). */
+  dmListed?: boolean;
 }
 
 export const SEND_KEYS_KEPT = 1000;

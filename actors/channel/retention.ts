@@ -12,20 +12,30 @@
 // is decided from the messages' times, so a sweep lost in a crash is simply
 // done by the next one, and a repeated sweep finds nothing left to delete.
 //
-// Cost: the directory lists the channels once (O(channels)); each
-// conversation reads its messages in id order from the oldest and stops at
-// the first one that has not expired (ids are allocated in time order), so
-// its work is O(expired messages).
+// Cost: the directory lists the channels and DM conversations once
+// (O(channels + DM conversations)); each conversation reads its messages
+// in id order from the oldest and stops at the first one that has not
+// expired (ids are allocated in time order), so its work is O(expired
+// messages).
 //
-// Not done: Zulip also expires direct messages by the realm's setting;
-// nothing here lists a realm's direct-message conversations yet.
+// Direct messages expire by the realm's setting alone (Zulip's
+// move_expired_personal_and_huddle_messages_to_archive): the directory
+// keeps the realm's DM conversations (`dmConvs`, a `dmConvListed` fact per
+// conversation, never per message). A DM conversation lists itself once
+// per activation (`withDmListing`), after the first turn that finds or
+// leaves it with messages: a new conversation on its first stored message,
+// and one that existed before the list did on its next activation (a
+// delivery, a read, an edit...). The directory answers a known
+// conversation without writing anything, so the cost is one call per
+// activation and one durable fact per conversation. A conversation nobody
+// has touched since the list existed is not listed yet, and so not swept.
 
 import { errors } from "../errors.ts";
 import { directoryRef, realmRef } from "../realm/index.ts";
 import type { MessageLimits } from "../realm/message-limits.ts";
 import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
-import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
+import { getMsgs, idsRange, isDmKey, type ConvState, type Msg } from "./conversation-state.ts";
 import { channelConvRef, channelDirectoryRef } from "./refs.ts";
 import type { DirState } from "./state.ts";
 
@@ -42,8 +52,9 @@ function requireInternal(caller: Caller | null, origin: string | undefined): voi
 }
 
 /**
- * Directory, internal: {realmDays} -> {channels: [{streamId, days}]}, the
- * channels whose messages expire (effective retention > 0).
+ * Directory, internal: {realmDays} -> {channels: [{streamId, days}], dms},
+ * the channels whose messages expire (effective retention > 0) and, when
+ * the realm's retention is not unlimited, its DM conversations' keys.
  */
 const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
   requireInternal(caller, ctx.origin);
@@ -53,8 +64,40 @@ const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
     const days = ch.retentionDays ?? realmDays;
     if (days > 0) channels.push({ streamId: ch.id, days });
   }
-  return { reply: { channels } };
+  const dms = realmDays > 0 ? Object.keys(state.dmConvs) : [];
+  return { reply: { channels, dms } };
 };
+
+/** Directory, internal: {key} -> {}: remember a DM conversation (once; a known one writes nothing). */
+const listDmConversation: Handler<DirState> = (state, args, ctx, caller) => {
+  requireInternal(caller, ctx.origin);
+  const key = typeof args.key === "string" ? args.key : "";
+  if (!isDmKey(key)) throw errors.internal();
+  if (Object.hasOwn(state.dmConvs, key)) return { reply: {} };
+  return { facts: [{ type: "dmConvListed", key }], reply: {} };
+};
+
+/**
+ * A conversation handler that, in a DM conversation, lists the
+ * conversation with the directory after the activation's first turn that
+ * finds or leaves messages in it. `dmListed` lives in the activation only.
+ */
+export function withDmListing(h: Handler<ConvState>): Handler<ConvState> {
+  return async (state, args, ctx, caller) => {
+    const d = await h(state, args, ctx, caller);
+    if (!state.dmListed && isDmKey(state.key) && (state.count > 0 || d.facts?.length)) {
+      // The turn's own work stands when the directory is unreachable (its shard
+      // moving): a later turn of the activation lists the conversation.
+      state.dmListed = await ctx
+        .call(channelDirectoryRef(state.realmId), "listDmConversation", { key: state.key })
+        .then(
+          () => true,
+          () => false,
+        );
+    }
+    return d;
+  };
+}
 
 /**
  * Conversation, internal: {before} (UNIX seconds) -> {deleted: ids, more}:
@@ -76,7 +119,10 @@ const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { ...d, reply: { deleted: expired, more: expired.length === PAGE } };
 };
 
-export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = { retentionPlan };
+export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = {
+  retentionPlan,
+  listDmConversation,
+};
 export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
 
 type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
@@ -86,17 +132,23 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
   const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
   const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", {
     realmDays: limits.retentionDays,
-  })) as { channels: { streamId: number; days: number }[] };
+  })) as { channels: { streamId: number; days: number }[]; dms?: string[] };
   const now = Math.floor(nowMs / 1000);
-  // One channel's failure (its shard moving) does not hold up the others; the next sweep retries it.
+  const work: { ref: ActorRef; before: number }[] = plan.channels.map(({ streamId, days }) => ({
+    ref: channelConvRef(realmId, streamId),
+    before: now - days * DAY_SECONDS,
+  }));
+  for (const key of plan.dms ?? [])
+    work.push({
+      ref: { kind: "channel", realm: realmId, key },
+      before: now - limits.retentionDays * DAY_SECONDS,
+    });
+  // One conversation's failure (its shard moving) does not hold up the others; the next sweep retries it.
   let failed: unknown = null;
-  for (const { streamId, days } of plan.channels) {
-    const before = now - days * DAY_SECONDS;
+  for (const { ref, before } of work) {
     try {
       for (;;) {
-        const r = (await call(channelConvRef(realmId, streamId), "expireMessages", { before })) as {
-          more: boolean;
-        };
+        const r = (await call(ref, "expireMessages", { before })) as { more: boolean };
         if (!r.more) break;
       }
     } catch (err) {

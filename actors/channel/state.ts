@@ -100,6 +100,13 @@ export interface DirState {
   spansReady?: boolean;
   /** Channel folders by id (see folders.ts). */
   folders: Record<string, ChannelFolder>;
+  /**
+   * The realm's direct-message conversations (their actor keys "dm:<ids>";
+   * null prototype), for the retention sweep (retention.ts). SNAPSHOT NOTE:
+   * absent in older snapshots (empty then; conversations list themselves
+   * again when they next run).
+   */
+  dmConvs: Record<string, true>;
 }
 
 export type DirFact =
@@ -110,16 +117,26 @@ export type DirFact =
   | { type: "unsubscribed"; channelId: number; userId: number; to?: number }
   | { type: "subChanged"; channelId: number; userId: number; changes: Obj }
   /** Every channel with a subscription made before spans existed receives from `cut` on. */
-  | { type: "spansInit"; cut: number };
+  | { type: "spansInit"; cut: number }
+  | { type: "dmConvListed"; key: string };
 
 export function initialDir(ref: ActorRef): DirState {
-  return { realmId: ref.realm, channels: {}, byName: dict(), subs: {}, spansReady: true, folders: {} };
+  return {
+    realmId: ref.realm,
+    channels: {},
+    byName: dict(),
+    subs: {},
+    spansReady: true,
+    folders: {},
+    dmConvs: dict(),
+  };
 }
 
 /** A deep copy for a handler's trial applies (structuredClone drops the null prototypes). */
 export function cloneDir(state: DirState): DirState {
   const s = structuredClone(state);
   s.byName = dict(s.byName);
+  s.dmConvs = dict(s.dmConvs);
   return s;
 }
 
@@ -183,6 +200,9 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       state.spansReady = true;
       break;
     }
+    case "dmConvListed":
+      state.dmConvs[fact.key] = true;
+      break;
     default:
       break; // a fact from a newer version: ignore, never throw
   }
@@ -213,5 +233,6 @@ export function dirToSnapshot(state: DirState): string {
 export function dirFromSnapshot(data: string, ref: ActorRef): DirState {
   const out = { ...initialDir(ref), spansReady: false, ...(JSON.parse(data) as Partial<DirState>) };
   out.byName = dict(out.byName);
+  out.dmConvs = dict(out.dmConvs);
   return out;
 }
