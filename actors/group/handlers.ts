@@ -19,7 +19,7 @@
 import { errors } from "../errors.ts";
 import { inviteGroupHandlers } from "./invites.ts";
 import { mentionGroupHandlers } from "./mentions.ts";
-import { reactivationEvents } from "./activation-events.ts";
+import { deactivationSettingEvents, reactivationEvents } from "./activation-events.ts";
 import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -230,6 +230,7 @@ const syncUser: H<"syncUser"> = (state, args, _ctx, caller) => {
     const added = new Set([...after].filter((g) => !before.has(g)));
     events.push(...reactivationEvents(state, userId, after, added));
   }
+  if (prev?.isActive && !isActive) events.push(...deactivationSettingEvents(state, userId));
   const to = events.length ? activeUserIds(state, { userId, isActive }) : [];
   return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply: {} };
 };
