@@ -21,6 +21,8 @@ import {
 
 const ADMINS = 3;
 const MODERATORS = 4;
+const FULL_MEMBERS = 5;
+const MEMBERS = 6;
 
 let seq = 0;
 
@@ -122,6 +124,60 @@ describe("FL 303: group-setting events on (de)activation", () => {
       direct_members: [s.leaver.userId, s.other.userId].sort((a, b) => a - b),
       direct_subgroups: [ADMINS],
     });
+  });
+});
+
+describe("FL 303: remove_members on deactivation, to the users losing access", () => {
+  let srv: EmbeddedHandle;
+  before(async () => {
+    srv = await startEmbedded();
+  });
+  after(async () => {
+    await srv?.stop();
+  });
+
+  test("FL 303: a restricted guest sharing nothing with a deactivated user hears they left their groups", async () => {
+    const u = await newUser(srv, 400, "Group Leaver");
+    const sharer = await newUser(srv, 600, "Sharing Guest");
+    const stranger = await newUser(srv, 600, "Stranger Guest");
+    const member = await newUser(srv, 400, "Plain Member");
+    const g = await srv.api("POST", "/user_groups/create", {
+      name: `groupev-rm-${process.pid}-${++seq}`,
+      description: "d",
+      members: JSON.stringify([u.userId]),
+    });
+    assertSuccess(g);
+    const groupId = g.body.group_id as number;
+    assertSuccess(
+      await srv.api("POST", "/channels/create", {
+        name: `groupev-${process.pid}-${++seq}`,
+        subscribers: JSON.stringify([u.userId, sharer.userId]),
+      }),
+    );
+    assertSuccess(
+      await srv.api("PATCH", "/realm", { can_access_all_users_group: JSON.stringify({ new: MEMBERS }) }),
+    );
+    const qStranger = await openQueue(srv, stranger, ["user_group", "realm_user"]);
+    const qSharer = await openQueue(srv, sharer, ["user_group", "realm_user"]);
+    const qMember = await openQueue(srv, member, ["user_group", "realm_user"]);
+    assertSuccess(await srv.api("DELETE", `/users/${u.userId}`));
+    const got = await eventsUntil(srv, qStranger, (all) =>
+      all.some((e) => e.op === "remove_members" && e.group_id === groupId),
+    );
+    const removed = got
+      .filter((e) => e.op === "remove_members" && e.user_ids.includes(u.userId))
+      .map((e) => e.group_id as number);
+    assert.deepEqual(removed, [FULL_MEMBERS, MEMBERS, groupId]);
+    // Those who still see the user get the realm_user update instead.
+    const shared = await eventsUntil(srv, qSharer, (all) => all.some((e) => e.op === "update"));
+    assert.ok(shared.some((e) => e.op === "update" && e.person.is_active === false));
+    assert.equal(shared.filter((e) => e.op === "remove_members").length, 0);
+    const plain = await eventsUntil(srv, qMember, (all) => all.some((e) => e.op === "update"));
+    assert.equal(
+      [...plain, ...(await drain(srv, qMember))].filter((e) => e.op === "remove_members").length,
+      0,
+    );
+    assert.equal((await drain(srv, qSharer)).filter((e) => e.op === "remove_members").length, 0);
   });
 });
 
