@@ -126,6 +126,9 @@ const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
     const candidates = Array.isArray(item.candidates) ? (item.candidates as number[]) : [];
     const userIds = candidates.filter((id) => peers.has(id));
     if (userIds.length) events.push({ event: item.event as Obj, userIds });
+    const strangers = candidates.filter((id) => !peers.has(id));
+    const others = Array.isArray(item.others) ? (item.others as Obj[]) : [];
+    if (strangers.length) for (const event of others) events.push({ event, userIds: strangers });
   }
   return { events, reply: {} };
 };

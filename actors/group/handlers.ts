@@ -19,7 +19,7 @@
 import { errors } from "../errors.ts";
 import { inviteGroupHandlers } from "./invites.ts";
 import { mentionGroupHandlers } from "./mentions.ts";
-import { reactivationEvents } from "./activation-events.ts";
+import { deactivationSettingEvents, reactivationEvents } from "./activation-events.ts";
 import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
@@ -230,9 +230,24 @@ const syncUser: H<"syncUser"> = (state, args, _ctx, caller) => {
     const added = new Set([...after].filter((g) => !before.has(g)));
     events.push(...reactivationEvents(state, userId, after, added));
   }
+  const reply: { groupIds?: number[] } = {};
+  if (prev?.isActive && !isActive) {
+    events.push(...deactivationSettingEvents(state, userId));
+    reply.groupIds = directGroupIds(state, userId, before);
+  }
   const to = events.length ? activeUserIds(state, { userId, isActive }) : [];
-  return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply: {} };
+  return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply };
 };
+
+/** The groups `userId` is a direct member of, in id order (`system`: their system groups). */
+function directGroupIds(state: GroupDirState, userId: number, system: Set<number>): number[] {
+  return Object.keys(state.groups)
+    .map(Number)
+    .filter((id) =>
+      id <= SYSTEM_GROUP_COUNT ? system.has(id) : hasId(state.groups[String(id)]!.members, userId),
+    )
+    .sort((a, b) => a - b);
+}
 
 function systemMemberships(state: GroupDirState, userId: number): Set<number> {
   const out = new Set<number>();

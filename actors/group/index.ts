@@ -25,6 +25,6 @@ export async function syncGroupMember(
   ctx: ActorContext,
   realmId: number,
   user: { userId: number; role: number; isActive: boolean; isBot: boolean },
-): Promise<void> {
-  await ctx.call(groupDirectoryRef(realmId), "syncUser", { ...user });
+): Promise<{ groupIds?: number[] }> {
+  return (await ctx.call(groupDirectoryRef(realmId), "syncUser", { ...user })) as { groupIds?: number[] };
 }

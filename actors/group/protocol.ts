@@ -20,7 +20,8 @@ export const groupProtocol = {
       isActive: Type.Optional(Type.Boolean()),
       isBot: Type.Optional(Type.Boolean()),
     }),
-    reply: reply(),
+    // On deactivation: the groups the user was a direct member of (FL 303 remove_members).
+    reply: reply<{ groupIds?: number[] }>(),
   },
   expandGroups: { args: Type.Object({ groupIds: SafeIntList }), reply: reply<{ userIds: number[] }>() },
   updateRealmSettings: {

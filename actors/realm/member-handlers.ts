@@ -403,12 +403,23 @@ export async function deactivation(
   const notices: { subject: string; data: Obj }[] = [];
   const handoffs: { subject: string; data: Obj }[] = [];
   for (const v of victims) {
-    await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
+    const { groupIds = [] } = await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
     facts.push(fact({ type: "memberUpdated", userId: v.userId, changes: { isActive: false } }));
     // No realm_bot event since feature level 474: realm_user carries it.
     const gone: OutEvent = { event: updateEvent(v.userId, { is_active: false }), userIds: recipients };
     events.push(gone);
-    handoffs.push(...(await withholdFromGuests(state, ctx, v, [gone])));
+    const withheld = await withholdFromGuests(state, ctx, v, [gone]);
+    // Zulip (FL 303): the guests who lose access to the user also hear
+    // that the user left each of their groups; the relay sends `others`
+    // to the candidates who share no channel with the user.
+    for (const h of withheld)
+      h.data.others = groupIds.map((id) => ({
+        type: "user_group",
+        op: "remove_members",
+        group_id: id,
+        user_ids: [v.userId],
+      }));
+    handoffs.push(...withheld);
     // API keys of deactivated accounts stop working on every gateway at once.
     notices.push(invalidate(state, v));
   }
