@@ -28,6 +28,7 @@ import { retentionConversationHandlers, retentionDirectoryHandlers } from "./ret
 import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
+import { firstMessageDirectoryHandlers } from "./first-message.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -50,6 +51,7 @@ for (const [name, h] of Object.entries({
   ...folderDirectoryHandlers,
   ...userAccessDirectoryHandlers,
   ...userChannelsDirectoryHandlers,
+  ...firstMessageDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key

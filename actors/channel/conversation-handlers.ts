@@ -7,6 +7,7 @@
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
+import { firstMessageAdded, firstMessageRemoved, firstMessageSent } from "./first-message.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -648,6 +649,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
   await claimUploads(ctx, state, c.userId, id, now, content);
+  await firstMessageSent(ctx, state, id);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -1445,6 +1447,11 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
   );
   const msgs = all.filter((m) => !present.has(m.id));
+  await firstMessageAdded(
+    ctx,
+    state,
+    msgs.map((m) => m.id),
+  );
   // For the gateway's move notifications: did the target topic already hold
   // other messages the caller may read? (Older ones of a protected history
   // must not show through the notice's wording.)
@@ -1587,6 +1594,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
       userIds: losingAccess,
     });
   }
+  await firstMessageRemoved(ctx, state, ids);
   return { facts: removedFacts(movedMsgs), writes: removeWrites(state, movedMsgs), events, reply: {} };
 };
 
@@ -1647,6 +1655,7 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
   );
   await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids: [m.id] });
+  await firstMessageRemoved(ctx, state, [m.id]);
   const event: Obj = {
     type: "delete_message",
     message_type: ch ? "stream" : "private",
