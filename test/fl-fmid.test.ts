@@ -2,6 +2,8 @@
 // message, set at the first send and kept current when messages are
 // deleted or moved, with the `stream` update event (property
 // "first_message_id") to those who may see the channel.
+// Feature level 323: is_recently_active turns false when the periodic
+// sweep finds no message in the last 180 days, true again at a send.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
@@ -18,6 +20,8 @@ import {
   type Member,
 } from "./support/zulip-asserts.ts";
 import type { Creds } from "./support/embedded.ts";
+import { startChat, type Chat } from "./support/chat.ts";
+import { channelDirectoryRef } from "../actors/channel/refs.ts";
 
 async function create(h: ApiHolder, name: string, extra: Record<string, unknown> = {}): Promise<number> {
   const r = await h.api("POST", "/users/me/subscriptions", {
@@ -174,5 +178,92 @@ describe("FL 256: first_message_id (cluster)", { skip }, () => {
     assert.equal(await firstId(c, id), m2);
     const evs = updates(await eventsUntil(c, q, (e) => updates(e).length >= 1));
     assert.equal(evs[0].value, m2);
+    // FL 323: the sends recorded their day through the directory; the channel is active.
+    const r = await c.api("GET", `/streams/${id}`);
+    assertSuccess(r);
+    assert.equal((r.body.stream as Ev).is_recently_active, true);
+  });
+});
+
+const actives = (evs: Ev[]) =>
+  evs.filter((e) => e.type === "stream" && e.op === "update" && e.property === "is_recently_active");
+
+describe("FL 323: is_recently_active", () => {
+  let chat: Chat;
+  before(async () => {
+    chat = await startChat();
+  });
+  after(async () => {
+    await chat?.stop();
+  });
+
+  async function recentlyActive(id: number): Promise<unknown> {
+    const r = await chat.api("GET", `/streams/${id}`);
+    assertSuccess(r);
+    return (r.body.stream as Ev).is_recently_active;
+  }
+
+  test("FL 323: the sweep turns channels without a message in 180 days inactive; a send turns them active", async () => {
+    const member = await chat.newUser(400);
+    const idle = await create(chat, "fmid idle");
+    const busy = await create(chat, "fmid busy", { principals: JSON.stringify([member.userId]) });
+    const secret = await create(chat, "fmid hidden", { invite_only: true });
+    await send(chat, "fmid busy");
+    await send(chat, "fmid hidden");
+    assert.deepEqual([await recentlyActive(idle), await recentlyActive(busy)], [true, true]);
+    const realmId = chat.srv.bootstrapped!.realmId!;
+    const sweep = async (days: number) =>
+      (await chat.srv.node.call(channelDirectoryRef(realmId), "sweepRecentlyActive", {
+        now: Date.now() + days * 86400_000,
+      })) as { inactive: number[] };
+    const q = await openQueue(chat, member, ["stream"]);
+    const ownerQ = await openQueue(chat, chat.owner, ["stream"]);
+    // Ten days on: the channel that never had a message is inactive (as in Zulip); the others are not.
+    assert.ok((await sweep(10)).inactive.includes(idle));
+    assert.deepEqual(
+      [await recentlyActive(idle), await recentlyActive(busy), await recentlyActive(secret)],
+      [false, true, true],
+    );
+    const first = actives(await eventsUntil(chat, q, (e) => actives(e).length >= 1));
+    assert.deepEqual(first, [
+      {
+        type: "stream",
+        op: "update",
+        stream_id: idle,
+        name: "fmid idle",
+        property: "is_recently_active",
+        value: false,
+        id: first[0].id,
+      },
+    ]);
+    // 181 days on: the others too; the private channel's event reaches only who may see it.
+    const late = await sweep(181);
+    assert.ok(late.inactive.includes(busy) && late.inactive.includes(secret));
+    assert.ok(!late.inactive.includes(idle));
+    assert.equal(await recentlyActive(busy), false);
+    const memberEvs = actives(await eventsUntil(chat, q, (e) => actives(e).length >= 1));
+    assert.ok(memberEvs.some((e) => e.stream_id === busy && e.value === false));
+    assert.ok(!memberEvs.some((e) => e.stream_id === secret));
+    const ownerEvs = actives(
+      await eventsUntil(chat, ownerQ, (e) => actives(e).some((x) => x.stream_id === secret)),
+    );
+    assert.ok(ownerEvs.some((e) => e.stream_id === secret && e.value === false));
+    // Nothing left to change: a repeated sweep is silent.
+    assert.deepEqual((await sweep(181)).inactive, []);
+    // register shows the flag.
+    const reg = await chat.api("POST", "/register", { fetch_event_types: ["subscription"] }, member);
+    assertSuccess(reg);
+    assert.equal(
+      (reg.body.subscriptions as Ev[]).find((s) => s.stream_id === busy).is_recently_active,
+      false,
+    );
+    // A send makes the channel active again, with the event.
+    await send(chat, "fmid busy", "t", member);
+    assert.equal(await recentlyActive(busy), true);
+    const back = actives(await eventsUntil(chat, q, (e) => actives(e).length >= 1));
+    assert.deepEqual(
+      back.map((e) => [e.stream_id, e.value]),
+      [[busy, true]],
+    );
   });
 });

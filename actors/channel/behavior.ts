@@ -29,6 +29,7 @@ import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
 import { firstMessageDirectoryHandlers } from "./first-message.ts";
+import { recentlyActiveDirectoryHandlers } from "./recently-active.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -52,6 +53,7 @@ for (const [name, h] of Object.entries({
   ...userAccessDirectoryHandlers,
   ...userChannelsDirectoryHandlers,
   ...firstMessageDirectoryHandlers,
+  ...recentlyActiveDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key

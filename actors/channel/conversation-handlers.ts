@@ -8,6 +8,7 @@
 // calls a conversation from inside a turn.
 
 import { firstMessageAdded, firstMessageRemoved, firstMessageSent } from "./first-message.ts";
+import { channelSendDay } from "./recently-active.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -85,6 +86,9 @@ export interface ChannelInfo {
   groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
   /** Active subscribers, ascending (the directory's activeSubscriberIds): binary-searched. */
   subscribers: number[];
+  /** For the send's recently-active check (recently-active.ts). */
+  recently_active?: boolean;
+  last_message_day?: number | null;
   /** Subscribers who muted the channel (sends only). */
   muted_by?: number[];
   /** The `userId` asked about, when they have content access through the channel's groups (FL 354). */
@@ -474,6 +478,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let channelName: string | null = null;
   let dmRecipients: Obj[] | undefined;
   let senderMutedChannel = false;
+  let sendChannel: ChannelInfo | null = null;
   // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
   let activeSubscriberCount = () => 0;
   if (dm) {
@@ -495,6 +500,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     });
   } else {
     const ch = await channelInfo(ctx, state, true, c.userId);
+    sendChannel = ch;
     channelName = ch.name;
     if (ch.is_archived || (!bot && !canRead(ch, c))) {
       throw errors.notAuthorizedToSend(ch.name);
@@ -650,6 +656,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
   await claimUploads(ctx, state, c.userId, id, now, content);
   await firstMessageSent(ctx, state, id);
+  if (sendChannel) await channelSendDay(ctx, state.realmId, sendChannel, now);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
