@@ -29,6 +29,8 @@ import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
 import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
 import { subscriptionNoticeConversationHandlers } from "./subscription-notices.ts";
+import { firstMessageDirectoryHandlers } from "./first-message.ts";
+import { recentlyActiveDirectoryHandlers } from "./recently-active.ts";
 import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
 
 type ChannelKindState = DirState | ConvState;
@@ -51,6 +53,8 @@ for (const [name, h] of Object.entries({
   ...folderDirectoryHandlers,
   ...userAccessDirectoryHandlers,
   ...userChannelsDirectoryHandlers,
+  ...firstMessageDirectoryHandlers,
+  ...recentlyActiveDirectoryHandlers,
 })) {
   handlers[name] = (state, args, ctx, caller) => {
     if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key

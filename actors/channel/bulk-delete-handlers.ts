@@ -20,6 +20,7 @@ import {
 } from "./conversation-state.ts";
 import { accessibleIds, historyProtected } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
+import { firstMessageRemoved } from "./first-message.ts";
 import type { DirState } from "./state.ts";
 
 /** Internal callers, or an administrator of this realm acting through the gateway. */
@@ -73,6 +74,7 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   await Promise.all(userIds.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids })));
   // The attachments they linked drop them (Zulip's attachment update event).
   await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids });
+  await firstMessageRemoved(ctx, state, ids);
   const events: OutEvent[] = [];
   if (streamId === null) {
     events.push({ event: { type: "delete_message", message_type: "private", message_ids: ids }, userIds });

@@ -8,6 +8,8 @@
 // calls a conversation from inside a turn.
 
 import { groupMentionsOf, pushHandoffs } from "./push-candidates.ts";
+import { firstMessageAdded, firstMessageRemoved, firstMessageSent } from "./first-message.ts";
+import { channelSendDay } from "./recently-active.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
@@ -86,6 +88,9 @@ export interface ChannelInfo {
   groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
   /** Active subscribers, ascending (the directory's activeSubscriberIds): binary-searched. */
   subscribers: number[];
+  /** For the send's recently-active check (recently-active.ts). */
+  recently_active?: boolean;
+  last_message_day?: number | null;
   /** Subscribers who muted the channel (sends only). */
   muted_by?: number[];
   /** The `userId` asked about, when they have content access through the channel's groups (FL 354). */
@@ -483,6 +488,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   let senderMutedChannel = false;
   let channelMutedBy: number[] = [];
   let channelPushOn: number[] = [];
+  let sendChannel: ChannelInfo | null = null;
   // Counted only for a channel-wide wildcard mention (a pass over the subscribers).
   let activeSubscriberCount = () => 0;
   if (dm) {
@@ -504,6 +510,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     });
   } else {
     const ch = await channelInfo(ctx, state, true, c.userId);
+    sendChannel = ch;
     channelName = ch.name;
     if (ch.is_archived || (!bot && !canRead(ch, c))) {
       throw errors.notAuthorizedToSend(ch.name);
@@ -661,6 +668,8 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     : new Map([...perUser].filter(([uid, flags]) => flags.length > 0 || uid === c.userId));
   // Outgoing webhooks (actors/webhook): a durable hand-off, journaled with the message (outbox).
   await claimUploads(ctx, state, c.userId, id, now, content);
+  await firstMessageSent(ctx, state, id);
+  if (sendChannel) await channelSendDay(ctx, state.realmId, sendChannel, now);
   const handoffs = [
     deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
@@ -1475,6 +1484,11 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
   );
   const msgs = all.filter((m) => !present.has(m.id));
+  await firstMessageAdded(
+    ctx,
+    state,
+    msgs.map((m) => m.id),
+  );
   // For the gateway's move notifications: did the target topic already hold
   // other messages the caller may read? (Older ones of a protected history
   // must not show through the notice's wording.)
@@ -1617,6 +1631,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
       userIds: losingAccess,
     });
   }
+  await firstMessageRemoved(ctx, state, ids);
   return { facts: removedFacts(movedMsgs), writes: removeWrites(state, movedMsgs), events, reply: {} };
 };
 
@@ -1677,6 +1692,7 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
     subscribers.map((uid) => ctx.call(userRef(state.realmId, uid), "messagesDeleted", { ids: [m.id] })),
   );
   await ctx.call(uploadsDirectoryRef(state.realmId), "messagesRemoved", { ids: [m.id] });
+  await firstMessageRemoved(ctx, state, [m.id]);
   const event: Obj = {
     type: "delete_message",
     message_type: ch ? "stream" : "private",

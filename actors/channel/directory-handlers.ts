@@ -249,6 +249,8 @@ async function newChannel(
     isDefault: o.isDefault,
     defaultPushNotifications: false,
     firstMessageId: null,
+    isRecentlyActive: true,
+    lastMessageDay: null,
     groups: { ...o.groups },
   };
 }
@@ -998,6 +1000,8 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       history_public_to_subscribers: ch.historyPublic,
       is_archived: ch.isArchived,
       topics_policy: ch.topicsPolicy,
+      recently_active: ch.isRecentlyActive ?? true,
+      last_message_day: ch.lastMessageDay ?? null,
       groups: structuredClone(ch.groups) as unknown as Obj,
       subscribers: activeSubscriberIds(state, ch.id),
       // Who muted the channel: the sender's automatic topic policies (FL 214).

@@ -75,7 +75,7 @@ export function formatChannel(state: DirState, ch: Channel, sys: SystemGroups): 
     topics_policy: ch.topicsPolicy,
     first_message_id: ch.firstMessageId,
     folder_id: ch.folderId,
-    is_recently_active: true,
+    is_recently_active: ch.isRecentlyActive ?? true,
     is_default: ch.isDefault,
     default_push_notifications: ch.defaultPushNotifications,
     subscriber_count: activeSubscriberIds(state, ch.id).length,

@@ -174,6 +174,10 @@ async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
     const realmId = Number(r.realmId);
     if (!shards.has(host.shardOf(realmRef(realmId)))) continue;
     await sweepRealmRetention(host.call, realmId, Date.now()).catch(() => undefined);
+    // FL 323 (recently-active.ts): the same schedule turns idle channels inactive.
+    await host
+      .call(channelDirectoryRef(realmId), "sweepRecentlyActive", { now: Date.now() })
+      .catch(() => undefined);
   }
 }
 

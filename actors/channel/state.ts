@@ -50,6 +50,13 @@ export interface Channel {
   isDefault: boolean;
   defaultPushNotifications: boolean;
   firstMessageId: number | null;
+  /** FL 323 (recently-active.ts); absent in old snapshots: true. */
+  isRecentlyActive?: boolean;
+  /**
+   * UNIX day of the newest send (recently-active.ts); null: none yet;
+   * absent (old snapshots): unknown, counted from the next sweep.
+   */
+  lastMessageDay?: number | null;
   groups: Record<string, GroupValue>;
   /**
    * Subscriptions from before received-spans existed (see `Sub.spans`) have
