@@ -35,7 +35,7 @@ import {
 import { revokeInvitesBy } from "./invites.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
-import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
+import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
 function fact(f: RealmFact): Obj {
@@ -149,13 +149,9 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
 const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const viewer = viewerForRead(state, caller);
-  // Zulip's access_user_by_id_including_cross_realm: the system bot answers too.
-  const email = optString(args, "email");
-  if (
-    optInt(args, "userId") === NOTIFICATION_BOT_ID ||
-    (email !== undefined && isNotificationBotEmail(email))
-  )
-    return { reply: { user: formatNotificationBot(state, viewer === null) } };
+  // Zulip's access_user_by_id_including_cross_realm: the system bots answer too.
+  const bot = systemBotEntry(optInt(args, "userId"), optString(args, "email"));
+  if (bot) return { reply: { user: formatSystemBot(state, bot, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
   return { reply: { user: formatMember(state, target, viewer, formatOptions(args)) } };
 };

@@ -34,6 +34,7 @@ import { reminderRoutes } from "./reminders.ts";
 import { navigationViewRoutes } from "./navigation-views.ts";
 import { channelFolderRoutes } from "./channel-folders.ts";
 import { userStatusRoutes } from "./user-status.ts";
+import { welcomeBotRoutes } from "./welcome-bot.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -69,4 +70,5 @@ export const routes: RouteDef[] = [
   ...navigationViewRoutes,
   ...channelFolderRoutes,
   ...userStatusRoutes,
+  ...welcomeBotRoutes,
 ];
