@@ -1155,6 +1155,19 @@ const cases: Case[] = [
     status: 200,
   },
   { method: "POST", path: `/users/${BAD_ID}/status`, params: { status_text: "x" }, status: 400 },
+  // FL 416 (newer than 10.2: envelope checks only)
+  {
+    method: "POST",
+    path: "/realm/test_welcome_bot_custom_message",
+    params: { welcome_message_custom_text: "Hello" },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/realm/test_welcome_bot_custom_message",
+    params: { welcome_message_custom_text: "" },
+    status: 400,
+  },
 
   // --- channel removal, then the queue
   {
