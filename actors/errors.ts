@@ -152,6 +152,8 @@ export const errors = {
   adminInvalidToken: () => errors.unauthorized("Invalid admin token"),
   adminOwnerRequired: () => new ZulipError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL", 403),
   mustBeAdmin: () => new ZulipError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),
+  /** FL 416: POST /invites(/multiuse) welcome_message_custom_text from a non-administrator (a plain JsonableError). */
+  welcomeTextNeedsAdmin: () => new ZulipError("Must be an organization administrator"),
   mustBeMember: () => new ZulipError("Must be an organization member", "UNAUTHORIZED_PRINCIPAL"),
 
   // Users

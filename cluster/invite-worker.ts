@@ -8,6 +8,8 @@
 //   invite.accepted  subscribe the new user to the invitation's channels
 //                    and add them to its groups; tell the referrer
 //                    (notify_referrer_on_join) by a Notification Bot DM
+//   user.welcome     Welcome Bot's direct messages to a new user
+//                    (actors/realm/welcome-messages.ts)
 //
 // A failed send is retried with the outbox's backoff and never blocks the
 // API reply (the realm answers before the hand-off runs); after
@@ -23,7 +25,8 @@ import {
   groupDirectoryRef,
 } from "../actors/index.ts";
 import type { TypedCall } from "../actors/protocol.ts";
-import { NOTIFICATION_BOT_ID } from "../actors/realm/system-bot.ts";
+import { NOTIFICATION_BOT_ID, WELCOME_BOT_ID } from "../actors/realm/system-bot.ts";
+import { WELCOME_BOT_DM } from "../actors/realm/welcome-messages.ts";
 import type { Obj } from "../actors/types.ts";
 import { shardOf } from "./addressing.ts";
 import { responseValue } from "./responses.ts";
@@ -172,6 +175,39 @@ export function startInviteWorker(
         group_ids: d.groupIds as number[],
       });
       if (typeof d.referrerId === "number") await notifyReferrer(realmId, d);
+    }
+    return true;
+  });
+
+  // Each message under its own send key: a hand-off given again sends nothing twice.
+  host.onHandoff(WELCOME_BOT_DM, async (data) => {
+    for (const d of data) {
+      const realmId = d.realmId as number;
+      const userId = d.userId as number;
+      const ref = dmConvRef(realmId, [userId, WELCOME_BOT_ID]);
+      const messages = d.messages as string[];
+      for (let i = 0; i < messages.length; i++) {
+        const res = await host.request({
+          ref,
+          shard: shardOf(ref, host.shards),
+          method: "send",
+          args: {
+            content: messages[i]!,
+            client: "Internal",
+            welcome_bot: true,
+            read_by_sender: false,
+            send_key: `welcome:${String(userId)}:${String(i)}`,
+          },
+          caller: { realmId, userId, role: Number(d.role), isBot: false },
+          deadline: Date.now() + 30_000,
+        });
+        // A refusal (the user deactivated meanwhile) is final; unavailability is retried.
+        if (!res.ok && res.kind === "zulip") {
+          log.warn({ realmId, userId, msg: res.msg }, "welcome message refused");
+          break;
+        }
+        responseValue(res);
+      }
     }
     return true;
   });

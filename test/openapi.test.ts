@@ -1165,6 +1165,19 @@ const cases: Case[] = [
   // --- a user's channels (FL 440, newer than 10.2: envelope checks only)
   { method: "GET", path: (f) => `/users/${f.member.userId}/channels`, status: 200 },
   { method: "GET", path: `/users/${BAD_ID}/channels`, status: 400 },
+  // FL 416 (newer than 10.2: envelope checks only)
+  {
+    method: "POST",
+    path: "/realm/test_welcome_bot_custom_message",
+    params: { welcome_message_custom_text: "Hello" },
+    status: 200,
+  },
+  {
+    method: "POST",
+    path: "/realm/test_welcome_bot_custom_message",
+    params: { welcome_message_custom_text: "" },
+    status: 400,
+  },
 
   // --- channel removal, then the queue
   {

@@ -13,7 +13,7 @@ import { channelSendDay } from "./recently-active.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { NOTIFICATION_BOT_ENTRY, NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID, realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
@@ -29,6 +29,7 @@ import {
   changeOf,
   getMsgs,
   idsRange,
+  dmKey,
   isDmKey,
   newestId,
   presentIds,
@@ -465,15 +466,31 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   }
   // The bot writes to a user (a direct message) for internal callers only:
   // a scheduled message's failure notice (actors/user/scheduled-delivery.ts).
-  const bot = args.notification_bot === true && (!isDmKey(state.key) || internal);
-  const c: Caller = bot ? { ...actor, userId: NOTIFICATION_BOT_ID, role: 400, isBot: true } : actor;
+  // `welcome_bot` (Welcome Bot, direct messages only): the new-user greeting
+  // (internal, cluster/invite-worker.ts), and POST /realm/test_welcome_bot_custom_message,
+  // where the gateway may have it write only to an acting administrator (checked below).
+  const welcome = args.welcome_bot === true && isDmKey(state.key);
+  const welcomeTest =
+    welcome &&
+    !internal &&
+    state.key === dmKey([actor.userId, WELCOME_BOT_ID]) &&
+    actor.userId !== WELCOME_BOT_ID;
+  const bot = welcome
+    ? internal || welcomeTest
+    : args.notification_bot === true && (!isDmKey(state.key) || internal);
+  const botEntry = welcome ? WELCOME_BOT_ENTRY : NOTIFICATION_BOT_ENTRY;
+  const c: Caller = bot ? { ...actor, userId: botEntry.userId, role: 400, isBot: true } : actor;
   const content = normalizeContent(String(args.content ?? ""));
   const users = await roster(ctx, state.realmId, {
     sender: c.userId,
     ...(cachedStamp(state.realmId) === undefined ? {} : { alertStamp: cachedStamp(state.realmId)! }),
   });
-  const sender = bot ? NOTIFICATION_BOT_ENTRY : users.get(c.userId);
+  const sender = bot ? botEntry : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
+  if (bot && !internal && welcome) {
+    const acting = users.get(actor.userId);
+    if (!acting || !acting.isActive || acting.role > 200) throw errors.accessDenied();
+  }
   const dm = isDmKey(state.key);
   // A DM's recipients; a channel's are its active subscribers (and the
   // sender), listed only when every one has flags (a channel-wide wildcard).
@@ -495,7 +512,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     const ids = state.key.slice(3).split(",").map(Number);
     if (!ids.includes(c.userId)) throw errors.accessDenied();
     // The bot has no user actor: it is a participant, never a recipient.
-    const people = bot ? ids.filter((id) => id !== NOTIFICATION_BOT_ID) : ids;
+    const people = bot ? ids.filter((id) => id !== botEntry.userId) : ids;
     for (const id of people) {
       const u = users.get(id);
       if (!u) throw errors.invalidUserId(id);
@@ -505,7 +522,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     recipients = () => people;
     isRecipient = (id) => people.includes(id);
     dmRecipients = ids.map((id) => {
-      const u = bot && id === NOTIFICATION_BOT_ID ? NOTIFICATION_BOT_ENTRY : users.get(id)!;
+      const u = bot && id === botEntry.userId ? botEntry : users.get(id)!;
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {

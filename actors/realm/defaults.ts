@@ -63,6 +63,8 @@ export const REALM_SETTING_DEFAULTS: Obj = {
    * Jdenticons (FL 466).
    */
   default_avatar_source: "G",
+  /** FL 416: appended by Welcome Bot to its greeting of new users ("" = none). */
+  welcome_message_custom_text: "",
 };
 
 /** The channel-valued realm settings PATCH /realm sets (settings-handlers.ts). */

@@ -32,6 +32,7 @@ import { realmSetting } from "./defaults.ts";
 import { actorOf, requireCreated } from "./member-handlers.ts";
 import { addUser } from "./realm-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
+import { welcomeHandoff } from "./welcome-messages.ts";
 
 /** Hand-off subjects of the node's invite worker. */
 export const INVITE_EMAIL = "invite.email";
@@ -71,6 +72,11 @@ interface InviteBase {
   includeDefaults: boolean;
   /** The confirmation key of the link. */
   key: string;
+  /**
+   * FL 416: Welcome Bot's custom text for this invitation's new users
+   * ("" none); absent (old snapshots, or not given): the realm's setting.
+   */
+  welcomeText?: string;
 }
 
 export interface EmailInvite extends InviteBase {
@@ -261,7 +267,15 @@ async function checkMayInvite(
   checkRole(me, invitedAs, invitedAs === ROLE_OWNER || invitedAs === ROLE_ADMINISTRATOR);
   if (!multiuse && (typeof args.invitee_emails !== "string" || args.invitee_emails === ""))
     throw errors.inviteNoEmails();
+  // FL 416: only administrators choose an invitation's welcome text.
+  if (typeof args.welcome_message_custom_text === "string" && !isAdminRole(me.role))
+    throw errors.welcomeTextNeedsAdmin();
   return { me, invitedAs };
+}
+
+function welcomeTextArg(args: Obj): { welcomeText?: string } {
+  const t = args.welcome_message_custom_text;
+  return typeof t === "string" ? { welcomeText: t } : {};
 }
 
 /** Zulip's get_invitee_emails_set: split on commas and newlines, "Name <addr>" -> addr, stripped. */
@@ -423,6 +437,7 @@ const createInvites: Handler<RealmState> = async (state, args, ctx, caller) => {
       notifyReferrer: args.notify_referrer_on_join !== false,
       key: newKey(),
       status: PENDING,
+      ...welcomeTextArg(args),
     });
   }
   return {
@@ -448,6 +463,7 @@ const createMultiuseInvite: Handler<RealmState> = async (state, args, ctx, calle
     includeDefaults: args.include_realm_default_subscriptions === true,
     key: newKey(),
     revoked: false,
+    ...welcomeTextArg(args),
   };
   return {
     facts: [fact({ type: "multiuseInviteAdded", invite })],
@@ -622,6 +638,7 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
           ...notify,
         },
       },
+      welcomeHandoff(state, userId, inv.invitedAs, inv.welcomeText),
     ],
     replyAfterHandoffs: true,
     reply: { userId, email },

@@ -36,7 +36,7 @@ import { revokeInvitesBy } from "./invites.ts";
 import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
-import { NOTIFICATION_BOT_ID, formatNotificationBot, isNotificationBotEmail } from "./system-bot.ts";
+import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 import { mediumAvatarUrl } from "../user/avatar.ts";
 
@@ -161,13 +161,9 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
 const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
   const viewer = viewerForRead(state, caller);
-  // Zulip's access_user_by_id_including_cross_realm: the system bot answers too.
-  const email = optString(args, "email");
-  if (
-    optInt(args, "userId") === NOTIFICATION_BOT_ID ||
-    (email !== undefined && isNotificationBotEmail(email))
-  )
-    return { reply: { user: formatNotificationBot(state, viewer === null) } };
+  // Zulip's access_user_by_id_including_cross_realm: the system bots answer too.
+  const bot = systemBotEntry(optInt(args, "userId"), optString(args, "email"));
+  if (bot) return { reply: { user: formatSystemBot(state, bot, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
   // Zulip's access_user_common: a user the guest may not access is refused.
   if (accessFilter(viewer, args)?.(target) === false) throw errors.insufficientPermission();

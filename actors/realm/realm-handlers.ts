@@ -36,6 +36,7 @@ import { presenceHandlers } from "./presence-handlers.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { newUserSettings, userDefault } from "./user-defaults.ts";
 import { firstLoginDecision } from "./first-login.ts";
+import { welcomeHandoff } from "./welcome-messages.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
@@ -228,7 +229,13 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
     awaitingFirstLogin: caller !== null,
   });
   const reply = decision.reply as { userId: number; apiKey: string };
-  return { ...decision, reply: caller ? { user_id: reply.userId } : reply };
+  if (!caller) return { ...decision, reply };
+  // Zulip's Welcome Bot greets a user an administrator created (the CLI's accounts are not greeted).
+  return {
+    ...decision,
+    handoffs: [welcomeHandoff(state, reply.userId, role)],
+    reply: { user_id: reply.userId },
+  };
 };
 
 // ---- authentication ---------------------------------------------------------

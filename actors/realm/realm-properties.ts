@@ -21,7 +21,14 @@ export const REALM_INT_PROPERTIES: Record<string, readonly number[]> = {
 };
 
 /** The string settings. */
-export const REALM_STRING_PROPERTIES = ["default_code_block_language", "default_language"] as const;
+export const REALM_STRING_PROPERTIES = [
+  "default_code_block_language",
+  "default_language",
+  "welcome_message_custom_text",
+] as const;
+
+/** Zulip's Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH (FL 416). */
+export const WELCOME_MESSAGE_CUSTOM_TEXT_MAX = 8000;
 
 /** Zulip's MAX_REALM_NAME_LENGTH and MAX_REALM_DESCRIPTION_LENGTH (the route checks them). */
 export const REALM_NAME_MAX = 40;
@@ -44,6 +51,12 @@ export function checkRealmProperty(name: string, value: unknown): void {
     return;
   }
   if (typeof value !== "string") throw errors.invalid(name);
+  if (
+    name === "welcome_message_custom_text" &&
+    value.length > WELCOME_MESSAGE_CUSTOM_TEXT_MAX &&
+    [...value].length > WELCOME_MESSAGE_CUSTOM_TEXT_MAX
+  )
+    throw errors.tooLong(name, WELCOME_MESSAGE_CUSTOM_TEXT_MAX);
   if (name === "default_language" && !own(LANGUAGES, value))
     throw new ZulipError(`Invalid language '${value}'`);
 }

@@ -25,7 +25,7 @@ import type { Handler, Obj } from "../types.ts";
 import { ROLE_GUEST, optBool, optInt } from "../user/index.ts";
 import { accessUser, actorOf, memberById } from "./member-handlers.ts";
 import type { RealmState } from "./state.ts";
-import { NOTIFICATION_BOT_ID } from "./system-bot.ts";
+import { isSystemBot } from "./system-bot.ts";
 
 export interface SendPrefsState {
   /** user id -> that user's alert words; users without any are absent. */
@@ -117,7 +117,7 @@ const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (mutedId !== undefined && muted !== undefined) {
     // Zulip's access_user_by_id_including_cross_realm with bots and
     // deactivated users allowed: only an unknown id is refused.
-    if (mutedId !== NOTIFICATION_BOT_ID && !memberById(state, mutedId)) throw errors.noSuchUser();
+    if (!isSystemBot(mutedId) && !memberById(state, mutedId)) throw errors.noSuchUser();
     const now = (state.sendPrefs?.mutedBy[String(mutedId)] ?? []).includes(userId);
     if (now !== muted) facts.push({ type: "muteSynced", userId, mutedId, muted });
   }

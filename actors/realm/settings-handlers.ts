@@ -23,7 +23,12 @@ import {
 } from "./realm-properties.ts";
 import type { RealmState } from "./state.ts";
 import { renderDescription } from "./realm-handlers.ts";
-import { NOTIFICATION_BOT_ID, formatNotificationBot } from "./system-bot.ts";
+import {
+  NOTIFICATION_BOT_ID,
+  WELCOME_BOT_ENTRY,
+  formatNotificationBot,
+  formatSystemBot,
+} from "./system-bot.ts";
 
 const ROLE_OWNER = 100;
 
@@ -148,10 +153,15 @@ const notificationContext: Handler<RealmState> = (state) => {
   };
 };
 
-/** POST /register's cross_realm_bots: the realm's system bot (system-bot.ts). */
+/** POST /register's cross_realm_bots: the realm's system bots (system-bot.ts). */
 const crossRealmBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
-  return { reply: { bots: [formatNotificationBot(state, caller === null)] } };
+  const spectator = caller === null;
+  return {
+    reply: {
+      bots: [formatNotificationBot(state, spectator), formatSystemBot(state, WELCOME_BOT_ENTRY, spectator)],
+    },
+  };
 };
 
 export const realmSettingsHandlers: Record<string, Handler<RealmState>> = {

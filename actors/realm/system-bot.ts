@@ -1,7 +1,8 @@
-// The realm's Notification Bot: Zulip's cross-realm system bot
+// The realm's system bots: Zulip's cross-realm Notification Bot
 // (settings.NOTIFICATION_BOT, notification-bot@zulip.com) that posts the
 // server's automated messages (new-channel announcements, message-move
-// breadcrumbs).
+// breadcrumbs), and Welcome Bot (settings.WELCOME_BOT,
+// welcome-bot@zulip.com) that greets new users by direct message.
 //
 // Zulip keeps its system bots in an internal realm and shows them to every
 // realm as `cross_realm_bots`. Here each realm has one, derived from the
@@ -11,7 +12,8 @@
 // password (nobody can authenticate as it), and its id sits in a range the
 // realm's user counter never reaches, so allocating it shifts no user id.
 // Messages from it are sent by the gateway through a conversation's `send`
-// with `notification_bot: true` (see actors/channel/conversation-handlers.ts).
+// with `notification_bot: true` (Welcome Bot: `welcome_bot: true`; see
+// actors/channel/conversation-handlers.ts).
 
 import type { Obj } from "../types.ts";
 import { gravatarUrl, isoMinutes } from "../user/index.ts";
@@ -37,12 +39,40 @@ export const NOTIFICATION_BOT_ENTRY = {
   avatarVersion: 1,
 };
 
+export const WELCOME_BOT_ID = 2_147_000_002;
+export const WELCOME_BOT_EMAIL = "welcome-bot@zulip.com";
+export const WELCOME_BOT_NAME = "Welcome Bot";
+
+/** Welcome Bot as a channel actor's roster knows users. */
+export const WELCOME_BOT_ENTRY = {
+  ...NOTIFICATION_BOT_ENTRY,
+  userId: WELCOME_BOT_ID,
+  email: WELCOME_BOT_EMAIL,
+  fullName: WELCOME_BOT_NAME,
+};
+
 export function isNotificationBot(userId: number): boolean {
   return userId === NOTIFICATION_BOT_ID;
 }
 
+/** Either system bot (ids no user of the realm has). */
+export function isSystemBot(userId: number): boolean {
+  return userId === NOTIFICATION_BOT_ID || userId === WELCOME_BOT_ID;
+}
+
 export function isNotificationBotEmail(email: string): boolean {
   return email.trim().toLowerCase() === NOTIFICATION_BOT_EMAIL;
+}
+
+/** The system bot with this id or email, if any. */
+export function systemBotEntry(
+  id: number | undefined,
+  email?: string,
+): typeof NOTIFICATION_BOT_ENTRY | undefined {
+  const e = email?.trim().toLowerCase();
+  if (id === NOTIFICATION_BOT_ID || e === NOTIFICATION_BOT_EMAIL) return NOTIFICATION_BOT_ENTRY;
+  if (id === WELCOME_BOT_ID || e === WELCOME_BOT_EMAIL) return WELCOME_BOT_ENTRY;
+  return undefined;
 }
 
 /**
@@ -51,11 +81,19 @@ export function isNotificationBotEmail(email: string): boolean {
  * `viewer` null is a spectator (date only, no timezone).
  */
 export function formatNotificationBot(state: RealmState, spectator = false): Obj {
+  return formatSystemBot(state, NOTIFICATION_BOT_ENTRY, spectator);
+}
+
+export function formatSystemBot(
+  state: RealmState,
+  bot: typeof NOTIFICATION_BOT_ENTRY,
+  spectator = false,
+): Obj {
   const out: Obj = {
-    user_id: NOTIFICATION_BOT_ID,
-    email: NOTIFICATION_BOT_EMAIL,
-    delivery_email: NOTIFICATION_BOT_EMAIL,
-    full_name: NOTIFICATION_BOT_NAME,
+    user_id: bot.userId,
+    email: bot.email,
+    delivery_email: bot.email,
+    full_name: bot.fullName,
     date_joined: spectator ? isoMinutes(state.dateCreated).slice(0, 10) : isoMinutes(state.dateCreated),
     is_active: true,
     is_owner: false,
@@ -63,7 +101,7 @@ export function formatNotificationBot(state: RealmState, spectator = false): Obj
     is_guest: false,
     is_bot: true,
     role: ROLE_MEMBER,
-    avatar_url: gravatarUrl(NOTIFICATION_BOT_EMAIL, 1),
+    avatar_url: gravatarUrl(bot.email, 1),
     avatar_version: 1,
     is_imported_stub: false,
     bot_type: BOT_TYPE_GENERIC,

@@ -9,7 +9,7 @@ import type { Handler, Obj } from "../types.ts";
 import { memberById, requireCreated } from "./member-handlers.ts";
 import { apiEmail } from "./members.ts";
 import type { RealmState } from "./state.ts";
-import { NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_ID } from "./system-bot.ts";
+import { systemBotEntry } from "./system-bot.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events. */
 export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -32,9 +32,10 @@ const typingAudience: Handler<RealmState> = (state, args, _ctx, caller) => {
   let active = 0;
   for (const raw of ids) {
     const id = typeof raw === "number" ? raw : NaN;
-    if (id === NOTIFICATION_BOT_ID) {
+    const bot = systemBotEntry(id);
+    if (bot) {
       // A cross-realm bot names the conversation; it has no queue to notify.
-      if (validate) recipients.push({ user_id: id, email: NOTIFICATION_BOT_EMAIL });
+      if (validate) recipients.push({ user_id: id, email: bot.email });
       continue;
     }
     const u = memberById(state, id);

@@ -38,6 +38,7 @@ import { userStatusRoutes } from "./user-status.ts";
 import { userChannelRoutes } from "./user-channels.ts";
 import { thumbnailStatusRoutes } from "./thumbnail-status.ts";
 import { avatarRoutes } from "./avatars.ts";
+import { welcomeBotRoutes } from "./welcome-bot.ts";
 
 export const routes: RouteDef[] = [
   ...serverRoutes,
@@ -77,4 +78,5 @@ export const routes: RouteDef[] = [
   ...tusRoutes,
   ...thumbnailStatusRoutes,
   ...avatarRoutes,
+  ...welcomeBotRoutes,
 ];

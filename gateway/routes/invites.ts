@@ -10,6 +10,7 @@ import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import type { Checker } from "../params.ts";
+import { WELCOME_MESSAGE_CUSTOM_TEXT_MAX } from "../../actors/realm/realm-properties.ts";
 
 const intOrNull: Checker<number | null> = c.nullable(c.int());
 const int = c.int();
@@ -27,6 +28,8 @@ const COMMON = {
   stream_ids: param(p.json(c.list(c.int()))),
   group_ids: param(p.json(c.nullable(c.list(c.int())))),
   include_realm_default_subscriptions: param(p.bool()),
+  // FL 416: Welcome Bot's custom text for this invitation (administrators only).
+  welcome_message_custom_text: param(p.string({ maxLength: WELCOME_MESSAGE_CUSTOM_TEXT_MAX })),
 };
 
 function inviteArgs(req: RouteRequest): Obj {
