@@ -508,7 +508,12 @@ const syncMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   const events = changes.emailVisibility === undefined ? [] : visibilityChangeEvents(state, target, after);
   // Not to guests who cannot access the user (FL 228).
   const handoffs = await withholdFromGuests(state, ctx, target, events);
-  return { facts: [fact({ type: "memberUpdated", userId: target.userId, changes })], events, reply, handoffs };
+  return {
+    facts: [fact({ type: "memberUpdated", userId: target.userId, changes })],
+    events,
+    reply,
+    handoffs,
+  };
 };
 
 /** Leaf for the user actor's syncEmail: the authoritative delivery email of a user. */
