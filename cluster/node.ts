@@ -29,7 +29,7 @@ import {
 } from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
-import { relayAccessEvents } from "../actors/channel/user-access.ts";
+import { ACCESS_CHANGE, emitAccessChangeEvents, relayAccessEvents } from "../actors/channel/user-access.ts";
 import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";
@@ -191,6 +191,10 @@ export class NodeRuntime {
     this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
     // Events about a user for the guests who may access them (restricted user access).
     this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, (ref, m, a) => this.call(ref, m, a)));
+    // A guest's gained and lost channel peers, less its DM partners (restricted user access).
+    this.onHandoff(ACCESS_CHANGE, (data) =>
+      emitAccessChangeEvents(data, (ref, m, a) => this.call(ref, m, a)),
+    );
     // Push notifications go out through the push worker (cluster/push-worker.ts), which
     // replaces this; a node run without one drops them rather than keep them.
     this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));

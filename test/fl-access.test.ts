@@ -232,6 +232,28 @@ describe("FL 228/303: events about a user reach only those who may access them",
     assert.equal((await drain(srv, qLonely)).filter((e) => e.op === "update").length, 0);
   });
 
+  test("a DM partner's rename reaches the guest; leaving a shared channel removes no DM partner", async () => {
+    const q = await openQueue(srv, guest, ["realm_user"]);
+    // dmPeer shares no channel with the guest, only a DM (before()).
+    assertSuccess(await srv.api("PATCH", `/users/${dmPeer.userId}`, { full_name: "DM Peer Renamed" }));
+    const renamed = (e: Ev) => e.op === "update" && e.person.full_name === "DM Peer Renamed";
+    assert.ok((await eventsUntil(srv, q, (evs) => evs.some(renamed))).some(renamed));
+    // Now share a channel with dmPeer and leave it: dmPeer stays accessible (DM), a
+    // channel-only peer is removed.
+    const only = await newUser(srv, 400, "Channel Only Peer");
+    const ch = await channel(srv, [guest.userId, dmPeer.userId, only.userId]);
+    const name = (await srv.api("GET", `/streams/${ch}`)).body.stream.name as string;
+    await eventsUntil(srv, q, (evs) => evs.some((e) => e.op === "add" && e.person.user_id === only.userId));
+    assertSuccess(
+      await srv.api("DELETE", "/users/me/subscriptions", { subscriptions: JSON.stringify([name]) }, guest),
+    );
+    const gone = (e: Ev) => e.op === "remove" && e.person.user_id === only.userId;
+    const evs = await eventsUntil(srv, q, (all) => all.some(gone));
+    assert.ok(evs.some(gone));
+    assert.ok(!evs.some((e) => e.op === "remove" && e.person.user_id === dmPeer.userId));
+    assert.ok(!evs.some((e) => e.op === "add" && e.person.user_id === dmPeer.userId));
+  });
+
   test("an email change and an email visibility change skip a guest sharing nothing", async () => {
     const lonely = await newUser(srv, 600, "Lonely Email Guest");
     const qShared = await openQueue(srv, guest, ["realm_user"]);
@@ -250,6 +272,22 @@ describe("FL 228/303: events about a user reach only those who may access them",
       (e) => e.op === "update" && e.person.user_id === peer.userId,
     );
     assert.deepEqual(leaked, []);
+  });
+
+  test("removing a custom profile value skips a guest sharing nothing", async () => {
+    const f = await srv.api("POST", "/realm/profile_fields", { name: `Room ${++seq}`, field_type: 1 });
+    assertSuccess(f);
+    const id = f.body.id as number;
+    assertSuccess(
+      await srv.api("PATCH", "/users/me/profile_data", { data: JSON.stringify([{ id, value: "R1" }]) }, peer),
+    );
+    const lonely = await newUser(srv, 600, "Lonely Removal Guest");
+    const qShared = await openQueue(srv, guest, ["realm_user"]);
+    const qLonely = await openQueue(srv, lonely, ["realm_user"]);
+    assertSuccess(await srv.api("DELETE", "/users/me/profile_data", { data: JSON.stringify([id]) }, peer));
+    const cleared = (e: Ev) => e.op === "update" && e.person.custom_profile_field?.id === id;
+    assert.ok((await eventsUntil(srv, qShared, (evs) => evs.some(cleared))).some(cleared));
+    assert.equal((await drain(srv, qLonely)).filter(cleared).length, 0);
   });
 
   test("a custom profile field change skips a guest sharing nothing", async () => {

@@ -6,7 +6,7 @@
 // batch runs in the conversation and calls leaves only (sendContext, user
 // actors), like the single-message `remove`.
 
-import { accessChangeEvents } from "./user-access.ts";
+import { accessChangeHandoffs } from "./user-access.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj } from "../types.ts";
 import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
@@ -89,17 +89,16 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
   }
   const events = subscriptionEvents(t, s, [], added);
   // Guests sharing a default channel may now access the new user (FL 228).
-  events.push(
-    ...(await accessChangeEvents(
-      t,
-      state,
-      s,
-      added.map((a) => a.channelId),
-    )),
+  const handoffs = await accessChangeHandoffs(
+    t,
+    state,
+    s,
+    added.map((a) => a.channelId),
   );
   return {
     facts,
     events,
+    handoffs,
     replyAfterEvents: true,
     reply: { stream_ids: added.map((a) => a.channelId) },
   };

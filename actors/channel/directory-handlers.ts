@@ -40,7 +40,7 @@ import {
 } from "./format.ts";
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import { folderById } from "./folders.ts";
-import { accessChangeEvents } from "./user-access.ts";
+import { accessChangeHandoffs } from "./user-access.ts";
 import {
   GROUP_SETTINGS,
   applyDirFact as applyCopy,
@@ -346,10 +346,10 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   // `name` is for the gateway's announcement (stripped from the HTTP reply).
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
   const events = subscriptionEvents(t, s, [ch], added);
-  events.push(...(await accessChangeEvents(t, state, s, [ch.id])));
   return {
     facts,
     events,
+    handoffs: await accessChangeHandoffs(t, state, s, [ch.id]),
     replyAfterEvents: true,
     reply: { id: ch.id, name: ch.name },
   };
@@ -469,15 +469,13 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   reply.notices = [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids }));
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
   const events = subscriptionEvents(t, s, created, added);
-  events.push(
-    ...(await accessChangeEvents(
-      t,
-      state,
-      s,
-      added.map((a) => a.channelId),
-    )),
+  const handoffs = await accessChangeHandoffs(
+    t,
+    state,
+    s,
+    added.map((a) => a.channelId),
   );
-  return { facts, events, replyAfterEvents: true, reply };
+  return { facts, events, handoffs, replyAfterEvents: true, reply };
 };
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
@@ -548,15 +546,13 @@ const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
       });
     }
   }
-  events.push(
-    ...(await accessChangeEvents(
-      t,
-      state,
-      s,
-      gone.map((g) => g.ch.id),
-    )),
+  const handoffs = await accessChangeHandoffs(
+    t,
+    state,
+    s,
+    gone.map((g) => g.ch.id),
   );
-  return { facts, events, replyAfterEvents: true, reply: { removed, not_removed: notRemoved } };
+  return { facts, events, handoffs, replyAfterEvents: true, reply: { removed, not_removed: notRemoved } };
 };
 
 // ---- reads ------------------------------------------------------------------

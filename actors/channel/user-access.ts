@@ -10,6 +10,7 @@ import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
 import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
 import { realmRef } from "../realm/index.ts";
+import { userRef } from "../user/index.ts";
 import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { Turn } from "./access.ts";
@@ -65,12 +66,12 @@ const accessibleUsers: Handler<DirState> = async (state, _args, ctx, caller) => 
  * Only the guests subscribed to those channels before or after can be
  * affected; nothing is computed unless one is and the realm restricts guests.
  */
-export async function accessChangeEvents(
+export async function accessChangeHandoffs(
   t: Turn,
   before: DirState,
   after: DirState,
   channelIds: Iterable<number>,
-): Promise<OutEvent[]> {
+): Promise<{ subject: string; data: Obj }[]> {
   const guests = new Set<number>();
   for (const id of new Set(channelIds)) {
     for (const s of [before, after]) {
@@ -81,7 +82,7 @@ export async function accessChangeEvents(
     }
   }
   if (!guests.size || !(await guestsRestricted(t.ctx, t.realmId))) return [];
-  const events: OutEvent[] = [];
+  const changes: { subject: string; data: Obj }[] = [];
   for (const g of [...guests].sort((a, b) => a - b)) {
     // Bots are always accessible; deactivated users are not listed by channel peers.
     const counts = (id: number) => {
@@ -93,10 +94,29 @@ export async function accessChangeEvents(
     const nowSet = new Set(now);
     const gained = now.filter((id) => !was.has(id) && counts(id));
     const lost = [...was].filter((id) => !nowSet.has(id) && counts(id)).sort((a, b) => a - b);
+    if (gained.length || lost.length)
+      changes.push({ subject: ACCESS_CHANGE, data: { realmId: t.realmId, guest: g, gained, lost } });
+  }
+  return changes;
+}
+
+/**
+ * The ACCESS_CHANGE hand-offs, once the node has taken out the users the
+ * guest shares a direct-message conversation with (who stay accessible):
+ * realm_user add with the user as the guest may see them, or remove with the
+ * "Unknown user" placeholder. Internal.
+ */
+const emitAccessChanges: Handler<DirState> = async (state, args, ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const events: OutEvent[] = [];
+  for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
+    const g = Number(item.guest);
+    const gained = Array.isArray(item.gained) ? (item.gained as number[]) : [];
+    const lost = Array.isArray(item.lost) ? (item.lost as number[]) : [];
     if (gained.length) {
-      const viewer: Caller = { realmId: t.realmId, userId: g, role: ROLE_GUEST, isBot: false };
-      const { members } = (await t.ctx.call(
-        realmRef(t.realmId),
+      const viewer: Caller = { realmId: state.realmId, userId: g, role: ROLE_GUEST, isBot: false };
+      const { members } = (await ctx.call(
+        realmRef(state.realmId),
         "getMembers",
         { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
         viewer,
@@ -111,8 +131,8 @@ export async function accessChangeEvents(
       });
     }
   }
-  return events;
-}
+  return { events, reply: {} };
+};
 
 /**
  * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
@@ -123,6 +143,8 @@ const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
   const events: OutEvent[] = [];
   for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
     const peers = new Set(channelPeers(state, Number(item.subjectId)));
+    // Guests who share a direct-message conversation with the subject (the node asked them).
+    for (const id of Array.isArray(item.dmPeers) ? (item.dmPeers as number[]) : []) peers.add(id);
     const candidates = Array.isArray(item.candidates) ? (item.candidates as number[]) : [];
     const userIds = candidates.filter((id) => peers.has(id));
     if (userIds.length) events.push({ event: item.event as Obj, userIds });
@@ -136,7 +158,55 @@ const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
 export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = {
   accessibleUsers,
   relayToAccessors,
+  emitAccessChanges,
 };
+
+/** Hand-off subject of a guest's gained and lost channel peers (accessChangeHandoffs). */
+export const ACCESS_CHANGE = "access.change";
+
+type Call = (ref: ActorRef, method: string, args: Obj) => Promise<unknown>;
+
+/** The users each guest shares a direct-message conversation with, one user-actor call per guest. */
+async function dmPeersOf(
+  realmId: number,
+  guests: Iterable<number>,
+  call: Call,
+): Promise<Map<number, Set<number>>> {
+  const out = new Map<number, Set<number>>();
+  await Promise.all(
+    [...new Set(guests)].map(async (g) => {
+      const r = (await call(userRef(realmId, g), "dmPeers", {})) as { dm_peers: number[] };
+      out.set(g, new Set(r.dm_peers));
+    }),
+  );
+  return out;
+}
+
+/** The node's handler of ACCESS_CHANGE: DM partners stay accessible, so they are neither added nor removed. */
+export async function emitAccessChangeEvents(handoffs: Obj[], call: Call): Promise<boolean> {
+  const byRealm = new Map<number, Obj[]>();
+  for (const h of handoffs) {
+    const realmId = Number(h.realmId);
+    (byRealm.get(realmId) ?? byRealm.set(realmId, []).get(realmId)!).push(h);
+  }
+  await Promise.all(
+    [...byRealm].map(async ([realmId, items]) => {
+      const peers = await dmPeersOf(
+        realmId,
+        items.map((i) => Number(i.guest)),
+        call,
+      );
+      const kept = items.map((i) => {
+        const dm = peers.get(Number(i.guest)) ?? new Set<number>();
+        const keep = (ids: unknown) =>
+          (Array.isArray(ids) ? (ids as number[]) : []).filter((id) => !dm.has(id));
+        return { guest: i.guest, gained: keep(i.gained), lost: keep(i.lost) };
+      });
+      await call(channelDirectoryRef(realmId), "emitAccessChanges", { items: kept });
+    }),
+  );
+  return true;
+}
 
 /** The node's handler of ACCESS_RELAY: one directory call per realm for a batch. */
 export async function relayAccessEvents(
@@ -149,7 +219,22 @@ export async function relayAccessEvents(
     (byRealm.get(realmId) ?? byRealm.set(realmId, []).get(realmId)!).push(h);
   }
   await Promise.all(
-    [...byRealm].map(([realmId, items]) => call(channelDirectoryRef(realmId), "relayToAccessors", { items })),
+    [...byRealm].map(async ([realmId, batch]) => {
+      // Guests who share a DM with the subject may access them too (Zulip's
+      // get_accessible_user_ids counts direct-message partners).
+      const peers = await dmPeersOf(
+        realmId,
+        batch.flatMap((i) => (Array.isArray(i.candidates) ? (i.candidates as number[]) : [])),
+        call,
+      );
+      const items = batch.map((i) => ({
+        ...i,
+        dmPeers: (Array.isArray(i.candidates) ? (i.candidates as number[]) : []).filter((g) =>
+          peers.get(g)?.has(Number(i.subjectId)),
+        ),
+      }));
+      await call(channelDirectoryRef(realmId), "relayToAccessors", { items });
+    }),
   );
   return true;
 }

@@ -272,7 +272,7 @@ const createProfileField: Handler<RealmState> = async (state, args, ctx, caller)
 };
 
 /** PATCH /realm/profile_fields/{field_id}. */
-const updateProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateProfileField: Handler<RealmState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   requireAdmin(state, caller);
   const field = findField(state, optInt(args, "fieldId") ?? 0);
@@ -312,6 +312,7 @@ const updateProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
 
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
+  const handoffs: { subject: string; data: Obj }[] = [];
   if (field.type === T.select && data !== undefined) {
     // Values naming a choice that no longer exists are removed (Zulip's
     // try_update_realm_custom_profile_field).
@@ -319,17 +320,20 @@ const updateProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
       const v = u.profileData?.[String(field.id)];
       if (v && !Object.hasOwn(data, v.value)) {
         facts.push(fact({ type: "profileDataSet", userId: u.userId, values: { [String(field.id)]: null } }));
-        events.push({
+        const cleared: OutEvent = {
           event: updateEvent(u.userId, { custom_profile_field: { id: field.id, value: null } }),
           userIds: activeIds(state),
-        });
+        };
+        events.push(cleared);
+        // Not to guests who cannot access the user (FL 228).
+        handoffs.push(...(await withholdFromGuests(state, ctx, u, [cleared])));
       }
     }
   }
   const fields = state.profileFields.map((f) => (f.id === field.id ? next : f));
   facts.unshift(fact({ type: "profileFieldsSet", fields }));
   events.unshift(fieldsEvent(state, fields));
-  return { facts, events, reply: {} };
+  return { facts, events, handoffs, reply: {} };
 };
 
 /** DELETE /realm/profile_fields/{field_id}. */
@@ -506,7 +510,7 @@ const updateOwnProfileData: Handler<RealmState> = async (state, args, ctx, calle
 };
 
 /** DELETE /users/me/profile_data: `data` lists field ids whose values to remove. */
-const removeOwnProfileData: Handler<RealmState> = (state, args, _ctx, caller) => {
+const removeOwnProfileData: Handler<RealmState> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   if (me.isBot) throw errors.botsNotAllowed();
@@ -531,7 +535,14 @@ const removeOwnProfileData: Handler<RealmState> = (state, args, _ctx, caller) =>
     });
   }
   if (events.length === 0) return { reply: {} };
-  return { facts: [fact({ type: "profileDataSet", userId: me.userId, values })], events, reply: {} };
+  // Not to guests who cannot access the user (FL 228).
+  const handoffs = await withholdFromGuests(state, ctx, me, events);
+  return {
+    facts: [fact({ type: "profileDataSet", userId: me.userId, values })],
+    events,
+    handoffs,
+    reply: {},
+  };
 };
 
 export const profileFieldHandlers: Record<string, Handler<RealmState>> = {

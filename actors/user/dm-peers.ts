@@ -10,7 +10,8 @@ import type { UserState } from "./state.ts";
 
 const dmPeers: Handler<UserState> = (state, _args, _ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
-  if (!caller || caller.userId !== state.userId || caller.realmId !== state.realmId)
+  // The user themself (the gateway's reads), or the node's access hand-offs (no caller).
+  if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
     throw errors.accessDenied();
   const convs = new Set<string>();
   for (const e of Object.values(msgsOf(state).entries)) if (e[0].startsWith("dm:")) convs.add(e[0]);
