@@ -73,8 +73,9 @@ describe("Notification Bot", () => {
   test("is in cross_realm_bots, not in realm_users or GET /users", async () => {
     const r = ok(await api("POST", "/register", { fetch_event_types: ["realm_user"] }));
     const bots = r.cross_realm_bots as Obj[];
-    assert.equal(bots.length, 1);
-    const bot = bots[0]!;
+    // Notification Bot and Welcome Bot (feature level 416).
+    assert.deepEqual(bots.map((b) => b.email).sort(), [BOT_EMAIL, "welcome-bot@zulip.com"].sort());
+    const bot = bots.find((b) => b.email === BOT_EMAIL)!;
     assert.equal(bot.email, BOT_EMAIL);
     assert.equal(bot.delivery_email, BOT_EMAIL);
     assert.equal(bot.full_name, "Notification Bot");

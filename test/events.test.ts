@@ -183,8 +183,8 @@ describe("register", () => {
     assert.equal(me.avatar_url, null, "client_gravatar defaults to true");
     assert.deepEqual(r.realm_non_active_users, []);
     assert.deepEqual(
-      (r.cross_realm_bots as { email: string }[]).map((b) => b.email),
-      ["notification-bot@zulip.com"],
+      (r.cross_realm_bots as { email: string }[]).map((b) => b.email).sort(),
+      ["notification-bot@zulip.com", "welcome-bot@zulip.com"],
     );
     assert.equal(r.user_id, srv.owner.userId);
     assert.equal(r.email, srv.owner.email);
