@@ -182,10 +182,10 @@ describe("register", () => {
     assert.equal("is_active" in me, false);
     assert.equal(me.avatar_url, null, "client_gravatar defaults to true");
     assert.deepEqual(r.realm_non_active_users, []);
-    assert.deepEqual(
-      (r.cross_realm_bots as { email: string }[]).map((b) => b.email).sort(),
-      ["notification-bot@zulip.com", "welcome-bot@zulip.com"],
-    );
+    assert.deepEqual((r.cross_realm_bots as { email: string }[]).map((b) => b.email).sort(), [
+      "notification-bot@zulip.com",
+      "welcome-bot@zulip.com",
+    ]);
     assert.equal(r.user_id, srv.owner.userId);
     assert.equal(r.email, srv.owner.email);
     assert.equal(r.is_owner, true);
