@@ -482,7 +482,9 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
     assert.deepEqual(d.events, [
       { event: { type: "delete_message", message_type: "private", message_ids: [11, 12] }, userIds: [5, 9] },
     ]);
-    assert.deepEqual(calls.map((c) => [c[0], c[1], c[2]]).sort(), [
+    // A DM conversation also lists itself once per activation for retention (actors/channel/retention.ts).
+    const effects = calls.filter((c) => c[1] !== "listDmConversation");
+    assert.deepEqual(effects.map((c) => [c[0], c[1], c[2]]).sort(), [
       // The attachments the deleted messages linked drop them.
       ["blob/uploads", "messagesRemoved", { ids: [11, 12] }],
       ["user/5", "messagesDeleted", { ids: [11, 12] }],
