@@ -30,7 +30,10 @@ async function listen(u: User): Promise<{ api: ReturnType<typeof makeApi>; id: s
 async function contents(q: { api: ReturnType<typeof makeApi>; id: string }): Promise<string[]> {
   const r = await q.api("GET", "/events", { queue_id: q.id, last_event_id: -1, dont_block: true });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  return (r.body.events as Json[]).filter((e) => e.type === "message").map((e) => e.message.content);
+  // Channel messages only: Notification Bot's DM to a user someone else subscribed is not the subject here.
+  return (r.body.events as Json[])
+    .filter((e) => e.type === "message" && e.message.type === "stream")
+    .map((e) => e.message.content);
 }
 
 async function send(channelId: number, content: string): Promise<void> {
