@@ -75,8 +75,11 @@ const sweepRecentlyActive: Handler<DirState> = async (state, args, ctx) => {
       facts.push({ type: "channelChanged", channelId: ch.id, changes: { lastMessageDay: today } });
       continue;
     }
-    // The day's last second still before the cutoff: no message since.
-    if (ch.lastMessageDay === null || (ch.lastMessageDay + 1) * DAY_SECONDS <= cutoff) {
+    // The day's last second still before the cutoff: no message since. A
+    // channel that never had a message counts from its creation, as Zulip's
+    // job leaves channels created within the period active.
+    const last = ch.lastMessageDay === null ? Math.floor(ch.dateCreated / DAY_SECONDS) : ch.lastMessageDay;
+    if ((last + 1) * DAY_SECONDS <= cutoff) {
       facts.push({ type: "channelChanged", channelId: ch.id, changes: { isRecentlyActive: false } });
       stale.push(ch);
     }
