@@ -463,7 +463,9 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
   const isNew = new Set(created.map((ch) => ch.id));
   for (const a of added) {
     const u = t.users.get(a.userId);
+    // Archived channels get none: nobody is told to read a channel closed to messages.
     if (a.userId === me.userId || !u || u.isBot || isNew.has(a.channelId)) continue;
+    if (s.channels[String(a.channelId)]?.isArchived) continue;
     (noticeIds.get(a.userId) ?? noticeIds.set(a.userId, []).get(a.userId)!).push(a.channelId);
   }
   reply.notices = [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids }));

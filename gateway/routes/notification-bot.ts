@@ -117,12 +117,19 @@ export async function notifyNewSubscribers(
   notices: { user_id: number; stream_ids: number[] }[],
 ): Promise<boolean> {
   if (subscribedUsers > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return false;
+  // The subscriptions are done: a notice that cannot be sent (the user was
+  // unsubscribed or deactivated meanwhile) does not turn them into an error.
+  let sent = true;
   for (const n of notices) {
-    await req.call(dmConvRef(req.realmId, [n.user_id, NOTIFICATION_BOT_ID]), "subscriptionNotice", {
-      stream_ids: n.stream_ids,
-    });
+    await req
+      .call(dmConvRef(req.realmId, [n.user_id, NOTIFICATION_BOT_ID]), "subscriptionNotice", {
+        stream_ids: n.stream_ids,
+      })
+      .catch(() => {
+        sent = false;
+      });
   }
-  return true;
+  return sent;
 }
 
 /** What a move did, for its breadcrumbs (Zulip's do_update_message). */
