@@ -351,6 +351,15 @@ describe("mark read - cluster", { skip }, () => {
     const userId = created.user_id as number;
     const api = makeApi(c.baseUrl, me);
     const srv = srvOf(c.baseUrl, api);
+    // Welcome Bot greets the new user (FL 416): read it first, so that the
+    // unreads below are the test's own.
+    let greeting: number[] = [];
+    for (let i = 0; i < 100 && !greeting.length; i++) {
+      greeting = await unreadIds(api);
+      if (!greeting.length) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(greeting.length, 1);
+    ok(await api("POST", "/messages/flags", { messages: greeting, op: "add", flag: "read" }));
     const ch = ok(await c.api("POST", "/channels/create", { name: "cluster reads", subscribers: [userId] }))
       .id as number;
     const send = async (topic: string) =>
