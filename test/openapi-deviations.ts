@@ -104,6 +104,7 @@ export const deviations: Deviation[] = [
     "realm_user_settings_defaults/web_inbox_show_channel_folders",
     "realm_user_settings_defaults/web_left_sidebar_show_channel_folders",
     "realm_topics_policy",
+    "realm_welcome_message_custom_text",
     "navigation_views",
     "channel_folders",
   ].map((f) => ({ method: "POST", path: "/register", pointer: `/${f}`, why: AFTER_10_2 })),
