@@ -186,7 +186,12 @@ describe("presence - last_update_id (embedded)", () => {
     const one = await srv.api("GET", `/users/${gone.userId}/presence`);
     assertSuccess(one);
     valid("GET", `/users/${gone.userId}/presence`, one);
-    assert.deepEqual(Object.keys(one.body.presence).sort(), ["active_timestamp", "aggregated", "idle_timestamp", "website"]);
+    assert.deepEqual(Object.keys(one.body.presence).sort(), [
+      "active_timestamp",
+      "aggregated",
+      "idle_timestamp",
+      "website",
+    ]);
     assert.deepEqual(Object.keys(one.body.presence.website).sort(), ["status", "timestamp"]);
     assert.equal(one.body.presence.aggregated.status, "active");
     const realm = await srv.api("GET", "/realm/presence");
