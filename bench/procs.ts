@@ -62,7 +62,9 @@ function isDistFresh(): boolean {
  */
 export function entryArgs(entry: string): string[] {
   const compiled = join(DIST, entry.replace(/\.ts$/, ".js"));
-  if (existsSync(compiled) && isDistFresh()) return ["--enable-source-maps", compiled];
+  // bench/ is not built: a dist/bench file is a leftover of an older build.
+  if (!entry.startsWith("bench/") && existsSync(compiled) && isDistFresh())
+    return ["--enable-source-maps", compiled];
   return ["--import", "tsx", join(ROOT, entry)];
 }
 
