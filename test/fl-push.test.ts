@@ -401,6 +401,50 @@ describe("message push notifications (embedded)", () => {
     assert.equal(legacyFor(other.token).length, 0, "push off by default");
   });
 
+  test("FL 76: turning a channel's push_notifications on or off takes effect on the next send", async () => {
+    const alice = await newUser(srv, 400, "Alice Toggler");
+    const fan = await withToken(srv, "Late Fan");
+    const control = await withToken(srv, "Control Fan");
+    const name = `spush-late-${Date.now()}`;
+    const streamId = await channelWith(srv, name, [alice, fan, control]);
+    const setPush = async (who: Member, value: boolean) =>
+      assertSuccess(
+        await srv.api(
+          "POST",
+          "/users/me/subscriptions/properties",
+          {
+            subscription_data: JSON.stringify([
+              { stream_id: streamId, property: "push_notifications", value },
+            ]),
+          },
+          who,
+        ),
+      );
+    const post = async (content: string) =>
+      assertSuccess(
+        await srv.api("POST", "/messages", { type: "stream", to: name, topic: "t", content }, alice),
+      );
+    await setPush(control, true);
+    await post("before"); // the channel's subscriber lists are computed (and kept) here
+    await legacyArrives(control.token);
+    assert.equal(legacyFor(fan.token).length, 0, "push off by default");
+    await setPush(fan, true);
+    await post("after");
+    await legacyArrives(fan.token);
+    await setPush(fan, false);
+    await setPush(control, false);
+    await setPush(control, true);
+    const seen = legacyFor(control.token).length;
+    await post("off again");
+    await until(
+      "a second push for the control",
+      async () => legacyFor(control.token).length > seen || undefined,
+      8000,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(legacyFor(fan.token).length, 1, "nothing once turned off");
+  });
+
   test("FL 76: without a relay nothing is sent, and nothing is sent later", async () => {
     const alice = await newUser(srv);
     const bob = await withToken(srv);

@@ -30,6 +30,8 @@ import {
 } from "./access.ts";
 import {
   activeSubscriberIds,
+  mutedSubscriberIds,
+  pushOnSubscriberIds,
   formatChannel,
   formatSub,
   pickColor,
@@ -1003,13 +1005,9 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       groups: structuredClone(ch.groups) as unknown as Obj,
       subscribers: activeSubscriberIds(state, ch.id),
       // Who muted the channel: the sender's automatic topic policies (FL 214).
-      muted_by: activeSubscriberIds(state, ch.id).filter(
-        (id) => state.subs[String(ch.id)]?.[String(id)]?.isMuted,
-      ),
+      muted_by: mutedSubscriberIds(state, ch.id),
       // Who turned push notifications on for the channel (cluster/push-worker.ts).
-      push_on: activeSubscriberIds(state, ch.id).filter(
-        (id) => state.subs[String(ch.id)]?.[String(id)]?.pushNotifications === true,
-      ),
+      push_on: pushOnSubscriberIds(state, ch.id),
     },
   };
 };

@@ -29,30 +29,66 @@ function streamPostPolicy(ch: Channel, sys: SystemGroups): number {
 }
 
 /**
- * A channel's active subscribers, ascending. Every send asks for them, so
- * the list is kept per subscription record until a subscription of the
- * channel changes (`forgetSubscribers`, called by applyDirFact); it is
- * frozen, since callers share it.
+ * A channel's active subscribers, ascending, and the two subsets every send
+ * reads (who muted the channel, who turned its push notifications on). Every
+ * send asks for them, so they are computed in one pass and kept per
+ * subscription record until a subscription of the channel changes
+ * (`forgetSubscribers`, called by applyDirFact); they are frozen, since
+ * callers share them.
  */
-const subscriberLists = new WeakMap<object, readonly number[]>();
+interface SubscriberLists {
+  all: readonly number[];
+  muted: readonly number[];
+  pushOn: readonly number[];
+}
+const subscriberLists = new WeakMap<object, SubscriberLists>();
+const NO_SUBSCRIBERS: SubscriberLists = Object.freeze({
+  all: Object.freeze([]),
+  muted: Object.freeze([]),
+  pushOn: Object.freeze([]),
+});
 
-export function activeSubscriberIds(state: DirState, channelId: number): number[] {
+function subscriberListsOf(state: DirState, channelId: number): SubscriberLists {
   const subs = state.subs[String(channelId)];
-  if (!subs) return [];
-  let list = subscriberLists.get(subs);
-  if (!list) {
-    list = Object.freeze(
-      Object.entries(subs)
-        .filter(([, s]) => s.active)
-        .map(([id]) => Number(id))
-        .sort((a, b) => a - b),
-    );
-    subscriberLists.set(subs, list);
+  if (!subs) return NO_SUBSCRIBERS;
+  let lists = subscriberLists.get(subs);
+  if (!lists) {
+    const all: number[] = [];
+    const muted: number[] = [];
+    const pushOn: number[] = [];
+    for (const [id, sub] of Object.entries(subs)) {
+      if (!sub.active) continue;
+      const n = Number(id);
+      all.push(n);
+      if (sub.isMuted) muted.push(n);
+      if (sub.pushNotifications === true) pushOn.push(n);
+    }
+    const asc = (a: number, b: number) => a - b;
+    lists = Object.freeze({
+      all: Object.freeze(all.sort(asc)),
+      muted: Object.freeze(muted.sort(asc)),
+      pushOn: Object.freeze(pushOn.sort(asc)),
+    });
+    subscriberLists.set(subs, lists);
   }
-  return list as number[];
+  return lists;
 }
 
-/** A subscription of the channel whose record this is changed: recompute its list. */
+export function activeSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).all as number[];
+}
+
+/** The active subscribers who muted the channel, ascending (shared, frozen). */
+export function mutedSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).muted as number[];
+}
+
+/** The active subscribers with the channel's push notifications on, ascending (shared, frozen). */
+export function pushOnSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).pushOn as number[];
+}
+
+/** A subscription of the channel whose record this is changed: recompute its lists. */
 export function forgetSubscribers(subs: object | undefined): void {
   if (subs) subscriberLists.delete(subs);
 }

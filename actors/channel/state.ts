@@ -194,6 +194,8 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "subChanged": {
+      // isMuted and pushNotifications feed the send's cached lists.
+      forgetSubscribers(state.subs[String(fact.channelId)]);
       const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
       if (sub) Object.assign(sub, fact.changes as Record<string, Value>);
       break;
