@@ -211,6 +211,13 @@ export type Handler<S> = (
 
 export interface Behavior<S> {
   kind: Kind;
+  /**
+   * The kind under which this kind's actors keep their data (storage id
+   * `<storedAs>.<realm>.<key>`): a kind split out of another keeps reading
+   * what its actors wrote as that kind. Absent: its own kind. The two kinds'
+   * keys must never meet.
+   */
+  storedAs?: Kind;
   /** State of an actor that has never persisted anything. */
   initial(ref: ActorRef): S;
   /** Fold one persisted fact into the state. May mutate and return `state`. */

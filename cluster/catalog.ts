@@ -250,7 +250,13 @@ export class Catalog {
   }
 
   has(ref: ActorRef): boolean {
-    return this.acts.has(actorId(ref));
+    return this.acts.has(this.idOf(ref));
+  }
+
+  /** The storage id of an actor: its kind's, or the kind it is stored as (Behavior.storedAs). */
+  idOf(ref: ActorRef): string {
+    const storedAs = this.o.behaviors[ref.kind]?.storedAs;
+    return actorId(storedAs === undefined ? ref : { ...ref, kind: storedAs });
   }
 
   /** Every activation in memory (metrics and the admin API read them; never mutate). */
@@ -270,7 +276,7 @@ export class Catalog {
     traceparent?: string,
     origin?: Origin,
   ): Promise<Value> {
-    const id = actorId(ref);
+    const id = this.idOf(ref);
     let act = this.acts.get(id);
     if (act && act.epoch !== epoch) {
       // The shard was lost and re-acquired: the old activation may be stale.
