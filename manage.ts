@@ -3,15 +3,12 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import type { Obj, Value } from "./actors/types.ts";
+import { channelDirectoryRef, conversationRef } from "./actors/addresses.ts";
+import type { ActorRef, Obj, Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
 import type { Store } from "./cluster/storage/contract.ts";
 
-type Call = (
-  ref: { kind: "realm" | "channel" | "user"; realm: number; key: string },
-  method: string,
-  args: Obj,
-) => Promise<Value>;
+type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
 
 const USAGE = `usage: npm run manage -- <command> [options]
   create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
@@ -86,7 +83,7 @@ async function main(): Promise<void> {
           role: Number(values.role ?? 400),
         });
         // Zulip subscribes a new human user to the realm's default channels.
-        await call({ kind: "channel", realm, key: "directory" }, "joinDefaultChannels", {
+        await call(channelDirectoryRef(realm), "joinDefaultChannels", {
           user_id: (made as { userId: number }).userId,
         });
         return made;
@@ -156,7 +153,7 @@ async function migrate(call: Call): Promise<Value> {
   let messages = 0;
   for (const { realmId } of realms) {
     const keys = new Set<string>();
-    const dir = { kind: "channel" as const, realm: realmId, key: "directory" };
+    const dir = channelDirectoryRef(realmId);
     for (const id of ((await call(dir, "allChannelIds", {})) as { ids: number[] }).ids) keys.add(String(id));
     const roster = (await call({ kind: "realm", realm: realmId, key: "realm" }, "roster", {})) as {
       users?: { userId: number }[];
@@ -172,7 +169,7 @@ async function migrate(call: Call): Promise<Value> {
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {
-      const s = (await call({ kind: "channel", realm: realmId, key }, "storeStatus", {})) as {
+      const s = (await call(conversationRef(realmId, key), "storeStatus", {})) as {
         count: number;
       };
       conversations++;

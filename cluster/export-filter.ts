@@ -12,8 +12,9 @@
 
 import { behaviors } from "../actors/index.ts";
 import type { ActorRef, Kind } from "../actors/types.ts";
-import { convIndex, isDmKey } from "../actors/channel/conversation-state.ts";
-import type { DirState } from "../actors/channel/state.ts";
+import { isDmKey } from "../actors/addresses.ts";
+import { convIndex } from "../actors/channel/conversation-state.ts";
+import type { DirState } from "../actors/channel-directory/state.ts";
 import type { RealmState } from "../actors/realm/state.ts";
 import type { UserState } from "../actors/user/state.ts";
 import { generateApiKey } from "../actors/user/validate.ts";
@@ -31,13 +32,23 @@ export interface StoredActor {
   journal: [number, string][];
 }
 
+/**
+ * The actor a storage id names: the kind stored under that id's kind that
+ * owns its key (Behavior.storedAs, ownsKey), e.g. "channel.1.directory" is
+ * the channel directory's, "channel.1.5" a conversation's.
+ */
 export function parseActorId(actor: string): ActorRef | null {
   const a = actor.indexOf(".");
   const b = actor.indexOf(".", a + 1);
   if (a < 0 || b < 0) return null;
-  const kind = actor.slice(0, a) as Kind;
-  if (!behaviors[kind]) return null;
-  return { kind, realm: Number(actor.slice(a + 1, b)), key: actor.slice(b + 1) };
+  const stored = actor.slice(0, a);
+  const key = actor.slice(b + 1);
+  for (const kind of Object.keys(behaviors) as Kind[]) {
+    const behavior = behaviors[kind]!;
+    if ((behavior.storedAs ?? kind) !== stored || behavior.ownsKey?.(key) === false) continue;
+    return { kind, realm: Number(actor.slice(a + 1, b)), key };
+  }
+  return null;
 }
 
 /** The actor's state as its latest snapshot and journal make it, and its seq. */
@@ -79,7 +90,7 @@ export class ExportScope {
       const u = replay(ref, stored).state as UserState;
       if (u.created && !u.isBot && u.settings.allow_private_data_export === true)
         this.consenting.add(u.userId);
-    } else if (ref.kind === "channel" && ref.key === "directory") {
+    } else if (ref.kind === "channelDirectory") {
       this.dir = replay(ref, stored).state as DirState;
     }
   }
@@ -102,7 +113,7 @@ export class ExportScope {
     return this.exportType !== PUBLIC && this.consenting.has(userId);
   }
 
-  /** Is this conversation (a channel actor key other than the directory) exported? */
+  /** Is this conversation (a channel actor's key) exported? */
   keepsConversation(key: string): boolean {
     if (isDmKey(key)) {
       const ids = key
@@ -120,7 +131,7 @@ export class ExportScope {
    * when it is left out with its records and indexes.
    */
   filter(ref: ActorRef, stored: StoredActor): StoredActor | null {
-    if (ref.kind === "channel" && ref.key !== "directory" && !this.keepsConversation(ref.key)) {
+    if (ref.kind === "channel" && !this.keepsConversation(ref.key)) {
       const index = convIndex({ realmId: this.realmId, key: ref.key });
       this.droppedPrefixes.push(index.slice(0, -"ids".length));
       return null;
@@ -135,7 +146,7 @@ export class ExportScope {
       for (const entry of Object.values((state as RealmState).users)) entry.apiKey = "";
       return snapshotOf(ref, state, seq);
     }
-    if (ref.kind === "channel" && ref.key === "directory") {
+    if (ref.kind === "channelDirectory") {
       const { state, seq } = replay(ref, stored);
       const dir = state as DirState;
       // The retention list names who wrote to whom: only the conversations exported.

@@ -29,7 +29,11 @@ import {
 } from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
-import { ACCESS_CHANGE, emitAccessChangeEvents, relayAccessEvents } from "../actors/channel/user-access.ts";
+import {
+  ACCESS_CHANGE,
+  emitAccessChangeEvents,
+  relayAccessEvents,
+} from "../actors/channel-directory/user-access.ts";
 import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";

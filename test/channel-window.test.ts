@@ -19,8 +19,8 @@ import {
   contentFilter,
   type ChannelWindowArgs,
   type Filters,
-  type FlagSource,
 } from "../actors/channel/conversation-handlers.ts";
+import type { FlagSource } from "../actors/channel/received.ts";
 import {
   addWrites,
   allIds,

@@ -18,10 +18,11 @@ import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value }
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { jdenticonPath } from "../user/avatar.ts";
-import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
-import { channelDirectoryRef } from "./refs.ts";
-import { topicLatestFor } from "./markdown-links.ts";
-import { checkGroupMentions, mentionGroupsFor } from "./group-mentions.ts";
+import { channelDirectoryRef, dmKey, isDmKey } from "../addresses.ts";
+import { historyProtected } from "../channel-directory/access.ts";
+import { topicLatestFor } from "../channel-directory/markdown-links.ts";
+import { localLatest } from "./markdown-links.ts";
+import { checkGroupMentions, mentionGroupsFor } from "../markdown/group-mentions.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import {
   addWrites,
@@ -29,8 +30,6 @@ import {
   changeOf,
   getMsgs,
   idsRange,
-  dmKey,
-  isDmKey,
   newestId,
   presentIds,
   removedFacts,
@@ -45,17 +44,16 @@ import {
   needsChannels,
   renderMarkdown,
   topicLinks,
-  type Mentions,
   type RenderEnv,
   type UploadImage,
-} from "./markdown.ts";
-import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
+} from "../markdown/markdown.ts";
+import { roster, type Roster } from "../markdown/roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
-import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
-import { inSpans } from "./state.ts";
+import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
+import { inSpans } from "../channel-directory/state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
 import {
@@ -112,56 +110,6 @@ export async function channelInfo(
     forSend,
     ...(userId === undefined ? {} : { userId }),
   })) as unknown as ChannelInfo;
-}
-
-type Linkifiers = RenderEnv["linkifiers"];
-/**
- * For a send, also the realm's send view (actors/realm/send-prefs.ts):
- * mutes, alert words and who has a queue watching public channels (all_public_streams, narrows).
- */
-interface SendPrefs {
-  mutedBy?: number[];
-  alertStamp?: string;
-  alertWords?: Record<string, string[]>;
-  allPublic?: number[];
-}
-export interface Roster {
-  get(userId: number): RosterEntry | undefined;
-  linkifiers: Linkifiers;
-  prefs: SendPrefs;
-  mentions: Mentions;
-  /** The realm's topics_policy, for channels that inherit it. */
-  topicsPolicy: string;
-}
-
-/**
- * The realm's users (this process's copy, brought up to date: see
- * roster-view.ts), its linkifiers, and for a send (args `sender`) the
- * sender's send preferences. The map is shared: read it, never change it.
- */
-export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
-  const since = rosterSince(realmId);
-  const ask = async (withSince: boolean) =>
-    (await ctx.call(
-      realmRef(realmId),
-      "roster",
-      withSince && since ? { ...args, since } : args,
-    )) as unknown as {
-      linkifiers?: Linkifiers;
-      topicsPolicy?: string;
-    } & RosterReply &
-      SendPrefs;
-  let r = await ask(true);
-  let view = applyRoster(realmId, r);
-  if (!view) view = applyRoster(realmId, (r = await ask(false)))!;
-  const users = view.users;
-  return {
-    get: (userId) => users.get(userId),
-    linkifiers: r.linkifiers ?? [],
-    prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
-    mentions: view.mentions,
-    topicsPolicy: r.topicsPolicy ?? "allow_empty_topic",
-  };
 }
 
 /** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
@@ -394,7 +342,9 @@ async function renderEnv(
       "allNames",
       {},
     )) as unknown as RenderEnv["channels"];
-    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, { local: state });
+    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, {
+      local: localLatest(ctx, state),
+    });
   }
   env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
@@ -821,11 +771,6 @@ function clientOpts(args: Obj): ClientOpts {
     allowEmptyTopic: args.allow_empty_topic_name === true,
   };
 }
-
-/** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
-export type FlagSource = (
-  q: { ids: number[] } | { unread: true } | { all: true },
-) => Promise<Record<string, string[]>>;
 
 export interface ChannelWindowArgs {
   anchor: number | "first_unread";

@@ -1,28 +1,24 @@
 // Reads about single messages (Zulip's zerver/views/message_edit.py
 // get_message_edit_history, read_receipts.py, message_fetch.py
-// messages_in_narrow_backend) on the conversation holding them, and the
-// preview renderer (message_send.py render_message_backend) on the channel
-// directory, which knows the channel names links need.
+// messages_in_narrow_backend) on the conversation holding them. The
+// preview renderer is the directory's (channel-directory/message-extras.ts).
 //
 // Calls go one way, as in conversation-handlers.ts: to the channel directory
 // (`sendContext`), the realm (`roster`, `registerRealmState`) and user actors
 // (`messageFlags`, `readReceipt`): all leaves.
 
-import { channelSpans } from "./received.ts";
-import { inSpans } from "./state.ts";
-import { dict } from "../dict.ts";
+import { inSpans } from "../channel-directory/state.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { accessibleIds, historyProtected } from "./access.ts";
-import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME, roster } from "./conversation-handlers.ts";
+import { isDmKey } from "../addresses.ts";
+import { historyProtected } from "../channel-directory/access.ts";
+import { accessibleIds, channelSpans } from "./received.ts";
+import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME } from "./conversation-handlers.ts";
+import { roster } from "../markdown/roster-view.ts";
 import type { Filters } from "./conversation-handlers.ts";
-import { getMsgs, isDmKey, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
-import { emptyEnv, needsChannels, renderMarkdown } from "./markdown.ts";
-import { topicLatestFor } from "./markdown-links.ts";
-import { mentionGroupsFor } from "./group-mentions.ts";
-import type { DirState } from "./state.ts";
+import { getMsgs, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
 import { highlight } from "./window.ts";
 
 function me(caller: Caller | null): Caller {
@@ -250,30 +246,3 @@ export const messageExtrasConversationHandlers: Record<string, Handler<ConvState
   readReceipts,
   matchNarrow,
 };
-
-// ---- POST /messages/render (channel directory) ------------------------------------
-
-/**
- * The content as a message of the caller would render now: the realm's
- * active users for mentions, its linkifiers, this directory's live
- * channels for #**channel** links.
- */
-const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
-  me(caller);
-  const content = String(args.content ?? "");
-  const users = await roster(ctx, state.realmId);
-  const env = emptyEnv();
-  env.linkifiers = users.linkifiers ?? [];
-  env.users = users.mentions;
-  if (needsChannels(content)) {
-    const channels = dict<[number, string]>();
-    for (const ch of Object.values(state.channels))
-      if (!ch.isArchived) channels[ch.name.toLowerCase()] = [ch.id, ch.name];
-    env.channels = channels;
-    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, me(caller), { dir: state });
-  }
-  env.groups = await mentionGroupsFor(ctx, state.realmId, content, me(caller).userId, false);
-  return { reply: { rendered: renderMarkdown(content, env) } };
-};
-
-export const messageExtrasDirectoryHandlers: Record<string, Handler<DirState>> = { renderPreview };

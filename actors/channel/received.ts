@@ -7,17 +7,27 @@
 // together where a conversation needs the caller's flags, and gives the
 // gateway the received rows of one channel (`receivedRows`).
 //
-// Calls: the directory's leaves `userSpans` / `channelSpans` and the user
-// actor's leaf `messageFlags`; conversations call only leaves, as before.
+// Calls: the directory's leaves `userSpans` / `channelSpans`
+// (channel-directory/received.ts) and the user actor's leaf
+// `messageFlags`; conversations call only leaves, as before.
 
 import { errors } from "../errors.ts";
 import { lowerBound } from "../sorted-ids.ts";
-import type { ActorContext, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { channelDirectoryRef } from "./index.ts";
-import { me, type FlagSource } from "./conversation-handlers.ts";
-import { allIds, getMsgs, idsRange, isDmKey, type ConvState, type Reader } from "./conversation-state.ts";
-import { inSpans, spansOf, type DirState, type Span } from "./state.ts";
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { inSpans, type Span } from "../channel-directory/state.ts";
+import { allIds, getMsgs, idsRange, type ConvState, type Reader } from "./conversation-state.ts";
+
+/** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
+export type FlagSource = (
+  q: { ids: number[] } | { unread: true } | { all: true },
+) => Promise<Record<string, string[]>>;
+
+function me(caller: Caller | null): Caller {
+  if (!caller) throw errors.accessDenied();
+  return caller;
+}
 
 interface OwnFlags {
   flags: Record<string, string[]>;
@@ -52,6 +62,26 @@ export async function receivedIds(
     spansIn(ctx, realmId, conv, userId),
   ]);
   return new Set(ids.filter((id) => own[String(id)] !== undefined || inSpans(spans, id)));
+}
+
+/**
+ * Those of `ids` (messages of conversation `conv`, a channel the user has
+ * content access to) the user may read: all of them, or in a channel with
+ * protected history only those the user received (Zulip's
+ * bulk_access_stream_messages_query). Order kept. One call to the user
+ * actor (a leaf), visiting only `ids`.
+ */
+export async function accessibleIds(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  conv: string,
+  isProtected: boolean,
+  ids: readonly number[],
+): Promise<number[]> {
+  if (!isProtected || !ids.length) return [...ids];
+  const got = await receivedIds(ctx, realmId, conv, userId, ids);
+  return ids.filter((id) => got.has(id));
 }
 
 /** Every user's spans in this channel: {user id: spans}. */
@@ -171,27 +201,3 @@ const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 export const receivedConversationHandlers: Record<string, Handler<ConvState>> = { receivedRows };
-
-/** Leaf: one user's spans in a channel. {spans} */
-const userSpansHandler: Handler<DirState> = (state, args) => {
-  const ch = state.channels[String(args.stream_id)];
-  const sub = ch ? state.subs[String(ch.id)]?.[String(args.userId)] : undefined;
-  return { reply: { spans: (ch && sub ? spansOf(ch, sub) : []) as unknown as Value } };
-};
-
-/** Leaf: every user's spans in a channel (those with any). {spans: {user id: spans}} */
-const channelSpansHandler: Handler<DirState> = (state, args) => {
-  const ch = state.channels[String(args.stream_id)];
-  const out: Record<string, Span[]> = {};
-  if (ch)
-    for (const [uid, sub] of Object.entries(state.subs[String(ch.id)] ?? {})) {
-      const s = spansOf(ch, sub);
-      if (s.length) out[uid] = s;
-    }
-  return { reply: { spans: out as unknown as Obj } };
-};
-
-export const receivedDirectoryHandlers: Record<string, Handler<DirState>> = {
-  userSpans: userSpansHandler,
-  channelSpans: channelSpansHandler,
-};

@@ -12,6 +12,9 @@
 // is decided from the messages' times, so a sweep lost in a crash is simply
 // done by the next one, and a repeated sweep finds nothing left to delete.
 //
+// The directory's part (`retentionPlan`, `listDmConversation`) is
+// channel-directory/retention.ts.
+//
 // Cost: the directory lists the channels and DM conversations once
 // (O(channels + DM conversations)); each conversation reads its messages
 // in id order from the oldest and stops at the first one that has not
@@ -35,9 +38,9 @@ import { directoryRef, realmRef } from "../realm/index.ts";
 import type { MessageLimits } from "../realm/message-limits.ts";
 import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
-import { getMsgs, idsRange, isDmKey, type ConvState, type Msg } from "./conversation-state.ts";
-import { channelConvRef, channelDirectoryRef } from "./refs.ts";
-import type { DirState } from "./state.ts";
+import { channelDirectoryRef, conversationRef, isDmKey } from "../addresses.ts";
+import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
+import { channelConvRef } from "./refs.ts";
 
 const DAY_SECONDS = 86400;
 /** Zulip runs archive_messages daily; hourly keeps the lag well under a day. */
@@ -50,32 +53,6 @@ const SWEEP_DELAY_MS = 500;
 function requireInternal(caller: Caller | null, origin: string | undefined): void {
   if (caller || origin === "external") throw errors.accessDenied();
 }
-
-/**
- * Directory, internal: {realmDays} -> {channels: [{streamId, days}], dms},
- * the channels whose messages expire (effective retention > 0) and, when
- * the realm's retention is not unlimited, its DM conversations' keys.
- */
-const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
-  requireInternal(caller, ctx.origin);
-  const realmDays = typeof args.realmDays === "number" ? args.realmDays : -1;
-  const channels: Obj[] = [];
-  for (const ch of Object.values(state.channels)) {
-    const days = ch.retentionDays ?? realmDays;
-    if (days > 0) channels.push({ streamId: ch.id, days });
-  }
-  const dms = realmDays > 0 ? Object.keys(state.dmConvs) : [];
-  return { reply: { channels, dms } };
-};
-
-/** Directory, internal: {key} -> {}: remember a DM conversation (once; a known one writes nothing). */
-const listDmConversation: Handler<DirState> = (state, args, ctx, caller) => {
-  requireInternal(caller, ctx.origin);
-  const key = typeof args.key === "string" ? args.key : "";
-  if (!isDmKey(key)) throw errors.internal();
-  if (Object.hasOwn(state.dmConvs, key)) return { reply: {} };
-  return { facts: [{ type: "dmConvListed", key }], reply: {} };
-};
 
 /**
  * A conversation handler that, in a DM conversation, lists the
@@ -119,10 +96,6 @@ const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { ...d, reply: { deleted: expired, more: expired.length === PAGE } };
 };
 
-export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = {
-  retentionPlan,
-  listDmConversation,
-};
 export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
 
 type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
@@ -140,7 +113,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
   }));
   for (const key of plan.dms ?? [])
     work.push({
-      ref: { kind: "channel", realm: realmId, key },
+      ref: conversationRef(realmId, key),
       before: now - limits.retentionDays * DAY_SECONDS,
     });
   // One conversation's failure (its shard moving) does not hold up the others; the next sweep retries it.

@@ -15,9 +15,10 @@
 import { errors } from "../errors.ts";
 import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj } from "../types.ts";
-import { conversationHandlers, roster } from "./conversation-handlers.ts";
-import { isDmKey, type ConvState } from "./conversation-state.ts";
-import { channelDirectoryRef } from "./refs.ts";
+import { conversationHandlers } from "./conversation-handlers.ts";
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { roster } from "../markdown/roster-view.ts";
+import type { ConvState } from "./conversation-state.ts";
 
 /** Zulip's silent_mention_syntax_for_user. */
 function silentMention(fullName: string, userId: number): string {

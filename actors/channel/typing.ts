@@ -1,6 +1,7 @@
-// Typing notifications, the channel kind's part (Zulip's zerver/views/typing.py
-// and zerver/actions/typing.py): the directory's leaf read of a channel for
-// POST /typing, and POST /messages/{id}/typing on the message's conversation.
+// Typing notifications, the conversation's part (Zulip's zerver/views/typing.py
+// and zerver/actions/typing.py): POST /messages/{id}/typing on the message's
+// conversation. The directory's leaf read of a channel for POST /typing is in
+// channel-directory/typing.ts.
 //
 // Nothing here is durable: a decision carries events and no facts, so no
 // journal append happens. Zulip's server keeps no typing state either (no
@@ -11,12 +12,12 @@ import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Handler, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { accessibleIds, canAccessContent, historyProtected, type RosterEntry } from "./access.ts";
+import { isDmKey } from "../addresses.ts";
+import { historyProtected } from "../channel-directory/access.ts";
+import { accessibleIds } from "./received.ts";
 import { audience, me, msgOf } from "./conversation-handlers.ts";
 import { checkContentEdit, messageLimits } from "./edit-rules.ts";
-import { isDmKey, type ConvState } from "./conversation-state.ts";
-import { contentAccessViaGroups } from "./directory-handlers.ts";
-import type { DirState } from "./state.ts";
+import type { ConvState } from "./conversation-state.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS (the realm's typingAudience applies it). */
 const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -42,44 +43,6 @@ export async function typingAudience(
     channel: opts.channel === true,
   })) as unknown as TypingAudience;
 }
-
-/**
- * Leaf read for POST /typing to a channel (access_stream_by_id_for_message):
- * `ok` false for an unknown or archived channel or one whose content the
- * user cannot access ("Invalid channel ID"); else its can_send_message_group
- * and its active subscribers, or null past the typing size limit (counting
- * subscriptions, so the realm need not be asked about a large channel).
- */
-const typingChannel: Handler<DirState> = async (state, args, ctx) => {
-  const ch = state.channels[String(args.stream_id)];
-  const u = { userId: Number(args.userId), role: Number(args.role) } as RosterEntry;
-  if (!ch || ch.isArchived) return { reply: { ok: false } as Obj };
-  // Content access through the channel's groups (FL 354) only when the cheap checks fail.
-  if (!canAccessContent(state, ch, u) && !(await contentAccessViaGroups(ctx, state, ch, u.userId)))
-    return { reply: { ok: false } as Obj };
-  const subs = state.subs[String(ch.id)];
-  const subscribers: number[] = [];
-  let large = false;
-  if (subs) {
-    for (const [id, s] of Object.entries(subs)) {
-      if (!s.active) continue;
-      if (subscribers.length === MAX_CHANNEL_SIZE_FOR_TYPING) {
-        large = true;
-        break;
-      }
-      subscribers.push(Number(id));
-    }
-  }
-  return {
-    reply: {
-      ok: true,
-      canSend: structuredClone(ch.groups.can_send_message_group!) as Obj[string],
-      subscribers: large ? null : subscribers,
-    },
-  };
-};
-
-export const typingDirectoryHandlers: Record<string, Handler<DirState>> = { typingChannel };
 
 /**
  * POST /messages/{id}/typing: access_message for modifying, then

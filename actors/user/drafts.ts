@@ -12,7 +12,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.drafts`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";

@@ -8,7 +8,7 @@
 // (Zulip's access_stream_by_id), as the topic-policy handlers do; so it is
 // not a leaf itself, and conversation actors never call it.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj } from "../types.ts";
 import { FLAG_BITS, flagDecision, msgsOf, type RowRef } from "./flags.ts";

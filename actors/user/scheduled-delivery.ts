@@ -11,7 +11,7 @@
 // repeated after a crash sends once.
 
 import { errors, ZulipError } from "../errors.ts";
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
+import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "./behavior.ts";

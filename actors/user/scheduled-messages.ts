@@ -20,7 +20,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.scheduled`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
+import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, ActorRef, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";

@@ -9,7 +9,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.userTopics`; old snapshots
 // lack it and `topicsOf` supplies the empty default.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { ActorContext, Caller, Handler, Obj } from "../types.ts";
 import type { UserState } from "./state.ts";

@@ -9,7 +9,7 @@
 // silence; clients expire a start after
 // server_typing_started_expiry_period_milliseconds (POST /register).
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, type GroupSettingValue } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";

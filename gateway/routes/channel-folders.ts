@@ -3,7 +3,7 @@
 // and checks who may change them (actors/channel/folders.ts).
 
 import { channelDirectoryRef } from "../../actors/index.ts";
-import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel/folders.ts";
+import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel-directory/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";

@@ -13,24 +13,11 @@ import { errors } from "../errors.ts";
 import type { ActorContext, Caller, Handler, Obj } from "../types.ts";
 import { Turn, isAdmin } from "./access.ts";
 import { renderDescription } from "./format.ts";
-import type { DirState } from "./state.ts";
+import type { ChannelFolder, DirState } from "./state.ts";
 
 /** Zulip's ChannelFolder.MAX_NAME_LENGTH and MAX_DESCRIPTION_LENGTH (register's max_channel_folder_*). */
 export const FOLDER_NAME_MAX = 60;
 export const FOLDER_DESCRIPTION_MAX = 1024;
-
-export interface ChannelFolder {
-  id: number;
-  name: string;
-  description: string;
-  renderedDescription: string;
-  /** Position among the realm's folders (FL 414); a new folder's is its id. */
-  order: number;
-  creatorId: number | null;
-  /** UNIX seconds. */
-  dateCreated: number;
-  isArchived: boolean;
-}
 
 type FolderFact =
   | { type: "folderCreated"; folder: ChannelFolder }

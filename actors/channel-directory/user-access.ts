@@ -14,8 +14,7 @@ import { userRef } from "../user/index.ts";
 import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { Turn } from "./access.ts";
-import { activeSubscriberIds } from "./format.ts";
-import type { DirState } from "./state.ts";
+import { activeSubscriberIds, type DirState } from "./state.ts";
 
 const ROLE_GUEST = 600;
 

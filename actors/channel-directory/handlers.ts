@@ -1,4 +1,4 @@
-// Handlers of the per-realm channel directory (channel actor, key
+// Handlers of the per-realm channel directory (kind channelDirectory, key
 // "directory"): channel creation and settings, subscriptions and their
 // properties, and the channel lists. Calls go one way: this actor calls the
 // realm (`roster`, `publicInfo`) and the permissions module, which never
@@ -29,9 +29,6 @@ import {
   type RosterEntry,
 } from "./access.ts";
 import {
-  activeSubscriberIds,
-  mutedSubscriberIds,
-  pushOnSubscriberIds,
   formatChannel,
   formatSub,
   pickColor,
@@ -45,6 +42,7 @@ import { folderById } from "./folders.ts";
 import { accessChangeHandoffs } from "./user-access.ts";
 import {
   GROUP_SETTINGS,
+  activeSubscriberIds,
   applyDirFact as applyCopy,
   cloneDir,
   type Channel,
@@ -53,6 +51,8 @@ import {
   type GroupValue,
   type Span,
   type Sub,
+  mutedSubscriberIds,
+  pushOnSubscriberIds,
   spansOf,
 } from "./state.ts";
 import {

@@ -6,7 +6,7 @@ import { errors } from "../errors.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
 import type { Handler, Obj } from "../types.ts";
 import { Turn, canAccessContent, isGuest, isSubscribed } from "./access.ts";
-import { newSub, subscriptionEvents } from "./directory-handlers.ts";
+import { newSub, subscriptionEvents } from "./handlers.ts";
 import { applyDirFact, cloneDir, type DirState } from "./state.ts";
 
 function idList(args: Obj, name: string): number[] {

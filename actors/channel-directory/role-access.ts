@@ -11,8 +11,8 @@
 import { errors } from "../errors.ts";
 import type { Handler, Obj, OutEvent } from "../types.ts";
 import { Turn, canSeeMetadata, isAdmin, isGuest, type RosterEntry } from "./access.ts";
-import { activeSubscriberIds, formatChannel } from "./format.ts";
-import type { Channel, DirState } from "./state.ts";
+import { formatChannel } from "./format.ts";
+import { activeSubscriberIds, type Channel, type DirState } from "./state.ts";
 
 /** Who may see a channel's subscriber list (access.ts peerAudience's rule, for one user). */
 function seesSubscribers(state: DirState, ch: Channel, u: RosterEntry): boolean {
