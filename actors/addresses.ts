@@ -6,11 +6,12 @@
 // A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
 // The kinds' doors re-export these under their old names.
 
+import type { ChannelProtocol } from "./channel/protocol.ts";
+import type { ChannelDirectoryProtocol } from "./channel-directory/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
-import type { ActorRef } from "./types.ts";
 
 /**
  * The realm's group directory: every named group of the realm, its
@@ -26,26 +27,26 @@ export function emojiDirectoryRef(realmId: number): Ref<EmojiProtocol> {
 }
 
 /** The realm's channel directory (metadata, names, subscriptions). */
-export function channelDirectoryRef(realmId: number): ActorRef {
-  return { kind: "channelDirectory", realm: realmId, key: "directory" };
+export function channelDirectoryRef(realmId: number): Ref<ChannelDirectoryProtocol> {
+  return ref({ kind: "channelDirectory", realm: realmId, key: "directory" });
 }
 
 /** The messages of one channel. */
-export function channelConvRef(realmId: number, channelId: number): ActorRef {
-  return { kind: "channel", realm: realmId, key: String(channelId) };
+export function channelConvRef(realmId: number, channelId: number): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: String(channelId) });
 }
 
 /** The messages of one direct-message conversation (its participants, sender included). */
-export function dmConvRef(realmId: number, userIds: number[]): ActorRef {
-  return { kind: "channel", realm: realmId, key: dmKey(userIds) };
+export function dmConvRef(realmId: number, userIds: number[]): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: dmKey(userIds) });
 }
 
 /**
  * A conversation by its key (a channel id, or a DM key), as the directory
  * and the user actors list them (the retention sweep, `manage migrate`).
  */
-export function conversationRef(realmId: number, key: string): ActorRef {
-  return { kind: "channel", realm: realmId, key };
+export function conversationRef(realmId: number, key: string): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key });
 }
 
 /** Whether a conversation key is a direct-message conversation's ("dm:<ids>"), not a channel id. */

@@ -146,7 +146,7 @@ export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry, t?:
 }
 
 /** Content access (messages, subscriber list): subscribers, or a public channel for non-guests. */
-export function canAccessContent(state: DirState, ch: Channel, u: RosterEntry): boolean {
+export function canAccessContent(state: DirState, ch: Channel, u: { userId: number; role: number }): boolean {
   if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
   return !ch.inviteOnly && !isGuest(u.role);
 }

@@ -8,7 +8,7 @@
 // (storedAs), so its journal and snapshots are read unchanged, and each
 // kind serves its own keys only (ownsKey).
 
-import type { Behavior, Handler } from "../types.ts";
+import { defineBehavior, handlersOf } from "../protocol.ts";
 import { directoryHandlers } from "./handlers.ts";
 import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
@@ -26,6 +26,7 @@ import { userAccessDirectoryHandlers } from "./user-access.ts";
 import { userChannelsDirectoryHandlers } from "./user-channels.ts";
 import { firstMessageDirectoryHandlers } from "./first-message.ts";
 import { recentlyActiveDirectoryHandlers } from "./recently-active.ts";
+import { channelDirectoryProtocol, type ChannelDirectoryProtocol } from "./protocol.ts";
 import {
   CHANNEL_DIRECTORY_KEY,
   applyDirFact,
@@ -35,7 +36,7 @@ import {
   type DirState,
 } from "./state.ts";
 
-const handlers: Record<string, Handler<DirState>> = {
+const handlers = handlersOf<DirState, ChannelDirectoryProtocol>()({
   ...directoryHandlers,
   ...bulkDeleteDirectoryHandlers,
   ...messageExtrasDirectoryHandlers,
@@ -53,10 +54,11 @@ const handlers: Record<string, Handler<DirState>> = {
   ...userChannelsDirectoryHandlers,
   ...firstMessageDirectoryHandlers,
   ...recentlyActiveDirectoryHandlers,
-};
+});
 
-export const channelDirectoryBehavior: Behavior<DirState> = {
+export const channelDirectoryBehavior = defineBehavior<DirState, ChannelDirectoryProtocol>({
   kind: "channelDirectory",
+  protocol: channelDirectoryProtocol,
   storedAs: "channel",
   ownsKey: (key) => key === CHANNEL_DIRECTORY_KEY,
   initial: initialDir,
@@ -64,40 +66,4 @@ export const channelDirectoryBehavior: Behavior<DirState> = {
   toSnapshot: dirToSnapshot,
   fromSnapshot: dirFromSnapshot,
   handlers,
-  // Nothing without a caller: channels have no spectator reads yet.
-  external: {
-    createChannel: "caller",
-    subscribe: "caller",
-    unsubscribe: "caller",
-    mySubscriptions: "caller",
-    listChannels: "caller",
-    getChannel: "caller",
-    channelIdByName: "caller",
-    members: "caller",
-    updateChannel: "caller",
-    archiveChannel: "caller",
-    setSubProperties: "caller",
-    registerState: "caller",
-    peersOfDeactivated: "caller",
-    defaultChannelIds: "caller",
-    channelNamesByIds: "caller",
-    sendContext: "caller",
-    lookupNames: "caller",
-    narrowContext: "caller",
-    publicChannelIds: "caller",
-    renderPreview: "caller",
-    setDefaultChannel: "caller",
-    joinDefaultChannels: "caller",
-    subscriptionStatus: "caller",
-    updateSubscriptions: "caller",
-    checkInviteChannels: "caller",
-    roleAccessChanged: "caller",
-    createChannelFolder: "caller",
-    channelFolders: "caller",
-    updateChannelFolder: "caller",
-    reorderChannelFolders: "caller",
-    registerChannelFolders: "caller",
-    accessibleUsers: "caller",
-    userChannels: "caller",
-  },
-};
+});

@@ -4,8 +4,8 @@
 // themselves run in the conversations (actors/channel/bulk-delete-handlers.ts).
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler } from "../types.ts";
-import type { DirState } from "./state.ts";
+import type { Caller } from "../types.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 /** Internal callers, or an administrator of this realm acting through the gateway. */
 function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
@@ -18,7 +18,7 @@ function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
  * decides (not invite-only and with public history; archived ones too).
  * Every other channel is private.
  */
-const publicChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
+const publicChannelIds: DirHandler<"publicChannelIds"> = (state, _args, _ctx, caller) => {
   requireAdminOrInternal(state.realmId, caller);
   const ids = Object.values(state.channels)
     .filter((ch) => !ch.inviteOnly && ch.historyPublic)
@@ -27,4 +27,4 @@ const publicChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
   return { reply: { public: ids } };
 };
 
-export const bulkDeleteDirectoryHandlers: Record<string, Handler<DirState>> = { publicChannelIds };
+export const bulkDeleteDirectoryHandlers: DirHandlers<"publicChannelIds"> = { publicChannelIds };

@@ -7,13 +7,21 @@
 
 import { accessChangeHandoffs } from "./user-access.ts";
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import { Turn, canSeeMetadata, isAdmin, isSubscribed } from "./access.ts";
-import { defaultStreamsEvent, directoryHandlers, newSub, spanBound, subscriptionEvents } from "./handlers.ts";
+import {
+  defaultStreamsEvent,
+  newSub,
+  spanBound,
+  subscribe,
+  subscriptionEvents,
+  unsubscribe,
+} from "./handlers.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 import { applyDirFact, cloneDir, type Channel, type DirState } from "./state.ts";
 
-function channelOf(state: DirState, id: unknown): Channel | undefined {
-  return typeof id === "number" ? state.channels[String(id)] : undefined;
+function channelOf(state: DirState, id: number): Channel | undefined {
+  return state.channels[String(id)];
 }
 
 /**
@@ -22,11 +30,11 @@ function channelOf(state: DirState, id: unknown): Channel | undefined {
  * not subscribed to is an invalid id); adding needs a live channel, removing
  * takes an archived one too. Both announce the list, changed or not.
  */
-const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+const setDefaultChannel: DirHandler<"setDefaultChannel"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
   if (!isAdmin(u.role)) throw errors.mustBeAdmin();
-  const wanted = args.is_default === true;
+  const wanted = args.is_default;
   const ch = channelOf(state, args.stream_id);
   if (!ch || (ch.inviteOnly && !isSubscribed(state, ch, u.userId))) throw errors.invalidChannelId();
   if (wanted && ch.isArchived) throw errors.invalidChannelId();
@@ -48,13 +56,13 @@ const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) =>
  * calls it after POST /users, the CLI after create-user: an administrator
  * or an internal caller.
  */
-const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+const joinDefaultChannels: DirHandler<"joinDefaultChannels"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   if (caller) {
     if (caller.realmId !== state.realmId) throw errors.accessDenied();
     if (!isAdmin(t.me(caller).role)) throw errors.mustBeAdmin();
   }
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
+  const target = t.users.get(args.user_id);
   if (!target || !target.isActive || target.isBot) throw errors.noSuchUser();
   let s = cloneDir(state);
   const facts: Obj[] = [];
@@ -96,10 +104,10 @@ const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) 
  * user" for unknown ids; bots are answered for since FL 458), then the
  * channel as the caller may see it (administrators see private ones).
  */
-const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) => {
+const subscriptionStatus: DirHandler<"subscriptionStatus"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const u = t.me(caller);
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
+  const target = t.users.get(args.user_id);
   if (!target) throw errors.noSuchUser();
   if (!target.isActive) throw errors.userDeactivated();
   const ch = channelOf(state, args.stream_id);
@@ -112,31 +120,33 @@ const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) =
  * the unsubscribe on its outcome, in one turn, so a failure of either
  * changes nothing (Zulip's compose_views runs both in one transaction).
  */
-const updateSubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
-  const add = (args.add as Obj[] | undefined) ?? [];
-  const del = (args.delete as string[] | undefined) ?? [];
+const updateSubscriptions: DirHandler<"updateSubscriptions"> = async (state, args, ctx, caller) => {
+  const add = args.add ?? [];
+  const del = args.delete ?? [];
   if (!add.length && !del.length) throw errors.nothingToDoSubgroups();
-  const first = await directoryHandlers.subscribe!(state, { subscriptions: add }, ctx, caller);
+  const first = await subscribe(state, { subscriptions: add }, ctx, caller);
   let s = cloneDir(state);
   for (const f of first.facts ?? []) s = applyDirFact(s, f);
-  const second = await directoryHandlers.unsubscribe!(s, { subscriptions: del }, ctx, caller);
-  const a = (first.reply ?? {}) as Obj;
-  const b = (second.reply ?? {}) as Obj;
+  const second = await unsubscribe(s, { subscriptions: del }, ctx, caller);
+  const a = first.reply;
+  const b = second.reply;
   return {
     facts: [...(first.facts ?? []), ...(second.facts ?? [])],
     events: [...(first.events ?? []), ...(second.events ?? [])],
     replyAfterEvents: true,
     reply: {
-      subscribed: a.subscribed ?? {},
-      already_subscribed: a.already_subscribed ?? {},
-      removed: b.removed ?? [],
-      not_removed: b.not_removed ?? [],
-      created: a.created ?? [],
+      subscribed: a?.subscribed ?? {},
+      already_subscribed: a?.already_subscribed ?? {},
+      removed: b?.removed ?? [],
+      not_removed: b?.not_removed ?? [],
+      created: a?.created ?? [],
     },
   };
 };
 
-export const channelExtrasDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const channelExtrasDirectoryHandlers: DirHandlers<
+  "setDefaultChannel" | "joinDefaultChannels" | "subscriptionStatus" | "updateSubscriptions"
+> = {
   setDefaultChannel,
   joinDefaultChannels,
   subscriptionStatus,

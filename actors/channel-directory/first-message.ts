@@ -12,9 +12,9 @@
 // conversation's side is actors/channel/first-message.ts.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import { Turn, metadataAudience } from "./access.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 function internalOnly(origin: string | undefined): void {
   if (origin === "external") throw errors.accessDenied();
@@ -26,12 +26,12 @@ function internalOnly(origin: string | undefined): void {
  * deletion or move): sets it to `message_id` (null: no message left) and
  * tells the channel's audience when it changed.
  */
-const setFirstMessageId: Handler<DirState> = async (state, args, ctx) => {
+const setFirstMessageId: DirHandler<"setFirstMessageId"> = async (state, args, ctx) => {
   internalOnly(ctx.origin);
   const ch = state.channels[String(args.stream_id)];
   if (!ch) return { reply: {} };
-  const value = typeof args.message_id === "number" ? args.message_id : null;
-  if (args.event !== true) {
+  const value = args.message_id;
+  if (!args.event) {
     if (ch.firstMessageId !== null || value === null) return { reply: {} };
     return {
       facts: [{ type: "channelChanged", channelId: ch.id, changes: { firstMessageId: value } }],
@@ -55,4 +55,4 @@ const setFirstMessageId: Handler<DirState> = async (state, args, ctx) => {
   };
 };
 
-export const firstMessageDirectoryHandlers: Record<string, Handler<DirState>> = { setFirstMessageId };
+export const firstMessageDirectoryHandlers: DirHandlers<"setFirstMessageId"> = { setFirstMessageId };

@@ -18,9 +18,12 @@
 import { channelConvRef, channelDirectoryRef } from "../addresses.ts";
 import { dict, own } from "../dict.ts";
 import { topicKey, splitMessageId } from "../markdown/markdown.ts";
-import type { ActorContext, Handler, Obj } from "../types.ts";
+import type { ChannelProtocol } from "../channel/protocol.ts";
+import type { ArgsOf } from "../protocol.ts";
+import type { ActorContext } from "../types.ts";
 import { historyProtected, isGuest, isSubscribed } from "./access.ts";
-import { spansOf, type DirState, type Span } from "./state.ts";
+import type { ChannelDirectoryProtocol, DirHandler, DirHandlers, TopicLinkTarget } from "./protocol.ts";
+import { spansOf, type DirState } from "./state.ts";
 
 /** Topics a message may link with `with` ids: more are left plain. */
 export const MAX_LINKED_TOPICS = 20;
@@ -48,16 +51,10 @@ export function linkedTopics(content: string): [string, string][] {
   return [...out.values()];
 }
 
-interface Target {
-  id: number;
-  /** The writer's received spans, when the channel's history is protected. */
-  spans?: Span[];
-}
-
 /** A conversation's own answer to `topicLatest`, for a send or edit in that conversation. */
 export interface LocalLatest {
   key: string;
-  latest(args: Obj): Promise<Record<string, number>>;
+  latest(args: ArgsOf<ChannelProtocol, "topicLatest">): Promise<Record<string, number>>;
 }
 
 /**
@@ -76,14 +73,11 @@ export async function topicLatestFor(
   const out = new Map<string, number>();
   const links = linkedTopics(content);
   if (!links.length) return out;
-  const ask: Obj = { names: [...new Set(links.map(([c]) => c))], userId: writer.userId, role: writer.role };
-  const targets = (dir
+  const ask = { names: [...new Set(links.map(([c]) => c))], userId: writer.userId, role: writer.role };
+  const targets = dir
     ? targetsOf(dir, ask)
-    : await ctx.call(channelDirectoryRef(realmId), "topicLinkTargets", ask)) as unknown as Record<
-    string,
-    Target
-  >;
-  const byChannel = new Map<number, { target: Target; topics: string[] }>();
+    : await ctx.call(channelDirectoryRef(realmId), "topicLinkTargets", ask);
+  const byChannel = new Map<number, { target: TopicLinkTarget; topics: string[] }>();
   for (const [channel, topic] of links) {
     const target = own(targets, channel);
     if (!target) continue;
@@ -93,14 +87,11 @@ export async function topicLatestFor(
   }
   await Promise.all(
     [...byChannel].map(async ([id, { target, topics }]) => {
-      const args: Obj = { topics, userId: writer.userId, ...(target.spans ? { spans: target.spans } : {}) };
+      const args = { topics, userId: writer.userId, ...(target.spans ? { spans: target.spans } : {}) };
       const latest =
         local && local.key === String(id)
           ? await local.latest(args)
-          : ((await ctx.call(channelConvRef(realmId, id), "topicLatest", args)) as unknown as Record<
-              string,
-              number
-            >);
+          : await ctx.call(channelConvRef(realmId, id), "topicLatest", args);
       for (const topic of topics) {
         const found = own(latest, topic.toLowerCase());
         if (found) out.set(topicKey(id, topic), found);
@@ -114,12 +105,14 @@ export async function topicLatestFor(
  * Directory ({names, userId, role} -> {name: {id, spans?}}): the live
  * channels of those (lowercased) names whose content the user may access.
  */
-function targetsOf(state: DirState, args: Obj): Obj {
-  const out = dict<Obj>();
-  const userId = Number(args.userId);
-  const guest = isGuest(Number(args.role));
-  for (const raw of Array.isArray(args.names) ? args.names.slice(0, MAX_LINKED_TOPICS) : []) {
-    if (typeof raw !== "string") continue;
+function targetsOf(
+  state: DirState,
+  args: ArgsOf<ChannelDirectoryProtocol, "topicLinkTargets">,
+): Record<string, TopicLinkTarget> {
+  const out = dict<TopicLinkTarget>();
+  const { userId } = args;
+  const guest = isGuest(args.role);
+  for (const raw of args.names.slice(0, MAX_LINKED_TOPICS)) {
     const id = own(state.byName, raw);
     const ch = id === undefined ? undefined : state.channels[String(id)];
     if (!ch || ch.isArchived) continue;
@@ -135,6 +128,6 @@ function targetsOf(state: DirState, args: Obj): Obj {
   return out;
 }
 
-const topicLinkTargets: Handler<DirState> = (state, args) => ({ reply: targetsOf(state, args) });
+const topicLinkTargets: DirHandler<"topicLinkTargets"> = (state, args) => ({ reply: targetsOf(state, args) });
 
-export const markdownLinksDirectoryHandlers: Record<string, Handler<DirState>> = { topicLinkTargets };
+export const markdownLinksDirectoryHandlers: DirHandlers<"topicLinkTargets"> = { topicLinkTargets };

@@ -9,9 +9,9 @@ import { errors } from "../errors.ts";
 import { emptyEnv, needsChannels, renderMarkdown } from "../markdown/markdown.ts";
 import { mentionGroupsFor } from "../markdown/group-mentions.ts";
 import { roster } from "../markdown/roster-view.ts";
-import type { Caller, Handler } from "../types.ts";
+import type { Caller } from "../types.ts";
 import { topicLatestFor } from "./markdown-links.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 function me(caller: Caller | null): Caller {
   if (!caller) throw errors.accessDenied();
@@ -23,9 +23,9 @@ function me(caller: Caller | null): Caller {
  * active users for mentions, its linkifiers, this directory's live
  * channels for #**channel** links.
  */
-const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
+const renderPreview: DirHandler<"renderPreview"> = async (state, args, ctx, caller) => {
   me(caller);
-  const content = String(args.content ?? "");
+  const content = args.content;
   const users = await roster(ctx, state.realmId);
   const env = emptyEnv();
   env.linkifiers = users.linkifiers ?? [];
@@ -41,4 +41,4 @@ const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
   return { reply: { rendered: renderMarkdown(content, env) } };
 };
 
-export const messageExtrasDirectoryHandlers: Record<string, Handler<DirState>> = { renderPreview };
+export const messageExtrasDirectoryHandlers: DirHandlers<"renderPreview"> = { renderPreview };

@@ -3,18 +3,18 @@
 // conversations to tell which of their messages a user received
 // (actors/channel/received.ts). Leaves: no calls.
 
-import type { Handler, Obj, Value } from "../types.ts";
-import { spansOf, type DirState, type Span } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
+import { spansOf, type Span } from "./state.ts";
 
 /** Leaf: one user's spans in a channel. {spans} */
-const userSpansHandler: Handler<DirState> = (state, args) => {
+const userSpans: DirHandler<"userSpans"> = (state, args) => {
   const ch = state.channels[String(args.stream_id)];
   const sub = ch ? state.subs[String(ch.id)]?.[String(args.userId)] : undefined;
-  return { reply: { spans: (ch && sub ? spansOf(ch, sub) : []) as unknown as Value } };
+  return { reply: { spans: ch && sub ? spansOf(ch, sub) : [] } };
 };
 
 /** Leaf: every user's spans in a channel (those with any). {spans: {user id: spans}} */
-const channelSpansHandler: Handler<DirState> = (state, args) => {
+const channelSpans: DirHandler<"channelSpans"> = (state, args) => {
   const ch = state.channels[String(args.stream_id)];
   const out: Record<string, Span[]> = {};
   if (ch)
@@ -22,10 +22,10 @@ const channelSpansHandler: Handler<DirState> = (state, args) => {
       const s = spansOf(ch, sub);
       if (s.length) out[uid] = s;
     }
-  return { reply: { spans: out as unknown as Obj } };
+  return { reply: { spans: out } };
 };
 
-export const receivedDirectoryHandlers: Record<string, Handler<DirState>> = {
-  userSpans: userSpansHandler,
-  channelSpans: channelSpansHandler,
+export const receivedDirectoryHandlers: DirHandlers<"userSpans" | "channelSpans"> = {
+  userSpans,
+  channelSpans,
 };

@@ -16,8 +16,9 @@
 // This is the directory's side; the send's is actors/channel/recently-active.ts.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj, OutEvent } from "../types.ts";
+import type { Obj, OutEvent } from "../types.ts";
 import { Turn, metadataAudience } from "./access.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 import type { Channel, DirState } from "./state.ts";
 
 const DAY_SECONDS = 86400;
@@ -41,11 +42,11 @@ function activeEvent(t: Turn, state: DirState, ch: Channel, value: boolean): Out
 }
 
 /** Directory, internal: {stream_id, day}: a message was sent to the channel on `day`. */
-const recordMessageDay: Handler<DirState> = async (state, args, ctx) => {
+const recordMessageDay: DirHandler<"recordMessageDay"> = async (state, args, ctx) => {
   internalOnly(ctx.origin);
   const ch = state.channels[String(args.stream_id)];
-  const day = typeof args.day === "number" ? args.day : null;
-  if (!ch || day === null) return { reply: {} };
+  const { day } = args;
+  if (!ch) return { reply: {} };
   const wasActive = ch.isRecentlyActive !== false;
   if (wasActive && ch.lastMessageDay !== undefined && ch.lastMessageDay !== null && ch.lastMessageDay >= day)
     return { reply: {} };
@@ -63,9 +64,9 @@ const recordMessageDay: Handler<DirState> = async (state, args, ctx) => {
  * those who may see them. A channel whose day is unknown (state from before
  * the day was kept) counts from this sweep on, so none turns inactive early.
  */
-const sweepRecentlyActive: Handler<DirState> = async (state, args, ctx) => {
+const sweepRecentlyActive: DirHandler<"sweepRecentlyActive"> = async (state, args, ctx) => {
   internalOnly(ctx.origin);
-  const now = typeof args.now === "number" ? Math.floor(args.now / 1000) : 0;
+  const now = Math.floor(args.now / 1000);
   const today = Math.floor(now / DAY_SECONDS);
   const cutoff = now - RECENTLY_ACTIVE_DAYS * DAY_SECONDS;
   const facts: Obj[] = [];
@@ -94,7 +95,7 @@ const sweepRecentlyActive: Handler<DirState> = async (state, args, ctx) => {
   };
 };
 
-export const recentlyActiveDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const recentlyActiveDirectoryHandlers: DirHandlers<"recordMessageDay" | "sweepRecentlyActive"> = {
   recordMessageDay,
   sweepRecentlyActive,
 };

@@ -4,8 +4,8 @@
 
 import { isDmKey } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
-import type { DirState } from "./state.ts";
+import type { Caller } from "../types.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 function requireInternal(caller: Caller | null, origin: string | undefined): void {
   if (caller || origin === "external") throw errors.accessDenied();
@@ -16,10 +16,10 @@ function requireInternal(caller: Caller | null, origin: string | undefined): voi
  * the channels whose messages expire (effective retention > 0) and, when
  * the realm's retention is not unlimited, its DM conversations' keys.
  */
-const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
+const retentionPlan: DirHandler<"retentionPlan"> = (state, args, ctx, caller) => {
   requireInternal(caller, ctx.origin);
-  const realmDays = typeof args.realmDays === "number" ? args.realmDays : -1;
-  const channels: Obj[] = [];
+  const { realmDays } = args;
+  const channels: { streamId: number; days: number }[] = [];
   for (const ch of Object.values(state.channels)) {
     const days = ch.retentionDays ?? realmDays;
     if (days > 0) channels.push({ streamId: ch.id, days });
@@ -29,15 +29,15 @@ const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
 };
 
 /** Directory, internal: {key} -> {}: remember a DM conversation (once; a known one writes nothing). */
-const listDmConversation: Handler<DirState> = (state, args, ctx, caller) => {
+const listDmConversation: DirHandler<"listDmConversation"> = (state, args, ctx, caller) => {
   requireInternal(caller, ctx.origin);
-  const key = typeof args.key === "string" ? args.key : "";
+  const { key } = args;
   if (!isDmKey(key)) throw errors.internal();
   if (Object.hasOwn(state.dmConvs, key)) return { reply: {} };
   return { facts: [{ type: "dmConvListed", key }], reply: {} };
 };
 
-export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const retentionDirectoryHandlers: DirHandlers<"retentionPlan" | "listDmConversation"> = {
   retentionPlan,
   listDmConversation,
 };

@@ -2,10 +2,9 @@
 // its leaf read of a channel for POST /typing. Nothing here is durable. The
 // conversation's part (POST /messages/{id}/typing) is actors/channel/typing.ts.
 
-import type { Handler, Obj } from "../types.ts";
-import { canAccessContent, type RosterEntry } from "./access.ts";
+import { canAccessContent } from "./access.ts";
 import { contentAccessViaGroups } from "./handlers.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS (the realm's typingAudience applies it). */
 const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -17,13 +16,12 @@ const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
  * and its active subscribers, or null past the typing size limit (counting
  * subscriptions, so the realm need not be asked about a large channel).
  */
-const typingChannel: Handler<DirState> = async (state, args, ctx) => {
+const typingChannel: DirHandler<"typingChannel"> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
-  const u = { userId: Number(args.userId), role: Number(args.role) } as RosterEntry;
-  if (!ch || ch.isArchived) return { reply: { ok: false } as Obj };
+  if (!ch || ch.isArchived) return { reply: { ok: false } };
   // Content access through the channel's groups (FL 354) only when the cheap checks fail.
-  if (!canAccessContent(state, ch, u) && !(await contentAccessViaGroups(ctx, state, ch, u.userId)))
-    return { reply: { ok: false } as Obj };
+  if (!canAccessContent(state, ch, args) && !(await contentAccessViaGroups(ctx, state, ch, args.userId)))
+    return { reply: { ok: false } };
   const subs = state.subs[String(ch.id)];
   const subscribers: number[] = [];
   let large = false;
@@ -40,10 +38,10 @@ const typingChannel: Handler<DirState> = async (state, args, ctx) => {
   return {
     reply: {
       ok: true,
-      canSend: structuredClone(ch.groups.can_send_message_group!) as Obj[string],
+      canSend: structuredClone(ch.groups.can_send_message_group!),
       subscribers: large ? null : subscribers,
     },
   };
 };
 
-export const typingDirectoryHandlers: Record<string, Handler<DirState>> = { typingChannel };
+export const typingDirectoryHandlers: DirHandlers<"typingChannel"> = { typingChannel };

@@ -6,7 +6,7 @@
 // other key (ownsKey).
 
 import { CHANNEL_DIRECTORY_KEY } from "../channel-directory/state.ts";
-import type { Behavior, Handler } from "../types.ts";
+import { defineBehavior, handlersOf, type MethodOf } from "../protocol.ts";
 import { conversationHandlers } from "./conversation-handlers.ts";
 import {
   applyConvFact,
@@ -24,9 +24,9 @@ import { receivedConversationHandlers } from "./received.ts";
 import { markdownLinksConversationHandlers } from "./markdown-links.ts";
 import { retentionConversationHandlers, withDmListing } from "./retention.ts";
 import { subscriptionNoticeConversationHandlers } from "./subscription-notices.ts";
+import { channelProtocol, type ChannelProtocol } from "./protocol.ts";
 
-const handlers: Record<string, Handler<ConvState>> = {};
-for (const [name, h] of Object.entries({
+const handlers = handlersOf<ConvState, ChannelProtocol>()({
   ...conversationHandlers,
   ...bulkDeleteConversationHandlers,
   ...messageExtrasConversationHandlers,
@@ -36,11 +36,11 @@ for (const [name, h] of Object.entries({
   ...markdownLinksConversationHandlers,
   ...retentionConversationHandlers,
   ...subscriptionNoticeConversationHandlers,
-}))
-  handlers[name] = withDmListing(h);
+});
 
-export const channelBehavior: Behavior<ConvState> = {
+export const channelBehavior = defineBehavior<ConvState, ChannelProtocol>({
   kind: "channel",
+  protocol: channelProtocol,
   ownsKey: (key) => key !== CHANNEL_DIRECTORY_KEY,
   initial: initialConv,
   apply: (state, fact) => applyConvFact(state, fact),
@@ -49,7 +49,7 @@ export const channelBehavior: Behavior<ConvState> = {
   handlers,
   // A send only adds a message (its id is new): sends batch together even
   // though each writes records; every other method reads what earlier turns wrote.
-  blind: ["send"],
+  blind: ["send"] satisfies MethodOf<ChannelProtocol>[],
   // History reads answer from the last durable state beside the sends.
   readers: [
     "fetch",
@@ -61,28 +61,12 @@ export const channelBehavior: Behavior<ConvState> = {
     "matchNarrow",
     "receivedRows",
     "topicLatest",
-  ],
+  ] satisfies MethodOf<ChannelProtocol>[],
   upgrade: upgradeConv,
-  // Nothing without a caller: messages have no spectator reads yet.
-  external: {
-    send: "caller",
-    fetch: "caller",
-    getByIds: "caller",
-    locateIds: "caller",
-    topics: "caller",
-    react: "caller",
-    edit: "caller",
-    remove: "caller",
-    prepareMove: "caller",
-    moveIn: "caller",
-    completeMove: "caller",
-    removeMany: "caller",
-    messageEditHistory: "caller",
-    readReceipts: "caller",
-    matchNarrow: "caller",
-    editTyping: "caller",
-    deleteTopicBatch: "caller",
-    receivedRows: "caller",
-    subscriptionNotice: "caller",
-  },
-};
+});
+
+// A DM conversation lists itself with the directory for the retention sweep,
+// once per activation, after its first turn that finds or leaves messages
+// in it (retention.ts).
+for (const [name, h] of Object.entries(channelBehavior.handlers))
+  channelBehavior.handlers[name] = withDmListing(h);

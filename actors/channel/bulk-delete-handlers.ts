@@ -8,14 +8,15 @@
 // like the single-message `remove`.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Caller, Obj, OutEvent } from "../types.ts";
 import { uploadsDirectoryRef } from "../blob/index.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
-import { getMsgs, removedFacts, removeWrites, type ConvState, type Msg } from "./conversation-state.ts";
+import { getMsgs, removedFacts, removeWrites, type Msg } from "./conversation-state.ts";
 import { historyProtected } from "../channel-directory/access.ts";
 import { accessibleIds } from "./received.ts";
 import { firstMessageRemoved } from "./first-message.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Internal callers, or an administrator of this realm acting through the gateway. */
 function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
@@ -28,10 +29,9 @@ function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
  * from the recipients' flag indexes, and send delete_message: one event per
  * topic in a channel (the event names one topic), one for a DM conversation.
  */
-export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
+export const removeMany: ConvHandler<"removeMany"> = async (state, args, ctx, caller) => {
   requireAdminOrInternal(state.realmId, caller);
-  const wanted = Array.isArray(args.ids) ? args.ids.filter((id): id is number => typeof id === "number") : [];
-  const sorted = [...new Set(wanted)].sort((a, b) => a - b);
+  const sorted = [...new Set(args.ids)].sort((a, b) => a - b);
   const msgs = (await getMsgs(ctx, state, sorted)).filter((m): m is Msg => m !== null);
   if (!msgs.length) return { reply: { deleted: [] } };
   const ids = msgs.map((m) => m.id);
@@ -42,14 +42,9 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   if (isDmKey(state.key)) {
     audience = state.key.slice(3).split(",").map(Number);
   } else {
-    const ch = (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+    const ch = await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
       stream_id: Number(state.key),
-    })) as {
-      stream_id: number;
-      subscribers: number[];
-      invite_only: boolean;
-      history_public_to_subscribers: boolean;
-    };
+    });
     streamId = ch.stream_id;
     audience = ch.subscribers;
     isProtected = historyProtected(ch);
@@ -110,4 +105,4 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   };
 };
 
-export const bulkDeleteConversationHandlers: Record<string, Handler<ConvState>> = { removeMany };
+export const bulkDeleteConversationHandlers: ConvHandlers<"removeMany"> = { removeMany };

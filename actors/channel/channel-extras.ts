@@ -4,11 +4,12 @@
 // The directory's channel endpoints are channel-directory/channel-extras.ts.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler } from "../types.ts";
+import type { Caller } from "../types.ts";
 import { historyProtected, isAdmin } from "../channel-directory/access.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
-import { allIds, type ConvState } from "./conversation-state.ts";
+import { allIds } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 import { accessibleIds } from "./received.ts";
 
 /** Zulip's RETENTION_STREAM_MESSAGE_BATCH_SIZE: messages deleted per batch. */
@@ -22,13 +23,13 @@ export const TOPIC_DELETE_BATCH = 100;
  * received, and the delete_message events go only to users who held them.
  * The gateway repeats batches until none is left or its time is up.
  */
-const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) => {
+const deleteTopicBatch: ConvHandler<"deleteTopicBatch"> = async (state, args, ctx, caller) => {
   const c: Caller = me(caller);
   if (!isAdmin(c.role)) throw errors.mustBeAdmin();
   const ch = await channelInfo(ctx, state);
   // access_stream_by_id: a live channel whose content the administrator may read.
   if (ch.is_archived || !canRead(ch, c)) throw errors.invalidChannelId();
-  let topic = typeof args.topic_name === "string" ? args.topic_name : "";
+  let topic = args.topic_name;
   if (topic === EMPTY_TOPIC_NAME) topic = "";
   if (!state.topics.has(topic.toLowerCase())) return { reply: { deleted: 0, more: false } };
   const isProtected = historyProtected(ch);
@@ -46,4 +47,4 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   };
 };
 
-export const channelExtrasConversationHandlers: Record<string, Handler<ConvState>> = { deleteTopicBatch };
+export const channelExtrasConversationHandlers: ConvHandlers<"deleteTopicBatch"> = { deleteTopicBatch };

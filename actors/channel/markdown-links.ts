@@ -4,22 +4,26 @@
 
 import { dict } from "../dict.ts";
 import { MAX_LINKED_TOPICS, type LocalLatest } from "../channel-directory/markdown-links.ts";
-import { inSpans, type Span } from "../channel-directory/state.ts";
-import type { ActorContext, Handler, Obj } from "../types.ts";
+import { inSpans } from "../channel-directory/state.ts";
+import type { ArgsOf } from "../protocol.ts";
+import type { ActorContext, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { idsRange, type ConvState } from "./conversation-state.ts";
+import type { ChannelProtocol, ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Newest ids of a protected topic searched for one the writer received. */
 const PROTECTED_WINDOW = 50;
 
 /** {lowercased topic: latest id the user may read} for `args.topics` of this conversation. */
-async function latestOf(ctx: ActorContext, state: ConvState, args: Obj): Promise<Record<string, number>> {
+async function latestOf(
+  ctx: ActorContext,
+  state: ConvState,
+  args: ArgsOf<ChannelProtocol, "topicLatest">,
+): Promise<Record<string, number>> {
   const out = dict<number>();
-  const topics = Array.isArray(args.topics) ? args.topics.slice(0, MAX_LINKED_TOPICS) : [];
-  const spans = Array.isArray(args.spans) ? (args.spans as Span[]) : null;
-  const userId = Number(args.userId);
-  for (const raw of topics) {
-    if (typeof raw !== "string") continue;
+  const spans = args.spans ?? null;
+  const { userId } = args;
+  for (const raw of args.topics.slice(0, MAX_LINKED_TOPICS)) {
     const key = raw.toLowerCase();
     if (!state.topics.has(key)) continue;
     // The newest ids of the topic, ascending.
@@ -45,8 +49,8 @@ export function localLatest(ctx: ActorContext, state: ConvState): LocalLatest {
 }
 
 /** Conversation reader ({topics, userId, spans?} -> {topic: id}); see latestOf. */
-const topicLatest: Handler<ConvState> = async (state, args, ctx) => ({
+const topicLatest: ConvHandler<"topicLatest"> = async (state, args, ctx) => ({
   reply: await latestOf(ctx, state, args),
 });
 
-export const markdownLinksConversationHandlers: Record<string, Handler<ConvState>> = { topicLatest };
+export const markdownLinksConversationHandlers: ConvHandlers<"topicLatest"> = { topicLatest };

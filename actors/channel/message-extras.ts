@@ -10,15 +10,15 @@
 import { inSpans } from "../channel-directory/state.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { isDmKey } from "../addresses.ts";
 import { historyProtected } from "../channel-directory/access.ts";
 import { accessibleIds, channelSpans } from "./received.ts";
 import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME } from "./conversation-handlers.ts";
 import { roster } from "../markdown/roster-view.ts";
-import type { Filters } from "./conversation-handlers.ts";
 import { getMsgs, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 import { highlight } from "./window.ts";
 
 function me(caller: Caller | null): Caller {
@@ -54,8 +54,7 @@ async function readableIds(ctx: ActorContext, state: ConvState, c: Caller, ids: 
   return accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), present);
 }
 
-async function readableMsg(ctx: ActorContext, state: ConvState, c: Caller, id: unknown): Promise<Msg> {
-  if (typeof id !== "number") throw errors.invalidMessages();
+async function readableMsg(ctx: ActorContext, state: ConvState, c: Caller, id: number): Promise<Msg> {
   if (!(await readableIds(ctx, state, c, [id])).length) throw errors.invalidMessages();
   return (await getMsgs(ctx, state, [id]))[0]!;
 }
@@ -153,13 +152,13 @@ export function messageHistory(m: Msg, isChannel: boolean, policy: string, allow
   return visible.reverse();
 }
 
-const messageEditHistory: Handler<ConvState> = async (state, args, ctx, caller) => {
+const messageEditHistory: ConvHandler<"messageEditHistory"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const policy = String((await realmSettings(ctx, state.realmId)).message_edit_history_visibility_policy);
   if (policy === "none") throw errors.editHistoryDisabled();
   const m = await readableMsg(ctx, state, c, args.message_id);
   const history = messageHistory(m, !isDmKey(state.key), policy, args.allow_empty_topic_name === true);
-  return { reply: { message_history: history as unknown as Value } };
+  return { reply: { message_history: history } };
 };
 
 // ---- GET /messages/{id}/read_receipts -------------------------------------------
@@ -176,7 +175,7 @@ const messageEditHistory: Handler<ConvState> = async (state, args, ctx, caller) 
  * subscriber (unsubscribed since, or a historical row of a public channel)
  * is not asked, so is not listed.
  */
-const readReceipts: Handler<ConvState> = async (state, args, ctx, caller) => {
+const readReceipts: ConvHandler<"readReceipts"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await readableMsg(ctx, state, c, args.message_id);
   if ((await realmSettings(ctx, state.realmId)).enable_read_receipts === false)
@@ -216,18 +215,12 @@ const escapeTopic = (t: string) => t.replace(/[&<>"]/g, (ch) => `&#${ch.charCode
  * with Zulip's match_content / match_subject: highlighted for a search,
  * else the rendered content and the escaped topic.
  */
-const matchNarrow: Handler<ConvState> = async (state, args, ctx, caller) => {
+const matchNarrow: ConvHandler<"matchNarrow"> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const raw = Array.isArray(args.ids) ? (args.ids as Value[]) : [];
-  const ids = await readableIds(
-    ctx,
-    state,
-    c,
-    raw.filter((x): x is number => typeof x === "number"),
-  );
-  const f = (args.filters ?? {}) as unknown as Filters;
-  const search = typeof f.search === "string" ? f.search : undefined;
-  const messages: Obj = {};
+  const ids = await readableIds(ctx, state, c, args.ids);
+  const f = args.filters ?? {};
+  const search = f.search;
+  const messages: Record<string, { match_content: string; match_subject: string }> = {};
   const msgs = await getMsgs(ctx, state, ids);
   for (const m of msgs) {
     if (!m || !contentFilter(m, f)) continue;
@@ -241,7 +234,9 @@ const matchNarrow: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { reply: { messages } };
 };
 
-export const messageExtrasConversationHandlers: Record<string, Handler<ConvState>> = {
+export const messageExtrasConversationHandlers: ConvHandlers<
+  "messageEditHistory" | "readReceipts" | "matchNarrow"
+> = {
   messageEditHistory,
   readReceipts,
   matchNarrow,

@@ -13,11 +13,12 @@
 
 import { errors } from "../errors.ts";
 import { lowerBound } from "../sorted-ids.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
 import { inSpans, type Span } from "../channel-directory/state.ts";
 import { allIds, getMsgs, idsRange, type ConvState, type Reader } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers, Row } from "./protocol.ts";
 
 /** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
 export type FlagSource = (
@@ -169,24 +170,22 @@ export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: 
  * lastReceived (the newest id the caller received here, 0 when none)}.
  * The gateway adds the flags (read-through mark, entries).
  */
-const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
+const receivedRows: ConvHandler<"receivedRows"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   const spans = await userSpans(ctx, state, c.userId);
-  const after = typeof args.after === "number" ? args.after : 0;
-  const topic = typeof args.topic === "string" ? args.topic : undefined;
+  const after = args.after ?? 0;
+  const topic = args.topic;
   // By ids: only those walk, not the channel.
-  let ids = Array.isArray(args.ids)
-    ? [...new Set(args.ids as number[])]
-        .filter((id) => typeof id === "number" && inSpans(spans, id))
-        .sort((a, b) => a - b)
+  let ids = args.ids
+    ? [...new Set(args.ids)].filter((id) => inSpans(spans, id)).sort((a, b) => a - b)
     : await storedIdsInSpans(ctx, state, topic ?? null, spans);
   const found = await getMsgs(ctx, state, ids);
   const msgs = found.filter((m) => m !== null);
   ids = msgs.map((m) => m.id);
   const topicExists = topic !== undefined && ids.length > 0;
   const start = after ? lowerBound(ids, after + 1) : 0;
-  const rows = msgs.slice(start).map((m) => [m.id, m.topic, m.senderId]);
+  const rows = msgs.slice(start).map((m): Row => [m.id, m.topic, m.senderId]);
   // The newest message, and the newest the caller received here (0: none).
   const [newest, ...lasts] = await Promise.all([
     idsRange(ctx, state, null, { limit: 1, reverse: true }),
@@ -197,7 +196,7 @@ const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
   ]);
   const lastReceived = Math.max(0, ...lasts);
-  return { reply: { rows: rows as unknown as Value, newest: newest[0] ?? 0, topicExists, lastReceived } };
+  return { reply: { rows, newest: newest[0] ?? 0, topicExists, lastReceived } };
 };
 
-export const receivedConversationHandlers: Record<string, Handler<ConvState>> = { receivedRows };
+export const receivedConversationHandlers: ConvHandlers<"receivedRows"> = { receivedRows };

@@ -36,10 +36,12 @@
 import { errors } from "../errors.ts";
 import { directoryRef, realmRef } from "../realm/index.ts";
 import type { MessageLimits } from "../realm/message-limits.ts";
-import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
+import type { Ref, TypedCall } from "../protocol.ts";
+import type { ActorRef, Caller, Handler, Obj } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelDirectoryRef, conversationRef, isDmKey } from "../addresses.ts";
 import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
+import type { ChannelProtocol, ConvHandler, ConvHandlers } from "./protocol.ts";
 import { channelConvRef } from "./refs.ts";
 
 const DAY_SECONDS = 86400;
@@ -81,9 +83,9 @@ export function withDmListing(h: Handler<ConvState>): Handler<ConvState> {
  * delete the oldest messages sent before `before`, at most PAGE of them per
  * turn (`more` says another turn is due), as `removeMany` deletes them.
  */
-const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
+const expireMessages: ConvHandler<"expireMessages"> = async (state, args, ctx, caller) => {
   requireInternal(caller, ctx.origin);
-  const before = typeof args.before === "number" ? args.before : 0;
+  const { before } = args;
   const ids = await idsRange(ctx, state, null, { limit: PAGE });
   const msgs = (await getMsgs(ctx, state, ids)).filter((m): m is Msg => m !== null);
   const expired: number[] = [];
@@ -96,18 +98,14 @@ const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { ...d, reply: { deleted: expired, more: expired.length === PAGE } };
 };
 
-export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
-
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+export const retentionConversationHandlers: ConvHandlers<"expireMessages"> = { expireMessages };
 
 /** One realm's sweep at `nowMs`: every channel with a retention, page by page. */
-export async function sweepRealmRetention(call: Call, realmId: number, nowMs: number): Promise<void> {
+export async function sweepRealmRetention(call: TypedCall, realmId: number, nowMs: number): Promise<void> {
   const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
-  const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", {
-    realmDays: limits.retentionDays,
-  })) as { channels: { streamId: number; days: number }[]; dms?: string[] };
+  const plan = await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: limits.retentionDays });
   const now = Math.floor(nowMs / 1000);
-  const work: { ref: ActorRef; before: number }[] = plan.channels.map(({ streamId, days }) => ({
+  const work: { ref: Ref<ChannelProtocol>; before: number }[] = plan.channels.map(({ streamId, days }) => ({
     ref: channelConvRef(realmId, streamId),
     before: now - days * DAY_SECONDS,
   }));
@@ -121,7 +119,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
   for (const { ref, before } of work) {
     try {
       for (;;) {
-        const r = (await call(ref, "expireMessages", { before })) as { more: boolean };
+        const r = await call(ref, "expireMessages", { before });
         if (!r.more) break;
       }
     } catch (err) {
@@ -132,7 +130,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
 }
 
 export interface RetentionHost {
-  call: Call;
+  call: TypedCall;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
   servingShards(): number[];

@@ -10,14 +10,14 @@
 
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Handler, Obj } from "../types.ts";
+import type { ActorContext, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { isDmKey } from "../addresses.ts";
 import { historyProtected } from "../channel-directory/access.ts";
 import { accessibleIds } from "./received.ts";
 import { audience, me, msgOf } from "./conversation-handlers.ts";
 import { checkContentEdit, messageLimits } from "./edit-rules.ts";
-import type { ConvState } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS (the realm's typingAudience applies it). */
 const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -49,7 +49,7 @@ export async function typingAudience(
  * validate_user_can_edit_message with no grace (the sender, within the
  * content edit limit), then the editor's own send_*_typing_notifications.
  */
-const editTyping: Handler<ConvState> = async (state, args, ctx, caller) => {
+const editTyping: ConvHandler<"editTyping"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: participants, ch } = await audience(ctx, state, c);
@@ -64,7 +64,7 @@ const editTyping: Handler<ConvState> = async (state, args, ctx, caller) => {
     direct: boolean;
     stream: boolean;
   };
-  const op = args.op === "stop" ? "stop" : "start";
+  const op = args.op;
   const event: Obj = { type: "typing_edit_message", op, sender_id: c.userId, message_id: m.id };
   let notify: number[];
   if (ch && !isDmKey(state.key)) {
@@ -84,4 +84,4 @@ const editTyping: Handler<ConvState> = async (state, args, ctx, caller) => {
   return notify.length ? { events: [{ event, userIds: notify }], reply: {} } : { reply: {} };
 };
 
-export const typingConversationHandlers: Record<string, Handler<ConvState>> = { editTyping };
+export const typingConversationHandlers: ConvHandlers<"editTyping"> = { editTyping };
