@@ -8,8 +8,7 @@ import type { RouteRequest } from "./index.ts";
 
 export async function announceDeactivated(req: RouteRequest, realmReply: Obj): Promise<Obj> {
   const { deactivated, ...reply } = realmReply;
-  if (Array.isArray(deactivated) && deactivated.length) {
-    await req.call(channelDirectoryRef(req.realmId), "peersOfDeactivated", { user_ids: deactivated });
-  }
+  const ids = Array.isArray(deactivated) ? deactivated.filter((id) => typeof id === "number") : [];
+  if (ids.length) await req.call(channelDirectoryRef(req.realmId), "peersOfDeactivated", { user_ids: ids });
   return reply;
 }

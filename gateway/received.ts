@@ -7,12 +7,14 @@
 // marking read, and finding messages by id.
 
 import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { ChannelProtocol } from "../actors/channel/protocol.ts";
+import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
+import type { Value } from "../actors/types.ts";
 
 /** What asks: a route's request or a /register area's context (both carry the realm and `call`). */
 export interface Asker {
   readonly realmId: number;
-  call(ref: ActorRef, method: string, args: Obj): Promise<unknown>;
+  call: TypedCall;
 }
 
 /** One received row: id, conversation key (channel id), topic, sender. */
@@ -28,9 +30,7 @@ export interface ChannelRows {
 
 /** The channels (ids as conversation keys) where the caller has subscription spans. */
 export async function spannedChannels(a: Asker): Promise<string[]> {
-  const r = (await a.call(channelDirectoryRef(a.realmId), "narrowContext", {})) as {
-    spans?: Record<string, unknown>;
-  };
+  const r = await a.call(channelDirectoryRef(a.realmId), "narrowContext", {});
   return Object.keys(r.spans ?? {});
 }
 
@@ -41,16 +41,11 @@ export async function spannedChannels(a: Asker): Promise<string[]> {
 export async function channelRows(
   a: Asker,
   convs: string[],
-  args: (conv: string) => Obj,
+  args: (conv: string) => ArgsOf<ChannelProtocol, "receivedRows">,
 ): Promise<ChannelRows[]> {
   return Promise.all(
     convs.map(async (conv) => {
-      const r = (await a.call(channelConvRef(a.realmId, Number(conv)), "receivedRows", args(conv))) as {
-        rows: [number, string, number][];
-        newest: number;
-        lastReceived: number;
-        topicExists: boolean;
-      };
+      const r = await a.call(channelConvRef(a.realmId, Number(conv)), "receivedRows", args(conv));
       return {
         conv,
         rows: r.rows.map(([id, topic, sender]): ReceivedRow => [id, conv, topic, sender]),

@@ -99,10 +99,7 @@ export const messagesArea: RegisterArea = {
         readThrough: Record<string, number>;
         entries: Record<string, number[]>;
       }>,
-      ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}) as Promise<{
-        spans?: Record<string, unknown>;
-        muted?: number[];
-      }>,
+      ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}),
     ]);
     const spanned = Object.keys(narrow.spans ?? {});
     // Received rows above the read-through marks, without an entry, are unread too.

@@ -88,7 +88,12 @@ const updateMember: RouteDef = {
     // actors/user/email-sync.ts): the realm may not call it in its turn.
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
     // Channels that came into or went out of the user's view (FL 205).
-    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange as Obj);
+    if (roleChange)
+      await req.call(
+        channelDirectoryRef(req.realmId),
+        "roleAccessChanged",
+        roleChange as { userId: number; oldRole: number },
+      );
     return reply;
   },
 };
@@ -185,9 +190,7 @@ const deactivateMember: RouteDef = {
       let publicSet: Set<number> | null = null;
       const publicIds = async () => {
         if (publicSet === null) {
-          const r = (await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {})) as {
-            public: number[];
-          };
+          const r = await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {});
           publicSet = new Set(r.public);
         }
         return publicSet;
