@@ -4,11 +4,12 @@
 // nodes over NATS.
 import { parseArgs } from "node:util";
 import { channelDirectoryRef, conversationRef } from "./actors/addresses.ts";
-import type { ActorRef, Obj, Value } from "./actors/types.ts";
+import { typedCall, type TypedCall } from "./actors/protocol.ts";
+import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
 import type { Store } from "./cluster/storage/contract.ts";
 
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+type Call = TypedCall;
 
 const USAGE = `usage: npm run manage -- <command> [options]
   create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
@@ -21,12 +22,12 @@ const USAGE = `usage: npm run manage -- <command> [options]
 // Loaded on use: the cluster module loads the Redis, gRPC and NATS clients.
 async function withEmbedded<T>(fn: (call: Call, store: Store, shards: number) => Promise<T>): Promise<T> {
   const { withLocalNode } = await import("./cluster/compose/embedded.ts");
-  return withLocalNode(fn);
+  return withLocalNode((call, store, shards) => fn(typedCall(call), store, shards));
 }
 
 async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   const { withClusterCaller } = await import("./cluster/compose/cluster.ts");
-  return withClusterCaller(fn);
+  return withClusterCaller((call) => fn(typedCall(call)));
 }
 
 async function main(): Promise<void> {
@@ -154,7 +155,7 @@ async function migrate(call: Call): Promise<Value> {
   for (const { realmId } of realms) {
     const keys = new Set<string>();
     const dir = channelDirectoryRef(realmId);
-    for (const id of ((await call(dir, "allChannelIds", {})) as { ids: number[] }).ids) keys.add(String(id));
+    for (const id of (await call(dir, "allChannelIds", {})).ids) keys.add(String(id));
     const roster = (await call({ kind: "realm", realm: realmId, key: "realm" }, "roster", {})) as {
       users?: { userId: number }[];
     };
@@ -169,9 +170,7 @@ async function migrate(call: Call): Promise<Value> {
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {
-      const s = (await call(conversationRef(realmId, key), "storeStatus", {})) as {
-        count: number;
-      };
+      const s = await call(conversationRef(realmId, key), "storeStatus", {});
       conversations++;
       messages += s.count;
     }

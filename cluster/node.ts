@@ -20,6 +20,7 @@ import type {
 import { errors, type ZulipError } from "../actors/errors.ts";
 import {
   argsFit,
+  typedCall,
   type ArgsOf,
   type MethodOf,
   type Protocol,
@@ -35,7 +36,7 @@ import {
   relayAccessEvents,
 } from "../actors/channel-directory/user-access.ts";
 import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
-import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
+import { attachScheduledDelivery, type ScheduledHost } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";
 import { PUSH_NOTIFY } from "../actors/channel/push-candidates.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
@@ -193,19 +194,19 @@ export class NodeRuntime {
     // Sent messages reach their recipients' flags, one call per recipient
     // for a whole batch of sends (actors/channel/delivery.ts).
     this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
+    const call = typedCall((ref, m, a) => this.call(ref, m, a));
     // Events about a user for the guests who may access them (restricted user access).
-    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, (ref, m, a) => this.call(ref, m, a)));
+    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
     // A guest's gained and lost channel peers, less its DM partners (restricted user access).
-    this.onHandoff(ACCESS_CHANGE, (data) =>
-      emitAccessChangeEvents(data, (ref, m, a) => this.call(ref, m, a)),
-    );
+    this.onHandoff(ACCESS_CHANGE, (data) => emitAccessChangeEvents(data, call));
     // Push notifications go out through the push worker (cluster/push-worker.ts), which
     // replaces this; a node run without one drops them rather than keep them.
     this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
       call: (ref, m, a) => this.call(ref, m, a),
-      callAs: async (ref, method, args, caller) =>
+      // Typed by its overloads, as `typedCall` types a plain call.
+      callAs: (async (ref: ActorRef, method: string, args: Obj, caller: Caller) =>
         responseValue(
           await this.request({
             ref,
@@ -215,14 +216,14 @@ export class NodeRuntime {
             caller,
             deadline: Date.now() + this.callTimeoutMs,
           }),
-        ),
+        )) as ScheduledHost["callAs"],
       onHandoff: (subject, handler) => this.onHandoff(subject, handler),
       onShardAcquired: (l) => this.onShardAcquired(l),
       shardOf: (ref) => shardOf(ref, this.shards),
     });
     // Message retention: sweeps of the realms this node serves (actors/channel/retention.ts).
     attachRetention({
-      call: (ref, m, a) => this.call(ref, m, a),
+      call,
       onShardAcquired: (l) => this.onShardAcquired(l),
       shardOf: (ref) => shardOf(ref, this.shards),
       servingShards: () => this.servingShards(),

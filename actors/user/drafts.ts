@@ -198,11 +198,11 @@ async function validate(
     const streamId = d.to[0]!;
     let ok = cache.channels.get(streamId);
     if (ok === undefined) {
-      const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+      const r = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
         stream_id: streamId,
         userId: caller.userId,
         role: caller.role,
-      })) as { ok: boolean };
+      });
       ok = r.ok;
       cache.channels.set(streamId, ok);
     }

@@ -60,11 +60,11 @@ const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) =
   const c = requireSelf(state, caller);
   const streamId = args.stream_id;
   if (typeof streamId !== "number" || !Number.isSafeInteger(streamId)) throw errors.invalidChannelId();
-  const access = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+  const access = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
     stream_id: streamId,
     userId: c.userId,
     role: c.role,
-  })) as { ok: boolean };
+  });
   if (!access.ok) throw errors.invalidChannelId();
 
   const conv = String(streamId);

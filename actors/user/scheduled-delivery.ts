@@ -13,13 +13,21 @@
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
+import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "./behavior.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
 export interface ScheduledHost {
   call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
-  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  /** A call as `caller`, typed for the kinds with a protocol (actors/protocol.ts). */
+  callAs<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller: Caller,
+  ): Promise<ReplyOf<P, M>>;
+  callAs(ref: UntypedRef, method: string, args: Obj, caller: Caller): Promise<Value>;
   onHandoff(subject: string, handler: (data: Obj[]) => Promise<boolean>): void;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
@@ -69,9 +77,14 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   if (d.remind === true) return deliverReminder(host, d, caller, report);
   const to = (d.to as number[]).map(Number);
   const conv = d.type === "stream" ? channelConvRef(realmId, to[0]!) : dmConvRef(realmId, [...to, userId]);
-  const args: Obj = { content: d.content!, client: d.client!, send_key: d.key! };
-  if (d.type === "stream") args.topic = d.topic!;
-  if (typeof d.read_by_sender === "boolean") args.read_by_sender = d.read_by_sender;
+  const str = (v: Value | undefined) => (typeof v === "string" ? v : undefined);
+  const args = {
+    content: String(d.content ?? ""),
+    client: str(d.client),
+    send_key: str(d.key),
+    topic: d.type === "stream" ? str(d.topic) : undefined,
+    read_by_sender: typeof d.read_by_sender === "boolean" ? d.read_by_sender : undefined,
+  };
   const sent = await retrying(() => host.callAs(conv, "send", args, caller));
   if (!sent) return false;
   if ("ok" in sent) return report({ messageId: Number((sent.ok as Obj).id) });
@@ -110,11 +123,11 @@ async function deliverReminder(
       dmConvRef(caller.realmId, [caller.userId, NOTIFICATION_BOT_ID]),
       "send",
       {
-        content: d.content!,
+        content: String(d.content ?? ""),
         client: "Internal",
         notification_bot: true,
         read_by_sender: false,
-        send_key: d.key!,
+        send_key: typeof d.key === "string" ? d.key : undefined,
       },
       caller,
     ),

@@ -23,7 +23,7 @@
 import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, ActorRef, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
 
 /** The hand-off subject of one delivery attempt. */
@@ -240,7 +240,7 @@ interface RosterUser {
 }
 
 /** The conversation a scheduled message goes to. */
-function convOf(state: UserState, t: { type: string; to: number[] }): ActorRef {
+function convOf(state: UserState, t: { type: string; to: number[] }) {
   return t.type === "stream"
     ? channelConvRef(state.realmId, t.to[0]!)
     : dmConvRef(state.realmId, [...t.to, state.userId]);
@@ -280,8 +280,7 @@ export async function check(
     to = ids.length === 1 ? ids : ids.filter((id) => id !== state.userId);
     if (to.length === 0) to = [state.userId];
   }
-  const args: Obj = { content, client, check_only: true };
-  if (t.type === "stream") args.topic = t.topic!;
+  const args = { content, client, check_only: true, ...(t.type === "stream" ? { topic: t.topic! } : {}) };
   const r = (await ctx.call(convOf(state, { type: t.type, to }), "send", args, caller)) as Obj;
   return {
     type: t.type,

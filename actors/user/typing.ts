@@ -11,7 +11,7 @@
 
 import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import { isUserInGroupSetting, type GroupSettingValue } from "../permissions/index.ts";
+import { isUserInGroupSetting } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
 import { settingValue } from "./format.ts";
@@ -65,11 +65,11 @@ const typing: Handler<UserState> = async (state, args, ctx, caller) => {
     if (typeof args.topic !== "string") throw errors.missingTopic();
     if (settingValue(state, "send_stream_typing_notifications") !== true)
       throw errors.typingDisabledChannel();
-    const ch = (await ctx.call(channelDirectoryRef(state.realmId), "typingChannel", {
+    const ch = await ctx.call(channelDirectoryRef(state.realmId), "typingChannel", {
       stream_id: args.stream_id,
       userId: me.userId,
       role: me.role,
-    })) as { ok: boolean; canSend?: GroupSettingValue; subscribers?: number[] | null };
+    });
     if (!ch.ok) throw errors.invalidChannelId();
     if (ch.canSend !== EVERYONE_GROUP) {
       let allowed = await isUserInGroupSetting(ctx, state.realmId, ch.canSend!, me.userId);
