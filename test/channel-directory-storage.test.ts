@@ -12,7 +12,7 @@ import { channelDirectoryRef } from "../actors/addresses.ts";
 import { channelBehavior } from "../actors/channel/index.ts";
 import { channelDirectoryBehavior, type DirState } from "../actors/channel-directory/index.ts";
 import type { Channel } from "../actors/channel-directory/state.ts";
-import type { ActorRef, Behavior, Kind, Obj } from "../actors/types.ts";
+import type { ActorRef, Behavior, Caller, Kind, Obj, Origin } from "../actors/types.ts";
 import { actorId } from "../cluster/addressing.ts";
 import { parseActorId } from "../cluster/export-filter.ts";
 import { NodeRuntime } from "../cluster/node.ts";
@@ -163,20 +163,21 @@ test('each kind serves only its own keys: a conversation keyed "directory" is re
       const ref = channelDirectoryRef(REALM);
       await node.call(ref, "listDmConversation", { key: "dm:1,2" });
       const forged: ActorRef = { kind: "channel", realm: REALM, key: "directory" };
-      // Inside the cluster (an internal method, no caller) and from a gateway.
-      const asks = [
-        { method: "storeStatus", caller: null, origin: "internal" as const },
+      // Inside the cluster (an internal method, no caller) and from a gateway
+      // (with args that fit the method: the node checks a gateway's args first).
+      const asks: { method: string; args: Obj; caller: Caller | null; origin: Origin }[] = [
+        { method: "storeStatus", args: {}, caller: null, origin: "internal" },
         {
           method: "fetch",
+          args: { anchor: 0 },
           caller: { realmId: REALM, userId: 1, role: 100, isBot: false },
-          origin: "external" as const,
+          origin: "external",
         },
       ];
       for (const ask of asks) {
         const res = await node.handle({
           ref: forged,
           shard: 0,
-          args: {},
           deadline: Date.now() + 5000,
           ...ask,
         });
