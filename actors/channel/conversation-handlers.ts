@@ -318,11 +318,7 @@ async function renderEnv(
   env.linkifiers = users.linkifiers ?? [];
   env.users = users.mentions;
   if (needsChannels(content)) {
-    env.channels = (await ctx.call(
-      channelDirectoryRef(state.realmId),
-      "allNames",
-      {},
-    )) as unknown as RenderEnv["channels"];
+    env.channels = await ctx.call(channelDirectoryRef(state.realmId), "allNames", {});
     env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, {
       local: localLatest(ctx, state),
     });

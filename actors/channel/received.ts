@@ -43,10 +43,7 @@ export async function userSpans(ctx: ActorContext, state: ConvState, userId: num
 
 async function spansIn(ctx: ActorContext, realmId: number, conv: string, userId: number): Promise<Span[]> {
   if (isDmKey(conv)) return [];
-  const r = (await ctx.call(channelDirectoryRef(realmId), "userSpans", {
-    stream_id: Number(conv),
-    userId,
-  })) as { spans: Span[] };
+  const r = await ctx.call(channelDirectoryRef(realmId), "userSpans", { stream_id: Number(conv), userId });
   return r.spans;
 }
 
@@ -89,9 +86,9 @@ export async function accessibleIds(
 export async function channelSpans(ctx: ActorContext, state: ConvState): Promise<Map<number, Span[]>> {
   const out = new Map<number, Span[]>();
   if (isDmKey(state.key)) return out;
-  const r = (await ctx.call(channelDirectoryRef(state.realmId), "channelSpans", {
+  const r = await ctx.call(channelDirectoryRef(state.realmId), "channelSpans", {
     stream_id: Number(state.key),
-  })) as { spans: Record<string, Span[]> };
+  });
   for (const [uid, spans] of Object.entries(r.spans)) out.set(Number(uid), spans);
   return out;
 }
