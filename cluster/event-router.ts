@@ -25,7 +25,7 @@
 // same key, and the queue actors drop what they already applied.
 
 import { channelDirectoryRef, queueRef } from "../actors/index.ts";
-import type { ChannelDirectoryProtocol } from "../actors/channel-directory/protocol.ts";
+import type { ChannelDirectoryProtocol } from "../actors/channel-directory/index.ts";
 import type { ArgsOf } from "../actors/protocol.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { actorId, shardOf } from "./addressing.ts";

@@ -14,7 +14,7 @@ import { behaviors } from "../actors/index.ts";
 import type { ActorRef, Kind } from "../actors/types.ts";
 import { isDmKey } from "../actors/addresses.ts";
 import { convIndex } from "../actors/channel/conversation-state.ts";
-import type { DirState } from "../actors/channel-directory/state.ts";
+import type { DirState } from "../actors/channel-directory/index.ts";
 import type { RealmState } from "../actors/realm/state.ts";
 import type { UserState } from "../actors/user/state.ts";
 import { generateApiKey } from "../actors/user/validate.ts";

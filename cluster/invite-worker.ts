@@ -24,7 +24,7 @@ import {
   dmConvRef,
   groupDirectoryRef,
 } from "../actors/index.ts";
-import type { ChannelProtocol } from "../actors/channel/protocol.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
 import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
 import { NOTIFICATION_BOT_ID, WELCOME_BOT_ID } from "../actors/realm/system-bot.ts";
 import { WELCOME_BOT_DM } from "../actors/realm/welcome-messages.ts";

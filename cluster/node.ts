@@ -34,7 +34,7 @@ import {
   ACCESS_CHANGE,
   emitAccessChangeEvents,
   relayAccessEvents,
-} from "../actors/channel-directory/user-access.ts";
+} from "../actors/channel-directory/index.ts";
 import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
 import { attachScheduledDelivery, type ScheduledHost } from "../actors/user/scheduled-delivery.ts";
 import { attachRetention } from "../actors/channel/retention.ts";

@@ -7,7 +7,7 @@
 // marking read, and finding messages by id.
 
 import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
-import type { ChannelProtocol } from "../actors/channel/protocol.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
 import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
 import type { Value } from "../actors/types.ts";
 

@@ -29,7 +29,7 @@ import {
   webhookIndexRef,
   webhookRef,
 } from "../actors/index.ts";
-import type { ChannelProtocol } from "../actors/channel/protocol.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
 import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf } from "../actors/protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";

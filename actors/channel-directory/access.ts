@@ -6,12 +6,12 @@ import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
-import type { RosterEntry } from "../markdown/roster-view.ts";
+import type { RosterEntry } from "./roster-view.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import type { SystemGroups } from "./format.ts";
 import { activeSubscriberIds, type Channel, type DirState, type GroupValue } from "./state.ts";
 
-export type { RosterEntry } from "../markdown/roster-view.ts";
+export type { RosterEntry } from "./roster-view.ts";
 
 const SYSTEM_GROUP_NAMES = [
   "role:nobody",

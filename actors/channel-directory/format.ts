@@ -2,7 +2,7 @@
 // documentation: the channel object, the subscription add event, https://zulip.com/api/get-subscriptions).
 
 import type { Obj, Value } from "../types.ts";
-import { renderMarkdown } from "../markdown/markdown.ts";
+import { renderMarkdown } from "../markdown/index.ts";
 import { activeSubscriberIds, type Channel, type DirState, type GroupValue, type Sub } from "./state.ts";
 
 /** System group ids by name ("role:everyone"...), resolved once per turn. */

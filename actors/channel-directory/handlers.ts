@@ -49,13 +49,13 @@ import {
   type DirFact,
   type DirState,
   type GroupValue,
-  type Span,
   type Sub,
   mutedSubscriberIds,
   pushOnSubscriberIds,
   spansOf,
 } from "./state.ts";
 import type { ChannelDirectoryProtocol, DirHandler, DirHandlers } from "./protocol.ts";
+import type { Span } from "../spans.ts";
 import {
   checkChannelName,
   checkColor,

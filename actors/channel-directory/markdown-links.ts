@@ -17,9 +17,9 @@
 
 import { channelConvRef, channelDirectoryRef } from "../addresses.ts";
 import { dict, own } from "../dict.ts";
-import { topicKey, splitMessageId } from "../markdown/markdown.ts";
-import type { ChannelProtocol } from "../channel/protocol.ts";
+import { topicKey, splitMessageId } from "../markdown/index.ts";
 import type { ArgsOf } from "../protocol.ts";
+import type { Span } from "../spans.ts";
 import type { ActorContext } from "../types.ts";
 import { historyProtected, isGuest, isSubscribed } from "./access.ts";
 import type { ChannelDirectoryProtocol, DirHandler, DirHandlers, TopicLinkTarget } from "./protocol.ts";
@@ -54,7 +54,8 @@ export function linkedTopics(content: string): [string, string][] {
 /** A conversation's own answer to `topicLatest`, for a send or edit in that conversation. */
 export interface LocalLatest {
   key: string;
-  latest(args: ArgsOf<ChannelProtocol, "topicLatest">): Promise<Record<string, number>>;
+  /** The conversation's `topicLatest` (actors/channel/markdown-links.ts), asked without a call. */
+  latest(args: { topics: string[]; userId: number; spans?: Span[] }): Promise<Record<string, number>>;
 }
 
 /**

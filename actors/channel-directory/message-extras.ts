@@ -6,9 +6,9 @@
 
 import { dict } from "../dict.ts";
 import { errors } from "../errors.ts";
-import { emptyEnv, needsChannels, renderMarkdown } from "../markdown/markdown.ts";
-import { mentionGroupsFor } from "../markdown/group-mentions.ts";
-import { roster } from "../markdown/roster-view.ts";
+import { emptyEnv, needsChannels, renderMarkdown } from "../markdown/index.ts";
+import { mentionGroupsFor } from "./group-mentions.ts";
+import { roster } from "./roster-view.ts";
 import type { Caller } from "../types.ts";
 import { topicLatestFor } from "./markdown-links.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";

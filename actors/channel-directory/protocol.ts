@@ -14,7 +14,8 @@ import {
   type SomeHandlersOf,
 } from "../protocol.ts";
 import type { Obj } from "../types.ts";
-import type { DirState, GroupValue, Span } from "./state.ts";
+import type { Span } from "../spans.ts";
+import type { DirState, GroupValue } from "./state.ts";
 
 const StreamId = Type.Object({ stream_id: SafeInt });
 /** A user named by id and role, for a leaf access check on their behalf. */

@@ -4,7 +4,8 @@
 // (actors/channel/received.ts). Leaves: no calls.
 
 import type { DirHandler, DirHandlers } from "./protocol.ts";
-import { spansOf, type Span } from "./state.ts";
+import type { Span } from "../spans.ts";
+import { spansOf } from "./state.ts";
 
 /** Leaf: one user's spans in a channel. {spans} */
 const userSpans: DirHandler<"userSpans"> = (state, args) => {

@@ -8,6 +8,7 @@
 // `dirFromSnapshot`, because snapshots written before it lack it.
 
 import { dict } from "../dict.ts";
+import type { Span } from "../spans.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
 
 /** The key of the realm's one directory actor. */
@@ -69,15 +70,6 @@ export interface Channel {
    */
   legacyCut?: number;
 }
-
-/**
- * Message-id spans [from, to) during which a user was subscribed: the
- * messages of the channel the user received (Zulip's UserMessage rows,
- * which this server does not write per recipient). `to` is null while
- * subscribed. Both bounds are ids taken from the realm's message counter
- * when the subscription changed, so no message has exactly that id.
- */
-export type Span = [from: number, to: number | null];
 
 /** A user's subscription to a channel; `active` false once unsubscribed. */
 export interface Sub {
@@ -243,12 +235,6 @@ export function spansOf(ch: Channel, sub: Sub): Span[] {
   if (sub.spans) return sub.spans;
   if (!sub.active || ch.legacyCut === undefined) return [];
   return [[ch.legacyCut, null]];
-}
-
-/** Whether a message id falls in one of the spans. */
-export function inSpans(spans: readonly Span[], id: number): boolean {
-  for (const [from, to] of spans) if (id >= from && (to === null || id < to)) return true;
-  return false;
 }
 
 export function dirToSnapshot(state: DirState): string {

@@ -5,7 +5,7 @@
 // "directory" among this kind's storage ids: a conversation owns every
 // other key (ownsKey).
 
-import { CHANNEL_DIRECTORY_KEY } from "../channel-directory/state.ts";
+import { CHANNEL_DIRECTORY_KEY } from "../channel-directory/index.ts";
 import { defineBehavior, handlersOf, type MethodOf } from "../protocol.ts";
 import { conversationHandlers } from "./conversation-handlers.ts";
 import {

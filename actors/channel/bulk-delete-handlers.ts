@@ -13,7 +13,7 @@ import { uploadsDirectoryRef } from "../blob/index.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
 import { getMsgs, removedFacts, removeWrites, type Msg } from "./conversation-state.ts";
-import { historyProtected } from "../channel-directory/access.ts";
+import { historyProtected } from "../channel-directory/index.ts";
 import { accessibleIds } from "./received.ts";
 import { firstMessageRemoved } from "./first-message.ts";
 import type { ConvHandler, ConvHandlers } from "./protocol.ts";

@@ -5,7 +5,7 @@
 
 import { errors } from "../errors.ts";
 import type { Caller } from "../types.ts";
-import { historyProtected, isAdmin } from "../channel-directory/access.ts";
+import { historyProtected, isAdmin } from "../channel-directory/index.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
 import { allIds } from "./conversation-state.ts";

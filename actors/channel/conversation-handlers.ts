@@ -15,17 +15,22 @@ import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID, realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts";
-import type { ChannelInfo } from "../channel-directory/protocol.ts";
 import type { ArgsOf } from "../protocol.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef } from "../user/index.ts";
 import { jdenticonPath } from "../user/avatar.ts";
 import { channelDirectoryRef, dmKey, isDmKey } from "../addresses.ts";
-import { historyProtected } from "../channel-directory/access.ts";
-import { topicLatestFor } from "../channel-directory/markdown-links.ts";
+import {
+  checkGroupMentions,
+  historyProtected,
+  mentionGroupsFor,
+  roster,
+  topicLatestFor,
+  type ChannelInfo,
+  type Roster,
+} from "../channel-directory/index.ts";
 import { localLatest } from "./markdown-links.ts";
-import { checkGroupMentions, mentionGroupsFor } from "../markdown/group-mentions.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import {
   addWrites,
@@ -49,14 +54,13 @@ import {
   topicLinks,
   type RenderEnv,
   type UploadImage,
-} from "../markdown/markdown.ts";
-import { roster, type Roster } from "../markdown/roster-view.ts";
+} from "../markdown/index.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
-import { inSpans } from "../channel-directory/state.ts";
+import { inSpans } from "../spans.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
 import {

@@ -2,6 +2,7 @@
 
 export { channelBehavior } from "./behavior.ts";
 export { channelConvRef, conversationRef, dmConvRef } from "./refs.ts";
+export type { ChannelProtocol, Filters, SendReply } from "./protocol.ts";
 export {
   EMPTY_TOPIC_NAME,
   MAX_MESSAGE_LENGTH,
@@ -9,4 +10,3 @@ export {
   shapeForClient,
 } from "./conversation-handlers.ts";
 export { LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchesSearch, windowIds } from "./window.ts";
-export { renderMarkdown } from "../markdown/markdown.ts";

@@ -3,8 +3,8 @@
 // message being rendered links to, as one writer may read them.
 
 import { dict } from "../dict.ts";
-import { MAX_LINKED_TOPICS, type LocalLatest } from "../channel-directory/markdown-links.ts";
-import { inSpans } from "../channel-directory/state.ts";
+import { MAX_LINKED_TOPICS, type LocalLatest } from "../channel-directory/index.ts";
+import { inSpans } from "../spans.ts";
 import type { ArgsOf } from "../protocol.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";

@@ -7,16 +7,15 @@
 // (`sendContext`), the realm (`roster`, `registerRealmState`) and user actors
 // (`messageFlags`, `readReceipt`): all leaves.
 
-import { inSpans } from "../channel-directory/state.ts";
+import { inSpans } from "../spans.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { isDmKey } from "../addresses.ts";
-import { historyProtected } from "../channel-directory/access.ts";
+import { historyProtected, roster } from "../channel-directory/index.ts";
 import { accessibleIds, channelSpans } from "./received.ts";
 import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME } from "./conversation-handlers.ts";
-import { roster } from "../markdown/roster-view.ts";
 import { getMsgs, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
 import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 import { highlight } from "./window.ts";

@@ -3,7 +3,7 @@
 // call. How to add one: docs/architecture.md, "Actor protocols".
 
 import { Type, type Static } from "typebox";
-import type { Span } from "../channel-directory/state.ts";
+import type { Span } from "../spans.ts";
 import {
   SafeInt,
   SafeIntList,

@@ -16,7 +16,7 @@ import { lowerBound } from "../sorted-ids.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
-import { inSpans, type Span } from "../channel-directory/state.ts";
+import { inSpans, type Span } from "../spans.ts";
 import { allIds, getMsgs, idsRange, type ConvState, type Reader } from "./conversation-state.ts";
 import type { ConvHandler, ConvHandlers, Row } from "./protocol.ts";
 

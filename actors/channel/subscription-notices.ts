@@ -17,7 +17,7 @@ import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
 import type { ActorContext } from "../types.ts";
 import { send } from "./conversation-handlers.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
-import { roster } from "../markdown/roster-view.ts";
+import { roster } from "../channel-directory/index.ts";
 import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Zulip's silent_mention_syntax_for_user. */

@@ -13,7 +13,7 @@ import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { isDmKey } from "../addresses.ts";
-import { historyProtected } from "../channel-directory/access.ts";
+import { historyProtected } from "../channel-directory/index.ts";
 import { accessibleIds } from "./received.ts";
 import { audience, me, msgOf } from "./conversation-handlers.ts";
 import { checkContentEdit, messageLimits } from "./edit-rules.ts";

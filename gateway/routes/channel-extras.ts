@@ -1,7 +1,7 @@
 // Channel endpoints beside the core ones (Zulip's zerver/views/streams.py):
 // default channels, a user's subscription status, the combined
 // subscribe/unsubscribe, and topic deletion. Logic in
-// actors/channel/channel-extras.ts.
+// actors/channel-directory/channel-extras.ts and actors/channel/channel-extras.ts.
 
 import { channelConvRef, channelDirectoryRef } from "../../actors/index.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";

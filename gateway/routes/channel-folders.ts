@@ -1,6 +1,6 @@
 // Channel folders (Zulip's zerver/views/channel_folders.py; FL 389, 414):
 // parse, one call to the realm's channel directory, which holds the folders
-// and checks who may change them (actors/channel/folders.ts).
+// and checks who may change them (actors/channel-directory/folders.ts).
 
 import { channelDirectoryRef } from "../../actors/index.ts";
 import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel-directory/index.ts";

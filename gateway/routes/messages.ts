@@ -11,7 +11,7 @@ import {
   userRef,
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { ChannelProtocol, SendReply } from "../../actors/channel/protocol.ts";
+import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import { c, clientName, p, param, type RouteDef, type RouteRequest } from "../index.ts";

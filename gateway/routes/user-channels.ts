@@ -1,5 +1,5 @@
 // GET /users/{user_id}/channels (Zulip 12, feature level 440). Logic in
-// actors/channel/user-channels.ts.
+// actors/channel-directory/user-channels.ts.
 
 import { channelDirectoryRef } from "../../actors/index.ts";
 import type { RouteDef } from "../index.ts";

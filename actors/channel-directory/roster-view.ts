@@ -13,7 +13,7 @@
 
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Obj } from "../types.ts";
-import type { Mentions, MentionTarget, RenderEnv } from "./markdown.ts";
+import type { Mentions, MentionTarget, RenderEnv } from "../markdown/index.ts";
 
 /** A user as the realm's `roster` lists them. */
 export interface RosterEntry {
