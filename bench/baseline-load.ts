@@ -480,14 +480,17 @@ app.post("/api/v1/messages", (req, reply) => {
     topic,
     json: messageJson({ ...m, content: `<p>${escapeHtml(content)}</p>`, contentType: "text/html" }),
   });
+  if (ch.members.has(me.id)) me.read.add(m.id);
+  // The sender is answered once the message is stored, before the fan-out,
+  // as Zulip answers once its transaction commits and leaves the delivery
+  // to Tornado: the least a sender must wait.
+  reply.send({ result: "success", msg: "", id: m.id });
   const event = messageJson({ ...m, content, contentType: "text/x-markdown" });
   const others = `"type":"message","message":${event}},"flags":[]`;
   for (const id of ch.subscribers) if (id !== me.id) deliver(id, "message", others);
-  if (ch.members.has(me.id)) {
-    me.read.add(m.id);
+  if (ch.members.has(me.id))
     deliver(me.id, "message", `"type":"message","message":${event}},"flags":["read"]`);
-  }
-  return reply.send({ result: "success", msg: "", id: m.id });
+  return reply;
 });
 
 app.get("/api/v1/messages", (req, reply) => {
