@@ -6,10 +6,12 @@
 // A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
 // The kinds' doors re-export these under their old names.
 
+import { UPLOADS_KEY, type BlobFileProtocol, type UploadsProtocol } from "./blob/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
+import { INDEX_KEY, type WebhookBotProtocol, type WebhookIndexProtocol } from "./webhook/protocol.ts";
 
 /**
  * The realm's group directory: every named group of the realm, its
@@ -27,4 +29,24 @@ export function emojiDirectoryRef(realmId: number): Ref<EmojiProtocol> {
 /** The event queues of one user (placed by the user id, so every gateway finds them). */
 export function queueRef(realmId: number, userId: number): Ref<QueueProtocol> {
   return ref({ kind: "queue", realm: realmId, key: String(userId), shardKey: String(userId) });
+}
+
+/** The blob holding an emoji's image: on the directory's shard, so `put` stays local. */
+export function emojiBlobRef(realmId: number, emojiId: string): Ref<BlobFileProtocol> {
+  return ref({ kind: "blob", realm: realmId, key: `emoji.${emojiId}`, shardKey: "directory" });
+}
+
+/** The realm's uploads directory (a blob actor): its attachments' records. */
+export function uploadsDirectoryRef(realmId: number): Ref<UploadsProtocol> {
+  return ref({ kind: "blob", realm: realmId, key: UPLOADS_KEY });
+}
+
+/** The outbox of one outgoing-webhook bot (a webhook actor). */
+export function webhookRef(realmId: number, botId: number): Ref<WebhookBotProtocol> {
+  return ref({ kind: "webhook", realm: realmId, key: String(botId) });
+}
+
+/** The realm's index of bots that may have pending deliveries (a webhook actor). */
+export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
+  return ref({ kind: "webhook", realm: realmId, key: INDEX_KEY });
 }

@@ -62,6 +62,6 @@ export {
   queueRef,
 } from "./queue/index.ts";
 export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";
-export { linkedPathIds, uploadsDirectoryRef } from "./blob/index.ts";
-export { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "./emoji/index.ts";
+export { emojiBlobRef, linkedPathIds, uploadsDirectoryRef } from "./blob/index.ts";
+export { MAX_EMOJI_FILE_SIZE, emojiDirectoryRef } from "./emoji/index.ts";
 export { IDLE_NOTICE, READY_NOTICE, TRIGGER_NOTICE, webhookIndexRef, webhookRef } from "./webhook/index.ts";

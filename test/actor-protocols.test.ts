@@ -9,7 +9,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { emojiDirectoryRef, groupDirectoryRef, queueRef } from "../actors/index.ts";
+import {
+  emojiBlobRef,
+  emojiDirectoryRef,
+  groupDirectoryRef,
+  queueRef,
+  uploadsDirectoryRef,
+  webhookIndexRef,
+  webhookRef,
+} from "../actors/index.ts";
 import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
@@ -34,6 +42,19 @@ function refusedAsInvalid(res: ActorResponse, method: string, kind = "group"): v
       { kind: res.kind, code: res.code, msg: res.msg, status: res.status },
       { kind: "zulip", code: "BAD_REQUEST", msg: `Invalid arguments for ${kind}.${method}`, status: 400 },
     );
+}
+
+/** A refusal of an internal method to a gateway, whatever its args. */
+function refusedAsInternal(res: ActorResponse): void {
+  assert.equal(res.ok, false, `expected a refusal, got ${JSON.stringify(res)}`);
+  if (!res.ok) assert.deepEqual({ msg: res.msg, status: res.status }, { msg: "Access denied", status: 403 });
+}
+
+/** The caller's attachments, through the API. */
+async function attachments(api: Api): Promise<Obj[]> {
+  const res = await api("GET", "/attachments");
+  assertSuccess(res);
+  return res.body.attachments as Obj[];
 }
 
 /** The realm's group names, through the API. */
@@ -137,6 +158,70 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     assert.equal(reg.ok, true, JSON.stringify(reg));
     const list = await forge(emoji, "list", {}, owner);
     assert.equal(list.ok, true, JSON.stringify(list));
+  });
+
+  test("the blob kind checks its args too: the uploads directory and a file", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const uploads = uploadsDirectoryRef(owner.realmId);
+    const before = await attachments(api);
+    const pathId = `${owner.realmId}/ab/${"x".repeat(24)}/forged.txt`;
+    const record = { pathId, name: "forged.txt", size: 3, contentType: "text/plain" };
+    refusedAsInvalid(
+      await forge(uploads, "recordUpload", { ...record, size: "3" }, owner),
+      "recordUpload",
+      "blob",
+    );
+    refusedAsInvalid(
+      await forge(
+        uploads,
+        "recordUpload",
+        { ...record, image: { width: "1", height: 1, animated: false } },
+        owner,
+      ),
+      "recordUpload",
+      "blob",
+    );
+    refusedAsInvalid(await forge(uploads, "recordUpload", { name: "x" }, owner), "recordUpload", "blob");
+    refusedAsInvalid(
+      await forge(uploads, "removeAttachment", { id: "1" }, owner),
+      "removeAttachment",
+      "blob",
+    );
+    refusedAsInvalid(
+      await forge(uploads, "removeAttachment", { id: 1.5 }, owner),
+      "removeAttachment",
+      "blob",
+    );
+    refusedAsInvalid(await forge(uploads, "lookupUpload", { pathId: 7 }, owner), "lookupUpload", "blob");
+    // The conversations' methods are not a gateway's, whatever the args.
+    refusedAsInternal(await forge(uploads, "claimUploads", { pathIds: [pathId] }, owner));
+    refusedAsInternal(await forge(emojiBlobRef(owner.realmId, "1"), "put", { data: "AA==" }, owner));
+    assert.deepEqual(await attachments(api), before);
+
+    // Good args work.
+    const lookup = await forge(uploads, "lookupUpload", { pathId }, owner);
+    assert.deepEqual(lookup, { ok: true, value: null });
+    const recorded = await forge(uploads, "recordUpload", record, owner);
+    assert.equal(recorded.ok, true, JSON.stringify(recorded));
+    assert.deepEqual(
+      (await attachments(api)).map((a) => a.path_id),
+      [...before.map((a) => a.path_id), pathId],
+    );
+    const file = await forge(emojiBlobRef(owner.realmId, "1"), "get", {}, null);
+    assert.deepEqual(file, { ok: true, value: null });
+  });
+
+  test("the webhook kind is internal only: refused to a gateway, typed inside the node", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const index = webhookIndexRef(owner.realmId);
+    refusedAsInternal(await forge(index, "mark", { botId: "9", gen: 1 }, owner));
+    refusedAsInternal(await forge(index, "mark", { botId: 9, gen: 1 }, owner));
+    refusedAsInternal(await forge(webhookRef(owner.realmId, 9), "enqueue", { messageId: 1 }, owner));
+    assert.deepEqual(await srv.node.call(index, "pendingBots", {}), { bots: [] });
+    assert.deepEqual(await srv.node.call(webhookRef(owner.realmId, 9), "outbox", {}), {
+      pending: [],
+      recent: [],
+    });
   });
 
   test("inside the node, internal methods answer (typed at compile time)", async () => {

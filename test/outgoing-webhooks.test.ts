@@ -196,11 +196,8 @@ async function waitBotMessages(botId: number, n: number, ms = 15_000): Promise<O
   return botMessages(botId);
 }
 
-async function outbox(botId: number): Promise<{ pending: Obj[]; recent: number[] }> {
-  return (await srv.node.call(webhookRef(realmId, botId), "outbox", {})) as unknown as {
-    pending: Obj[];
-    recent: number[];
-  };
+async function outbox(botId: number) {
+  return await srv.node.call(webhookRef(realmId, botId), "outbox", {});
 }
 
 async function settled(botId: number, messageId: number): Promise<void> {

@@ -10,12 +10,18 @@
 
 import { detachedHandlers } from "./detached.ts";
 import { errors } from "../errors.ts";
-import type { ActorRef, Behavior, Caller, Handler, Obj } from "../types.ts";
+import { defineBehavior, handlersOf, roleHandlers, type HandlerOf } from "../protocol.ts";
+import type { ActorRef, Caller, Obj } from "../types.ts";
 import {
   UPLOADS_KEY,
+  blobProtocol,
+  type BlobFileProtocol,
+  type BlobProtocol,
+  type UploadsProtocol,
+} from "./protocol.ts";
+import {
   applyUploadsFact,
   initialUploads,
-  uploadsExternal,
   uploadsFromSnapshot,
   uploadsHandlers,
   uploadsToSnapshot,
@@ -30,14 +36,15 @@ export interface BlobState {
   size: number;
 }
 
+type FileHandler<M extends keyof BlobFileProtocol> = HandlerOf<BlobState, BlobFileProtocol, M>;
+
 function requireInternal(caller: Caller | null): void {
   if (caller) throw errors.accessDenied();
 }
 
-const put: Handler<BlobState> = (state, args, _ctx, caller) => {
+const put: FileHandler<"put"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const data = typeof args.data === "string" ? args.data : "";
-  const contentType = typeof args.contentType === "string" ? args.contentType : "";
+  const { data, contentType } = args;
   if (data === "" || contentType === "") throw errors.internal();
   // Immutable: a retried put of the same bytes is a no-op; other bytes are a bug.
   if (state.data !== "") {
@@ -48,31 +55,35 @@ const put: Handler<BlobState> = (state, args, _ctx, caller) => {
   return { facts: [{ type: "stored", data, contentType, size }], reply: {} };
 };
 
-const get: Handler<BlobState> = (state) => {
+const get: FileHandler<"get"> = (state) => {
   if (state.data === "") return { reply: null };
   return { reply: { data: state.data, contentType: state.contentType, size: state.size } };
 };
-
-const fileHandlers: Record<string, Handler<BlobState>> = { put, get };
 
 // Two roles by key, as the channel kind: "uploads" is the realm's uploads
 // directory (./uploads.ts), any other key one immutable file.
 type BlobKindState = BlobState | UploadsState;
 const isUploads = (ref: ActorRef) => ref.key === UPLOADS_KEY;
 
-const handlers: Record<string, Handler<BlobKindState>> = {};
-for (const [name, h] of Object.entries(fileHandlers)) {
-  handlers[name] = (state, args, ctx, caller) => {
-    if (isUploads(ctx.self)) throw errors.internal();
-    return h(state as BlobState, args, ctx, caller);
-  };
+/** The state of a file actor; an uploads directory refuses a file's methods. */
+function asFile(state: BlobKindState): BlobState {
+  if ("byPath" in state) throw errors.internal();
+  return state;
 }
-for (const [name, h] of Object.entries({ ...uploadsHandlers, ...detachedHandlers })) {
-  handlers[name] = (state, args, ctx, caller) => {
-    if (!isUploads(ctx.self)) throw errors.internal();
-    return h(state as UploadsState, args, ctx, caller);
-  };
+
+/** The state of the uploads directory; a file refuses its methods. */
+function asUploads(state: BlobKindState): UploadsState {
+  if (!("byPath" in state)) throw errors.internal();
+  return state;
 }
+
+const handlers = handlersOf<BlobKindState, BlobProtocol>()({
+  ...roleHandlers(asFile, handlersOf<BlobState, BlobFileProtocol>()({ put, get })),
+  ...roleHandlers(
+    asUploads,
+    handlersOf<UploadsState, UploadsProtocol>()({ ...uploadsHandlers, ...detachedHandlers }),
+  ),
+});
 
 function fileFromSnapshot(data: string): BlobState {
   const o = JSON.parse(data) as Partial<BlobState>;
@@ -88,14 +99,15 @@ function applyFile(state: BlobState, fact: Obj): BlobState {
   return state;
 }
 
-export const blobBehavior: Behavior<BlobKindState> = {
+// The emoji images are public (GET /user_avatars/...); storing is the emoji
+// directory's. The uploads directory's gateway methods: protocol.ts.
+export const blobBehavior = defineBehavior<BlobKindState, BlobProtocol>({
   kind: "blob",
+  protocol: blobProtocol,
   initial: (ref) => (isUploads(ref) ? initialUploads(ref) : { data: "", contentType: "", size: 0 }),
   apply: (state, fact: Obj, ref) =>
     isUploads(ref) ? applyUploadsFact(state as UploadsState, fact) : applyFile(state as BlobState, fact),
   toSnapshot: (s) => ("byPath" in s ? uploadsToSnapshot(s) : JSON.stringify(s)),
   fromSnapshot: (data, ref) => (isUploads(ref) ? uploadsFromSnapshot(data, ref) : fileFromSnapshot(data)),
   handlers,
-  // The emoji images are public (GET /user_avatars/...); storing is the emoji directory's.
-  external: { get: "anonymous", ...uploadsExternal },
-};
+});

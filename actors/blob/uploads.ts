@@ -9,14 +9,11 @@
 // notify_attachment_update.
 
 import { errors } from "../errors.ts";
-import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { HandlerOf, SomeHandlersOf } from "../protocol.ts";
+import type { ActorRef, Caller, Obj, OutEvent } from "../types.ts";
+import type { UploadImageInfo, UploadsProtocol } from "./protocol.ts";
 
-export const UPLOADS_KEY = "uploads";
-
-/** The realm's uploads directory. */
-export function uploadsDirectoryRef(realmId: number): ActorRef {
-  return { kind: "blob", realm: realmId, key: UPLOADS_KEY };
-}
+type UploadsHandler<M extends keyof UploadsProtocol> = HandlerOf<UploadsState, UploadsProtocol, M>;
 
 /** Zulip's path_id: "<realm>/<2 hex>/<24 url-safe>/<sanitized name>". */
 const PATH_ID = /^(\d{1,15})\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^/]{1,255}$/;
@@ -135,12 +132,6 @@ function member(state: UploadsState, caller: Caller | null): Caller {
   return caller;
 }
 
-function str(args: Obj, name: string): string {
-  const v = args[name];
-  if (typeof v !== "string") throw errors.internal();
-  return v;
-}
-
 export function event(op: "add" | "update", a: Attachment, spaceUsed: number): OutEvent {
   return {
     event: { type: "attachment", op, attachment: format(a), upload_space_used: spaceUsed },
@@ -149,32 +140,23 @@ export function event(op: "add" | "update", a: Attachment, spaceUsed: number): O
 }
 
 /** The gateway stored the bytes under pathId: record them as the caller's. */
-const recordUpload: Handler<UploadsState> = async (state, args, ctx, caller) => {
+const recordUpload: UploadsHandler<"recordUpload"> = async (state, args, ctx, caller) => {
   const c = member(state, caller);
-  const pathId = str(args, "pathId");
+  const { pathId, size, image } = args;
   const m = PATH_ID.exec(pathId);
-  const size = args.size;
-  if (!m || Number(m[1]) !== state.realmId || typeof size !== "number" || !Number.isSafeInteger(size)) {
-    throw errors.internal();
-  }
+  if (!m || Number(m[1]) !== state.realmId) throw errors.internal();
   if (state.byPath.has(pathId)) throw errors.internal();
   const attachment: Attachment = {
     id: await ctx.nextId(`attachment.${state.realmId}`),
     pathId,
-    name: str(args, "name"),
+    name: args.name,
     size,
-    contentType: str(args, "contentType"),
+    contentType: args.contentType,
     ownerId: c.userId,
     createTime: ctx.now(),
     messages: [],
   };
-  const image = args.image;
-  if (image && typeof image === "object" && !Array.isArray(image)) {
-    const { width, height, animated } = image as Obj;
-    if (Number.isSafeInteger(width) && Number.isSafeInteger(height) && typeof animated === "boolean") {
-      attachment.image = { width: width as number, height: height as number, animated };
-    }
-  }
+  if (image) attachment.image = { width: image.width, height: image.height, animated: image.animated };
   return {
     facts: [fact({ type: "attachmentAdded", attachment })],
     events: [event("add", attachment, state.spaceUsed + size)],
@@ -183,7 +165,7 @@ const recordUpload: Handler<UploadsState> = async (state, args, ctx, caller) => 
 };
 
 /** GET /attachments: the caller's files, by id. */
-const listAttachments: Handler<UploadsState> = (state, _args, _ctx, caller) => {
+const listAttachments: UploadsHandler<"listAttachments"> = (state, _args, _ctx, caller) => {
   const c = member(state, caller);
   const own: Obj[] = [];
   for (const a of state.byPath.values()) if (a.ownerId === c.userId) own.push(format(a));
@@ -192,7 +174,7 @@ const listAttachments: Handler<UploadsState> = (state, _args, _ctx, caller) => {
 };
 
 /** DELETE /attachments/{id}: only the owner's; the reply names the bytes the gateway then removes. */
-const removeAttachment: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const removeAttachment: UploadsHandler<"removeAttachment"> = (state, args, _ctx, caller) => {
   const c = member(state, caller);
   const id = args.id;
   let found: Attachment | undefined;
@@ -225,9 +207,9 @@ const removeAttachment: Handler<UploadsState> = (state, args, _ctx, caller) => {
  * linking the file (the gateway checks the caller's access to them). Null
  * when no such file exists in this realm.
  */
-const lookupUpload: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const lookupUpload: UploadsHandler<"lookupUpload"> = (state, args, _ctx, caller) => {
   member(state, caller);
-  const a = state.byPath.get(str(args, "pathId"));
+  const a = state.byPath.get(args.pathId);
   if (!a) return { reply: null };
   return {
     reply: {
@@ -249,27 +231,23 @@ const lookupUpload: Handler<UploadsState> = (state, args, _ctx, caller) => {
  * messages linking them, and the conversation claims them again with
  * `shared` once it knows the sender received one of those messages.
  */
-const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const claimUploads: UploadsHandler<"claimUploads"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const pathIds = Array.isArray(args.pathIds) ? args.pathIds : [];
-  const { senderId, messageId, dateSent } = args;
-  if (typeof senderId !== "number" || typeof messageId !== "number" || typeof dateSent !== "number") {
-    throw errors.internal();
-  }
+  const { pathIds, senderId, messageId, dateSent } = args;
   const shared = args.shared === true;
-  const conv = typeof args.conv === "string" ? { conv: args.conv } : {};
+  const conv = args.conv === undefined ? {} : { conv: args.conv };
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
-  const others: Obj[] = [];
+  const others: [string, [number, string][]][] = [];
   const seen = new Set<string>();
   for (const p of pathIds) {
-    if (typeof p !== "string" || seen.has(p)) continue;
+    if (seen.has(p)) continue;
     seen.add(p);
     const a = state.byPath.get(p);
     if (!a || a.messages.some((m) => m.id === messageId)) continue;
     if (a.ownerId !== senderId && !shared) {
       // [path, [[message id, conversation key or ""]]]
-      if (a.messages.length) others.push([p, a.messages.map((m) => [m.id, m.conv ?? ""])] as unknown as Obj);
+      if (a.messages.length) others.push([p, a.messages.map((m) => [m.id, m.conv ?? ""])]);
       continue;
     }
     facts.push(fact({ type: "attachmentClaimed", pathId: p, messageId, dateSent, ...conv }));
@@ -286,9 +264,9 @@ const claimUploads: Handler<UploadsState> = (state, args, _ctx, caller) => {
  * listed and deletable by its owner, as Zulip keeps unclaimed attachments.
  * O(attachments + ids).
  */
-const messagesRemoved: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const messagesRemoved: UploadsHandler<"messagesRemoved"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const ids = new Set((Array.isArray(args.ids) ? args.ids : []).filter((x) => typeof x === "number"));
+  const ids = new Set(args.ids);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   if (ids.size === 0) return { reply: {} };
@@ -308,19 +286,28 @@ const messagesRemoved: Handler<UploadsState> = (state, args, _ctx, caller) => {
  * conversations). As Zulip's markdown previews any image upload of the
  * realm a message links: only dimensions and type, never the bytes.
  */
-const uploadImages: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const uploadImages: UploadsHandler<"uploadImages"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const pathIds = Array.isArray(args.pathIds) ? args.pathIds : [];
-  const images: Obj[] = [];
-  for (const p of pathIds) {
-    const a = typeof p === "string" ? state.byPath.get(p) : undefined;
+  const images: [string, UploadImageInfo][] = [];
+  for (const p of args.pathIds) {
+    const a = state.byPath.get(p);
     if (!a?.image) continue;
-    images.push([p, { ...a.image, contentType: a.contentType }] as unknown as Obj);
+    images.push([p, { ...a.image, contentType: a.contentType }]);
   }
   return { reply: { images } };
 };
 
-export const uploadsHandlers: Record<string, Handler<UploadsState>> = {
+export const uploadsHandlers: SomeHandlersOf<
+  UploadsState,
+  UploadsProtocol,
+  | "uploadImages"
+  | "recordUpload"
+  | "listAttachments"
+  | "removeAttachment"
+  | "lookupUpload"
+  | "claimUploads"
+  | "messagesRemoved"
+> = {
   uploadImages,
   recordUpload,
   listAttachments,
@@ -329,14 +316,6 @@ export const uploadsHandlers: Record<string, Handler<UploadsState>> = {
   claimUploads,
   messagesRemoved,
 };
-
-/** The gateway's entry points; claimUploads is the conversations' only. */
-export const uploadsExternal = {
-  recordUpload: "caller",
-  listAttachments: "caller",
-  removeAttachment: "caller",
-  lookupUpload: "caller",
-} as const;
 
 /**
  * The path_ids a message's content links (its "/user_uploads/<path_id>"

@@ -47,7 +47,6 @@ import {
   topicLinks,
   type Mentions,
   type RenderEnv,
-  type UploadImage,
 } from "./markdown.ts";
 import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
@@ -399,9 +398,7 @@ async function renderEnv(
   env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
   if (linked.length) {
-    const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
-      pathIds: linked,
-    })) as unknown as { images: [string, UploadImage][] };
+    const r = await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", { pathIds: linked });
     env.images = new Map(r.images);
   }
   return env;
@@ -427,9 +424,7 @@ async function claimUploads(
   if (!pathIds.length) return;
   const dir = uploadsDirectoryRef(realmId);
   const claim = { senderId, messageId, dateSent: dateSent * 1000, conv: state.key };
-  const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
-    others: [string, [number, string][]][];
-  };
+  const r = await ctx.call(dir, "claimUploads", { ...claim, pathIds });
   if (!r.others.length) return;
   // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
   const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
@@ -1310,12 +1305,12 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
     // FL 285: links the edit dropped release their files; the editor's that
     // no message links any more are the reply's detached_uploads.
-    const released = (await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
+    const released = await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
       messageId: m.id,
       editorId: c.userId,
       dropped: linkedPathIds(m.content, state.realmId),
       kept: linkedPathIds(changes.content, state.realmId),
-    })) as { detached: Obj[] };
+    });
     reply.detached_uploads = released.detached as unknown as Value;
   }
   return { facts, writes, events: [{ event, userIds }], reply };

@@ -16,8 +16,7 @@
 // `webhookFromSnapshot`, because snapshots written before it lack it.
 
 import type { ActorRef, Obj } from "../types.ts";
-
-export type Trigger = "mention" | "direct_message";
+import { INDEX_KEY, type Trigger } from "./protocol.ts";
 
 export interface Delivery {
   /** The triggering message's id: the idempotency key of the delivery. */
@@ -58,9 +57,6 @@ export interface WebhookIndexState {
 }
 
 export type WebhookKindState = WebhookState | WebhookIndexState;
-
-/** Key of the realm's index actor (never a bot id). */
-export const INDEX_KEY = "~index";
 
 /** How many finished message ids a bot remembers for de-duplication. */
 export const RECENT_LIMIT = 1000;
