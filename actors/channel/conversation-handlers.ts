@@ -56,7 +56,7 @@ import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
-import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../uploads/index.ts";
 import {
   checkChangeAllLimit,
   checkChannelMoveLimit,

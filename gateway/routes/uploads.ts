@@ -8,7 +8,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import sharp from "sharp";
 import { uploadsDirectoryRef } from "../../actors/index.ts";
-import type { UploadLookup } from "../../actors/blob/index.ts";
+import type { UploadLookup } from "../../actors/uploads/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { componentLogger } from "../../cluster/log.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";
