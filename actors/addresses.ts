@@ -6,12 +6,19 @@
 // A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
 // The kinds' doors re-export these under their old names.
 
-import { UPLOADS_KEY, type BlobFileProtocol, type UploadsProtocol } from "./blob/protocol.ts";
+import type { BlobProtocol } from "./blob/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
-import { INDEX_KEY, type WebhookBotProtocol, type WebhookIndexProtocol } from "./webhook/protocol.ts";
+import { UPLOADS_KEY, type UploadsProtocol } from "./uploads/protocol.ts";
+import type { WebhookProtocol } from "./webhook/protocol.ts";
+import { INDEX_KEY, type WebhookIndexProtocol } from "./webhook-index/protocol.ts";
+
+// The keys that tell apart two kinds sharing storage ids (Behavior.ownsKey):
+// the uploads kind's "uploads" among the blob kind's files, the webhook
+// index kind's "~index" among the webhook kind's bots.
+export { INDEX_KEY, UPLOADS_KEY };
 
 /**
  * The realm's group directory: every named group of the realm, its
@@ -32,21 +39,21 @@ export function queueRef(realmId: number, userId: number): Ref<QueueProtocol> {
 }
 
 /** The blob holding an emoji's image: on the directory's shard, so `put` stays local. */
-export function emojiBlobRef(realmId: number, emojiId: string): Ref<BlobFileProtocol> {
+export function emojiBlobRef(realmId: number, emojiId: string): Ref<BlobProtocol> {
   return ref({ kind: "blob", realm: realmId, key: `emoji.${emojiId}`, shardKey: "directory" });
 }
 
-/** The realm's uploads directory (a blob actor): its attachments' records. */
+/** The realm's uploads directory: its attachments' records. */
 export function uploadsDirectoryRef(realmId: number): Ref<UploadsProtocol> {
-  return ref({ kind: "blob", realm: realmId, key: UPLOADS_KEY });
+  return ref({ kind: "uploads", realm: realmId, key: UPLOADS_KEY });
 }
 
-/** The outbox of one outgoing-webhook bot (a webhook actor). */
-export function webhookRef(realmId: number, botId: number): Ref<WebhookBotProtocol> {
+/** The outbox of one outgoing-webhook bot. */
+export function webhookRef(realmId: number, botId: number): Ref<WebhookProtocol> {
   return ref({ kind: "webhook", realm: realmId, key: String(botId) });
 }
 
-/** The realm's index of bots that may have pending deliveries (a webhook actor). */
+/** The realm's index of bots that may have pending deliveries. */
 export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
-  return ref({ kind: "webhook", realm: realmId, key: INDEX_KEY });
+  return ref({ kind: "webhookIndex", realm: realmId, key: INDEX_KEY });
 }

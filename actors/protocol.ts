@@ -117,22 +117,6 @@ export function handlersOf<S, P extends Protocol>() {
   return <T extends HandlersOf<S, P>>(table: T & NoExtra<T, P>): HandlersOf<S, P> => table;
 }
 
-/**
- * One role's handler table, in a kind whose actors serve several roles by
- * key (blob, webhook): each handler first gets its state from `ofRole`,
- * which narrows the kind's state to the role's and throws on an actor of
- * another role. Spread the roles' tables into the kind's `handlersOf`.
- */
-export function roleHandlers<S, R, P extends Protocol>(
-  ofRole: (state: S) => R,
-  table: HandlersOf<R, P>,
-): HandlersOf<S, P> {
-  const out: Record<string, Handler<S>> = {};
-  for (const [method, h] of Object.entries(table as unknown as Record<string, Handler<R>>))
-    out[method] = (state, args, ctx, caller) => h(ofRole(state), args, ctx, caller);
-  return out as unknown as HandlersOf<S, P>;
-}
-
 /** A behaviour declared with a protocol: the runtime Behavior minus what the protocol gives. */
 export interface TypedBehavior<S, P extends Protocol> extends Omit<
   Behavior<S>,

@@ -34,7 +34,17 @@ export interface IndexRange {
   reverse?: boolean;
 }
 
-export type Kind = "realm" | "user" | "channel" | "group" | "queue" | "emoji" | "blob" | "webhook";
+export type Kind =
+  | "realm"
+  | "user"
+  | "channel"
+  | "group"
+  | "queue"
+  | "emoji"
+  | "blob"
+  | "uploads"
+  | "webhook"
+  | "webhookIndex";
 export const KINDS: readonly Kind[] = [
   "realm",
   "user",
@@ -43,7 +53,9 @@ export const KINDS: readonly Kind[] = [
   "queue",
   "emoji",
   "blob",
+  "uploads",
   "webhook",
+  "webhookIndex",
 ];
 
 /** Plain data that crosses process boundaries (encoded as protobuf Value). */
@@ -218,6 +230,15 @@ export interface Behavior<S> {
    * keys must never meet.
    */
   storedAs?: Kind;
+  /**
+   * Whether a key names one of this kind's actors. Kinds that share storage
+   * ids (one is `storedAs` the other) each answer for their own keys: the
+   * runtime refuses a request to a key the kind does not own before any
+   * activation, so neither kind ever loads the other's data (a forged ref,
+   * such as a gateway's request to a channel conversation keyed
+   * "directory"). Absent: every key.
+   */
+  ownsKey?(key: string): boolean;
   /** State of an actor that has never persisted anything. */
   initial(ref: ActorRef): S;
   /** Fold one persisted fact into the state. May mutate and return `state`. */

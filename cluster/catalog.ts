@@ -17,6 +17,7 @@ import type {
   OutEvent,
   Value,
 } from "../actors/types.ts";
+import { errors } from "../actors/errors.ts";
 import { FencedError, MovedError, UnavailableError } from "./runtime-errors.ts";
 import { decodeFact, encodeFact } from "../proto/codec.ts";
 import type { AppendItem, IndexRange, RecordWrite, Store } from "./storage/contract.ts";
@@ -276,6 +277,9 @@ export class Catalog {
     traceparent?: string,
     origin?: Origin,
   ): Promise<Value> {
+    // Kinds sharing storage ids each serve their own keys only (Behavior.ownsKey).
+    if (this.o.behaviors[ref.kind]?.ownsKey?.(ref.key) === false)
+      return Promise.reject(errors.accessDenied());
     const id = this.idOf(ref);
     let act = this.acts.get(id);
     if (act && act.epoch !== epoch) {

@@ -31,13 +31,23 @@ export interface StoredActor {
   journal: [number, string][];
 }
 
+/**
+ * The actor a storage id names: the kind stored under that id's kind that
+ * owns its key (Behavior.storedAs, ownsKey), e.g. "channel.1.directory" is
+ * the channel directory's, "channel.1.5" a conversation's.
+ */
 export function parseActorId(actor: string): ActorRef | null {
   const a = actor.indexOf(".");
   const b = actor.indexOf(".", a + 1);
   if (a < 0 || b < 0) return null;
-  const kind = actor.slice(0, a) as Kind;
-  if (!behaviors[kind]) return null;
-  return { kind, realm: Number(actor.slice(a + 1, b)), key: actor.slice(b + 1) };
+  const stored = actor.slice(0, a);
+  const key = actor.slice(b + 1);
+  for (const kind of Object.keys(behaviors) as Kind[]) {
+    const behavior = behaviors[kind]!;
+    if ((behavior.storedAs ?? kind) !== stored || behavior.ownsKey?.(key) === false) continue;
+    return { kind, realm: Number(actor.slice(a + 1, b)), key };
+  }
+  return null;
 }
 
 /** The actor's state as its latest snapshot and journal make it, and its seq. */

@@ -160,7 +160,7 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     assert.equal(list.ok, true, JSON.stringify(list));
   });
 
-  test("the blob kind checks its args too: the uploads directory and a file", async () => {
+  test("the uploads and blob kinds check their args too", async () => {
     const forge = forger(srv.gatewayClient, 16);
     const uploads = uploadsDirectoryRef(owner.realmId);
     const before = await attachments(api);
@@ -169,7 +169,7 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     refusedAsInvalid(
       await forge(uploads, "recordUpload", { ...record, size: "3" }, owner),
       "recordUpload",
-      "blob",
+      "uploads",
     );
     refusedAsInvalid(
       await forge(
@@ -179,20 +179,20 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
         owner,
       ),
       "recordUpload",
-      "blob",
+      "uploads",
     );
-    refusedAsInvalid(await forge(uploads, "recordUpload", { name: "x" }, owner), "recordUpload", "blob");
+    refusedAsInvalid(await forge(uploads, "recordUpload", { name: "x" }, owner), "recordUpload", "uploads");
     refusedAsInvalid(
       await forge(uploads, "removeAttachment", { id: "1" }, owner),
       "removeAttachment",
-      "blob",
+      "uploads",
     );
     refusedAsInvalid(
       await forge(uploads, "removeAttachment", { id: 1.5 }, owner),
       "removeAttachment",
-      "blob",
+      "uploads",
     );
-    refusedAsInvalid(await forge(uploads, "lookupUpload", { pathId: 7 }, owner), "lookupUpload", "blob");
+    refusedAsInvalid(await forge(uploads, "lookupUpload", { pathId: 7 }, owner), "lookupUpload", "uploads");
     // The conversations' methods are not a gateway's, whatever the args.
     refusedAsInternal(await forge(uploads, "claimUploads", { pathIds: [pathId] }, owner));
     refusedAsInternal(await forge(emojiBlobRef(owner.realmId, "1"), "put", { data: "AA==" }, owner));
@@ -209,9 +209,23 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     );
     const file = await forge(emojiBlobRef(owner.realmId, "1"), "get", {}, null);
     assert.deepEqual(file, { ok: true, value: null });
+    // The two kinds share storage ids: neither serves the other's key.
+    refusedAsInternal(await forge({ ...uploads, kind: "blob" }, "get", {}, null));
+    refusedAsInternal(
+      await forge(
+        { ...emojiBlobRef(owner.realmId, "1"), kind: "uploads" },
+        "lookupUpload",
+        { pathId },
+        owner,
+      ),
+    );
+    assert.deepEqual(
+      (await attachments(api)).map((a) => a.path_id),
+      [...before.map((a) => a.path_id), pathId],
+    );
   });
 
-  test("the webhook kind is internal only: refused to a gateway, typed inside the node", async () => {
+  test("the webhook and webhook index kinds are internal only: refused to a gateway, typed inside the node", async () => {
     const forge = forger(srv.gatewayClient, 16);
     const index = webhookIndexRef(owner.realmId);
     refusedAsInternal(await forge(index, "mark", { botId: "9", gen: 1 }, owner));

@@ -8,7 +8,7 @@
 
 import { errors } from "../errors.ts";
 import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
-import { uploadsDirectoryRef } from "../blob/index.ts";
+import { uploadsDirectoryRef } from "../uploads/index.ts";
 import { userRef } from "../user/index.ts";
 import {
   getMsgs,

@@ -56,7 +56,7 @@ import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
 import { inSpans } from "./state.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
-import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../uploads/index.ts";
 import {
   checkChangeAllLimit,
   checkChannelMoveLimit,
@@ -406,7 +406,7 @@ async function renderEnv(
 
 /**
  * The uploads a message links are shared with its readers from now on
- * (actors/blob/uploads.ts): the sender's own, and another user's when the
+ * (actors/uploads/): the sender's own, and another user's when the
  * sender received a message that links it (Zulip's claim_attachment needs
  * the sender to have access; public channel history the sender never
  * received does not count here).

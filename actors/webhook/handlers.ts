@@ -10,7 +10,7 @@
 // which is the node holding this actor, so claims are local calls.
 //
 // Resuming after a crash (timers are not durable): the realm's index actor
-// (same kind, key "~index") lists the bots that may have pending work. A bot
+// (the webhookIndex kind) lists the bots that may have pending work. A bot
 // marks itself there (a call, awaited BEFORE the turn's append) when a
 // delivery arrives while it had none, and asks to be cleared with the notice
 // "webhook.idle" {realmId, botId, gen} (after the append) when it has none
@@ -21,29 +21,12 @@
 
 import { webhookIndexRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import { handlersOf, roleHandlers, type HandlerOf } from "../protocol.ts";
+import { handlersOf, type HandlerOf } from "../protocol.ts";
 import type { ActorContext, Caller, Decision, Obj } from "../types.ts";
-import type {
-  ClaimedDelivery,
-  WebhookBotProtocol,
-  WebhookIndexProtocol,
-  WebhookProtocol,
-} from "./protocol.ts";
-import type {
-  Delivery,
-  WebhookFact,
-  WebhookIndexFact,
-  WebhookIndexState,
-  WebhookKindState,
-  WebhookState,
-} from "./state.ts";
+import type { ClaimedDelivery, WebhookProtocol } from "./protocol.ts";
+import type { Delivery, WebhookFact, WebhookState } from "./state.ts";
 
-type BotHandler<M extends keyof WebhookBotProtocol> = HandlerOf<WebhookState, WebhookBotProtocol, M>;
-type IndexHandler<M extends keyof WebhookIndexProtocol> = HandlerOf<
-  WebhookIndexState,
-  WebhookIndexProtocol,
-  M
->;
+type BotHandler<M extends keyof WebhookProtocol> = HandlerOf<WebhookState, WebhookProtocol, M>;
 
 /** Zulip's MAX_REQUEST_RETRIES (zerver/lib/queue.py): a delivery gets at most 1 + 3 attempts. */
 export const MAX_REQUEST_RETRIES = 3;
@@ -243,67 +226,10 @@ const outbox: BotHandler<"outbox"> = (state, _args, _ctx, caller) => {
   return { reply: { pending, recent: state.recent.slice(-20) } };
 };
 
-// The index role (key "~index"): internal, a leaf.
-
-function indexFact(f: WebhookIndexFact): Obj {
-  return f as unknown as Obj;
-}
-
-function botIdArg(args: { botId: number }): number {
-  // The worker forwards a notice's untyped data (clear): check it still.
-  if (!Number.isSafeInteger(args.botId) || args.botId <= 0) throw errors.internal();
-  return args.botId;
-}
-
-/** A bot may have pending deliveries from generation `gen` on. */
-const mark: IndexHandler<"mark"> = (state, args, _ctx, caller) => {
-  internal(caller);
-  const botId = botIdArg(args);
-  const gen = args.gen;
-  if (!Number.isSafeInteger(gen)) throw errors.internal();
-  const known = state.bots[String(botId)];
-  if (known !== undefined && known >= gen) return { reply: { marked: false } };
-  return { facts: [indexFact({ type: "marked", botId, gen })], reply: { marked: true } };
-};
-
-/** A bot had nothing pending at generation `gen`: forget it unless marked since. */
-const clear: IndexHandler<"clear"> = (state, args, _ctx, caller) => {
-  internal(caller);
-  const botId = botIdArg(args);
-  const known = state.bots[String(botId)];
-  if (known === undefined || known > args.gen) return { reply: { cleared: false } };
-  return { facts: [indexFact({ type: "cleared", botId })], reply: { cleared: true } };
-};
-
-/** The bots that may have pending deliveries, as [{botId, gen}]. */
-const pendingBots: IndexHandler<"pendingBots"> = (state, _args, _ctx, caller) => {
-  internal(caller);
-  return {
-    reply: {
-      bots: Object.entries(state.bots).map(([botId, gen]) => ({ botId: Number(botId), gen })),
-    },
-  };
-};
-
-/** The state of a bot's outbox; the index refuses a bot's methods. */
-function asBot(state: WebhookKindState): WebhookState {
-  if (state.role !== "bot") throw errors.internal();
-  return state;
-}
-
-/** The state of the realm's index; a bot refuses the index's methods. */
-function asIndex(state: WebhookKindState): WebhookIndexState {
-  if (state.role !== "index") throw errors.internal();
-  return state;
-}
-
-export const webhookHandlers = handlersOf<WebhookKindState, WebhookProtocol>()({
-  ...roleHandlers(
-    asBot,
-    handlersOf<WebhookState, WebhookBotProtocol>()({ enqueue, claim, report, poke, outbox }),
-  ),
-  ...roleHandlers(
-    asIndex,
-    handlersOf<WebhookIndexState, WebhookIndexProtocol>()({ mark, clear, pendingBots }),
-  ),
+export const webhookHandlers = handlersOf<WebhookState, WebhookProtocol>()({
+  enqueue,
+  claim,
+  report,
+  poke,
+  outbox,
 });

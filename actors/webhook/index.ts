@@ -16,5 +16,5 @@ export {
   type TriggerUser,
 } from "./triggers.ts";
 export type { ClaimedDelivery, Trigger } from "./protocol.ts";
-export { webhookIndexRef, webhookRef } from "../addresses.ts";
+export { webhookRef } from "../addresses.ts";
 export { isWebhookUrl } from "./url.ts";

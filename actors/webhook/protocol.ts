@@ -1,18 +1,15 @@
 // The webhook kind's methods (handlers.ts): their arguments and replies.
 // How to add one: docs/architecture.md, "Actor protocols".
 //
-// The kind has two roles by key, each with its own methods and address
-// (actors/addresses.ts): a bot's outbox (key = the bot's user id) and the
-// realm's index of bots with pending deliveries (key "~index"). An actor
-// refuses the other role's methods. Every method is internal: the node-side
-// worker (webhook/worker.ts) and the actors call them, never a gateway.
+// One actor per outgoing-webhook bot (webhookRef, key = the bot's user id):
+// its outbox. The realm's index of bots with pending deliveries is the
+// webhook index kind's (actors/webhook-index). Every method is internal: the
+// node-side worker (webhook/worker.ts) and the actors call them, never a
+// gateway.
 
 import { Type } from "typebox";
 import { AnyObj, SafeInt, reply } from "../protocol.ts";
 import type { Obj } from "../types.ts";
-
-/** Key of the realm's index actor (never a bot id). */
-export const INDEX_KEY = "~index";
 
 export type Trigger = "mention" | "direct_message";
 
@@ -26,8 +23,7 @@ export interface ClaimedDelivery {
   message: Obj;
 }
 
-// ---- a bot's outbox (webhookRef)
-export const webhookBotProtocol = {
+export const webhookProtocol = {
   /** A message triggered the bot (the worker, from the send's hand-off): journal one delivery. */
   enqueue: {
     args: Type.Object({
@@ -71,19 +67,4 @@ export const webhookBotProtocol = {
   },
 } as const;
 
-// ---- the realm's index (webhookIndexRef)
-export const webhookIndexProtocol = {
-  /** A bot may have pending deliveries from generation `gen` on (the bot's own call). */
-  mark: { args: Type.Object({ botId: SafeInt, gen: SafeInt }), reply: reply<{ marked: boolean }>() },
-  /** A bot had nothing pending at generation `gen` (the worker, on its notice). */
-  clear: { args: Type.Object({ botId: SafeInt, gen: SafeInt }), reply: reply<{ cleared: boolean }>() },
-  /** The bots that may have pending deliveries (the worker's sweep). */
-  pendingBots: { args: Type.Object({}), reply: reply<{ bots: { botId: number; gen: number }[] }>() },
-} as const;
-
-/** Every method of the kind: the behaviour's protocol. */
-export const webhookProtocol = { ...webhookBotProtocol, ...webhookIndexProtocol } as const;
-
-export type WebhookBotProtocol = typeof webhookBotProtocol;
-export type WebhookIndexProtocol = typeof webhookIndexProtocol;
 export type WebhookProtocol = typeof webhookProtocol;

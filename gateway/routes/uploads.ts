@@ -1,14 +1,14 @@
 // File uploads and attachments (Zulip's zerver/views/upload.py and
 // attachments.py). The gateway holds the bytes (the upload storage,
 // cluster/upload-storage.ts); the realm's uploads directory actor
-// (actors/blob/uploads.ts) holds each file's record: owner, size, the
+// (actors/uploads/) holds each file's record: owner, size, the
 // messages linking it. A file is served to its owner and to whoever can read
 // a message linking it, as Zulip's validate_attachment_request.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import sharp from "sharp";
 import { uploadsDirectoryRef } from "../../actors/index.ts";
-import type { UploadLookup } from "../../actors/blob/index.ts";
+import type { UploadLookup } from "../../actors/uploads/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { componentLogger } from "../../cluster/log.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";

@@ -7,7 +7,7 @@ import { errors } from "../errors.ts";
 import type { HandlerOf, SomeHandlersOf } from "../protocol.ts";
 import type { Obj, OutEvent } from "../types.ts";
 import type { UploadsProtocol } from "./protocol.ts";
-import { event, fact, format, type UploadsState } from "./uploads.ts";
+import { event, fact, format, type UploadsState } from "./state.ts";
 
 const releaseLinks: HandlerOf<UploadsState, UploadsProtocol, "releaseLinks"> = (
   state,
