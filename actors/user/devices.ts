@@ -11,11 +11,23 @@
 
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
-import type { Caller, Decision, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj, OutEvent } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { Device, UserFact, UserState } from "./state.ts";
-import { optBool, optInt, optString } from "./validate.ts";
 
-const TOKEN_KINDS = ["fcm", "apns"];
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  | "registerClientDevice"
+  | "removeClientDevice"
+  | "registerPushDevice"
+  | "completePushRegistration"
+  | "activePushDevices"
+  | "devices"
+  | "dropPushDevices"
+>;
+
 /** libsodium crypto_secretbox_easy: the only cryptosystem Zulip accepts for push_key. */
 const SECRETBOX_PREFIX = 0x31;
 
@@ -73,7 +85,12 @@ function deviceEvent(state: UserState, fields: Obj) {
   return { event: { type: "device", ...fields }, userIds: [state.userId] };
 }
 
-function update(state: UserState, d: Device, changes: Partial<Device>, event: Obj): Decision {
+function update(
+  state: UserState,
+  d: Device,
+  changes: Partial<Device>,
+  event: Obj,
+): { facts: Obj[]; events: OutEvent[] } {
   return {
     facts: [fact({ type: "deviceUpdated", id: d.id, changes })],
     events: [deviceEvent(state, { op: "update", device_id: d.id, ...event })],
@@ -97,7 +114,7 @@ export function formatDevices(state: UserState): Obj {
 
 // ---- POST /register_client_device, POST /remove_client_device -------------
 
-const registerClientDevice: Handler<UserState> = async (state, _args, ctx, caller) => {
+const registerClientDevice: Handlers["registerClientDevice"] = async (state, _args, ctx, caller) => {
   requireSelf(state, caller);
   const id = await ctx.nextId(`device.${state.realmId}`);
   return {
@@ -107,9 +124,9 @@ const registerClientDevice: Handler<UserState> = async (state, _args, ctx, calle
   };
 };
 
-const removeClientDevice: Handler<UserState> = (state, args, _ctx, caller) => {
+const removeClientDevice: Handlers["removeClientDevice"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const d = findDevice(state, optInt(args, "deviceId"));
+  const d = findDevice(state, args.deviceId);
   return {
     facts: [fact({ type: "deviceRemoved", id: d.id })],
     events: [deviceEvent(state, { op: "remove", device_id: d.id })],
@@ -140,17 +157,12 @@ function supersededLegacyTokens(state: UserState, kind: string, token: string): 
  * what the gateway must forward to the push relay, or null when nothing
  * needs registering (key rotation, idempotent repeats).
  */
-const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
+const registerPushDevice: Handlers["registerPushDevice"] = (state, args, ctx, caller) => {
   requireHumanSelf(state, caller);
-  if (optBool(args, "relayConfigured") !== true) throw errors.pushServiceNotConfigured();
-  const d = findDevice(state, optInt(args, "deviceId"));
-  const tokenKind = optString(args, "tokenKind");
-  const pushKey = optString(args, "pushKey");
-  const pushKeyId = optInt(args, "pushKeyId");
-  const bouncerPublicKey = optString(args, "bouncerPublicKey");
-  const encrypted = optString(args, "encryptedPushRegistration");
-  const tokenId = optString(args, "tokenId");
-  if (tokenKind !== undefined && !TOKEN_KINDS.includes(tokenKind)) throw errors.internal();
+  if (!args.relayConfigured) throw errors.pushServiceNotConfigured();
+  const d = findDevice(state, args.deviceId);
+  const { tokenKind, pushKey, pushKeyId, bouncerPublicKey, tokenId } = args;
+  const encrypted = args.encryptedPushRegistration;
 
   const keyFields = pushKey !== undefined && pushKeyId !== undefined;
   const tokenFields =
@@ -178,7 +190,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   const now = Math.floor(ctx.now() / 1000);
   // Level 483: the legacy registration of the same token is superseded.
   const superseded = supersededLegacyTokens(state, tokenKind!, token);
-  let decision: Decision;
+  let decision: { facts: Obj[]; events: OutEvent[] };
   if (!keyFields) {
     if (d.pushKeyId === null) throw errors.noRegistrationToRotateToken();
     if (d.pushRegistrationErrorCode === null && d.pushTokenId === token)
@@ -225,7 +237,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   }
   return {
     ...decision,
-    facts: [...superseded, ...(decision.facts ?? [])],
+    facts: [...superseded, ...decision.facts],
     reply: {
       relay: {
         device_id: d.id,
@@ -242,13 +254,13 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
  * error code to record. A device removed or re-registered meanwhile is left
  * alone (the answer is about a token id it no longer waits for).
  */
-const completePushRegistration: Handler<UserState> = (state, args, _ctx, caller) => {
+const completePushRegistration: Handlers["completePushRegistration"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
-  const d = state.devices.find((x) => x.id === optInt(args, "deviceId"));
-  const tokenId = optString(args, "tokenId") ?? "";
+  const d = state.devices.find((x) => x.id === args.deviceId);
+  const tokenId = args.tokenId;
   const token = canonicalTokenId(tokenId);
   if (!d || d.pendingPushTokenId !== token || d.pushRegistrationErrorCode !== null) return { reply: {} };
-  const errorCode = optString(args, "errorCode");
+  const errorCode = args.errorCode;
   if (errorCode !== undefined) {
     return {
       ...update(
@@ -274,9 +286,9 @@ const completePushRegistration: Handler<UserState> = (state, args, _ctx, caller)
 // ---- POST /mobile_push/e2ee/test_notification -------------------------------
 
 /** The caller's active push devices (all, or the one asked for), with what encrypting needs. */
-const activePushDevices: Handler<UserState> = (state, args, _ctx, caller) => {
+const activePushDevices: Handlers["activePushDevices"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
-  const only = optInt(args, "deviceId");
+  const only = args.deviceId;
   const active = state.devices.filter((d) => d.pushTokenId !== null && (only === undefined || d.id === only));
   if (!active.length) throw errors.noActivePushDevice();
   return {
@@ -299,7 +311,7 @@ const activePushDevices: Handler<UserState> = (state, args, _ctx, caller) => {
  * registered for E2EE push stop being notified: they are removed (a
  * `device`/`remove` event each). Devices without a push registration stay.
  */
-const dropPushDevices: Handler<UserState> = (state, _args, _ctx, caller) => {
+const dropPushDevices: Handlers["dropPushDevices"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const gone = state.devices.filter((d) => d.pushKeyId !== null);
   return {
@@ -311,12 +323,12 @@ const dropPushDevices: Handler<UserState> = (state, _args, _ctx, caller) => {
 
 // ---- POST /register ---------------------------------------------------------
 
-const devices: Handler<UserState> = (state, _args, _ctx, caller) => {
+const devices: Handlers["devices"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { devices: formatDevices(state) } };
 };
 
-export const deviceHandlers: Record<string, Handler<UserState>> = {
+export const deviceHandlers: Handlers = {
   registerClientDevice,
   removeClientDevice,
   registerPushDevice,

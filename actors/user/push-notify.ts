@@ -9,8 +9,12 @@
 import { SETTINGS } from "./settings.ts";
 import { keyOf, topicsOf } from "./topics.ts";
 import { errors } from "../errors.ts";
-import type { Handler, Obj, Value } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Value } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "pushTarget">;
 
 const MUTED_TOPIC = 1;
 
@@ -18,17 +22,15 @@ function setting(state: UserState, name: string): Value {
   return name in state.settings ? state.settings[name]! : (SETTINGS[name]?.default ?? null);
 }
 
-const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
+const pushTarget: Handlers["pushTarget"] = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const none = { reply: { due: false } };
+  const none = { reply: { due: false as const } };
   if (!state.created || !state.isActive || state.isBot) return none;
-  const trigger = String(args.trigger ?? "");
-  const senderId = Number(args.senderId);
+  const { trigger, senderId } = args;
   // A muted sender's messages never notify (the send already leaves them out; muting may be newer).
   if (state.mutedUsers.some((m) => m.id === senderId)) return none;
   const topicMuted = () =>
-    topicsOf(state)[keyOf(Number(args.streamId), String(args.topic ?? ""))]?.visibility_policy ===
-    MUTED_TOPIC;
+    topicsOf(state)[keyOf(Number(args.streamId), args.topic ?? "")]?.visibility_policy === MUTED_TOPIC;
   if (trigger === "stream_push_notify") {
     // The channel's own push setting (the send named only subscribers who turned it on).
     if (topicMuted()) return none;
@@ -42,8 +44,8 @@ const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
   }
   const devices = state.devices.filter((d) => d.pushTokenId !== null && d.pushKey !== null);
   if (!state.pushTokens.length && !devices.length) return none;
-  const reply: Obj = {
-    due: true,
+  const reply = {
+    due: true as const,
     online_push: setting(state, "enable_online_push_notifications") === true,
     tokens: state.pushTokens.map((t) => ({ kind: t.kind, token: t.token, app_id: t.appId })),
     devices: devices.map((d) => ({
@@ -57,4 +59,4 @@ const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
   return { reply };
 };
 
-export const pushNotifyHandlers: Record<string, Handler<UserState>> = { pushTarget };
+export const pushNotifyHandlers: Handlers = { pushTarget };
