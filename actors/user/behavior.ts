@@ -12,8 +12,9 @@ import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import { legacySettingEvents } from "./legacy-setting-events.ts";
+import { userRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
-import type { ActorContext, ActorRef, Caller, Obj, OutEvent, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import { emailSyncHandlers } from "./email-sync.ts";
 import { applyFlagFact, flagHandlers } from "./flags.ts";
 import { markReadHandlers } from "./mark-read.ts";
@@ -61,10 +62,6 @@ import {
   optObj,
   emailKey,
 } from "./validate.ts";
-
-export function userRef(realmId: number, userId: number): ActorRef {
-  return { kind: "user", realm: realmId, key: String(userId) };
-}
 
 type H<M extends MethodOf<UserProtocol>> = HandlerOf<UserState, UserProtocol, M>;
 

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { Caller, Obj, OutEvent } from "../types.ts";
-import type { UserProtocol } from "./protocol.ts";
+import type { PushDeviceOut, UserProtocol } from "./protocol.ts";
 import type { Device, UserFact, UserState } from "./state.ts";
 
 type Handlers = SomeHandlersOf<
@@ -110,6 +110,23 @@ export function formatDevices(state: UserState): Obj {
     };
   }
   return out;
+}
+
+/**
+ * An active device (the relay accepted its token) as encrypting for it
+ * needs it, else null. A token id is only ever accepted for a registration
+ * that set the key and the token kind.
+ */
+export function pushDeviceOut(d: Device): PushDeviceOut | null {
+  const { pushKey, pushKeyId, pushTokenId, pushTokenKind } = d;
+  if (pushTokenId === null || pushKey === null || pushKeyId === null || pushTokenKind === null) return null;
+  return {
+    device_id: d.id,
+    push_key: pushKey,
+    push_key_id: pushKeyId,
+    push_token_id: pushTokenId,
+    push_token_kind: pushTokenKind,
+  };
 }
 
 // ---- POST /register_client_device, POST /remove_client_device -------------
@@ -289,19 +306,13 @@ const completePushRegistration: Handlers["completePushRegistration"] = (state, a
 const activePushDevices: Handlers["activePushDevices"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
   const only = args.deviceId;
-  const active = state.devices.filter((d) => d.pushTokenId !== null && (only === undefined || d.id === only));
+  const active: PushDeviceOut[] = [];
+  for (const d of state.devices) {
+    const out = only === undefined || d.id === only ? pushDeviceOut(d) : null;
+    if (out) active.push(out);
+  }
   if (!active.length) throw errors.noActivePushDevice();
-  return {
-    reply: {
-      devices: active.map((d) => ({
-        device_id: d.id,
-        push_key: d.pushKey,
-        push_key_id: d.pushKeyId,
-        push_token_id: d.pushTokenId,
-        push_token_kind: d.pushTokenKind,
-      })),
-    },
-  };
+  return { reply: { devices: active } };
 };
 
 // ---- POST /users/me/api_key/regenerate ---------------------------------------

@@ -77,13 +77,13 @@ export type UserTopic = {
 };
 /** A legacy push token as a notification goes to it. */
 export type PushTokenOut = { kind: string; token: string; app_id: string | null };
-/** An E2EE push device as encrypting for it needs it. */
+/** An active E2EE push device as encrypting for it needs it. */
 export type PushDeviceOut = {
   device_id: number;
-  push_key: string | null;
-  push_key_id: number | null;
-  push_token_id: string | null;
-  push_token_kind: string | null;
+  push_key: string;
+  push_key_id: number;
+  push_token_id: string;
+  push_token_kind: string;
 };
 /** What registerPushDevice asks the gateway to forward to the push relay. */
 export type RelayRegistration = {

@@ -11,7 +11,8 @@ import { keyOf, topicsOf } from "./topics.ts";
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { Value } from "../types.ts";
-import type { UserProtocol } from "./protocol.ts";
+import { pushDeviceOut } from "./devices.ts";
+import type { PushDeviceOut, UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 
 type Handlers = SomeHandlersOf<UserState, UserProtocol, "pushTarget">;
@@ -42,19 +43,17 @@ const pushTarget: Handlers["pushTarget"] = (state, args, _ctx, caller) => {
   } else if (trigger !== "direct_message" && trigger !== "mentioned") {
     return none;
   }
-  const devices = state.devices.filter((d) => d.pushTokenId !== null && d.pushKey !== null);
+  const devices: PushDeviceOut[] = [];
+  for (const d of state.devices) {
+    const out = pushDeviceOut(d);
+    if (out) devices.push(out);
+  }
   if (!state.pushTokens.length && !devices.length) return none;
   const reply = {
     due: true as const,
     online_push: setting(state, "enable_online_push_notifications") === true,
     tokens: state.pushTokens.map((t) => ({ kind: t.kind, token: t.token, app_id: t.appId })),
-    devices: devices.map((d) => ({
-      device_id: d.id,
-      push_key: d.pushKey,
-      push_key_id: d.pushKeyId,
-      push_token_id: d.pushTokenId,
-      push_token_kind: d.pushTokenKind,
-    })),
+    devices,
   };
   return { reply };
 };

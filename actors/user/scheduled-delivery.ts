@@ -14,7 +14,7 @@ import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../channel/index.ts";
 import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
-import { userRef } from "./behavior.ts";
+import { userRef } from "../addresses.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
 export interface ScheduledHost {
