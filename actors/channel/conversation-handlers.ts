@@ -429,7 +429,7 @@ async function claimUploads(
   // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
   const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
   const received = new Set(
-    Object.keys((await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj).map(Number),
+    Object.keys(await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })).map(Number),
   );
   const byChannel = new Map<string, number[]>();
   for (const [, linking] of r.others)
@@ -1564,8 +1564,8 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   }
   // Who held rows of the moved messages (the user actors say how many).
   const held = new Set<number>();
-  const track = (uid: number) => (r: unknown) => {
-    if (Number((r as { held?: unknown } | null)?.held ?? 0) > 0) held.add(uid);
+  const track = (uid: number) => (r: { held: number }) => {
+    if (r.held > 0) held.add(uid);
   };
   await Promise.all([
     ...staying.map((uid) =>
