@@ -19,8 +19,6 @@ import type { FlagMap, UnreadEntry, UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 import { applyTopicFact } from "./topics.ts";
 
-export type { Delivery, RowRef } from "./protocol.ts";
-
 type Handlers = SomeHandlersOf<
   UserState,
   UserProtocol,

@@ -16,8 +16,6 @@ import type { ActorContext, Caller, Obj } from "../types.ts";
 import type { UserProtocol, UserTopic } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 
-export type { UserTopic } from "./protocol.ts";
-
 type Handlers = SomeHandlersOf<UserState, UserProtocol, "setUserTopic" | "muteTopicLegacy" | "userTopics">;
 
 export const TOPIC_MAX_LENGTH = 60;
