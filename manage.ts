@@ -3,15 +3,13 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import type { Obj, Value } from "./actors/types.ts";
+import { userRef } from "./actors/addresses.ts";
+import { typedCall, type TypedCall } from "./actors/protocol.ts";
+import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
 import type { Store } from "./cluster/storage/contract.ts";
 
-type Call = (
-  ref: { kind: "realm" | "channel" | "user"; realm: number; key: string },
-  method: string,
-  args: Obj,
-) => Promise<Value>;
+type Call = TypedCall;
 
 const USAGE = `usage: npm run manage -- <command> [options]
   create-realm --name NAME --host HOST --owner-email EMAIL --owner-password PW [--owner-name NAME]
@@ -24,12 +22,12 @@ const USAGE = `usage: npm run manage -- <command> [options]
 // Loaded on use: the cluster module loads the Redis, gRPC and NATS clients.
 async function withEmbedded<T>(fn: (call: Call, store: Store, shards: number) => Promise<T>): Promise<T> {
   const { withLocalNode } = await import("./cluster/compose/embedded.ts");
-  return withLocalNode(fn);
+  return withLocalNode((call, store, shards) => fn(typedCall(call), store, shards));
 }
 
 async function withCluster<T>(fn: (call: Call) => Promise<T>): Promise<T> {
   const { withClusterCaller } = await import("./cluster/compose/cluster.ts");
-  return withClusterCaller(fn);
+  return withClusterCaller((call) => fn(typedCall(call)));
 }
 
 async function main(): Promise<void> {
@@ -162,13 +160,7 @@ async function migrate(call: Call): Promise<Value> {
       users?: { userId: number }[];
     };
     for (const u of roster.users ?? []) {
-      const r = (await call(
-        { kind: "user", realm: realmId, key: String(u.userId) },
-        "dmConversationKeys",
-        {},
-      )) as {
-        keys: string[];
-      };
+      const r = await call(userRef(realmId, u.userId), "dmConversationKeys", {});
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {

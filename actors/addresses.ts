@@ -12,6 +12,7 @@ import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
 import { UPLOADS_KEY, type UploadsProtocol } from "./uploads/protocol.ts";
+import type { UserProtocol } from "./user/protocol.ts";
 import type { WebhookProtocol } from "./webhook/protocol.ts";
 import { INDEX_KEY, type WebhookIndexProtocol } from "./webhook-index/protocol.ts";
 
@@ -56,4 +57,9 @@ export function webhookRef(realmId: number, botId: number): Ref<WebhookProtocol>
 /** The realm's index of bots that may have pending deliveries. */
 export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
   return ref({ kind: "webhookIndex", realm: realmId, key: INDEX_KEY });
+}
+
+/** A user's actor: their profile, settings, message flags and personal lists (key: the user id). */
+export function userRef(realmId: number, userId: number): Ref<UserProtocol> {
+  return ref({ kind: "user", realm: realmId, key: String(userId) });
 }

@@ -20,6 +20,7 @@ import type {
 import { errors, type ZulipError } from "../actors/errors.ts";
 import {
   argsFit,
+  typedCall,
   type ArgsOf,
   type MethodOf,
   type Protocol,
@@ -188,19 +189,18 @@ export class NodeRuntime {
     });
     // Sent messages reach their recipients' flags, one call per recipient
     // for a whole batch of sends (actors/channel/delivery.ts).
-    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
+    const call = typedCall((ref, m, a) => this.call(ref, m, a));
+    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, call));
     // Events about a user for the guests who may access them (restricted user access).
-    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, (ref, m, a) => this.call(ref, m, a)));
+    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
     // A guest's gained and lost channel peers, less its DM partners (restricted user access).
-    this.onHandoff(ACCESS_CHANGE, (data) =>
-      emitAccessChangeEvents(data, (ref, m, a) => this.call(ref, m, a)),
-    );
+    this.onHandoff(ACCESS_CHANGE, (data) => emitAccessChangeEvents(data, call));
     // Push notifications go out through the push worker (cluster/push-worker.ts), which
     // replaces this; a node run without one drops them rather than keep them.
     this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
-      call: (ref, m, a) => this.call(ref, m, a),
+      call,
       callAs: async (ref, method, args, caller) =>
         responseValue(
           await this.request({

@@ -21,10 +21,13 @@ const perRequest = new WeakMap<Source, Promise<Obj | undefined>>();
 async function compute(src: Source): Promise<Obj | undefined> {
   const caller = src.caller;
   if (caller === null || caller.role !== ROLE_GUEST) return undefined;
-  const [dir, user] = (await Promise.all([
-    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}),
+  const [dir, user] = await Promise.all([
+    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}) as Promise<{
+      all: boolean;
+      channel_peers?: number[];
+    }>,
     src.call(userRef(src.realmId, caller.userId), "dmPeers", {}),
-  ])) as [{ all: boolean; channel_peers?: number[] }, { dm_peers: number[] }];
+  ]);
   if (dir.all) return undefined;
   return { channelPeers: dir.channel_peers ?? [], dmPeers: user.dm_peers };
 }

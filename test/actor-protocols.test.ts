@@ -15,6 +15,7 @@ import {
   groupDirectoryRef,
   queueRef,
   uploadsDirectoryRef,
+  userRef,
   webhookIndexRef,
   webhookRef,
 } from "../actors/index.ts";
@@ -96,6 +97,42 @@ async function checkGroupArgs(
   const created = await forge(dir, "createGroup", good, caller);
   assert.equal(created.ok, true, JSON.stringify(created));
   assert.deepEqual(await groupNames(api), [...before, "forged"].sort());
+}
+
+/** The caller's saved snippet titles, through the API. */
+async function snippetTitles(api: Api): Promise<string[]> {
+  const res = await api("GET", "/saved_snippets");
+  assertSuccess(res);
+  return (res.body.saved_snippets as Obj[]).map((s) => s.title as string).sort();
+}
+
+/** Wrong-typed and good args against the caller's own user actor. */
+async function checkUserArgs(forge: ReturnType<typeof forger>, api: Api, caller: Caller): Promise<void> {
+  const me = userRef(caller.realmId, caller.userId);
+  const before = await snippetTitles(api);
+  const refused = async (method: string, args: Obj, who: Caller | null = caller) =>
+    refusedAsInvalid(await forge(me, method, args, who), method, "user");
+  // A number for a string, a missing required argument, a list of strings
+  // for ids, a string for a list, a kind outside its literals, an id past
+  // 2^53, an empty fragment; and the anonymous password check.
+  await refused("createSavedSnippet", { title: 5, content: "c" });
+  await refused("createSavedSnippet", { title: "forged" });
+  await refused("updateFlags", { messages: ["1"], op: "add", flag: "read" });
+  await refused("typing", { op: "start", type: "direct", to: "5" });
+  await refused("addPushToken", { kind: "gcm", token: "x" });
+  await refused("markChannelAsRead", { stream_id: 2 ** 60 });
+  await refused("addNavigationView", { fragment: "", is_pinned: true });
+  await refused("createDrafts", { drafts: [{ type: "stream", to: [1], topic: "t" }] });
+  await refused("login", { password: 5 }, null);
+  // Nothing changed.
+  assert.deepEqual(await snippetTitles(api), before);
+
+  // The same calls with good args work.
+  const created = await forge(me, "createSavedSnippet", { title: "forged", content: "c" }, caller);
+  assert.equal(created.ok, true, JSON.stringify(created));
+  assert.deepEqual(await snippetTitles(api), [...before, "forged"].sort());
+  const flags = await forge(me, "updateFlags", { messages: [], op: "add", flag: "read" }, caller);
+  assert.deepEqual(flags, { ok: true, value: { messages: [] } });
 }
 
 describe("actor protocols - args checked at the node (embedded gateway's client)", () => {
@@ -238,9 +275,15 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     });
   });
 
+  test("the user kind checks its args too", async () => {
+    await checkUserArgs(forger(srv.gatewayClient, 16), api, owner);
+  });
+
   test("inside the node, internal methods answer (typed at compile time)", async () => {
     const r = await srv.node.call(groupDirectoryRef(owner.realmId), "expandGroups", { groupIds: [] });
     assert.deepEqual(r, { userIds: [] });
+    const keys = await srv.node.call(userRef(owner.realmId, owner.userId), "dmConversationKeys", {});
+    assert.ok(Array.isArray(keys.keys), JSON.stringify(keys));
   });
 });
 
@@ -265,5 +308,6 @@ describe("actor protocols - args checked at the node (gRPC)", { skip }, () => {
     assertSuccess(me);
     const owner: Caller = { realmId: REALM, userId: me.body.user_id as number, role: 100, isBot: false };
     await checkGroupArgs(forger(grpc, c.shards), c.api, owner, REALM);
+    await checkUserArgs(forger(grpc, c.shards), c.api, owner);
   });
 });

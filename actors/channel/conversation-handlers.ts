@@ -16,7 +16,7 @@ import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts
 import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID, realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value } from "../types.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
-import { gravatarUrl, userRef } from "../user/index.ts";
+import { gravatarUrl, userRef, type Delivery } from "../user/index.ts";
 import { jdenticonPath } from "../user/avatar.ts";
 import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
 import { channelDirectoryRef } from "./refs.ts";
@@ -429,7 +429,7 @@ async function claimUploads(
   // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
   const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
   const received = new Set(
-    Object.keys((await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj).map(Number),
+    Object.keys(await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })).map(Number),
   );
   const byChannel = new Map<string, number[]>();
   for (const [, linking] of r.others)
@@ -1555,7 +1555,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const receivedOf = (uid: number) =>
     ids
       .filter((id) => inSpans(sourceSpans.get(uid) ?? [], id))
-      .map((id) => [id, state.key, byId.get(id)!.senderId]);
+      .map((id): [number, string, number] => [id, state.key, byId.get(id)!.senderId]);
   const coveredInTarget = new Map<number, number[]>();
   for (const [uid, spans] of targetSpans) {
     if (gaining.includes(uid)) continue;
@@ -1564,8 +1564,8 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   }
   // Who held rows of the moved messages (the user actors say how many).
   const held = new Set<number>();
-  const track = (uid: number) => (r: unknown) => {
-    if (Number((r as { held?: unknown } | null)?.held ?? 0) > 0) held.add(uid);
+  const track = (uid: number) => (r: { held: number }) => {
+    if (r.held > 0) held.add(uid);
   };
   await Promise.all([
     ...staying.map((uid) =>
@@ -1574,7 +1574,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
           ids,
           conv: targetKey,
           topic,
-          received: receivedOf(uid) as unknown as Value,
+          received: receivedOf(uid),
         })
         .then(track(uid)),
     ),
@@ -1584,7 +1584,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
     }),
     ...[...coveredInTarget].map(([uid, covered]) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
-        items: covered.map((id) => [
+        items: covered.map((id): Delivery => [
           id,
           targetKey,
           historyProtected(target) ? ["read"] : ["read", "historical"],
@@ -1598,7 +1598,7 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
     ...gaining.map((uid) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
-        items: ids.map((id) => [id, targetKey, ["read"], topic, byId.get(id)!.senderId]),
+        items: ids.map((id): Delivery => [id, targetKey, ["read"], topic, byId.get(id)!.senderId]),
       }),
     ),
   ]);

@@ -122,11 +122,8 @@ async function latestOf(ctx: ActorContext, state: ConvState, args: Obj): Promise
       continue;
     }
     // Protected history: the newest of these the user received.
-    const flags = (await ctx.call(userRef(state.realmId, userId), "messageFlags", {
-      conv: state.key,
-      ids,
-    })) as Obj;
-    const got = ids.findLast((id) => flags[String(id)] !== undefined || inSpans(spans, id));
+    const flags = await ctx.call(userRef(state.realmId, userId), "messageFlags", { conv: state.key, ids });
+    const got = ids.findLast((id) => Object.hasOwn(flags, String(id)) || inSpans(spans, id));
     if (got) out[key] = got;
   }
   return out;

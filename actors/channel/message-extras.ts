@@ -196,14 +196,12 @@ const readReceipts: Handler<ConvState> = async (state, args, ctx, caller) => {
     asked.map(
       async (id) =>
         (
-          (await ctx.call(userRef(state.realmId, id), "readReceipt", {
+          await ctx.call(userRef(state.realmId, id), "readReceipt", {
             message_id: m.id,
             conv: state.key,
             received: inSpans(spans.get(id) ?? [], m.id),
-          })) as {
-            read?: boolean;
-          }
-        ).read === true,
+          })
+        ).read,
     ),
   );
   const userIds = asked.filter((_, i) => answers[i]).sort((x, y) => x - y);

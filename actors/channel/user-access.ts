@@ -11,7 +11,8 @@ import { realmGroupSetting } from "../permissions/index.ts";
 import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
 import { realmRef } from "../realm/index.ts";
 import { userRef } from "../user/index.ts";
-import type { ActorRef, Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { TypedCall } from "../protocol.ts";
+import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { Turn } from "./access.ts";
 import { activeSubscriberIds } from "./format.ts";
@@ -164,7 +165,7 @@ export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = {
 /** Hand-off subject of a guest's gained and lost channel peers (accessChangeHandoffs). */
 export const ACCESS_CHANGE = "access.change";
 
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<unknown>;
+type Call = TypedCall;
 
 /** The users each guest shares a direct-message conversation with, one user-actor call per guest. */
 async function dmPeersOf(
@@ -175,7 +176,7 @@ async function dmPeersOf(
   const out = new Map<number, Set<number>>();
   await Promise.all(
     [...new Set(guests)].map(async (g) => {
-      const r = (await call(userRef(realmId, g), "dmPeers", {})) as { dm_peers: number[] };
+      const r = await call(userRef(realmId, g), "dmPeers", {});
       out.set(g, new Set(r.dm_peers));
     }),
   );
@@ -209,10 +210,7 @@ export async function emitAccessChangeEvents(handoffs: Obj[], call: Call): Promi
 }
 
 /** The node's handler of ACCESS_RELAY: one directory call per realm for a batch. */
-export async function relayAccessEvents(
-  handoffs: Obj[],
-  call: (ref: ActorRef, method: string, args: Obj) => Promise<unknown>,
-): Promise<boolean> {
+export async function relayAccessEvents(handoffs: Obj[], call: Call): Promise<boolean> {
   const byRealm = new Map<number, Obj[]>();
   for (const h of handoffs) {
     const realmId = Number(h.realmId);

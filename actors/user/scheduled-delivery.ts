@@ -13,12 +13,17 @@
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../channel/index.ts";
 import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
+import { userRef } from "../addresses.ts";
+import type { ArgsOf, TypedCall } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
-import { userRef } from "./behavior.ts";
+import type { UserProtocol } from "./protocol.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
+/** A delivery attempt's outcome, as the user actor's scheduledResult takes it. */
+type Outcome = Omit<ArgsOf<UserProtocol, "scheduledResult">, "id" | "attempt">;
+
 export interface ScheduledHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
   onHandoff(subject: string, handler: (data: Obj[]) => Promise<boolean>): void;
   onShardAcquired(l: (shard: number) => void): void;
@@ -51,9 +56,9 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   const realmId = Number(d.realmId);
   const userId = Number(d.userId);
   const user = userRef(realmId, userId);
-  const report = async (outcome: Obj): Promise<boolean> =>
+  const report = async (outcome: Outcome): Promise<boolean> =>
     (await retrying(() =>
-      host.call(user, "scheduledResult", { id: d.id!, attempt: d.attempt!, ...outcome }),
+      host.call(user, "scheduledResult", { id: Number(d.id), attempt: Number(d.attempt), ...outcome }),
     )) !== undefined;
 
   // The sender as of now (Zulip re-checks the account and every permission at delivery).
@@ -103,7 +108,7 @@ async function deliverReminder(
   host: ScheduledHost,
   d: Obj,
   caller: Caller,
-  report: (outcome: Obj) => Promise<boolean>,
+  report: (outcome: Outcome) => Promise<boolean>,
 ): Promise<boolean> {
   const sent = await retrying(() =>
     host.callAs(
