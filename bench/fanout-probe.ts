@@ -159,6 +159,12 @@ try {
   console.log(line("delivery: other kinds (send, flags)", delivery.other));
   console.log(line("acknowledging poll: queue kind", acks.queue));
   console.log(line("acknowledging poll: other kinds", acks.other));
+  const total = (c: Counts) =>
+    `${c.calls} store calls, ${c.entries} entries, ${c.bytes} bytes, ${c.snapshots} snapshots`;
+  console.log(`totals, delivery: queue kind ${total(delivery.queue)}; other kinds ${total(delivery.other)}`);
+  console.log(
+    `totals, acknowledging polls: queue kind ${total(acks.queue)}; other kinds ${total(acks.other)}`,
+  );
 } finally {
   for (const ac of aborts) ac.abort();
   await srv.close();
