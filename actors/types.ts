@@ -201,12 +201,12 @@ export interface ActorContext {
   /** Number of ids in an index of this actor's shard. */
   indexSize?(index: string): Promise<number>;
   /**
-   * The facts of this actor's side log (Behavior.sideLog) after `position`,
-   * in order, as an activation would replay them (the queue kind: its
-   * shard's event log). Rejects when the log cannot be read here. Absent
-   * without a side log (unit-test contexts, a node with no store).
+   * The facts of this actor's side log (Behavior.sideLog) after `after`
+   * (up to `upTo` when given), in order, as an activation would replay them
+   * (the queue kind: its shard's event log). Rejects when the log cannot be
+   * read here. Absent without a side log (unit-test contexts).
    */
-  sideLog?(after: number): Promise<Obj[]>;
+  sideLog?(after: number, upTo?: number): Promise<Obj[]>;
   /** The position of the last fact of this actor's side log (0: none). */
   sideLogHead?(): number;
 }

@@ -297,11 +297,17 @@ export class EventLog {
   }
 
   /**
-   * The user's entries after `after`, as the facts its queue actor
-   * replays, once they are durable; rejects when the log cannot be had
+   * The user's entries after `after` (up to `upTo`), as the facts its
+   * queue actor replays, once they are durable; rejects when the log cannot be had
    * here or one of them could not be written.
    */
-  async replay(shard: number, realm: number, userId: number, after: number): Promise<SideFact[]> {
+  async replay(
+    shard: number,
+    realm: number,
+    userId: number,
+    after: number,
+    upTo = Infinity,
+  ): Promise<SideFact[]> {
     if (!this.enabled) return [];
     if (!this.isReady(shard) && !(await this.ready(shard)))
       throw new Error(`the event log of shard ${shard} is not available here`);
@@ -310,7 +316,7 @@ export class EventLog {
     if (!u) return [];
     const out: SideFact[] = [];
     let last: LogEntry | null = null;
-    for (let i = firstAfter(u.pos, after); i < u.pos.length; i++) {
+    for (let i = firstAfter(u.pos, after); i < u.pos.length && u.pos[i]! <= upTo; i++) {
       const e = (last = s.entries[u.pos[i]! - s.trimmed - 1]!);
       const idx = e.some?.get(userId);
       const events = idx === undefined ? e.events : idx.map((x) => e.events[x]!);
@@ -321,9 +327,9 @@ export class EventLog {
     return out;
   }
 
-  /** For a turn (ctx.sideLog): the user's entries after `after`, as facts. */
-  async facts(shard: number, realm: number, userId: number, after: number): Promise<Obj[]> {
-    return (await this.replay(shard, realm, userId, after)).map((f) => f.fact);
+  /** For a turn (ctx.sideLog): the user's entries after `after` (up to `upTo`), as facts. */
+  async facts(shard: number, realm: number, userId: number, after: number, upTo?: number): Promise<Obj[]> {
+    return (await this.replay(shard, realm, userId, after, upTo)).map((f) => f.fact);
   }
 
   /** Position of the last entry listing the user (0: none known). */

@@ -662,10 +662,10 @@ class TurnContext implements ActorContext {
     return inSpan(this.turn.span, () => this.node.catalog.indexSize(this.act, index));
   }
 
-  sideLog(after: number): Promise<Obj[]> {
+  sideLog(after: number, upTo?: number): Promise<Obj[]> {
     const { ref, shard } = this.act;
     if (ref.kind !== "queue") return Promise.resolve([]);
-    return this.node.router.log.facts(shard, ref.realm, Number(ref.key), after);
+    return this.node.router.log.facts(shard, ref.realm, Number(ref.key), after, upTo);
   }
 
   sideLogHead(): number {

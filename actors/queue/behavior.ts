@@ -278,9 +278,10 @@ function entriesDecision(
 async function catchUpDecision(
   state: QueueSetState,
   ctx: ActorContext,
+  upTo?: number,
 ): Promise<DecisionOf<{ delivered: number; duplicate?: boolean }>> {
   if (ctx.sideLog === undefined) return { reply: { delivered: 0, duplicate: true } };
-  const logged = (await ctx.sideLog(state.logPos)) as unknown as Logged[];
+  const logged = (await ctx.sideLog(state.logPos, upTo)) as unknown as Logged[];
   const stray = logged.some(
     (e) => e.entry > state.logPos && e.events.some((ev) => watcherOnly(ev, state.userId)),
   );
@@ -487,7 +488,8 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   requireInternal(caller);
   if (args.entry !== undefined) {
     if (args.entry <= state.logPos) return { reply: { delivered: 0, duplicate: true } };
-    return catchUpDecision(state, ctx);
+    // Up to that entry: those after it may not be durable yet, and come with their own delivery.
+    return catchUpDecision(state, ctx, args.entry);
   }
   // Without a log (no store, or a batch for a shard that moved): the events
   // come with the request and are journaled here.
