@@ -7,8 +7,11 @@
 // again, per delivered event per online user: store calls (an `appendMany`
 // is one), journal entries, their bytes, and snapshots. Deterministic
 // (counts, not timings), apart from how group commit splits store calls.
-// `npx tsx bench/fanout-probe.ts` (BENCH_FANOUT_USERS, default 1,000).
-import { mkdtempSync, rmSync } from "node:fs";
+// `npx tsx bench/fanout-probe.ts` (BENCH_FANOUT_USERS, default 1,000);
+// FANOUT_PROBE_PROFILE=<file> also writes a CPU profile of the measured
+// delivery (send to last poll answered).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbedded } from "../cluster/compose/embedded.ts";
@@ -16,6 +19,7 @@ import type { AppendItem, Store } from "../cluster/storage/contract.ts";
 import { api, basic, channelWith, createBots, pool, type BenchUser } from "./client.ts";
 
 const USERS = Number(process.env.BENCH_FANOUT_USERS ?? 1000);
+const PROFILE = process.env.FANOUT_PROBE_PROFILE;
 const OWNER = { email: "probe-owner@example.com", password: "probe-owner-password" };
 
 /** Writes seen by the store, split into the queue kind's ids and the others. */
@@ -136,8 +140,19 @@ try {
   await settle();
   queue = zero();
   other = zero();
+  const session = PROFILE ? new Session() : null;
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
   await send(1);
   const got = (await Promise.all(polls)).reduce((a, b) => a + b, 0);
+  if (session) {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(PROFILE!, JSON.stringify(profile));
+    session.disconnect();
+  }
   const delivery = { queue, other };
   if (got !== USERS) throw new Error(`${got} of ${USERS} polls got the message`);
 

@@ -339,7 +339,9 @@ export class EventRouter {
           }
           if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
           this.stats.local++;
-          jobs.push(this.deliverUser(queueRef(batch.realm, Number(userId)), { key: batch.key, events }));
+          jobs.push(
+            this.deliverUser(queueRef(batch.realm, Number(userId)), shard, { key: batch.key, events }),
+          );
           if (++this.chunk === LOCAL_CHUNK) {
             this.chunk = 0;
             await nextMacrotask();
@@ -409,7 +411,7 @@ export class EventRouter {
     for (const [userId] of listed) {
       if (failed) break;
       this.stats.local++;
-      jobs.push(this.deliverUser(queueRef(batch.realm, userId), { entry }, () => failed));
+      jobs.push(this.deliverUser(queueRef(batch.realm, userId), shard, { entry }, () => failed));
       if (++this.chunk === LOCAL_CHUNK) {
         this.chunk = 0;
         await nextMacrotask();
@@ -429,13 +431,21 @@ export class EventRouter {
     else this.waiting.set(shard, left);
   }
 
-  /** True once the queue actor applied (or refused for good) the events; false when given up (or `cancelled`). */
-  private async deliverUser(ref: ActorRef, args: Obj, cancelled?: () => boolean): Promise<boolean> {
+  /**
+   * True once the queue actor (on `shard`) applied, or refused for good, the
+   * events; false when given up (or `cancelled`).
+   */
+  private async deliverUser(
+    ref: ActorRef,
+    shard: number,
+    args: Obj,
+    cancelled?: () => boolean,
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (cancelled?.()) return false;
       const res = await this.host.request({
         ref,
-        shard: shardOf(ref, this.host.shards),
+        shard,
         method: "deliver",
         args,
         caller: null,
@@ -446,7 +456,12 @@ export class EventRouter {
       if (res.kind === "zulip") return true; // refused for good: sending again would not help
     }
     this.stats.failures++;
-    log().warn({ realm: ref.realm, key: ref.key }, "event delivery failed; left in the emitter's outbox");
+    log().warn(
+      { realm: ref.realm, key: ref.key },
+      args.entry === undefined
+        ? "event delivery failed; left in the emitter's outbox"
+        : "event delivery failed; the queue actor applies the log entry at its next turn that reads the log",
+    );
     return false;
   }
 
