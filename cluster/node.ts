@@ -184,6 +184,15 @@ export class NodeRuntime {
         },
         beforeAppend: (act, facts) =>
           act.ref.kind === "queue" ? this.router.beforeQueueAppend(act.ref, act.shard, facts) : undefined,
+        // The queue kind's deliveries live in its shard's event log (cluster/event-log.ts).
+        sideFacts: (act, after) =>
+          act.ref.kind === "queue"
+            ? this.router.log.replay(act.shard, act.ref.realm, Number(act.ref.key), after)
+            : Promise.resolve([]),
+        sideSaved: (act, position) => {
+          if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
+          this.router.log.saved(act.shard, act.ref.realm, Number(act.ref.key), position);
+        },
         context: (act, turn) => this.context(act, turn),
       },
     });
@@ -651,5 +660,16 @@ class TurnContext implements ActorContext {
 
   indexSize(index: string): Promise<number> {
     return inSpan(this.turn.span, () => this.node.catalog.indexSize(this.act, index));
+  }
+
+  sideLog(after: number, upTo?: number): Promise<Obj[]> {
+    const { ref, shard } = this.act;
+    if (ref.kind !== "queue") return Promise.resolve([]);
+    return this.node.router.log.facts(shard, ref.realm, Number(ref.key), after, upTo);
+  }
+
+  sideLogHead(): number {
+    const { ref, shard } = this.act;
+    return ref.kind === "queue" ? this.node.router.log.head(shard, ref.realm, Number(ref.key)) : 0;
   }
 }
