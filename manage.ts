@@ -3,7 +3,7 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import { channelDirectoryRef, conversationRef } from "./actors/addresses.ts";
+import { channelDirectoryRef, conversationRef, userRef } from "./actors/addresses.ts";
 import { typedCall, type TypedCall } from "./actors/protocol.ts";
 import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
@@ -160,13 +160,7 @@ async function migrate(call: Call): Promise<Value> {
       users?: { userId: number }[];
     };
     for (const u of roster.users ?? []) {
-      const r = (await call(
-        { kind: "user", realm: realmId, key: String(u.userId) },
-        "dmConversationKeys",
-        {},
-      )) as {
-        keys: string[];
-      };
+      const r = await call(userRef(realmId, u.userId), "dmConversationKeys", {});
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {

@@ -6,12 +6,22 @@
 // A leaf module: protocol.ts, types.ts and the kinds' protocol files only.
 // The kinds' doors re-export these under their old names.
 
+import type { BlobProtocol } from "./blob/protocol.ts";
 import type { ChannelProtocol } from "./channel/protocol.ts";
 import type { ChannelDirectoryProtocol } from "./channel-directory/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
+import { UPLOADS_KEY, type UploadsProtocol } from "./uploads/protocol.ts";
+import type { UserProtocol } from "./user/protocol.ts";
+import type { WebhookProtocol } from "./webhook/protocol.ts";
+import { INDEX_KEY, type WebhookIndexProtocol } from "./webhook-index/protocol.ts";
+
+// The keys that tell apart two kinds sharing storage ids (Behavior.ownsKey):
+// the uploads kind's "uploads" among the blob kind's files, the webhook
+// index kind's "~index" among the webhook kind's bots.
+export { INDEX_KEY, UPLOADS_KEY };
 
 /**
  * The realm's group directory: every named group of the realm, its
@@ -62,4 +72,29 @@ export function dmKey(userIds: number[]): string {
 /** The event queues of one user (placed by the user id, so every gateway finds them). */
 export function queueRef(realmId: number, userId: number): Ref<QueueProtocol> {
   return ref({ kind: "queue", realm: realmId, key: String(userId), shardKey: String(userId) });
+}
+
+/** The blob holding an emoji's image: on the directory's shard, so `put` stays local. */
+export function emojiBlobRef(realmId: number, emojiId: string): Ref<BlobProtocol> {
+  return ref({ kind: "blob", realm: realmId, key: `emoji.${emojiId}`, shardKey: "directory" });
+}
+
+/** The realm's uploads directory: its attachments' records. */
+export function uploadsDirectoryRef(realmId: number): Ref<UploadsProtocol> {
+  return ref({ kind: "uploads", realm: realmId, key: UPLOADS_KEY });
+}
+
+/** The outbox of one outgoing-webhook bot. */
+export function webhookRef(realmId: number, botId: number): Ref<WebhookProtocol> {
+  return ref({ kind: "webhook", realm: realmId, key: String(botId) });
+}
+
+/** The realm's index of bots that may have pending deliveries. */
+export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
+  return ref({ kind: "webhookIndex", realm: realmId, key: INDEX_KEY });
+}
+
+/** A user's actor: their profile, settings, message flags and personal lists (key: the user id). */
+export function userRef(realmId: number, userId: number): Ref<UserProtocol> {
+  return ref({ kind: "user", realm: realmId, key: String(userId) });
 }

@@ -10,8 +10,10 @@ import { groupBehavior } from "./group/index.ts";
 import { queueBehavior } from "./queue/index.ts";
 import { realmBehavior } from "./realm/index.ts";
 import type { Behavior, Kind } from "./types.ts";
+import { uploadsBehavior } from "./uploads/index.ts";
 import { userBehavior } from "./user/index.ts";
 import { webhookBehavior } from "./webhook/index.ts";
+import { webhookIndexBehavior } from "./webhook-index/index.ts";
 
 // Behaviours are heterogeneous in their state type; the runtime treats
 // state as opaque, so `any` is the honest type here.
@@ -25,7 +27,9 @@ export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   channelDirectory: channelDirectoryBehavior,
   emoji: emojiBehavior,
   blob: blobBehavior,
+  uploads: uploadsBehavior,
   webhook: webhookBehavior,
+  webhookIndex: webhookIndexBehavior,
 };
 
 export {
@@ -65,6 +69,8 @@ export {
   queueRef,
 } from "./queue/index.ts";
 export { GROUP_SETTING_NAMES, REALM_GROUP_SETTING_NAMES, groupDirectoryRef } from "./group/index.ts";
-export { linkedPathIds, uploadsDirectoryRef } from "./blob/index.ts";
-export { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "./emoji/index.ts";
-export { IDLE_NOTICE, READY_NOTICE, TRIGGER_NOTICE, webhookIndexRef, webhookRef } from "./webhook/index.ts";
+export { emojiBlobRef } from "./blob/index.ts";
+export { linkedPathIds, uploadsDirectoryRef } from "./uploads/index.ts";
+export { MAX_EMOJI_FILE_SIZE, emojiDirectoryRef } from "./emoji/index.ts";
+export { IDLE_NOTICE, READY_NOTICE, TRIGGER_NOTICE, webhookRef } from "./webhook/index.ts";
+export { webhookIndexRef } from "./webhook-index/index.ts";

@@ -6,7 +6,10 @@
 // share users (CLIENTS_PER_USER each; users are bots, which are cheap to
 // make), and users are subscribed to channels whose sizes follow a Zipf law.
 // The active clients are stepped up until a p99 bound breaks; the row is the
-// largest step that held, per mode. The clients live in child processes
+// largest step that held, per mode. Mode "bare" runs the same steps against
+// the floor (bench/baseline-load.ts: bare Fastify answering the same
+// requests from in-memory Maps), so the server's figure has a ratio to the
+// least any server on this machine can do. The clients live in child processes
 // (bench/load-client.ts), each under the 20,000-open-files limit, and their
 // CPU is reported beside the server's so a reader sees which side ran out.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -15,11 +18,16 @@ import { loadavg } from "node:os";
 import { api, basic, createBots, ownerAuth, pool, type BenchUser } from "./client.ts";
 import type { Histogram, LoadClientSpec, LoadRates, LoadReport } from "./load-client.ts";
 import { ROOT, startProc, type Proc } from "./procs.ts";
-import { startServers, type Servers } from "./servers.ts";
+import { OWNER, startServers } from "./servers.ts";
 import { atLeast, percentile, type BenchContext, type BenchRow } from "./table.ts";
 
 const env = process.env;
-const MODES = (env.BENCH_LOAD_MODES ?? "embedded,cluster").split(",") as ("embedded" | "cluster")[];
+type Mode = "bare" | "embedded" | "cluster";
+const MODES = (env.BENCH_LOAD_MODES ?? "bare,embedded,cluster").split(",") as Mode[];
+for (const m of MODES) {
+  if (m !== "bare" && m !== "embedded" && m !== "cluster")
+    throw new Error(`BENCH_LOAD_MODES: unknown mode ${m} (modes: bare, embedded, cluster)`);
+}
 const STEPS = (env.BENCH_LOAD_STEPS ?? "1000,2000,4000,8000,12000,15000,20000,25000,30000")
   .split(",")
   .map(Number);
@@ -167,11 +175,11 @@ function serverPids(not: Set<number>): { pid: number; name: string }[] {
 }
 
 /**
- * The machine's noise floor during a window: bare Fastify (bench/baseline.ts)
+ * The machine's noise during a window: bare Fastify (bench/baseline.ts)
  * asked for a small JSON answer five times a second. When its p99 climbs
  * too, the latency came from the shared machine, not from the server.
  */
-async function probeFloor(url: string, until: number): Promise<number[]> {
+async function probeNoise(url: string, until: number): Promise<number[]> {
   const out: number[] = [];
   while (performance.now() < until) {
     const t = performance.now();
@@ -179,7 +187,7 @@ async function probeFloor(url: string, until: number): Promise<number[]> {
       await (await fetch(url)).text();
       out.push(performance.now() - t);
     } catch {
-      // the row's own failures say what broke; this is only the floor
+      // the row's own failures say what broke; this is only the machine's noise
     }
     await sleep(200);
   }
@@ -334,6 +342,9 @@ function summarize(
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const mib = (x: number) => `${(x / 2 ** 20).toFixed(0)} MiB`;
   const clientCpu = reports.map((r) => pct(r.cpuSeconds / r.wallSeconds));
+  // CPU per answered request (GET /events answers included), to tell how far the machine's two cores go.
+  const perRequest = (cpuSeconds: number) => `${((cpuSeconds / Math.max(requests, 1)) * 1e6).toFixed(0)} µs`;
+  const clientCpuSeconds = reports.reduce((a, r) => a + r.cpuSeconds, 0);
   const reReg = reports.reduce((a, r) => a + r.reRegistered, 0);
   const note =
     `${held ? "held" : `broke: ${broken.join("; ")}`}. ` +
@@ -341,10 +352,11 @@ function summarize(
     `presence ${p99("presence")} ms (${count("presence")}), GET /messages ${p99("messages")} ms (${count("messages")}), ` +
     `flags ${p99("flags")} ms (${count("flags")}), typing ${p99("typing")} ms (${count("typing")}); ` +
     `${requests} requests in ${seconds.toFixed(0)} s: ${["presence", "poll", "messages", "flags", "send", "typing"].map(share).join(", ")}; ` +
-    `server CPU ${pct(serverCpu)} of a core (${server.map((s) => `${s.name} ${pct(s.cpu)}`).join(", ")}), ` +
+    `server CPU ${pct(serverCpu)} of a core (${server.map((s) => `${s.name} ${pct(s.cpu)}`).join(", ")}; ` +
+    `${perRequest(serverCpu * seconds)} per request), ` +
     `share of the time its event loop was runnable but waiting for a core: ${server.map((s) => `${s.name} ${pct(s.wait)}`).join(", ")}; ` +
     `RSS ${mib(serverRss)}${server.length > 1 ? ` (${server.map((s) => `${s.name} ${mib(s.rss)}`).join(", ")})` : ""}; ` +
-    `${reports.length} client processes, CPU ${clientCpu.join(", ")} of a core` +
+    `${reports.length} client processes, CPU ${clientCpu.join(", ")} of a core (${perRequest(clientCpuSeconds)} per request)` +
     (failures.length ? `; ${failures.join("; ")}` : "") +
     (reReg ? `; ${reReg} queues registered again` : "");
   return {
@@ -366,18 +378,37 @@ function summarize(
 
 // ---- one mode ------------------------------------------------------------------------------
 
-async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise<BenchRow[]> {
+/** The floor (bench/baseline-load.ts), seeded with the same owner as the real servers. */
+async function startFloor(): Promise<{ url: string; stop(): Promise<void> }> {
+  const p = await startProc(
+    "floor",
+    "bench/baseline-load.ts",
+    { PORT: "0", OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password },
+    /LISTENING (\d+)/,
+  );
+  return { url: `http://127.0.0.1:${p.match[1]}`, stop: () => p.stop() };
+}
+
+interface ModeResult {
+  rows: BenchRow[];
+  /** The largest step that held (0: none did). */
+  best: number;
+  /** Whether every step held, so `best` is the steps' limit, not the mode's. */
+  heldAll: boolean;
+}
+
+async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
   const rows: BenchRow[] = [];
-  const srv: Servers = await startServers(mode);
+  const srv = mode === "bare" ? await startFloor() : await startServers(mode);
   const procs: LoadProc[] = [];
-  let bare: (Proc & { match: RegExpMatchArray }) | undefined;
+  let probe: (Proc & { match: RegExpMatchArray }) | undefined;
   let best = 0;
   let bestUsers = 0;
   let broke = false;
   try {
     const { url } = srv;
-    bare = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
-    const bareUrl = `http://127.0.0.1:${bare.match[1]}/api/v1/ping`;
+    probe = await startProc("baseline", "bench/baseline.ts", { PORT: "0" }, /LISTENING (\d+)/);
+    const probeUrl = `http://127.0.0.1:${probe.match[1]}/api/v1/ping`;
     const owner = await ownerAuth(url);
     const channels: number[] = [];
     for (let k = 0; k < CHANNELS; k++) {
@@ -441,6 +472,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           pass: false,
           note: `broke: ${msg}; load average ${loadavg()[0]!.toFixed(1)}${cpuPressure()}`,
         });
+        broke = true;
         break;
       }
       const addFailed = added.reduce((a, x) => a + x.failed, 0);
@@ -450,7 +482,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           `registering ${((Date.now() - seeded) / 1000).toFixed(0)} s${addFailed ? `, ${addFailed} registrations failed` : ""}`,
       );
       await sleep(WARMUP_SECONDS * 1000);
-      const server = serverPids(new Set([bare.child.pid!, ...procs.map((p) => p.child.pid!)]));
+      const server = serverPids(new Set([probe.child.pid!, ...procs.map((p) => p.child.pid!)]));
       // Other work on a shared machine can break one window; a broken step
       // gets RETRIES more windows with the same clients, and holds only if
       // one of them does (every window's figures are in the note).
@@ -462,9 +494,9 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
         const waitBefore = server.map((s) => runWaitNs(s.pid));
         for (const p of procs) p.reset();
         const t = performance.now();
-        const floor = probeFloor(bareUrl, t + STEP_SECONDS * 1000);
+        const noise = probeNoise(probeUrl, t + STEP_SECONDS * 1000);
         await sleep(STEP_SECONDS * 1000);
-        const floorP99 = percentile(await floor, 99);
+        const noiseP99 = percentile(await noise, 99);
         const reports = await Promise.all(procs.map((p) => p.report()));
         const seconds = (performance.now() - t) / 1000;
         const figures = server.map((s, i) => ({
@@ -474,7 +506,7 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
           rss: rssBytes(s.pid),
         }));
         r = summarize(mode, step, users.length, reports, figures, seconds);
-        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}${cpuPressure()}, bare Fastify GET p99 ${floorP99.toFixed(0)} ms meanwhile`;
+        r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}${cpuPressure()}, bare Fastify GET p99 ${noiseP99.toFixed(0)} ms meanwhile`;
         ctx.log(`load, ${mode}: ${r.row.name}, window ${w + 1}: ${r.row.note}`);
       }
       if (earlier.length)
@@ -490,32 +522,67 @@ async function runMode(ctx: BenchContext, mode: "embedded" | "cluster"): Promise
     }
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
-    await bare?.stop();
+    await probe?.stop();
     await srv.stop();
   }
+  const what = { bare: " (the floor: bare Fastify, Maps)", embedded: "", cluster: " (2 nodes, 1 gateway)" }[
+    mode
+  ];
   rows.push({
     section: "load",
-    name: `largest sustained active clients, ${mode}${mode === "cluster" ? " (2 nodes, 1 gateway)" : ""}`,
+    name: `largest sustained active clients, ${mode}${what}`,
     value: best,
     unit: "clients",
     ratio: best / TARGET,
-    ...atLeast(best, TARGET, (n) => n.toLocaleString("en-US")),
+    // The floor is what this machine allows, not a server of ours: it has no grade.
+    ...(mode === "bare"
+      ? { target: `(${TARGET.toLocaleString("en-US")}: not graded)`, pass: null }
+      : atLeast(best, TARGET, (n) => n.toLocaleString("en-US"))),
     note:
       `ratio is to the ${TARGET.toLocaleString("en-US")}-client target; ${bestUsers} users (${USER_KIND}), ${CLIENTS_PER_USER} clients each; ` +
       `steps of ${STEP_SECONDS} s after ${WARMUP_SECONDS} s of warm-up; ` +
       `${CHANNELS} channels with Zipf sizes (s = ${ZIPF_S}: channel k holds 1/k of the users); ` +
       `${(PER_CLIENT_RPS * 60).toFixed(2)} requests per client per minute in all, GET /events the remainder of ` +
       `presence 1, GET /messages ${(RATES.messages * 60).toFixed(3)}, flags ${(RATES.flags * 60).toFixed(3)}, ` +
-      `sends ${(RATES.send * 60).toFixed(4)}, typing ${(RATES.typing * 60).toFixed(3)}`,
+      `sends ${(RATES.send * 60).toFixed(4)}, typing ${(RATES.typing * 60).toFixed(3)}` +
+      (!broke
+        ? `; every step held, so this is the steps' limit, not the ${mode === "bare" ? "floor's" : "server's"}`
+        : ""),
   });
-  return rows;
+  return { rows, best, heldAll: !broke };
+}
+
+/**
+ * The server's largest sustained client count over the floor's, measured in
+ * the same run: the share of what this machine allows that the server's own
+ * machinery leaves.
+ */
+function floorRatioRow(mode: Mode, server: ModeResult, floor: ModeResult): BenchRow {
+  const row: BenchRow = {
+    section: "load",
+    name: `largest sustained active clients, ${mode}, ratio to the floor's (${floor.best.toLocaleString("en-US")})`,
+    value: server.best,
+    unit: "clients",
+    ratio: floor.best > 0 ? server.best / floor.best : null,
+  };
+  const caveats: string[] = [];
+  if (floor.best === 0) caveats.push("the floor held no step: no ratio");
+  if (floor.heldAll)
+    caveats.push("the floor held every step, so its figure is the steps' limit and the ratio an upper bound");
+  if (server.heldAll && server.best > 0)
+    caveats.push(`${mode} held every step, so its figure is the steps' limit and the ratio a lower bound`);
+  if (caveats.length) row.note = caveats.join("; ");
+  return row;
 }
 
 export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
+  const results = new Map<Mode, ModeResult>();
   for (const m of MODES) {
     try {
-      rows.push(...(await runMode(ctx, m)));
+      const r = await runMode(ctx, m);
+      results.set(m, r);
+      rows.push(...r.rows);
     } catch (err) {
       ctx.log(`load, ${m}: ${(err as Error).stack ?? String(err)}`);
       rows.push({
@@ -526,6 +593,10 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
         pass: false,
       });
     }
+  }
+  const floor = results.get("bare");
+  if (floor) {
+    for (const [m, r] of results) if (m !== "bare") rows.push(floorRatioRow(m, r, floor));
   }
   return rows;
 }

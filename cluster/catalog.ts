@@ -91,8 +91,15 @@ export interface Activation {
    * bounded share of it, instead of the whole state every 200 facts.
    */
   snapshotEvery?: number;
-  /** A snapshot of this activation is being written. */
-  snapshotting?: boolean;
+  /** The snapshot of this activation being written (one at a time: a later one waits for it). */
+  snapshotting?: Promise<void>;
+  /**
+   * The state holds unjournaled facts (Behavior.unjournaled) no snapshot
+   * has: how many, and since when. The activation is then snapshotted
+   * within UNSAVED_MS (or after as many such facts as journaled ones), so
+   * a side log's entries are not needed for long (Behavior.sideLog).
+   */
+  unsaved?: { n: number; since: number };
   /**
    * Behavior.readers: the state as of the last durable batch, which readers
    * see while `state` is ahead of the store. Made at activation for the
@@ -125,6 +132,23 @@ const SNAPSHOT_CHARS_PER_FACT = 2000;
  * writer's path and still overlap their calls to other actors.
  */
 export const READERS_PER_ACTIVATION = 4;
+
+/**
+ * How long a state may hold unjournaled facts that no snapshot has
+ * (Activation.unsaved), at the usual snapshot size; a bigger state, whose
+ * snapshots are spaced out (Activation.snapshotEvery), waits that many
+ * times longer.
+ */
+export const UNSAVED_MS = 60_000;
+
+/** One fact of an actor's side log, for its replay (CatalogHooks.sideFacts). */
+export interface SideFact {
+  /** Its position in the log (increasing). */
+  pos: number;
+  /** When it entered the log (ms since the epoch). */
+  at: number;
+  fact: Obj;
+}
 
 /** Backoff of a failed outbox or hand-off entry's next attempt (Catalog.retryLater). */
 const ENTRY_RETRY_MIN_MS = 1_000;
@@ -180,6 +204,18 @@ export interface CatalogHooks {
    * until the event router's registry of users with queues holds the user).
    */
   beforeAppend?(act: Activation, facts: readonly Obj[]): Promise<void> | undefined;
+  /**
+   * The facts of the activation's side log (Behavior.sideLog) after
+   * `after`, in order, for its replay at activation; rejects when they
+   * cannot be had (the activation then fails, as a failed load).
+   */
+  sideFacts?(act: Activation, after: number): Promise<SideFact[]>;
+  /**
+   * The store holds the activation's state up to `position` of its side
+   * log (a snapshot of it, or the one it was loaded from): the log's facts
+   * up to there are no longer needed for it.
+   */
+  sideSaved?(act: Activation, position: number): void;
   /** Build the context an actor's handler sees. */
   context(act: Activation, turn: Turn): ActorContext;
 }
@@ -451,6 +487,20 @@ export class Catalog {
       let state = data !== null ? behavior.fromSnapshot(data, act.ref) : behavior.initial(act.ref);
       let seq = snap ? snap.seq : 0;
       const entries = await inSpan(act.loadSpan, () => this.o.store.readJournal(act.shard, act.id, seq));
+      // The side log's facts after the snapshot's position, each applied
+      // before the first journaled fact decided after it (Behavior.sideLog).
+      const side = behavior.sideLog;
+      const sidePos = side === undefined ? 0 : side.position(state);
+      const sideFacts =
+        side !== undefined && this.o.hooks.sideFacts ? await this.o.hooks.sideFacts(act, sidePos) : [];
+      let next = 0;
+      let oldest = Infinity;
+      const sideUpTo = (pos: number) => {
+        for (; next < sideFacts.length && sideFacts[next]!.pos <= pos; next++) {
+          state = behavior.apply(state, sideFacts[next]!.fact, act.ref);
+          oldest = Math.min(oldest, sideFacts[next]!.at);
+        }
+      };
       for (const e of entries) {
         const f = decodeFact(e.data);
         if (OUTBOX in f) (act.outbox ??= new Map()).set(e.seq, f[OUTBOX] as unknown as OutEvent[]);
@@ -460,9 +510,15 @@ export class Catalog {
             act.outbox?.delete(s);
             act.handoffs?.delete(s);
           }
-        else state = behavior.apply(state, f, act.ref);
+        else {
+          const at = side?.decidedAt(f);
+          if (at !== undefined) sideUpTo(at);
+          state = behavior.apply(state, f, act.ref);
+        }
         seq = e.seq;
       }
+      sideUpTo(Infinity);
+      if (next > 0) act.unsaved = { n: next, since: oldest };
       act.snapshotSeq = snap ? snap.seq : 0;
       if (snap) this.sizeSnapshots(act, snap.data.length);
       // Behavior.upgrade: conversions run before any turn, each step one
@@ -486,6 +542,7 @@ export class Catalog {
         act.committed = this.copyState(behavior, act);
       act.ready = true;
       this.o.hooks.settled?.(act);
+      if (side !== undefined) this.o.hooks.sideSaved?.(act, sidePos);
       this.scheduleIdleCheck(act);
       // Events whose facts are durable but whose delivery was never
       // acknowledged (the previous owner died in between): send them again,
@@ -530,8 +587,11 @@ export class Catalog {
       while (act.mailbox.length && !act.dead) {
         const done: { turn: Turn; decision: Decision }[] = [];
         const woken: { turn: Turn; reply: Value }[] = [];
+        /** The batch's facts to journal, and all of them in order (Behavior.unjournaled ones too). */
         const facts: Obj[] = [];
+        const applied: Obj[] = [];
         const writes: RecordWrite[] = [];
+        const unjournaled = behavior.unjournaled;
         while (act.mailbox.length && done.length < this.batchLimit) {
           // A turn that may read records waits for the batch's writes (Behavior.blind).
           if (writes.length && !behavior.blind?.includes(act.mailbox[0]!.method)) break;
@@ -544,7 +604,16 @@ export class Catalog {
             let state = act.state;
             for (const f of decision.facts) state = behavior.apply(state, f, act.ref);
             act.state = state;
-            for (const f of decision.facts) facts.push(f);
+            let kept = 0;
+            for (const f of decision.facts) {
+              applied.push(f);
+              if (unjournaled?.(f)) kept++;
+              else facts.push(f);
+            }
+            if (kept) {
+              const u = (act.unsaved ??= { n: 0, since: this.now() });
+              u.n += kept;
+            }
           }
           // Parking and waking take effect at once so the next turn of the
           // batch sees them; the replies still wait for the append below.
@@ -572,9 +641,9 @@ export class Catalog {
         const handoffs: Handoff[] = [];
         for (const { decision } of done) if (decision.handoffs) handoffs.push(...decision.handoffs);
         let handoffSeq: number | null = null;
+        // The committed view exists only if it was taken before this batch's first fact.
+        const forCommitted = act.committed !== undefined && applied.length ? applied : null;
         if (facts.length || writes.length) {
-          // The committed view exists only if it was taken before this batch's first fact.
-          const forCommitted = act.committed !== undefined && facts.length ? facts.slice() : null;
           const journal = facts;
           if (act.sent !== null) {
             journal.unshift({ [SENT]: act.sent });
@@ -605,6 +674,15 @@ export class Catalog {
             done.some((d) => JSON.stringify(d.turn.args).includes(CRASH_AFTER_APPEND))
           )
             process.kill(process.pid, "SIGKILL");
+        } else if (applied.length) {
+          // Unjournaled facts only: nothing to wait for.
+          if (forCommitted !== null) {
+            let view = act.committed;
+            for (const f of forCommitted) view = behavior.apply(view, f, act.ref);
+            act.committed = view;
+          }
+          delete act.ahead;
+          this.flushReaders(act);
         }
         let emitted: Promise<unknown> | undefined;
         if (outboxSeq !== null) {
@@ -640,6 +718,8 @@ export class Catalog {
           else turn.resolve(reply);
         }
         for (const w of woken) w.turn.resolve(w.reply);
+        if (act.unsaved !== undefined && act.snapshotting === undefined && this.unsavedDue(act))
+          void this.snapshot(act);
       }
       if (act.dead) for (const t of act.mailbox.splice(0)) t.reject(new MovedError(act.shard));
     } finally {
@@ -836,10 +916,31 @@ export class Catalog {
     items.forEach((it, i) => (ok[i] ? it.resolve() : it.reject(new FencedError(shard, epoch))));
   }
 
-  private async snapshot(act: Activation): Promise<void> {
-    if (act.seq === act.snapshotSeq || act.dead) return;
+  /** Whether the activation's unjournaled facts should be snapshotted now (Activation.unsaved). */
+  private unsavedDue(act: Activation): boolean {
+    const u = act.unsaved!;
+    const every = act.snapshotEvery ?? this.snapshotEvery;
+    return u.n >= every || this.now() - u.since >= UNSAVED_MS * Math.max(1, every / this.snapshotEvery);
+  }
+
+  /** Snapshot the activation when it is ahead of its last snapshot; one at a time. */
+  private snapshot(act: Activation): Promise<void> {
+    const running = act.snapshotting;
+    if (running !== undefined) return running.then(() => this.snapshot(act));
+    if ((act.seq === act.snapshotSeq && act.unsaved === undefined) || act.dead) return Promise.resolve();
+    const p: Promise<void> = this.writeSnapshot(act).finally(() => {
+      if (act.snapshotting === p) delete act.snapshotting;
+    });
+    act.snapshotting = p;
+    return p;
+  }
+
+  private async writeSnapshot(act: Activation): Promise<void> {
     const behavior = this.o.behaviors[act.ref.kind]!;
     const seq = act.seq;
+    const position = behavior.sideLog?.position(act.state);
+    const unsaved = act.unsaved;
+    delete act.unsaved;
     let data = behavior.toSnapshot(act.state);
     // The snapshot drops the journal it covers: unacknowledged outbox entries ride along.
     if ((act.outbox !== null && act.outbox.size) || act.handoffs?.size) {
@@ -850,17 +951,22 @@ export class Catalog {
       if (act.handoffs?.size) env.h = [...act.handoffs.entries()];
       data = ENVELOPE + JSON.stringify(env);
     }
-    act.snapshotting = true;
     try {
       await this.o.store.saveSnapshot(act.shard, act.epoch, act.id, { seq, data });
       act.snapshotSeq = Math.max(act.snapshotSeq, seq);
       this.sizeSnapshots(act, data.length);
       this.stats.snapshots++;
+      if (position !== undefined) this.o.hooks.sideSaved?.(act, position);
     } catch (err) {
       if (err instanceof FencedError) this.o.hooks.fenced(act.shard);
-      // Otherwise the journal still holds everything; the next snapshot retries.
-    } finally {
-      delete act.snapshotting;
+      // Otherwise the journal (and the side log) still hold everything; the next snapshot retries.
+      if (unsaved !== undefined) {
+        const later = act.unsaved as Activation["unsaved"];
+        act.unsaved = {
+          n: unsaved.n + (later?.n ?? 0),
+          since: Math.min(unsaved.since, later?.since ?? Infinity),
+        };
+      }
     }
   }
 
@@ -932,8 +1038,15 @@ export class Catalog {
 
   private async passivate(act: Activation): Promise<void> {
     await this.snapshot(act);
-    // A message may have arrived while the snapshot was written.
-    if (act.running || act.mailbox.length || act.parked?.size || act.reading || act.readWaiting) {
+    // A message may have arrived while the snapshot was written (or it failed).
+    if (
+      act.running ||
+      act.mailbox.length ||
+      act.parked?.size ||
+      act.reading ||
+      act.readWaiting ||
+      act.unsaved !== undefined
+    ) {
       this.scheduleIdleCheck(act);
       return;
     }

@@ -188,13 +188,22 @@ export class NodeRuntime {
         },
         beforeAppend: (act, facts) =>
           act.ref.kind === "queue" ? this.router.beforeQueueAppend(act.ref, act.shard, facts) : undefined,
+        // The queue kind's deliveries live in its shard's event log (cluster/event-log.ts).
+        sideFacts: (act, after) =>
+          act.ref.kind === "queue"
+            ? this.router.log.replay(act.shard, act.ref.realm, Number(act.ref.key), after)
+            : Promise.resolve([]),
+        sideSaved: (act, position) => {
+          if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
+          this.router.log.saved(act.shard, act.ref.realm, Number(act.ref.key), position);
+        },
         context: (act, turn) => this.context(act, turn),
       },
     });
     // Sent messages reach their recipients' flags, one call per recipient
     // for a whole batch of sends (actors/channel/delivery.ts).
-    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, (ref, m, a) => this.call(ref, m, a)));
     const call = typedCall((ref, m, a) => this.call(ref, m, a));
+    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, call));
     // Events about a user for the guests who may access them (restricted user access).
     this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
     // A guest's gained and lost channel peers, less its DM partners (restricted user access).
@@ -204,7 +213,7 @@ export class NodeRuntime {
     this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
-      call: (ref, m, a) => this.call(ref, m, a),
+      call,
       // Typed by its overloads, as `typedCall` types a plain call.
       callAs: (async (ref: ActorRef, method: string, args: Obj, caller: Caller) =>
         responseValue(
@@ -656,5 +665,16 @@ class TurnContext implements ActorContext {
 
   indexSize(index: string): Promise<number> {
     return inSpan(this.turn.span, () => this.node.catalog.indexSize(this.act, index));
+  }
+
+  sideLog(after: number, upTo?: number): Promise<Obj[]> {
+    const { ref, shard } = this.act;
+    if (ref.kind !== "queue") return Promise.resolve([]);
+    return this.node.router.log.facts(shard, ref.realm, Number(ref.key), after, upTo);
+  }
+
+  sideLogHead(): number {
+    const { ref, shard } = this.act;
+    return ref.kind === "queue" ? this.node.router.log.head(shard, ref.realm, Number(ref.key)) : 0;
   }
 }

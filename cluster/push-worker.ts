@@ -19,7 +19,7 @@ import { realmRef } from "../actors/realm/index.ts";
 import { queueRef } from "../actors/queue/index.ts";
 import { userRef } from "../actors/user/index.ts";
 import { PUSH_NOTIFY } from "../actors/channel/push-candidates.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { TypedCall } from "../actors/protocol.ts";
 import type { HandoffHandler } from "./node.ts";
 import { componentLogger, type Logger } from "./log.ts";
 import {
@@ -47,7 +47,7 @@ const MAX_PENDING = 10_000;
 const CONCURRENCY = 8;
 
 export interface PushWorkerHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   onHandoff(subject: string, handler: HandoffHandler): void;
 }
 
@@ -219,7 +219,7 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
             ...(m.stream_id === null ? {} : { streamId: m.stream_id, topic: m.subject }),
           })
           .then(
-            (r) => r as unknown as Target,
+            (r): Target => r,
             () => null,
           ),
       ),

@@ -184,9 +184,7 @@ export async function narrowContext(req: RouteRequest): Promise<NarrowContext> {
 }
 
 async function muting(req: RouteRequest, ctx: NarrowContext): Promise<Muting> {
-  const r = (await req.call(userRef(req.realmId, meId(req)), "userTopics", {})) as {
-    user_topics: { stream_id: number; topic_name: string; visibility_policy: number }[];
-  };
+  const r = await req.call(userRef(req.realmId, meId(req)), "userTopics", {});
   const policies = new Map<string, number>();
   for (const t of r.user_topics)
     policies.set(`${t.stream_id}:${t.topic_name.toLowerCase()}`, t.visibility_policy);
@@ -483,13 +481,8 @@ function channelBound(plan: Plan): boolean {
 
 /** Candidates from the caller's flag index, filtered by everything but has/search. */
 export async function indexCandidates(req: RouteRequest, plan: Plan | null, ids?: number[]): Promise<Item[]> {
-  const args: Obj = {};
-  if (ids) args.ids = ids;
   const [r, spanned] = await Promise.all([
-    req.call(userRef(req.realmId, meId(req)), "selectMessages", args) as Promise<{
-      items: [number, string, string[], string, number][];
-      readThrough: Record<string, number>;
-    }>,
+    req.call(userRef(req.realmId, meId(req)), "selectMessages", { ids }),
     plan && !receivedRowsMatter(plan) ? Promise.resolve([]) : spannedChannels(req),
   ]);
   const items: Item[] = r.items.map(([id, conv, flags, topic, sender]) => ({

@@ -9,12 +9,11 @@
 import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
 import type { ChannelProtocol } from "../actors/channel/index.ts";
 import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
-import type { Value } from "../actors/types.ts";
 
 /** What asks: a route's request or a /register area's context (both carry the realm and `call`). */
 export interface Asker {
   readonly realmId: number;
-  call: TypedCall;
+  readonly call: TypedCall;
 }
 
 /** One received row: id, conversation key (channel id), topic, sender. */
@@ -62,11 +61,6 @@ export function receivedFlags(readThrough: Record<string, number>, conv: string,
   return id <= (readThrough[conv] ?? 0) ? ["read"] : [];
 }
 
-/** Rows as the `received` argument of the user actor's flag handlers. */
-export function rowArgs(rows: ReceivedRow[]): Value {
-  return rows as unknown as Value;
-}
-
 /**
  * The user's received rows that are unread (above the read-through
  * marks), in `convs` (every spanned channel when null), of one topic when
@@ -80,7 +74,7 @@ export async function unreadRows(
   topic?: string,
 ): Promise<{ rows: ReceivedRow[]; newest: Record<string, number>; topicExists: boolean }> {
   const [r, spanned] = await Promise.all([
-    a.call(userRef(a.realmId, userId), "unreads", {}) as Promise<{ readThrough: Record<string, number> }>,
+    a.call(userRef(a.realmId, userId), "unreads", {}),
     spannedChannels(a),
   ]);
   const wanted = convs ? spanned.filter((c) => convs.includes(c)) : spanned;

@@ -23,7 +23,7 @@ async function compute(src: Source): Promise<Obj | undefined> {
   if (caller === null || caller.role !== ROLE_GUEST) return undefined;
   const [dir, user] = await Promise.all([
     src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}),
-    src.call(userRef(src.realmId, caller.userId), "dmPeers", {}) as Promise<{ dm_peers: number[] }>,
+    src.call(userRef(src.realmId, caller.userId), "dmPeers", {}),
   ]);
   if (dir.all) return undefined;
   return { channelPeers: dir.channel_peers ?? [], dmPeers: user.dm_peers };

@@ -12,9 +12,14 @@ import { after, before, describe, test } from "node:test";
 import {
   channelConvRef,
   channelDirectoryRef,
+  emojiBlobRef,
   emojiDirectoryRef,
   groupDirectoryRef,
   queueRef,
+  uploadsDirectoryRef,
+  userRef,
+  webhookIndexRef,
+  webhookRef,
 } from "../actors/index.ts";
 import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
@@ -40,6 +45,19 @@ function refusedAsInvalid(res: ActorResponse, method: string, kind = "group"): v
       { kind: res.kind, code: res.code, msg: res.msg, status: res.status },
       { kind: "zulip", code: "BAD_REQUEST", msg: `Invalid arguments for ${kind}.${method}`, status: 400 },
     );
+}
+
+/** A refusal of an internal method to a gateway, whatever its args. */
+function refusedAsInternal(res: ActorResponse): void {
+  assert.equal(res.ok, false, `expected a refusal, got ${JSON.stringify(res)}`);
+  if (!res.ok) assert.deepEqual({ msg: res.msg, status: res.status }, { msg: "Access denied", status: 403 });
+}
+
+/** The caller's attachments, through the API. */
+async function attachments(api: Api): Promise<Obj[]> {
+  const res = await api("GET", "/attachments");
+  assertSuccess(res);
+  return res.body.attachments as Obj[];
 }
 
 /** The realm's group names, through the API. */
@@ -178,6 +196,42 @@ async function checkChannelArgs(
   assert.equal((await channelMessages(api, streamId)).length, messagesBefore.length + 1);
 }
 
+/** The caller's saved snippet titles, through the API. */
+async function snippetTitles(api: Api): Promise<string[]> {
+  const res = await api("GET", "/saved_snippets");
+  assertSuccess(res);
+  return (res.body.saved_snippets as Obj[]).map((s) => s.title as string).sort();
+}
+
+/** Wrong-typed and good args against the caller's own user actor. */
+async function checkUserArgs(forge: ReturnType<typeof forger>, api: Api, caller: Caller): Promise<void> {
+  const me = userRef(caller.realmId, caller.userId);
+  const before = await snippetTitles(api);
+  const refused = async (method: string, args: Obj, who: Caller | null = caller) =>
+    refusedAsInvalid(await forge(me, method, args, who), method, "user");
+  // A number for a string, a missing required argument, a list of strings
+  // for ids, a string for a list, a kind outside its literals, an id past
+  // 2^53, an empty fragment; and the anonymous password check.
+  await refused("createSavedSnippet", { title: 5, content: "c" });
+  await refused("createSavedSnippet", { title: "forged" });
+  await refused("updateFlags", { messages: ["1"], op: "add", flag: "read" });
+  await refused("typing", { op: "start", type: "direct", to: "5" });
+  await refused("addPushToken", { kind: "gcm", token: "x" });
+  await refused("markChannelAsRead", { stream_id: 2 ** 60 });
+  await refused("addNavigationView", { fragment: "", is_pinned: true });
+  await refused("createDrafts", { drafts: [{ type: "stream", to: [1], topic: "t" }] });
+  await refused("login", { password: 5 }, null);
+  // Nothing changed.
+  assert.deepEqual(await snippetTitles(api), before);
+
+  // The same calls with good args work.
+  const created = await forge(me, "createSavedSnippet", { title: "forged", content: "c" }, caller);
+  assert.equal(created.ok, true, JSON.stringify(created));
+  assert.deepEqual(await snippetTitles(api), [...before, "forged"].sort());
+  const flags = await forge(me, "updateFlags", { messages: [], op: "add", flag: "read" }, caller);
+  assert.deepEqual(flags, { ok: true, value: { messages: [] } });
+}
+
 describe("actor protocols - args checked at the node (embedded gateway's client)", () => {
   let srv: EmbeddedServer;
   let dir: string;
@@ -244,9 +298,93 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     await checkChannelArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
   });
 
+  test("the uploads and blob kinds check their args too", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const uploads = uploadsDirectoryRef(owner.realmId);
+    const before = await attachments(api);
+    const pathId = `${owner.realmId}/ab/${"x".repeat(24)}/forged.txt`;
+    const record = { pathId, name: "forged.txt", size: 3, contentType: "text/plain" };
+    refusedAsInvalid(
+      await forge(uploads, "recordUpload", { ...record, size: "3" }, owner),
+      "recordUpload",
+      "uploads",
+    );
+    refusedAsInvalid(
+      await forge(
+        uploads,
+        "recordUpload",
+        { ...record, image: { width: "1", height: 1, animated: false } },
+        owner,
+      ),
+      "recordUpload",
+      "uploads",
+    );
+    refusedAsInvalid(await forge(uploads, "recordUpload", { name: "x" }, owner), "recordUpload", "uploads");
+    refusedAsInvalid(
+      await forge(uploads, "removeAttachment", { id: "1" }, owner),
+      "removeAttachment",
+      "uploads",
+    );
+    refusedAsInvalid(
+      await forge(uploads, "removeAttachment", { id: 1.5 }, owner),
+      "removeAttachment",
+      "uploads",
+    );
+    refusedAsInvalid(await forge(uploads, "lookupUpload", { pathId: 7 }, owner), "lookupUpload", "uploads");
+    // The conversations' methods are not a gateway's, whatever the args.
+    refusedAsInternal(await forge(uploads, "claimUploads", { pathIds: [pathId] }, owner));
+    refusedAsInternal(await forge(emojiBlobRef(owner.realmId, "1"), "put", { data: "AA==" }, owner));
+    assert.deepEqual(await attachments(api), before);
+
+    // Good args work.
+    const lookup = await forge(uploads, "lookupUpload", { pathId }, owner);
+    assert.deepEqual(lookup, { ok: true, value: null });
+    const recorded = await forge(uploads, "recordUpload", record, owner);
+    assert.equal(recorded.ok, true, JSON.stringify(recorded));
+    assert.deepEqual(
+      (await attachments(api)).map((a) => a.path_id),
+      [...before.map((a) => a.path_id), pathId],
+    );
+    const file = await forge(emojiBlobRef(owner.realmId, "1"), "get", {}, null);
+    assert.deepEqual(file, { ok: true, value: null });
+    // The two kinds share storage ids: neither serves the other's key.
+    refusedAsInternal(await forge({ ...uploads, kind: "blob" }, "get", {}, null));
+    refusedAsInternal(
+      await forge(
+        { ...emojiBlobRef(owner.realmId, "1"), kind: "uploads" },
+        "lookupUpload",
+        { pathId },
+        owner,
+      ),
+    );
+    assert.deepEqual(
+      (await attachments(api)).map((a) => a.path_id),
+      [...before.map((a) => a.path_id), pathId],
+    );
+  });
+
+  test("the webhook and webhook index kinds are internal only: refused to a gateway, typed inside the node", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const index = webhookIndexRef(owner.realmId);
+    refusedAsInternal(await forge(index, "mark", { botId: "9", gen: 1 }, owner));
+    refusedAsInternal(await forge(index, "mark", { botId: 9, gen: 1 }, owner));
+    refusedAsInternal(await forge(webhookRef(owner.realmId, 9), "enqueue", { messageId: 1 }, owner));
+    assert.deepEqual(await srv.node.call(index, "pendingBots", {}), { bots: [] });
+    assert.deepEqual(await srv.node.call(webhookRef(owner.realmId, 9), "outbox", {}), {
+      pending: [],
+      recent: [],
+    });
+  });
+
+  test("the user kind checks its args too", async () => {
+    await checkUserArgs(forger(srv.gatewayClient, 16), api, owner);
+  });
+
   test("inside the node, internal methods answer (typed at compile time)", async () => {
     const r = await srv.node.call(groupDirectoryRef(owner.realmId), "expandGroups", { groupIds: [] });
     assert.deepEqual(r, { userIds: [] });
+    const keys = await srv.node.call(userRef(owner.realmId, owner.userId), "dmConversationKeys", {});
+    assert.ok(Array.isArray(keys.keys), JSON.stringify(keys));
   });
 });
 
@@ -271,5 +409,6 @@ describe("actor protocols - args checked at the node (gRPC)", { skip }, () => {
     assertSuccess(me);
     const owner: Caller = { realmId: REALM, userId: me.body.user_id as number, role: 100, isBot: false };
     await checkGroupArgs(forger(grpc, c.shards), c.api, owner, REALM);
+    await checkUserArgs(forger(grpc, c.shards), c.api, owner);
   });
 });

@@ -15,8 +15,9 @@ import {
 } from "../actors/emoji/index.ts";
 import { ZulipError } from "../actors/errors.ts";
 import type { RealmState } from "../actors/realm/index.ts";
+import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "../actors/protocol.ts";
 import type { ActorContext, ActorRef, Behavior, Caller, Obj, OutEvent, Value } from "../actors/types.ts";
-import type { UserState } from "../actors/user/index.ts";
+import type { StatusChange, UserState } from "../actors/user/index.ts";
 import { checkFullName, isValidEmail } from "../actors/user/index.ts";
 
 const T0 = Date.UTC(2024, 0, 2, 3, 4, 5);
@@ -52,6 +53,14 @@ class FakeRuntime {
     return this.states.get(id) as S;
   }
 
+  /** Typed on the kinds with a protocol, as the node's call is (actors/protocol.ts). */
+  call<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller?: Caller | null,
+  ): Promise<ReplyOf<P, M>>;
+  call(ref: UntypedRef, method: string, args?: Obj, caller?: Caller | null): Promise<Value>;
   async call(ref: ActorRef, method: string, args: Obj = {}, caller: Caller | null = null): Promise<Value> {
     const behavior = behaviorOf(ref);
     const handler = behavior.handlers[method];
@@ -485,12 +494,12 @@ describe("realm - user directory and creation", () => {
     const m = await w.addUser("again@example.com");
     const ref = userRef(w.realmId, m.userId);
     const journal = w.rt.journals.get(`user/${w.realmId}/${m.userId}`)!.length;
-    const again = (await w.rt.call(ref, "create", {
+    const again = await w.rt.call(ref, "create", {
       email: "AGAIN@example.com",
       password: "other",
       fullName: "Other",
       apiKey: "z".repeat(32),
-    })) as { userId: number; apiKey: string };
+    });
     assert.equal(again.userId, m.userId);
     assert.equal(again.apiKey, m.apiKey);
     assert.equal(w.rt.journals.get(`user/${w.realmId}/${m.userId}`)!.length, journal);
@@ -620,7 +629,7 @@ describe("realm - fetch_api_key flow and its rate limit", () => {
 describe("user - profile", () => {
   test("GET /users/me shape", async () => {
     const w = await world();
-    const me = (await w.rt.call(userRef(w.realmId, w.owner.userId), "profile", {}, w.owner.caller)) as Obj;
+    const me = await w.rt.call(userRef(w.realmId, w.owner.userId), "profile", {}, w.owner.caller);
     assert.deepEqual(me, {
       email: OWNER_EMAIL,
       user_id: w.owner.userId,
@@ -680,7 +689,7 @@ describe("user - PATCH /settings", () => {
     const journal = w.rt.journals.get(`user/${w.realmId}/${member.userId}`)!.length;
     await patch(member, { color_scheme: 2 });
     assert.equal(w.rt.journals.get(`user/${w.realmId}/${member.userId}`)!.length, journal);
-    const settings = (await w.rt.call(userRef(w.realmId, member.userId), "userSettings", {})) as Obj;
+    const settings = await w.rt.call(userRef(w.realmId, member.userId), "userSettings", {});
     assert.equal(settings.color_scheme, 2);
     assert.equal(settings.web_home_view, "inbox");
     w.rt.checkReplay();
@@ -772,8 +781,7 @@ describe("user - PATCH /settings", () => {
       userId: number;
     };
     assert.equal(
-      ((await w.rt.call(userRef(w.realmId, found.userId), "login", { password: "brand-new-pw" })) as Obj)
-        .user_id,
+      (await w.rt.call(userRef(w.realmId, found.userId), "login", { password: "brand-new-pw" })).user_id,
       member.userId,
     );
     await rejects(
@@ -915,7 +923,7 @@ describe("user - POST /users/me/status", () => {
     w.rt.events = [];
   });
 
-  const status = (args: Obj) =>
+  const status = (args: StatusChange) =>
     w.rt.call(userRef(w.realmId, member.userId), "updateStatus", args, member.caller);
   const current = () => w.rt.call(userRef(w.realmId, member.userId), "userStatus", {});
 

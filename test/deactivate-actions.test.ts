@@ -486,7 +486,7 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
     const effects = calls.filter((c) => c[1] !== "listDmConversation");
     assert.deepEqual(effects.map((c) => [c[0], c[1], c[2]]).sort(), [
       // The attachments the deleted messages linked drop them.
-      ["blob/uploads", "messagesRemoved", { ids: [11, 12] }],
+      ["uploads/uploads", "messagesRemoved", { ids: [11, 12] }],
       ["user/5", "messagesDeleted", { ids: [11, 12] }],
       ["user/9", "messagesDeleted", { ids: [11, 12] }],
     ]);

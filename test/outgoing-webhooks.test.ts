@@ -10,8 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ZULIP_VERSION, realmRef, webhookIndexRef, webhookRef } from "../actors/index.ts";
-import type { ActorContext, ActorRef, Obj, OutEvent } from "../actors/types.ts";
+import type { ActorContext, ActorRef, Behavior, Obj, OutEvent } from "../actors/types.ts";
 import { webhookBehavior } from "../actors/webhook/index.ts";
+import { webhookIndexBehavior } from "../actors/webhook-index/index.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { makeApi, type Api, type Creds } from "./support/embedded.ts";
 import { assertError, assertSuccess } from "./support/zulip-asserts.ts";
@@ -196,11 +197,8 @@ async function waitBotMessages(botId: number, n: number, ms = 15_000): Promise<O
   return botMessages(botId);
 }
 
-async function outbox(botId: number): Promise<{ pending: Obj[]; recent: number[] }> {
-  return (await srv.node.call(webhookRef(realmId, botId), "outbox", {})) as unknown as {
-    pending: Obj[];
-    recent: number[];
-  };
+async function outbox(botId: number) {
+  return await srv.node.call(webhookRef(realmId, botId), "outbox", {});
 }
 
 async function settled(botId: number, messageId: number): Promise<void> {
@@ -731,11 +729,19 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
     };
   }
 
+  /** The bots' kind, or the index's. */
+  function behaviorOf(ref: ActorRef): Behavior<unknown> {
+    return (ref.kind === "webhookIndex" ? webhookIndexBehavior : webhookBehavior) as Behavior<unknown>;
+  }
+
   async function run(state: unknown, method: string, args: Obj, ctx: ActorContext) {
-    const d = await webhookBehavior.handlers[method]!(state as never, args, ctx, null);
-    let s = state as never;
-    for (const f of d.facts ?? []) s = webhookBehavior.apply(s, f, ctx.self) as never;
-    s = webhookBehavior.fromSnapshot(webhookBehavior.toSnapshot(s), ctx.self) as never;
+    const b = behaviorOf(ctx.self);
+    const handler = b.handlers[method];
+    if (!handler) throw new Error(`no method ${method} in the ${b.kind} kind`);
+    const d = await handler(state, args, ctx, null);
+    let s = state;
+    for (const f of d.facts ?? []) s = b.apply(s, f, ctx.self);
+    s = b.fromSnapshot(b.toSnapshot(s), ctx.self);
     return { state: s, d };
   }
 
@@ -746,7 +752,9 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
     let s: unknown = webhookBehavior.initial(ctx.self);
     let r = await run(s, "enqueue", { messageId: 5, trigger: "mention", message: { id: 5 } }, ctx);
     s = r.state;
-    assert.deepEqual(rec.calls, [{ ref: "webhook.1.~index", method: "mark", args: { botId: 9, gen: 1 } }]);
+    assert.deepEqual(rec.calls, [
+      { ref: "webhookIndex.1.~index", method: "mark", args: { botId: 9, gen: 1 } },
+    ]);
     // A second delivery while one is pending: no second mark.
     r = await run(s, "enqueue", { messageId: 6, trigger: "mention", message: { id: 6 } }, ctx);
     s = r.state;
@@ -764,7 +772,11 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
     assert.deepEqual(r.d.notices, [{ subject: "webhook.idle", data: { realmId: 1, botId: 9, gen: 2 } }]);
     // The next delivery marks a newer generation.
     r = await run(s, "enqueue", { messageId: 7, trigger: "mention", message: { id: 7 } }, ctx);
-    assert.deepEqual(rec.calls[1], { ref: "webhook.1.~index", method: "mark", args: { botId: 9, gen: 3 } });
+    assert.deepEqual(rec.calls[1], {
+      ref: "webhookIndex.1.~index",
+      method: "mark",
+      args: { botId: 9, gen: 3 },
+    });
   });
 
   test("a poke after failover arms the sweep of an attempt still running elsewhere", async () => {
@@ -785,7 +797,7 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
   test("the index: marks and clears by generation, a late clear keeps a newer mark", async () => {
     const rec = { calls: [] as Obj[], timers: [] as Obj[] };
     const ctx = ctxFor(webhookIndexRef(1), { t: 0 }, rec);
-    let s: unknown = webhookBehavior.initial(ctx.self);
+    let s: unknown = webhookIndexBehavior.initial(ctx.self);
     s = (await run(s, "mark", { botId: 9, gen: 1 }, ctx)).state;
     s = (await run(s, "mark", { botId: 10, gen: 4 }, ctx)).state;
     let r = await run(s, "mark", { botId: 10, gen: 3 }, ctx);
@@ -807,11 +819,15 @@ describe("outgoing webhooks - resuming after a crash (the realm's index)", () =>
     s = r.state;
     r = await run(s, "pendingBots", {}, ctx);
     assert.deepEqual(r.d.reply, { bots: [{ botId: 10, gen: 4 }] });
-    // Roles do not mix.
+    // Roles do not mix: each kind has its own methods and owns its own keys.
     await assert.rejects(async () => run(s, "enqueue", { messageId: 1, trigger: "mention" }, ctx));
     const bot = webhookBehavior.initial(webhookRef(1, 9));
     await assert.rejects(async () =>
       run(bot, "mark", { botId: 9, gen: 1 }, ctxFor(webhookRef(1, 9), { t: 0 }, rec)),
     );
+    assert.equal(webhookIndexBehavior.handlers.enqueue, undefined);
+    assert.equal(webhookBehavior.handlers.mark, undefined);
+    assert.equal(webhookBehavior.ownsKey?.(webhookIndexRef(1).key), false);
+    assert.equal(webhookIndexBehavior.ownsKey?.(webhookRef(1, 9).key), false);
   });
 });

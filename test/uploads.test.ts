@@ -14,6 +14,7 @@ import sharp from "sharp";
 import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
 import { blobBehavior } from "../actors/blob/index.ts";
+import { uploadsBehavior } from "../actors/uploads/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { requireS3rver, startS3, type S3Server } from "./support/s3.ts";
 import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
@@ -559,8 +560,8 @@ describe("uploads, S3 storage", () => {
 
 describe("uploads directory state", () => {
   test("a snapshot restores every record; an older one without the total recomputes it", () => {
-    const ref = { kind: "blob" as const, realm: 3, key: "uploads" };
-    let state = blobBehavior.initial(ref);
+    const ref = { kind: "uploads" as const, realm: 3, key: "uploads" };
+    let state = uploadsBehavior.initial(ref);
     const att = (id: number, size: number) => ({
       type: "attachmentAdded",
       attachment: {
@@ -582,16 +583,19 @@ describe("uploads directory state", () => {
       { type: "attachmentRemoved", pathId: `3/ab/${"x".repeat(23)}2/f2.png` },
     ];
     for (const f of facts) {
-      state = blobBehavior.apply(state, f, ref);
+      state = uploadsBehavior.apply(state, f, ref);
     }
-    const snap = blobBehavior.toSnapshot(state);
-    const back = blobBehavior.fromSnapshot(snap, ref);
-    assert.equal(blobBehavior.toSnapshot(back), snap);
+    const snap = uploadsBehavior.toSnapshot(state);
+    const back = uploadsBehavior.fromSnapshot(snap, ref);
+    assert.equal(uploadsBehavior.toSnapshot(back), snap);
     const parsed = JSON.parse(snap) as { attachments: unknown[]; spaceUsed: number };
     assert.equal(parsed.spaceUsed, 100);
     assert.equal(parsed.attachments.length, 1);
     const old = JSON.stringify({ realmId: 3, attachments: parsed.attachments });
-    assert.equal(JSON.parse(blobBehavior.toSnapshot(blobBehavior.fromSnapshot(old, ref))).spaceUsed, 100);
+    assert.equal(
+      JSON.parse(uploadsBehavior.toSnapshot(uploadsBehavior.fromSnapshot(old, ref))).spaceUsed,
+      100,
+    );
     // A file blob next to it keeps its own shape.
     const file = { kind: "blob" as const, realm: 3, key: "emoji.5" };
     assert.deepEqual(blobBehavior.fromSnapshot(JSON.stringify({ data: "AA==" }), file), {

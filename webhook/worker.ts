@@ -30,8 +30,16 @@ import {
   webhookRef,
 } from "../actors/index.ts";
 import type { ChannelProtocol } from "../actors/channel/index.ts";
-import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf } from "../actors/protocol.ts";
-import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import {
+  typedCall,
+  type ArgsOf,
+  type MethodOf,
+  type Protocol,
+  type Ref,
+  type ReplyOf,
+  type TypedCall,
+} from "../actors/protocol.ts";
+import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
@@ -60,7 +68,7 @@ const log = (): Logger => componentLogger("webhook");
 
 /** What the worker needs of a node. */
 export interface WorkerHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   /** A call on behalf of a user (the bot posting its reply), typed by the kind's protocol. */
   callAs<P extends Protocol, M extends MethodOf<P>>(
     ref: Ref<P>,
@@ -80,7 +88,7 @@ export interface WorkerHost {
 /** The worker's view of a NodeRuntime. */
 export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost {
   return {
-    call: (ref, method, args) => node.call(ref, method, args),
+    call: typedCall((ref, method, args) => node.call(ref, method, args)),
     // Typed by its signature, as `typedCall` types a plain call.
     callAs: (async (ref: ActorRef, method: string, args: Obj, caller: Caller) =>
       responseValue(
@@ -298,13 +306,12 @@ export class WebhookWorker {
     await Promise.all(
       realms.map(async (r) => {
         const realmId = Number(r.realmId);
-        let bots: Obj[] = [];
+        let bots: { botId: number }[] = [];
         await this.retrying(`read the webhook index of realm ${realmId}`, async () => {
-          const v = (await this.host.call(webhookIndexRef(realmId), "pendingBots", {})) as Obj;
-          bots = v.bots as Obj[];
+          bots = (await this.host.call(webhookIndexRef(realmId), "pendingBots", {})).bots;
         });
         for (const b of bots) {
-          const ref = webhookRef(realmId, Number(b.botId));
+          const ref = webhookRef(realmId, b.botId);
           if (!shards.has(shardOf(ref, this.host.shards))) continue;
           this.stats.resumed++;
           // A failure means the shard moved on again: its next owner sweeps it.
@@ -330,10 +337,10 @@ export class WebhookWorker {
     this.active += free;
     let got = 0;
     try {
-      const r = (await this.host.call(webhookRef(realmId, botId), "claim", {
+      const r = await this.host.call(webhookRef(realmId, botId), "claim", {
         max: free,
         timeoutMs: this.o.timeoutMs,
-      })) as unknown as { deliveries: DeliveryView[] };
+      });
       got = r.deliveries.length;
       for (const d of r.deliveries) {
         const p = this.run(realmId, botId, d)
@@ -363,13 +370,19 @@ export class WebhookWorker {
     void this.pump(...first.value[1]);
   }
 
-  private async report(realmId: number, botId: number, d: DeliveryView, outcome: string, extra: Obj = {}) {
-    return (await this.host.call(webhookRef(realmId, botId), "report", {
+  private async report(
+    realmId: number,
+    botId: number,
+    d: DeliveryView,
+    outcome: "retry" | "done" | "dropped",
+    extra: { retryAfterMs?: number } = {},
+  ) {
+    return await this.host.call(webhookRef(realmId, botId), "report", {
       messageId: d.messageId,
       attempt: d.attempt,
       outcome,
       ...extra,
-    })) as { accepted: boolean; exhausted?: boolean };
+    });
   }
 
   /** One attempt of one delivery, and everything that follows from its outcome. */

@@ -7,20 +7,16 @@
 // it (`get`) to serve the file. A blob is placed on its owner's shard (see
 // emojiBlobRef): the owner's `put` is then a local call, never a NATS
 // message, whose default 1 MB payload limit a 5 MiB image would exceed.
+//
+// The realm's uploads directory was this kind's second role until it became
+// the uploads kind: it keeps its storage id blob.<realm>.uploads, so this
+// kind owns every key but that one (ownsKey).
 
-import { detachedHandlers } from "./detached.ts";
+import { UPLOADS_KEY } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import type { ActorRef, Behavior, Caller, Handler, Obj } from "../types.ts";
-import {
-  UPLOADS_KEY,
-  applyUploadsFact,
-  initialUploads,
-  uploadsExternal,
-  uploadsFromSnapshot,
-  uploadsHandlers,
-  uploadsToSnapshot,
-  type UploadsState,
-} from "./uploads.ts";
+import { defineBehavior, handlersOf, type HandlerOf } from "../protocol.ts";
+import type { Caller, Obj } from "../types.ts";
+import { blobProtocol, type BlobProtocol } from "./protocol.ts";
 
 /** SNAPSHOT: a new field needs a default in fromSnapshot. */
 export interface BlobState {
@@ -30,14 +26,15 @@ export interface BlobState {
   size: number;
 }
 
+type BlobHandler<M extends keyof BlobProtocol> = HandlerOf<BlobState, BlobProtocol, M>;
+
 function requireInternal(caller: Caller | null): void {
   if (caller) throw errors.accessDenied();
 }
 
-const put: Handler<BlobState> = (state, args, _ctx, caller) => {
+const put: BlobHandler<"put"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const data = typeof args.data === "string" ? args.data : "";
-  const contentType = typeof args.contentType === "string" ? args.contentType : "";
+  const { data, contentType } = args;
   if (data === "" || contentType === "") throw errors.internal();
   // Immutable: a retried put of the same bytes is a no-op; other bytes are a bug.
   if (state.data !== "") {
@@ -48,38 +45,17 @@ const put: Handler<BlobState> = (state, args, _ctx, caller) => {
   return { facts: [{ type: "stored", data, contentType, size }], reply: {} };
 };
 
-const get: Handler<BlobState> = (state) => {
+const get: BlobHandler<"get"> = (state) => {
   if (state.data === "") return { reply: null };
   return { reply: { data: state.data, contentType: state.contentType, size: state.size } };
 };
 
-const fileHandlers: Record<string, Handler<BlobState>> = { put, get };
-
-// Two roles by key, as the channel kind: "uploads" is the realm's uploads
-// directory (./uploads.ts), any other key one immutable file.
-type BlobKindState = BlobState | UploadsState;
-const isUploads = (ref: ActorRef) => ref.key === UPLOADS_KEY;
-
-const handlers: Record<string, Handler<BlobKindState>> = {};
-for (const [name, h] of Object.entries(fileHandlers)) {
-  handlers[name] = (state, args, ctx, caller) => {
-    if (isUploads(ctx.self)) throw errors.internal();
-    return h(state as BlobState, args, ctx, caller);
-  };
-}
-for (const [name, h] of Object.entries({ ...uploadsHandlers, ...detachedHandlers })) {
-  handlers[name] = (state, args, ctx, caller) => {
-    if (!isUploads(ctx.self)) throw errors.internal();
-    return h(state as UploadsState, args, ctx, caller);
-  };
-}
-
-function fileFromSnapshot(data: string): BlobState {
+function fromSnapshot(data: string): BlobState {
   const o = JSON.parse(data) as Partial<BlobState>;
   return { data: o.data ?? "", contentType: o.contentType ?? "", size: o.size ?? 0 };
 }
 
-function applyFile(state: BlobState, fact: Obj): BlobState {
+function apply(state: BlobState, fact: Obj): BlobState {
   if (fact.type === "stored") {
     state.data = String(fact.data);
     state.contentType = String(fact.contentType);
@@ -88,14 +64,14 @@ function applyFile(state: BlobState, fact: Obj): BlobState {
   return state;
 }
 
-export const blobBehavior: Behavior<BlobKindState> = {
+// The emoji images are public (GET /user_avatars/...); storing is the emoji directory's.
+export const blobBehavior = defineBehavior<BlobState, BlobProtocol>({
   kind: "blob",
-  initial: (ref) => (isUploads(ref) ? initialUploads(ref) : { data: "", contentType: "", size: 0 }),
-  apply: (state, fact: Obj, ref) =>
-    isUploads(ref) ? applyUploadsFact(state as UploadsState, fact) : applyFile(state as BlobState, fact),
-  toSnapshot: (s) => ("byPath" in s ? uploadsToSnapshot(s) : JSON.stringify(s)),
-  fromSnapshot: (data, ref) => (isUploads(ref) ? uploadsFromSnapshot(data, ref) : fileFromSnapshot(data)),
-  handlers,
-  // The emoji images are public (GET /user_avatars/...); storing is the emoji directory's.
-  external: { get: "anonymous", ...uploadsExternal },
-};
+  ownsKey: (key) => key !== UPLOADS_KEY,
+  protocol: blobProtocol,
+  initial: () => ({ data: "", contentType: "", size: 0 }),
+  apply,
+  toSnapshot: (s) => JSON.stringify(s),
+  fromSnapshot,
+  handlers: handlersOf<BlobState, BlobProtocol>()({ put, get }),
+});

@@ -1,4 +1,4 @@
 // The blob kind's door.
 export { blobBehavior } from "./behavior.ts";
 export type { BlobState } from "./behavior.ts";
-export { linkedPathIds, uploadsDirectoryRef } from "./uploads.ts";
+export { emojiBlobRef } from "../addresses.ts";

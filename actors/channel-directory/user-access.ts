@@ -177,7 +177,7 @@ async function dmPeersOf(
   const out = new Map<number, Set<number>>();
   await Promise.all(
     [...new Set(guests)].map(async (g) => {
-      const r = (await call(userRef(realmId, g), "dmPeers", {})) as { dm_peers: number[] };
+      const r = await call(userRef(realmId, g), "dmPeers", {});
       out.set(g, new Set(r.dm_peers));
     }),
   );

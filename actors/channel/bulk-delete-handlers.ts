@@ -9,7 +9,7 @@
 
 import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent } from "../types.ts";
-import { uploadsDirectoryRef } from "../blob/index.ts";
+import { uploadsDirectoryRef } from "../uploads/index.ts";
 import { userRef } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
 import { getMsgs, removedFacts, removeWrites, type Msg } from "./conversation-state.ts";

@@ -18,7 +18,7 @@ import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts"
 import type { ArgsOf } from "../protocol.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
-import { gravatarUrl, userRef } from "../user/index.ts";
+import { gravatarUrl, userRef, type Delivery } from "../user/index.ts";
 import { jdenticonPath } from "../user/avatar.ts";
 import { channelDirectoryRef, dmKey, isDmKey } from "../addresses.ts";
 import {
@@ -47,14 +47,7 @@ import {
   type Msg,
   type Reader,
 } from "./conversation-state.ts";
-import {
-  emptyEnv,
-  needsChannels,
-  renderMarkdown,
-  topicLinks,
-  type RenderEnv,
-  type UploadImage,
-} from "../markdown/index.ts";
+import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "../markdown/index.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
@@ -62,7 +55,7 @@ import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
 import { inSpans } from "../spans.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
-import { linkedPathIds, uploadsDirectoryRef } from "../blob/index.ts";
+import { linkedPathIds, uploadsDirectoryRef } from "../uploads/index.ts";
 import {
   checkChangeAllLimit,
   checkChannelMoveLimit,
@@ -330,9 +323,7 @@ async function renderEnv(
   env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
   if (linked.length) {
-    const r = (await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", {
-      pathIds: linked,
-    })) as unknown as { images: [string, UploadImage][] };
+    const r = await ctx.call(uploadsDirectoryRef(state.realmId), "uploadImages", { pathIds: linked });
     env.images = new Map(r.images);
   }
   return env;
@@ -340,7 +331,7 @@ async function renderEnv(
 
 /**
  * The uploads a message links are shared with its readers from now on
- * (actors/blob/uploads.ts): the sender's own, and another user's when the
+ * (actors/uploads/): the sender's own, and another user's when the
  * sender received a message that links it (Zulip's claim_attachment needs
  * the sender to have access; public channel history the sender never
  * received does not count here).
@@ -358,14 +349,12 @@ async function claimUploads(
   if (!pathIds.length) return;
   const dir = uploadsDirectoryRef(realmId);
   const claim = { senderId, messageId, dateSent: dateSent * 1000, conv: state.key };
-  const r = (await ctx.call(dir, "claimUploads", { ...claim, pathIds })) as unknown as {
-    others: [string, [number, string][]][];
-  };
+  const r = await ctx.call(dir, "claimUploads", { ...claim, pathIds });
   if (!r.others.length) return;
   // Received: an entry of the sender's, or a channel message in the sender's spans (received.ts).
   const ids = [...new Set(r.others.flatMap(([, linking]) => linking.map(([id]) => id)))];
   const received = new Set(
-    Object.keys((await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })) as Obj).map(Number),
+    Object.keys(await ctx.call(userRef(realmId, senderId), "messageFlags", { ids })).map(Number),
   );
   const byChannel = new Map<string, number[]>();
   for (const [, linking] of r.others)
@@ -1210,12 +1199,12 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
     // FL 285: links the edit dropped release their files; the editor's that
     // no message links any more are the reply's detached_uploads.
-    const released = (await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
+    const released = await ctx.call(uploadsDirectoryRef(state.realmId), "releaseLinks", {
       messageId: m.id,
       editorId: c.userId,
       dropped: linkedPathIds(m.content, state.realmId),
       kept: linkedPathIds(changes.content, state.realmId),
-    })) as { detached: Obj[] };
+    });
     reply.detached_uploads = released.detached as unknown as Value;
   }
   return { facts, writes, events: [{ event, userIds }], reply };
@@ -1456,7 +1445,7 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
   const receivedOf = (uid: number) =>
     ids
       .filter((id) => inSpans(sourceSpans.get(uid) ?? [], id))
-      .map((id) => [id, state.key, byId.get(id)!.senderId]);
+      .map((id): [number, string, number] => [id, state.key, byId.get(id)!.senderId]);
   const coveredInTarget = new Map<number, number[]>();
   for (const [uid, spans] of targetSpans) {
     if (gaining.includes(uid)) continue;
@@ -1465,8 +1454,8 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
   }
   // Who held rows of the moved messages (the user actors say how many).
   const held = new Set<number>();
-  const track = (uid: number) => (r: unknown) => {
-    if (Number((r as { held?: unknown } | null)?.held ?? 0) > 0) held.add(uid);
+  const track = (uid: number) => (r: { held: number }) => {
+    if (r.held > 0) held.add(uid);
   };
   await Promise.all([
     ...staying.map((uid) =>
@@ -1475,7 +1464,7 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
           ids,
           conv: targetKey,
           topic,
-          received: receivedOf(uid) as unknown as Value,
+          received: receivedOf(uid),
         })
         .then(track(uid)),
     ),
@@ -1485,7 +1474,7 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
     }),
     ...[...coveredInTarget].map(([uid, covered]) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
-        items: covered.map((id) => [
+        items: covered.map((id): Delivery => [
           id,
           targetKey,
           historyProtected(target) ? ["read"] : ["read", "historical"],
@@ -1499,7 +1488,7 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
     ),
     ...gaining.map((uid) =>
       ctx.call(userRef(state.realmId, uid), "receiveMessages", {
-        items: ids.map((id) => [id, targetKey, ["read"], topic, byId.get(id)!.senderId]),
+        items: ids.map((id): Delivery => [id, targetKey, ["read"], topic, byId.get(id)!.senderId]),
       }),
     ),
   ]);

@@ -7,9 +7,9 @@
 // The conversation actor does not wait: it decides the next sends while
 // the deliveries run, and a node that dies in between gives the hand-off
 // again at the conversation's next activation.
-import type { Obj, Value } from "../types.ts";
-import { userRef } from "../user/index.ts";
-import type { ActorRef } from "../types.ts";
+import type { TypedCall } from "../protocol.ts";
+import type { Obj } from "../types.ts";
+import { userRef, type Delivery } from "../user/index.ts";
 
 export const MESSAGE_DELIVERY = "message.deliver";
 
@@ -35,11 +35,8 @@ export function deliveryHandoff(
  * one `receiveMessages` per recipient with every message of the batch it
  * gets, all recipients at once.
  */
-export async function deliverMessages(
-  handoffs: Obj[],
-  call: (ref: ActorRef, method: string, args: Obj) => Promise<unknown>,
-): Promise<boolean> {
-  const perUser = new Map<string, { realm: number; uid: number; items: Value[] }>();
+export async function deliverMessages(handoffs: Obj[], call: TypedCall): Promise<boolean> {
+  const perUser = new Map<string, { realm: number; uid: number; items: Delivery[] }>();
   for (const data of handoffs) {
     const realm = data.realm as number;
     const [id, conv, topic, sender] = data.message as [number, string, string, number];
@@ -54,7 +51,7 @@ export async function deliverMessages(
       const key = `${realm}:${uid}`;
       let u = perUser.get(key);
       if (u === undefined) perUser.set(key, (u = { realm, uid, items: [] }));
-      u.items.push([id, conv, (flags.get(uid) ?? []) as Value, topic, sender]);
+      u.items.push([id, conv, flags.get(uid) ?? [], topic, sender]);
     }
   }
   await Promise.all(

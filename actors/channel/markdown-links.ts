@@ -6,7 +6,7 @@ import { dict } from "../dict.ts";
 import { MAX_LINKED_TOPICS, type LocalLatest } from "../channel-directory/index.ts";
 import { inSpans } from "../spans.ts";
 import type { ArgsOf } from "../protocol.ts";
-import type { ActorContext, Obj } from "../types.ts";
+import type { ActorContext } from "../types.ts";
 import { userRef } from "../user/index.ts";
 import { idsRange, type ConvState } from "./conversation-state.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers } from "./protocol.ts";
@@ -33,11 +33,8 @@ async function latestOf(
       continue;
     }
     // Protected history: the newest of these the user received.
-    const flags = (await ctx.call(userRef(state.realmId, userId), "messageFlags", {
-      conv: state.key,
-      ids,
-    })) as Obj;
-    const got = ids.findLast((id) => flags[String(id)] !== undefined || inSpans(spans, id));
+    const flags = await ctx.call(userRef(state.realmId, userId), "messageFlags", { conv: state.key, ids });
+    const got = ids.findLast((id) => Object.hasOwn(flags, String(id)) || inSpans(spans, id));
     if (got) out[key] = got;
   }
   return out;

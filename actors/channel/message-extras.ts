@@ -190,14 +190,12 @@ const readReceipts: ConvHandler<"readReceipts"> = async (state, args, ctx, calle
     asked.map(
       async (id) =>
         (
-          (await ctx.call(userRef(state.realmId, id), "readReceipt", {
+          await ctx.call(userRef(state.realmId, id), "readReceipt", {
             message_id: m.id,
             conv: state.key,
             received: inSpans(spans.get(id) ?? [], m.id),
-          })) as {
-            read?: boolean;
-          }
-        ).read === true,
+          })
+        ).read,
     ),
   );
   const userIds = asked.filter((_, i) => answers[i]).sort((x, y) => x - y);

@@ -13,8 +13,8 @@
 
 import { errors } from "../errors.ts";
 import { lowerBound } from "../sorted-ids.ts";
-import type { ActorContext, Caller, Obj } from "../types.ts";
-import { userRef } from "../user/index.ts";
+import type { ActorContext, Caller } from "../types.ts";
+import { userRef, type FlagsWithReadThrough } from "../user/index.ts";
 import { channelDirectoryRef, isDmKey } from "../addresses.ts";
 import { inSpans, type Span } from "../spans.ts";
 import { allIds, getMsgs, idsRange, type ConvState, type Reader } from "./conversation-state.ts";
@@ -28,12 +28,6 @@ export type FlagSource = (
 function me(caller: Caller | null): Caller {
   if (!caller) throw errors.accessDenied();
   return caller;
-}
-
-interface OwnFlags {
-  flags: Record<string, string[]>;
-  readThrough: number;
-  read: number[];
 }
 
 /** The user's spans in this channel (none for DMs: every DM row is delivered). */
@@ -56,10 +50,10 @@ export async function receivedIds(
   ids: readonly number[],
 ): Promise<Set<number>> {
   const [own, spans] = await Promise.all([
-    ctx.call(userRef(realmId, userId), "messageFlags", { conv, ids: [...ids] }) as Promise<Obj>,
+    ctx.call(userRef(realmId, userId), "messageFlags", { conv, ids: [...ids] }),
     spansIn(ctx, realmId, conv, userId),
   ]);
-  return new Set(ids.filter((id) => own[String(id)] !== undefined || inSpans(spans, id)));
+  return new Set(ids.filter((id) => Object.hasOwn(own, String(id)) || inSpans(spans, id)));
 }
 
 /**
@@ -130,12 +124,13 @@ export function idsInSpans(pool: readonly number[], spans: readonly Span[], afte
 export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: number): FlagSource {
   let spans: Promise<Span[]> | null = null;
   const spansOnce = () => (spans ??= userSpans(ctx, state, userId));
-  const own = async (q: Obj) =>
+  // With withReadThrough the reply is the FlagsWithReadThrough form.
+  const own = async (q: { ids?: number[]; unread?: boolean }) =>
     (await ctx.call(userRef(state.realmId, userId), "messageFlags", {
       conv: state.key,
       withReadThrough: true,
       ...q,
-    })) as unknown as OwnFlags;
+    })) as FlagsWithReadThrough;
   return async (q) => {
     const [mine, s] = await Promise.all([
       own("ids" in q ? { ids: q.ids } : "unread" in q ? { unread: true } : {}),

@@ -60,10 +60,7 @@ const editTyping: ConvHandler<"editTyping"> = async (state, args, ctx, caller) =
     throw errors.invalidMessages();
   // The realm's allow_message_editing and edit limit (FL 138), without the edit's grace.
   checkContentEdit(await messageLimits(ctx, state.realmId), c, m, Math.floor(ctx.now() / 1000), 0);
-  const own = (await ctx.call(userRef(state.realmId, c.userId), "typingSettings", {})) as {
-    direct: boolean;
-    stream: boolean;
-  };
+  const own = await ctx.call(userRef(state.realmId, c.userId), "typingSettings", {});
   const op = args.op;
   const event: Obj = { type: "typing_edit_message", op, sender_id: c.userId, message_id: m.id };
   let notify: number[];

@@ -13,10 +13,10 @@
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { emojiDirectoryRef } from "../addresses.ts";
+import { emojiBlobRef, emojiDirectoryRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type HandlerOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, ActorRef, Caller, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { unicodeCodeForName } from "./lookup.ts";
 import { EMOJI_IMAGE_TYPES, declaredImageType, isAnimated, sniffImageType } from "./image.ts";
 import { emojiProtocol, type EmojiProtocol } from "./protocol.ts";
@@ -51,11 +51,6 @@ export interface EmojiDirState {
 }
 
 type EmojiFact = { type: "added"; emoji: EmojiRecord } | { type: "deactivated"; id: string };
-
-/** The blob holding an emoji's image: on the directory's shard, so `put` stays local. */
-export function emojiBlobRef(realmId: number, emojiId: string): ActorRef {
-  return { kind: "blob", realm: realmId, key: `emoji.${emojiId}`, shardKey: "directory" };
-}
 
 /** Zulip serves emoji at /user_avatars/<realm id>/emoji/images/<file name>. */
 export function emojiSourceUrl(realmId: number, e: { id: string; ext: string }): string {

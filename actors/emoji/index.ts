@@ -20,7 +20,6 @@ export {
   MAX_EMOJI_FILE_SIZE,
   MAX_EMOJI_FILE_SIZE_MIB,
   emojiBehavior,
-  emojiBlobRef,
   emojiDirectoryRef,
   emojiSourceUrl,
 } from "./directory.ts";

@@ -34,7 +34,7 @@ export interface RenderEnv {
    * `topicKey`: topic links point `/with/` it (feature level 400).
    */
   topicLatest?: Map<string, number>;
-  /** Uploaded images the content links, by path_id (actors/blob/uploads.ts): their thumbnail previews. */
+  /** Uploaded images the content links, by path_id (actors/uploads/): their thumbnail previews. */
   images?: Map<string, UploadImage>;
   /** Groups the content may mention, by lowercased name. */
   groups?: Map<string, MentionGroup>;

@@ -109,7 +109,7 @@ export async function addUser(
   const dateJoined = ctx.now();
   const settings = newUserSettings(state);
   const jdenticon = realmSetting(state, "default_avatar_source") === "J";
-  const created = (await ctx.call(userRef(state.realmId, userId), "create", {
+  const created = await ctx.call(userRef(state.realmId, userId), "create", {
     email: u.email,
     password: u.password,
     fullName: u.fullName,
@@ -118,7 +118,7 @@ export async function addUser(
     dateJoined,
     settings,
     ...(jdenticon ? { avatarSource: "J" } : {}),
-  })) as { userId: number; apiKey: string; person: Obj };
+  });
   // System-group membership follows the role (one-way: groups never call us).
   await syncGroupMember(ctx, state.realmId, { userId, role: u.role, isActive: true, isBot: false });
   const entry: DirEntry = {

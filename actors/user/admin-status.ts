@@ -4,18 +4,21 @@
 // check so that no other caller reaches it.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
 import { statusDecision } from "./behavior.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 import { isAdminRole } from "./validate.ts";
 
-const updateStatusByAdmin: Handler<UserState> = (state, args, ctx, caller) => {
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "updateStatusByAdmin">;
+
+const updateStatusByAdmin: Handlers["updateStatusByAdmin"] = (state, args, ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   if (!caller || caller.realmId !== state.realmId || !isAdminRole(caller.role)) throw errors.mustBeAdmin();
   if (state.isBot) throw errors.noSuchUser();
-  // Zulip's admin form has no `away` (that is the user's presence setting).
-  const { away: _away, ...rest } = args;
-  return statusDecision(state, rest, ctx);
+  // Zulip's admin form has no `away` (that is the user's presence setting): the args have none.
+  const { status_text, emoji_name, emoji_code, reaction_type } = args;
+  return statusDecision(state, { status_text, emoji_name, emoji_code, reaction_type }, ctx);
 };
 
-export const adminStatusHandlers: Record<string, Handler<UserState>> = { updateStatusByAdmin };
+export const adminStatusHandlers: Handlers = { updateStatusByAdmin };

@@ -6,8 +6,12 @@
 
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
+import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserFact, UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "alertWords" | "addAlertWords" | "removeAlertWords">;
 
 function requireSelf(state: UserState, caller: Caller | null): void {
   if (!state.created) throw errors.noSuchUser();
@@ -16,17 +20,15 @@ function requireSelf(state: UserState, caller: Caller | null): void {
   }
 }
 
-function words(args: Obj): string[] {
-  const v = args.words;
-  if (!Array.isArray(v) || !v.every((w) => typeof w === "string")) throw errors.internal();
-  return v as string[];
-}
-
 /**
  * The list after the change, the realm told of it, and Zulip's event,
  * which it sends even when nothing changed.
  */
-async function change(state: UserState, next: string[], ctx: ActorContext): Promise<Decision> {
+async function change(
+  state: UserState,
+  next: string[],
+  ctx: ActorContext,
+): Promise<DecisionOf<{ alert_words: string[] }>> {
   const same = next.length === state.alertWords.length && next.every((w, i) => w === state.alertWords[i]);
   if (!same) {
     await ctx.call(realmRef(state.realmId), "syncSendPrefs", { userId: state.userId, alertWords: next });
@@ -39,17 +41,17 @@ async function change(state: UserState, next: string[], ctx: ActorContext): Prom
   };
 }
 
-const alertWords: Handler<UserState> = (state, _args, _ctx, caller) => {
+const alertWords: Handlers["alertWords"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { alert_words: [...state.alertWords] } };
 };
 
 /** Case-insensitively new words are appended; of duplicates the last spelling wins. */
-const addAlertWords: Handler<UserState> = (state, args, ctx, caller) => {
+const addAlertWords: Handlers["addAlertWords"] = (state, args, ctx, caller) => {
   requireSelf(state, caller);
   const existing = new Set(state.alertWords.map((w) => w.toLowerCase()));
   const added = new Map<string, string>();
-  for (const w of words(args)) {
+  for (const w of args.words) {
     const key = w.toLowerCase();
     if (!existing.has(key)) added.set(key, w);
   }
@@ -57,9 +59,9 @@ const addAlertWords: Handler<UserState> = (state, args, ctx, caller) => {
 };
 
 /** Removal matches case-insensitively; unknown words are ignored. */
-const removeAlertWords: Handler<UserState> = (state, args, ctx, caller) => {
+const removeAlertWords: Handlers["removeAlertWords"] = (state, args, ctx, caller) => {
   requireSelf(state, caller);
-  const gone = new Set(words(args).map((w) => w.toLowerCase()));
+  const gone = new Set(args.words.map((w) => w.toLowerCase()));
   return change(
     state,
     state.alertWords.filter((w) => !gone.has(w.toLowerCase())),
@@ -67,7 +69,7 @@ const removeAlertWords: Handler<UserState> = (state, args, ctx, caller) => {
   );
 };
 
-export const alertWordHandlers: Record<string, Handler<UserState>> = {
+export const alertWordHandlers: Handlers = {
   alertWords,
   addAlertWords,
   removeAlertWords,

@@ -10,11 +10,19 @@
 // only make a user follow a topic they were really mentioned in.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { ActorContext, Caller } from "../types.ts";
 import { FLAG_BITS, msgsOf } from "./flags.ts";
 import { settingValue } from "./format.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 import { keyOf, setDecision, topicsOf } from "./topics.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  "autoTopicOnSend" | "followWhereMentioned" | "autoTopicOnParticipation"
+>;
 
 /** Zulip's UserTopic.VisibilityPolicy. */
 const INHERIT = 0;
@@ -30,9 +38,8 @@ const ON_INITIATION = 3;
 /** The channel message `id` of the user's index: [stream id, topic], or null. */
 function channelMessage(
   state: UserState,
-  id: unknown,
+  id: number,
 ): { streamId: number; topic: string; bits: number } | null {
-  if (typeof id !== "number") return null;
   const e = msgsOf(state).entries[String(id)];
   if (!e || e[0].startsWith("dm:")) return null;
   return { streamId: Number(e[0]), topic: e[2], bits: e[1] };
@@ -68,7 +75,7 @@ function requireSelf(state: UserState, caller: Caller | null): void {
 
 async function setPolicy(
   state: UserState,
-  ctx: Parameters<Handler<UserState>>[2],
+  ctx: ActorContext,
   m: { streamId: number; topic: string },
   policy: number,
 ) {
@@ -86,7 +93,7 @@ async function setPolicy(
  * Replies {visibility_policy} when it changed it (POST /messages'
  * automatic_new_visibility_policy), else {}.
  */
-const autoTopicOnSend: Handler<UserState> = async (state, args, ctx, caller) => {
+const autoTopicOnSend: Handlers["autoTopicOnSend"] = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
   const m = channelMessage(state, args.message_id);
   if (!m || state.isBot) return { reply: {} };
@@ -95,12 +102,12 @@ const autoTopicOnSend: Handler<UserState> = async (state, args, ctx, caller) => 
     Number(settingValue(state, "automatically_follow_topics_policy")),
     Number(settingValue(state, "automatically_unmute_topics_in_muted_streams_policy")),
     current,
-    args.channel_muted === true,
-    args.initiated === true,
+    args.channel_muted,
+    args.initiated,
   );
   if (next === null || next === current) return { reply: {} };
   const d = await setPolicy(state, ctx, m, next);
-  return { ...d, reply: { visibility_policy: next } as Obj };
+  return { ...d, reply: { visibility_policy: next } };
 };
 
 /**
@@ -109,7 +116,7 @@ const autoTopicOnSend: Handler<UserState> = async (state, args, ctx, caller) => 
  * user muted or already follows the topic. Any caller may ask: the mention
  * is read from the user's own index.
  */
-const followWhereMentioned: Handler<UserState> = async (state, args, ctx) => {
+const followWhereMentioned: Handlers["followWhereMentioned"] = async (state, args, ctx) => {
   const m = channelMessage(state, args.message_id);
   if (!m || state.isBot || !(m.bits & FLAG_BITS.mentioned!)) return { reply: {} };
   if (settingValue(state, "automatically_follow_topics_where_mentioned") !== true) return { reply: {} };
@@ -125,10 +132,9 @@ const followWhereMentioned: Handler<UserState> = async (state, args, ctx) => {
  * reaction. Zulip's visibility_policy_for_participation and
  * should_change_visibility_policy.
  */
-const autoTopicOnParticipation: Handler<UserState> = async (state, args, ctx, caller) => {
+const autoTopicOnParticipation: Handlers["autoTopicOnParticipation"] = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
-  if (state.isBot || typeof args.stream_id !== "number" || typeof args.topic !== "string")
-    return { reply: {} };
+  if (state.isBot) return { reply: {} };
   let next: number | null = null;
   if (Number(settingValue(state, "automatically_follow_topics_policy")) === ON_PARTICIPATION) next = FOLLOWED;
   else if (
@@ -143,7 +149,7 @@ const autoTopicOnParticipation: Handler<UserState> = async (state, args, ctx, ca
   return { ...d, reply: {} };
 };
 
-export const autoTopicHandlers: Record<string, Handler<UserState>> = {
+export const autoTopicHandlers: Handlers = {
   autoTopicOnSend,
   followWhereMentioned,
   autoTopicOnParticipation,

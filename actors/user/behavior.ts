@@ -12,17 +12,9 @@ import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import { legacySettingEvents } from "./legacy-setting-events.ts";
-import type {
-  ActorContext,
-  ActorRef,
-  Behavior,
-  Caller,
-  Decision,
-  Handler,
-  Obj,
-  OutEvent,
-  Value,
-} from "../types.ts";
+import { userRef } from "../addresses.ts";
+import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import { emailSyncHandlers } from "./email-sync.ts";
 import { applyFlagFact, flagHandlers } from "./flags.ts";
 import { markReadHandlers } from "./mark-read.ts";
@@ -48,6 +40,8 @@ import { adminStatusHandlers } from "./admin-status.ts";
 import { dmPeerHandlers } from "./dm-peers.ts";
 import { withholdGuestCopies } from "../realm/user-access.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
+import { topicHandlers } from "./topics.ts";
+import { userProtocol, type StatusChange, type UserProtocol } from "./protocol.ts";
 import { LANGUAGES, SECURITY_SENSITIVE_SETTINGS, SETTINGS, checkSetting, checkTimezone } from "./settings.ts";
 import {
   applyUserFact,
@@ -64,16 +58,12 @@ import {
   isStrongPassword,
   isValidEmail,
   optBool,
-  optInt,
   optIntList,
   optObj,
-  optString,
   emailKey,
 } from "./validate.ts";
 
-export function userRef(realmId: number, userId: number): ActorRef {
-  return { kind: "user", realm: realmId, key: String(userId) };
-}
+type H<M extends MethodOf<UserProtocol>> = HandlerOf<UserState, UserProtocol, M>;
 
 /** What the realm tells a user actor for a change with realm-wide effects. */
 interface MemberContext {
@@ -161,35 +151,34 @@ async function settingsDecision(
 
 // ---- create -----------------------------------------------------------------
 
-const create: Handler<UserState> = async (state, args, ctx, caller) => {
+const create: H<"create"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
-  const email = argString(args, "email");
+  const email = args.email;
   if (state.created) {
     // A retried create (the realm's call timed out after we committed) is a
     // no-op with the same answer; anything else is a caller bug.
     if (emailKey(state.email) !== emailKey(email)) throw errors.internal();
     return { reply: { userId: state.userId, apiKey: state.apiKey, person: formatUser(state) } };
   }
-  const password = optString(args, "password");
-  const botType = optInt(args, "botType") ?? null;
+  const password = args.password;
   const f: UserFact = {
     type: "created",
     email,
-    fullName: argString(args, "fullName"),
-    role: optInt(args, "role") ?? 400,
-    isBot: optBool(args, "isBot") ?? false,
-    botType,
-    botOwnerId: optInt(args, "botOwnerId") ?? null,
-    apiKey: argString(args, "apiKey"),
+    fullName: args.fullName,
+    role: args.role ?? 400,
+    isBot: args.isBot ?? false,
+    botType: args.botType ?? null,
+    botOwnerId: args.botOwnerId ?? null,
+    apiKey: args.apiKey,
     passwordHash: password ? await hashPassword(password) : null,
     // The realm's directory entry carries the same instant.
-    dateJoined: optInt(args, "dateJoined") ?? ctx.now(),
-    ...(optString(args, "avatarSource") === "J" ? { avatarSource: "J" } : {}),
+    dateJoined: args.dateJoined ?? ctx.now(),
+    ...(args.avatarSource === "J" ? { avatarSource: "J" } : {}),
   };
   const facts = [fact(f)];
   // A human's first settings are the realm's defaults for new users.
   const initial: Obj = {};
-  for (const [name, value] of Object.entries(optObj(args, "settings") ?? {}))
+  for (const [name, value] of Object.entries(args.settings ?? {}))
     if (Object.hasOwn(SETTINGS, name)) initial[name] = checkSetting(name, value);
   if (Object.keys(initial).length) facts.push(fact({ type: "settings", values: initial, bySelf: false }));
   let after = structuredClone(state);
@@ -200,26 +189,26 @@ const create: Handler<UserState> = async (state, args, ctx, caller) => {
 // ---- reads ------------------------------------------------------------------
 
 // The user object with the real address: for the user themself and internal callers only.
-const profile: Handler<UserState> = (state, _args, _ctx, caller) => {
+const profile: H<"profile"> = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: formatUser(state) };
 };
 
-const userSettings: Handler<UserState> = (state) => {
+const userSettings: H<"userSettings"> = (state) => {
   requireCreated(state);
   return { reply: formatUserSettings(state) };
 };
 
-const userStatus: Handler<UserState> = (state) => {
+const userStatus: H<"userStatus"> = (state) => {
   requireCreated(state);
   return { reply: formatUserStatus(state) };
 };
 
 // ---- login (POST /fetch_api_key, after the realm's `login` step) -----------
 
-const login: Handler<UserState> = async (state, args, ctx, caller) => {
+const login: H<"login"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
-  const password = argString(args, "password");
+  const password = args.password;
   if (!state.created || password === "") throw errors.authenticationFailed();
   if (!state.isActive) throw errors.userDeactivatedLogin();
   // Only an attempt the realm's `login` counted against the rate limit gets a password check.
@@ -266,7 +255,7 @@ async function updateOthers(
   personal: Obj,
   ctx: ActorContext,
   caller: Caller | null,
-): Promise<Decision> {
+): Promise<DecisionOf<Record<string, never>>> {
   const target = parseTargetUsers(raw);
   if (!isAdminRole(caller ? caller.role : state.role)) throw errors.mustBeAdmin();
   for (const name of ["email", "new_password", "timezone"]) {
@@ -280,7 +269,7 @@ async function updateOthers(
     userIds: target.userIds,
     groupIds: target.groupIds,
   })) as { userIds: number[] };
-  let own: Decision = {};
+  let own: { facts?: Obj[]; events?: OutEvent[] } = {};
   for (const userId of resolved.userIds) {
     if (userId === state.userId) {
       own = await settingsDecision(state, ctx, settings, false, target.skip);
@@ -297,7 +286,7 @@ async function updateOthers(
   return { ...own, reply: {} };
 }
 
-const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
+const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
   if (state.isBot) throw errors.botsNotAllowed();
   const { settings, personal } = checkSettingsArgs(args);
@@ -411,12 +400,11 @@ const updateSettings: Handler<UserState> = async (state, args, ctx, caller) => {
 };
 
 /** An administrator's target_users change reaching one target (calls only the realm's syncMember). */
-const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
+const applySettings: H<"applySettings"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   if (!caller || !isAdminRole(caller.role) || caller.realmId !== state.realmId) throw errors.mustBeAdmin();
-  const raw = optObj(args, "values") ?? {};
   const values: Obj = {};
-  for (const [name, value] of Object.entries(raw)) {
+  for (const [name, value] of Object.entries(args.values)) {
     if (SECURITY_SENSITIVE_SETTINGS.has(name)) throw errors.cannotChangeForOthers();
     values[name] = checkSetting(name, value);
   }
@@ -427,7 +415,7 @@ const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
     ctx,
     values,
     false,
-    optBool(args, "skipIfAlreadyEdited") ?? false,
+    args.skipIfAlreadyEdited ?? false,
   );
   await mirrorReceivesTyping(ctx, state, facts);
   return { facts, events, reply: {} };
@@ -435,19 +423,23 @@ const applySettings: Handler<UserState> = async (state, args, ctx, caller) => {
 
 // ---- POST /users/me/status --------------------------------------------------
 
-const updateStatus: Handler<UserState> = async (state, args, ctx, caller) => {
+const updateStatus: H<"updateStatus"> = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
   if (state.isBot) throw errors.botsNotAllowed();
   return statusDecision(state, args, ctx);
 };
 
 /** A status change as the user's own or an administrator's request asked it (`away` only from the user). */
-export async function statusDecision(state: UserState, args: Obj, ctx: ActorContext): Promise<Decision> {
-  const away = optBool(args, "away");
-  const rawText = optString(args, "status_text");
-  const emojiName = optString(args, "emoji_name");
-  let emojiCode = optString(args, "emoji_code");
-  let reactionType = optString(args, "reaction_type");
+export async function statusDecision(
+  state: UserState,
+  args: StatusChange,
+  ctx: ActorContext,
+): Promise<DecisionOf<Record<string, never>>> {
+  const away = args.away;
+  const rawText = args.status_text;
+  const emojiName = args.emoji_name;
+  let emojiCode = args.emoji_code;
+  let reactionType = args.reaction_type;
 
   // Zulip strips before measuring; the limit counts code points.
   const statusText = rawText?.trim();
@@ -506,8 +498,9 @@ export async function statusDecision(state: UserState, args: Obj, ctx: ActorCont
   return { facts, events, handoffs, reply: {} };
 }
 
-export const userBehavior: Behavior<UserState> = {
+export const userBehavior = defineBehavior<UserState, UserProtocol>({
   kind: "user",
+  protocol: userProtocol,
   initial: initialUser,
   // Message flags (flags.ts), drafts (drafts.ts) and scheduled messages fold their own facts; applyUserFact ignores them.
   apply: (state, f) =>
@@ -517,7 +510,7 @@ export const userBehavior: Behavior<UserState> = {
     ),
   toSnapshot: userToSnapshot,
   fromSnapshot: userFromSnapshot,
-  handlers: {
+  handlers: handlersOf<UserState, UserProtocol>()({
     create,
     profile,
     userSettings,
@@ -527,6 +520,7 @@ export const userBehavior: Behavior<UserState> = {
     applySettings,
     updateStatus,
     ...flagHandlers,
+    ...topicHandlers,
     ...savedSnippetHandlers,
     ...pushTokenHandlers,
     ...exportConsentHandlers,
@@ -548,70 +542,5 @@ export const userBehavior: Behavior<UserState> = {
     ...reminderHandlers,
     ...navigationViewHandlers,
     ...adminStatusHandlers,
-  },
-  // A gateway asks its caller's own actor (requireSelf), anyone's status,
-  // and without a caller only the password check of POST /fetch_api_key.
-  external: {
-    login: "anonymous",
-    userSettings: "caller",
-    userStatus: "caller",
-    updateSettings: "caller",
-    updateStatus: "caller",
-    updateStatusByAdmin: "caller",
-    setUserTopic: "caller",
-    muteTopicLegacy: "caller",
-    userTopics: "caller",
-    selectMessages: "caller",
-    updateFlags: "caller",
-    unreads: "caller",
-    maxMessageId: "caller",
-    savedSnippets: "caller",
-    createSavedSnippet: "caller",
-    editSavedSnippet: "caller",
-    deleteSavedSnippet: "caller",
-    navigationViews: "caller",
-    addNavigationView: "caller",
-    updateNavigationView: "caller",
-    removeNavigationView: "caller",
-    addPushToken: "caller",
-    removePushToken: "caller",
-    exportConsent: "caller",
-    testPushTokens: "caller",
-    registerClientDevice: "caller",
-    removeClientDevice: "caller",
-    registerPushDevice: "caller",
-    completePushRegistration: "caller",
-    activePushDevices: "caller",
-    devices: "caller",
-    dropPushDevices: "caller",
-    syncEmail: "caller",
-    sentMessages: "caller",
-    markAllAsRead: "caller",
-    markChannelAsRead: "caller",
-    starredMessages: "caller",
-    recentPrivateConversations: "caller",
-    typing: "caller",
-    drafts: "caller",
-    draftsState: "caller",
-    createDrafts: "caller",
-    editDraft: "caller",
-    deleteDraft: "caller",
-    alertWords: "caller",
-    addAlertWords: "caller",
-    removeAlertWords: "caller",
-    mutedUsers: "caller",
-    muteUser: "caller",
-    unmuteUser: "caller",
-    scheduledMessages: "caller",
-    createScheduledMessage: "caller",
-    editScheduledMessage: "caller",
-    deleteScheduledMessage: "caller",
-    autoTopicOnSend: "caller",
-    followWhereMentioned: "caller",
-    autoTopicOnParticipation: "caller",
-    reminders: "caller",
-    createReminder: "caller",
-    deleteReminder: "caller",
-    dmPeers: "caller",
-  },
-};
+  }),
+});

@@ -11,11 +11,23 @@
 
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
-import type { Caller, Decision, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj, OutEvent } from "../types.ts";
+import type { PushDeviceOut, UserProtocol } from "./protocol.ts";
 import type { Device, UserFact, UserState } from "./state.ts";
-import { optBool, optInt, optString } from "./validate.ts";
 
-const TOKEN_KINDS = ["fcm", "apns"];
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  | "registerClientDevice"
+  | "removeClientDevice"
+  | "registerPushDevice"
+  | "completePushRegistration"
+  | "activePushDevices"
+  | "devices"
+  | "dropPushDevices"
+>;
+
 /** libsodium crypto_secretbox_easy: the only cryptosystem Zulip accepts for push_key. */
 const SECRETBOX_PREFIX = 0x31;
 
@@ -73,7 +85,12 @@ function deviceEvent(state: UserState, fields: Obj) {
   return { event: { type: "device", ...fields }, userIds: [state.userId] };
 }
 
-function update(state: UserState, d: Device, changes: Partial<Device>, event: Obj): Decision {
+function update(
+  state: UserState,
+  d: Device,
+  changes: Partial<Device>,
+  event: Obj,
+): { facts: Obj[]; events: OutEvent[] } {
   return {
     facts: [fact({ type: "deviceUpdated", id: d.id, changes })],
     events: [deviceEvent(state, { op: "update", device_id: d.id, ...event })],
@@ -95,9 +112,26 @@ export function formatDevices(state: UserState): Obj {
   return out;
 }
 
+/**
+ * An active device (the relay accepted its token) as encrypting for it
+ * needs it, else null. A token id is only ever accepted for a registration
+ * that set the key and the token kind.
+ */
+export function pushDeviceOut(d: Device): PushDeviceOut | null {
+  const { pushKey, pushKeyId, pushTokenId, pushTokenKind } = d;
+  if (pushTokenId === null || pushKey === null || pushKeyId === null || pushTokenKind === null) return null;
+  return {
+    device_id: d.id,
+    push_key: pushKey,
+    push_key_id: pushKeyId,
+    push_token_id: pushTokenId,
+    push_token_kind: pushTokenKind,
+  };
+}
+
 // ---- POST /register_client_device, POST /remove_client_device -------------
 
-const registerClientDevice: Handler<UserState> = async (state, _args, ctx, caller) => {
+const registerClientDevice: Handlers["registerClientDevice"] = async (state, _args, ctx, caller) => {
   requireSelf(state, caller);
   const id = await ctx.nextId(`device.${state.realmId}`);
   return {
@@ -107,9 +141,9 @@ const registerClientDevice: Handler<UserState> = async (state, _args, ctx, calle
   };
 };
 
-const removeClientDevice: Handler<UserState> = (state, args, _ctx, caller) => {
+const removeClientDevice: Handlers["removeClientDevice"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const d = findDevice(state, optInt(args, "deviceId"));
+  const d = findDevice(state, args.deviceId);
   return {
     facts: [fact({ type: "deviceRemoved", id: d.id })],
     events: [deviceEvent(state, { op: "remove", device_id: d.id })],
@@ -140,17 +174,12 @@ function supersededLegacyTokens(state: UserState, kind: string, token: string): 
  * what the gateway must forward to the push relay, or null when nothing
  * needs registering (key rotation, idempotent repeats).
  */
-const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
+const registerPushDevice: Handlers["registerPushDevice"] = (state, args, ctx, caller) => {
   requireHumanSelf(state, caller);
-  if (optBool(args, "relayConfigured") !== true) throw errors.pushServiceNotConfigured();
-  const d = findDevice(state, optInt(args, "deviceId"));
-  const tokenKind = optString(args, "tokenKind");
-  const pushKey = optString(args, "pushKey");
-  const pushKeyId = optInt(args, "pushKeyId");
-  const bouncerPublicKey = optString(args, "bouncerPublicKey");
-  const encrypted = optString(args, "encryptedPushRegistration");
-  const tokenId = optString(args, "tokenId");
-  if (tokenKind !== undefined && !TOKEN_KINDS.includes(tokenKind)) throw errors.internal();
+  if (!args.relayConfigured) throw errors.pushServiceNotConfigured();
+  const d = findDevice(state, args.deviceId);
+  const { tokenKind, pushKey, pushKeyId, bouncerPublicKey, tokenId } = args;
+  const encrypted = args.encryptedPushRegistration;
 
   const keyFields = pushKey !== undefined && pushKeyId !== undefined;
   const tokenFields =
@@ -178,7 +207,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   const now = Math.floor(ctx.now() / 1000);
   // Level 483: the legacy registration of the same token is superseded.
   const superseded = supersededLegacyTokens(state, tokenKind!, token);
-  let decision: Decision;
+  let decision: { facts: Obj[]; events: OutEvent[] };
   if (!keyFields) {
     if (d.pushKeyId === null) throw errors.noRegistrationToRotateToken();
     if (d.pushRegistrationErrorCode === null && d.pushTokenId === token)
@@ -225,7 +254,7 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
   }
   return {
     ...decision,
-    facts: [...superseded, ...(decision.facts ?? [])],
+    facts: [...superseded, ...decision.facts],
     reply: {
       relay: {
         device_id: d.id,
@@ -242,13 +271,13 @@ const registerPushDevice: Handler<UserState> = (state, args, ctx, caller) => {
  * error code to record. A device removed or re-registered meanwhile is left
  * alone (the answer is about a token id it no longer waits for).
  */
-const completePushRegistration: Handler<UserState> = (state, args, _ctx, caller) => {
+const completePushRegistration: Handlers["completePushRegistration"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
-  const d = state.devices.find((x) => x.id === optInt(args, "deviceId"));
-  const tokenId = optString(args, "tokenId") ?? "";
+  const d = state.devices.find((x) => x.id === args.deviceId);
+  const tokenId = args.tokenId;
   const token = canonicalTokenId(tokenId);
   if (!d || d.pendingPushTokenId !== token || d.pushRegistrationErrorCode !== null) return { reply: {} };
-  const errorCode = optString(args, "errorCode");
+  const errorCode = args.errorCode;
   if (errorCode !== undefined) {
     return {
       ...update(
@@ -274,22 +303,16 @@ const completePushRegistration: Handler<UserState> = (state, args, _ctx, caller)
 // ---- POST /mobile_push/e2ee/test_notification -------------------------------
 
 /** The caller's active push devices (all, or the one asked for), with what encrypting needs. */
-const activePushDevices: Handler<UserState> = (state, args, _ctx, caller) => {
+const activePushDevices: Handlers["activePushDevices"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
-  const only = optInt(args, "deviceId");
-  const active = state.devices.filter((d) => d.pushTokenId !== null && (only === undefined || d.id === only));
+  const only = args.deviceId;
+  const active: PushDeviceOut[] = [];
+  for (const d of state.devices) {
+    const out = only === undefined || d.id === only ? pushDeviceOut(d) : null;
+    if (out) active.push(out);
+  }
   if (!active.length) throw errors.noActivePushDevice();
-  return {
-    reply: {
-      devices: active.map((d) => ({
-        device_id: d.id,
-        push_key: d.pushKey,
-        push_key_id: d.pushKeyId,
-        push_token_id: d.pushTokenId,
-        push_token_kind: d.pushTokenKind,
-      })),
-    },
-  };
+  return { reply: { devices: active } };
 };
 
 // ---- POST /users/me/api_key/regenerate ---------------------------------------
@@ -299,7 +322,7 @@ const activePushDevices: Handler<UserState> = (state, args, _ctx, caller) => {
  * registered for E2EE push stop being notified: they are removed (a
  * `device`/`remove` event each). Devices without a push registration stay.
  */
-const dropPushDevices: Handler<UserState> = (state, _args, _ctx, caller) => {
+const dropPushDevices: Handlers["dropPushDevices"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const gone = state.devices.filter((d) => d.pushKeyId !== null);
   return {
@@ -311,12 +334,12 @@ const dropPushDevices: Handler<UserState> = (state, _args, _ctx, caller) => {
 
 // ---- POST /register ---------------------------------------------------------
 
-const devices: Handler<UserState> = (state, _args, _ctx, caller) => {
+const devices: Handlers["devices"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { devices: formatDevices(state) } };
 };
 
-export const deviceHandlers: Record<string, Handler<UserState>> = {
+export const deviceHandlers: Handlers = {
   registerClientDevice,
   removeClientDevice,
   registerPushDevice,

@@ -4,11 +4,14 @@
 // Walks only the caller's own message index.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
 import { msgsOf } from "./flags.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 
-const dmPeers: Handler<UserState> = (state, _args, _ctx, caller) => {
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "dmPeers">;
+
+const dmPeers: Handlers["dmPeers"] = (state, _args, _ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   // The user themself (the gateway's reads), or the node's access hand-offs (no caller).
   if (caller && (caller.userId !== state.userId || caller.realmId !== state.realmId))
@@ -25,4 +28,4 @@ const dmPeers: Handler<UserState> = (state, _args, _ctx, caller) => {
   return { reply: { dm_peers: [...peers].sort((a, b) => a - b) } };
 };
 
-export const dmPeerHandlers: Record<string, Handler<UserState>> = { dmPeers };
+export const dmPeerHandlers: Handlers = { dmPeers };

@@ -15,9 +15,17 @@
 import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
 import { settingValue } from "./format.ts";
+import type { DraftIn, UserProtocol } from "./protocol.ts";
 import type { Draft, UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  "drafts" | "draftsState" | "createDrafts" | "editDraft" | "deleteDraft"
+>;
 
 /** settings.MAX_MESSAGE_LENGTH and MAX_TOPIC_NAME_LENGTH. */
 const CONTENT_MAX = 10000;
@@ -31,15 +39,6 @@ export const REGISTER_MAX = 1000;
 export const DRAFTS_MAX = 1000;
 /** 9999-12-31T23:59:59Z: Python's datetime ends there (Zulip answers 500 past it). */
 const TIMESTAMP_MAX = 253402300799;
-
-/** A draft as the gateway parsed it. */
-interface DraftIn {
-  type: string;
-  to: number[];
-  topic: string;
-  content: string;
-  timestamp: number | null;
-}
 
 type DraftFact = { type: "draftsSaved"; drafts: Draft[] } | { type: "draftRemoved"; id: number };
 
@@ -99,7 +98,7 @@ function format(d: Draft): Obj {
   };
 }
 
-function find(state: UserState, id: unknown): Draft {
+function find(state: UserState, id: number): Draft {
   const d = state.drafts.find((x) => x.id === id);
   if (!d) throw errors.draftNotFound();
   return d;
@@ -122,32 +121,6 @@ function normalizeBody(raw: string): string {
   if (body.length === 0) throw errors.messageEmpty();
   if (body.includes("\0")) throw errors.messageNullBytes();
   return truncate(body, CONTENT_MAX, "\n[message truncated]");
-}
-
-/** What the gateway sent, re-checked: a caller's args are never trusted blindly. */
-function readDraft(v: Value | undefined): DraftIn {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw errors.badRequest("Invalid draft");
-  const o = v;
-  const to = o.to;
-  const ts = o.timestamp;
-  if (
-    typeof o.type !== "string" ||
-    !["stream", "private", ""].includes(o.type) ||
-    !Array.isArray(to) ||
-    !to.every((x) => typeof x === "number" && Number.isSafeInteger(x)) ||
-    typeof o.topic !== "string" ||
-    typeof o.content !== "string" ||
-    !(ts === null || ts === undefined || (typeof ts === "number" && !Number.isNaN(ts)))
-  ) {
-    throw errors.badRequest("Invalid draft");
-  }
-  return {
-    type: o.type,
-    to: to as number[],
-    topic: o.topic,
-    content: o.content,
-    timestamp: typeof ts === "number" ? ts : null,
-  };
 }
 
 interface RosterUser {
@@ -228,28 +201,26 @@ async function validate(
 }
 
 /** GET /drafts: oldest edit first (Zulip orders by last_edit_time). */
-const drafts: Handler<UserState> = (state, _args, _ctx, caller) => {
+const drafts: Handlers["drafts"] = (state, _args, _ctx, caller) => {
   requireSync(state, caller);
   const list = [...state.drafts].sort((a, b) => a.timestamp - b.timestamp || a.id - b.id);
   return { reply: { count: list.length, drafts: list.map(format) } };
 };
 
 /** /register's `drafts`: newest edit first, at most REGISTER_MAX. */
-const draftsState: Handler<UserState> = (state, _args, _ctx, caller) => {
+const draftsState: Handlers["draftsState"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const list = [...state.drafts].sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
   return { reply: { drafts: list.slice(0, REGISTER_MAX).map(format) } };
 };
 
-const createDrafts: Handler<UserState> = async (state, args, ctx, caller) => {
+const createDrafts: Handlers["createDrafts"] = async (state, args, ctx, caller) => {
   const c = requireSync(state, caller);
-  if (!Array.isArray(args.drafts)) throw errors.badRequest("Invalid drafts");
   // Before the checks, which may ask other actors for each draft.
   if (state.drafts.length + args.drafts.length > DRAFTS_MAX) throw errors.tooManyDrafts(DRAFTS_MAX);
-  const input = args.drafts.map(readDraft);
   const cache = newCache();
   const valid: Omit<Draft, "id">[] = [];
-  for (const d of input) valid.push(await validate(state, d, ctx, c, cache));
+  for (const d of args.drafts) valid.push(await validate(state, d, ctx, c, cache));
   const created: Draft[] = [];
   for (const v of valid) created.push({ id: await ctx.nextId(`draft.${state.realmId}`), ...v });
   return {
@@ -264,10 +235,10 @@ const createDrafts: Handler<UserState> = async (state, args, ctx, caller) => {
   };
 };
 
-const editDraft: Handler<UserState> = async (state, args, ctx, caller) => {
+const editDraft: Handlers["editDraft"] = async (state, args, ctx, caller) => {
   const c = requireSync(state, caller);
   const old = find(state, args.id);
-  const v = await validate(state, readDraft(args.draft), ctx, c, newCache());
+  const v = await validate(state, args.draft, ctx, c, newCache());
   const draft: Draft = { id: old.id, ...v };
   return {
     facts: [{ type: "draftsSaved", drafts: [draft as unknown as Obj] }],
@@ -276,7 +247,7 @@ const editDraft: Handler<UserState> = async (state, args, ctx, caller) => {
   };
 };
 
-const deleteDraft: Handler<UserState> = (state, args, _ctx, caller) => {
+const deleteDraft: Handlers["deleteDraft"] = (state, args, _ctx, caller) => {
   requireSync(state, caller);
   const old = find(state, args.id);
   return {
@@ -286,7 +257,7 @@ const deleteDraft: Handler<UserState> = (state, args, _ctx, caller) => {
   };
 };
 
-export const draftHandlers: Record<string, Handler<UserState>> = {
+export const draftHandlers: Handlers = {
   drafts,
   draftsState,
   createDrafts,

@@ -7,10 +7,14 @@
 
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 
-const syncEmail: Handler<UserState> = async (state, _args, ctx, caller) => {
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "syncEmail">;
+
+const syncEmail: Handlers["syncEmail"] = async (state, _args, ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
   const r = (await ctx.call(realmRef(state.realmId), "memberEmail", { userId: state.userId })) as {
@@ -20,4 +24,4 @@ const syncEmail: Handler<UserState> = async (state, _args, ctx, caller) => {
   return { facts: [{ type: "email", email: r.email } as Obj], reply: {} };
 };
 
-export const emailSyncHandlers: Record<string, Handler<UserState>> = { syncEmail };
+export const emailSyncHandlers: Handlers = { syncEmail };

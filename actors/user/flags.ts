@@ -12,10 +12,25 @@
 
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
 import { insertId, removeId } from "../sorted-ids.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Caller, Obj, OutEvent } from "../types.ts";
+import type { FlagMap, UnreadEntry, UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
-import { applyTopicFact, topicHandlers } from "./topics.ts";
+import { applyTopicFact } from "./topics.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  | "receiveMessages"
+  | "messageFlags"
+  | "selectMessages"
+  | "updateFlags"
+  | "messagesMoved"
+  | "messagesDeleted"
+  | "unreads"
+  | "maxMessageId"
+>;
 
 export const FLAG_BITS: Record<string, number> = {
   read: 1,
@@ -39,8 +54,6 @@ export interface MsgIndex {
 }
 
 export type Entry = [string, number, string, number];
-/** What a conversation actor delivers: [id, conv, flag names, topic, sender id]. */
-export type Delivery = [number, string, string[], string, number];
 
 interface FlagHolder {
   msgs?: MsgIndex;
@@ -68,9 +81,6 @@ export function readThroughOf(state: UserState): Record<string, number> {
 export function receivedBits(state: UserState, conv: string, id: number): number {
   return id <= (readThroughOf(state)[conv] ?? 0) ? FLAG_BITS.read! : 0;
 }
-
-/** A received row the caller located (id, conversation, topic, sender): see FlagHolder. */
-export type RowRef = [number, string, string, number];
 
 export function flagNames(bits: number): string[] {
   const out: string[] = [];
@@ -167,9 +177,9 @@ function requireSelf(state: UserState, caller: Caller | null): void {
 }
 
 /** A conversation actor delivers messages: [[id, conv, flag names]]. Idempotent. */
-const receiveMessages: Handler<UserState> = (state, args, _ctx, caller) => {
+const receiveMessages: Handlers["receiveMessages"] = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const items = (args.items as Delivery[] | undefined) ?? [];
+  const items = args.items;
   const m = msgsOf(state);
   // A historical row (the user marked the message before its delivery
   // arrived) becomes a real one: its flags stay, "historical" goes.
@@ -192,13 +202,13 @@ const receiveMessages: Handler<UserState> = (state, args, _ctx, caller) => {
  * Flags of messages: by ids (only those walk), or every message of one
  * conversation; `unread: true` keeps the unread ones. {id: names}.
  */
-const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
+const messageFlags: Handlers["messageFlags"] = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
-  const out: Obj = {};
-  const conv = typeof args.conv === "string" ? args.conv : undefined;
+  const out: FlagMap = {};
+  const conv = args.conv;
   const unreadOnly = args.unread === true;
-  const ids = (args.ids as number[] | undefined) ?? m.ids;
+  const ids = args.ids ?? m.ids;
   for (const id of ids) {
     const e = m.entries[String(id)];
     if (!e || (conv !== undefined && e[0] !== conv)) continue;
@@ -226,15 +236,14 @@ const messageFlags: Handler<UserState> = (state, args, _ctx, caller) => {
  * [[id, conv, flag names]] ascending: the candidates of a GET /messages
  * narrow that is not bound to one channel.
  */
-const selectMessages: Handler<UserState> = (state, args, _ctx, caller) => {
+const selectMessages: Handlers["selectMessages"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
-  const need = flagBits((args.flags as string[] | undefined) ?? []);
-  const without = flagBits((args.notFlags as string[] | undefined) ?? []);
-  const convs = args.convs as string[] | undefined;
-  const convSet = convs ? new Set(convs) : null;
+  const need = flagBits(args.flags ?? []);
+  const without = flagBits(args.notFlags ?? []);
+  const convSet = args.convs ? new Set(args.convs) : null;
   const dmOnly = args.dmOnly === true;
-  const only = Array.isArray(args.ids) ? new Set(args.ids as number[]) : null;
+  const only = args.ids ? new Set(args.ids) : null;
   const out: [number, string, string[], string, number][] = [];
   // A lookup by ids walks only those ids, not the whole index.
   const walk = only ? [...only].filter((id) => m.entries[String(id)]).sort((a, b) => a - b) : m.ids;
@@ -246,18 +255,17 @@ const selectMessages: Handler<UserState> = (state, args, _ctx, caller) => {
     if (only && !only.has(id)) continue;
     out.push([id, conv, flagNames(bits), topic, sender]);
   }
-  return { reply: { items: out as unknown as Obj[], readThrough: { ...readThroughOf(state) } } };
+  return { reply: { items: out, readThrough: { ...readThroughOf(state) } } };
 };
 
 /**
  * POST /messages/flags for one user: the ids the user has, changed or not.
  * Unknown ids are "Invalid message(s)" (Zulip's check of UserMessage rows).
  */
-const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
+const updateFlags: Handlers["updateFlags"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const op = String(args.op);
-  const flag = String(args.flag);
-  const ids = (args.messages as number[] | undefined) ?? [];
+  const { op, flag } = args;
+  const ids = args.messages;
   if (op !== "add" && op !== "remove") throw errors.invalidFlagOperation(op);
   if (!Object.hasOwn(FLAG_BITS, flag)) throw errors.invalidFlag(flag);
   if (!EDITABLE_FLAGS.includes(flag)) throw errors.flagNotEditable(flag);
@@ -268,9 +276,9 @@ const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
   // subscription spans) get one, with their default flags.
   const historical = new Map<number, [string, string, number, number]>();
   const base = FLAG_BITS.historical! | FLAG_BITS.read!;
-  for (const [id, conv, topic, sender] of (args.historical as RowRef[]) ?? [])
+  for (const [id, conv, topic, sender] of args.historical ?? [])
     if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender, base]);
-  for (const [id, conv, topic, sender] of (args.received as RowRef[]) ?? [])
+  for (const [id, conv, topic, sender] of args.received ?? [])
     if (!m.entries[String(id)]) historical.set(id, [conv, topic, sender, receivedBits(state, conv, id)]);
   for (const id of ids) if (!m.entries[String(id)] && !historical.has(id)) throw errors.invalidMessages();
   const bit = FLAG_BITS[flag]!;
@@ -297,14 +305,14 @@ const updateFlags: Handler<UserState> = (state, args, _ctx, caller) => {
 };
 
 /** Shared by updateFlags and the narrow variant: the fact, the event, the reply. */
-export function flagDecision(
+export function flagDecision<R>(
   state: UserState,
   changed: number[],
   flag: string,
   op: string,
-  reply: Obj,
+  reply: R,
   fresh: [number, string, number, string, number][] = [],
-): { reply: Obj; facts?: Obj[]; events?: OutEvent[] } {
+): { reply: R; facts?: Obj[]; events?: OutEvent[] } {
   if (!changed.length) return { reply };
   const m = msgsOf(state);
   const overlay = new Map<string, Entry>(
@@ -342,16 +350,15 @@ export function flagDecision(
  * user has. {held}: how many of them the user had (whether the move is
  * news to them, in a channel with protected history).
  */
-const messagesMoved: Handler<UserState> = (state, args, _ctx, caller) => {
+const messagesMoved: Handlers["messagesMoved"] = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
-  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
-  const conv = String(args.conv);
-  const topic = String(args.topic);
+  const ids = args.ids.filter((id) => m.entries[String(id)]);
+  const { conv, topic } = args;
   // Received rows of the source without an entry (`received`: [[id, source conv, sender]])
   // become entries of the target with their flags, so the move keeps them.
   const fresh: [number, string, number, string, number][] = [];
-  for (const [id, from, sender] of (args.received as [number, string, number][] | undefined) ?? [])
+  for (const [id, from, sender] of args.received ?? [])
     if (!m.entries[String(id)]) fresh.push([id, conv, receivedBits(state, from, id), topic, sender]);
   const facts: Obj[] = [];
   if (fresh.length) facts.push({ type: "msgsReceived", items: fresh } as unknown as Obj);
@@ -360,19 +367,19 @@ const messagesMoved: Handler<UserState> = (state, args, _ctx, caller) => {
 };
 
 /** Messages deleted: drop the user's entries. {held}: how many the user had. */
-const messagesDeleted: Handler<UserState> = (state, args, _ctx, caller) => {
+const messagesDeleted: Handlers["messagesDeleted"] = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const m = msgsOf(state);
-  const ids = ((args.ids as number[] | undefined) ?? []).filter((id) => m.entries[String(id)]);
+  const ids = args.ids.filter((id) => m.entries[String(id)]);
   if (!ids.length) return { reply: { held: 0 } };
   return { facts: [{ type: "msgsForgotten", ids } as unknown as Obj], reply: { held: ids.length } };
 };
 
 /** Unread messages for /register's unread_msgs: {id, conv, topic, sender, mentioned, wildcard}. */
-const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
+const unreads: Handlers["unreads"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
-  const out: Obj[] = [];
+  const out: UnreadEntry[] = [];
   for (const id of m.ids) {
     const [conv, bits, topic, sender] = m.entries[String(id)]!;
     if (bits & FLAG_BITS.read!) continue;
@@ -387,18 +394,17 @@ const unreads: Handler<UserState> = (state, _args, _ctx, caller) => {
     const conv = m.entries[String(id)]![0];
     if (!conv.startsWith("dm:") && id > (marks[conv] ?? 0)) (entries[conv] ??= []).push(id);
   }
-  return { reply: { items: out, readThrough: { ...marks }, entries: entries as unknown as Obj } };
+  return { reply: { items: out, readThrough: { ...marks }, entries } };
 };
 
 /** The newest message id the user has (GET /users/me max_message_id, register). */
-const maxMessageId: Handler<UserState> = (state, _args, _ctx, caller) => {
+const maxMessageId: Handlers["maxMessageId"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
   return { reply: { max_message_id: m.ids.length ? m.ids[m.ids.length - 1]! : -1 } };
 };
 
-export const flagHandlers: Record<string, Handler<UserState>> = {
-  ...topicHandlers,
+export const flagHandlers: Handlers = {
   receiveMessages,
   messageFlags,
   selectMessages,

@@ -1,9 +1,18 @@
 // The user kind's door: siblings import only from here.
 
-export { userBehavior, userRef } from "./behavior.ts";
+export { userRef } from "../addresses.ts";
+export { userBehavior } from "./behavior.ts";
 export { formatUser, formatUserSettings, formatUserStatus } from "./format.ts";
 export { LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS } from "./legacy-setting-events.ts";
 export { hashPassword, verifyPassword } from "./password.ts";
+export type {
+  Delivery,
+  DraftIn,
+  FlagsWithReadThrough,
+  RowRef,
+  StatusChange,
+  UserProtocol,
+} from "./protocol.ts";
 export {
   LANGUAGES,
   NOTIFICATION_SOUNDS,

@@ -10,9 +10,13 @@
 
 import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
-import { FLAG_BITS, flagDecision, msgsOf, type RowRef } from "./flags.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj } from "../types.ts";
+import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "markAllAsRead" | "markChannelAsRead">;
 
 /** Zulip's realm_empty_topic_display_name, which names the empty topic here. */
 const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
@@ -29,13 +33,13 @@ function requireSelf(state: UserState, caller: Caller | null): Caller {
  * true. The event carries no ids and `all: true`, and goes out even when
  * nothing was unread (Zulip's do_mark_all_as_read).
  */
-const markAllAsRead: Handler<UserState> = (state, args, _ctx, caller) => {
+const markAllAsRead: Handlers["markAllAsRead"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
   const read = FLAG_BITS.read!;
   const changed = m.ids.filter((id) => !(m.entries[String(id)]![1] & read));
   const d = flagDecision(state, changed, "read", "add", { complete: true });
-  const marks = readThroughFact(args);
+  const marks = readThroughFact(args.newest);
   if (marks) d.facts = [...(d.facts ?? []), marks];
   const event: Obj = {
     type: "update_message_flags",
@@ -56,10 +60,9 @@ const markAllAsRead: Handler<UserState> = (state, args, _ctx, caller) => {
  * topic '<name>'"). The event lists the ids that changed, ascending, and
  * is sent only when some did.
  */
-const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) => {
+const markChannelAsRead: Handlers["markChannelAsRead"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
   const streamId = args.stream_id;
-  if (typeof streamId !== "number" || !Number.isSafeInteger(streamId)) throw errors.invalidChannelId();
   const access = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
     stream_id: streamId,
     userId: c.userId,
@@ -68,8 +71,8 @@ const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) =
   if (!access.ok) throw errors.invalidChannelId();
 
   const conv = String(streamId);
-  const hasTopic = typeof args.topic === "string";
-  const raw = hasTopic ? (args.topic as string) : "";
+  const hasTopic = args.topic !== undefined;
+  const raw = args.topic ?? "";
   // The documented meaning of the display name: the empty topic.
   const topic = raw === EMPTY_TOPIC_DISPLAY_NAME ? "" : raw;
   const wanted = topic.toLowerCase();
@@ -85,7 +88,7 @@ const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) =
     if (!(e[1] & read)) changed.push(id);
   }
   // Received rows without an entry (the gateway located the unread ones).
-  const received = (args.received as RowRef[] | undefined) ?? [];
+  const received = args.received ?? [];
   // A topic's rows become entries, read; a whole channel is read through its newest id instead.
   const fresh: [number, string, number, string, number][] = [];
   const seen = new Set(changed);
@@ -102,22 +105,21 @@ const markChannelAsRead: Handler<UserState> = async (state, args, ctx, caller) =
   fresh.sort((a, b) => a[0] - b[0]);
   const d = flagDecision(state, changed, "read", "add", {}, fresh);
   if (!hasTopic) {
-    const marks = readThroughFact(args);
+    const marks = readThroughFact(args.newest);
     if (marks) d.facts = [...(d.facts ?? []), marks];
   }
   return d;
 };
 
 /** `newest` {conv: id}: the conversations' newest ids, now read through. */
-function readThroughFact(args: Obj): Obj | null {
-  const newest = args.newest as Record<string, number> | undefined;
-  if (!newest || typeof newest !== "object") return null;
+function readThroughFact(newest: Record<string, number> | undefined): Obj | null {
+  if (!newest) return null;
   const convs: Record<string, number> = Object.create(null) as Record<string, number>;
-  for (const [conv, id] of Object.entries(newest)) if (Number.isSafeInteger(id)) convs[conv] = id;
+  for (const [conv, id] of Object.entries(newest)) convs[conv] = id;
   return Object.keys(convs).length ? { type: "readThrough", convs } : null;
 }
 
-export const markReadHandlers: Record<string, Handler<UserState>> = {
+export const markReadHandlers: Handlers = {
   markAllAsRead,
   markChannelAsRead,
 };

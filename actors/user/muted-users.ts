@@ -8,10 +8,13 @@
 
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent } from "../types.ts";
-import { FLAG_BITS, flagDecision, msgsOf, type RowRef } from "./flags.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
+import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { MutedUser, UserFact, UserState } from "./state.ts";
-import { optInt } from "./validate.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "mutedUsers" | "muteUser" | "unmuteUser">;
 
 function requireSelf(state: UserState, caller: Caller | null): void {
   if (!state.created) throw errors.noSuchUser();
@@ -32,20 +35,14 @@ async function sync(state: UserState, ctx: ActorContext, mutedId: number, muted:
   await ctx.call(realmRef(state.realmId), "syncSendPrefs", { userId: state.userId, mutedId, muted });
 }
 
-function mutedId(args: Obj): number {
-  const id = optInt(args, "mutedId");
-  if (id === undefined) throw errors.noSuchUser();
-  return id;
-}
-
-const mutedUsers: Handler<UserState> = (state, _args, _ctx, caller) => {
+const mutedUsers: Handlers["mutedUsers"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { muted_users: format(state.mutedUsers) } };
 };
 
-const muteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<Decision> => {
+const muteUser: Handlers["muteUser"] = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
-  const id = mutedId(args);
+  const id = args.mutedId;
   if (id === state.userId) throw errors.cannotMuteSelf();
   // Zulip's order: the target's existence, then the duplicate.
   await sync(state, ctx, id, true);
@@ -66,7 +63,7 @@ const muteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<D
   }
   // Received rows without an entry (the gateway located the unread ones) become read entries.
   const fresh: [number, string, number, string, number][] = [];
-  for (const [mid, conv, topic, sender] of (args.received as RowRef[] | undefined) ?? [])
+  for (const [mid, conv, topic, sender] of args.received ?? [])
     if (sender === id && !m.entries[String(mid)]) fresh.push([mid, conv, read, topic, sender]);
   unread.push(...fresh.map((f) => f[0]));
   unread.sort((a, b) => a - b);
@@ -76,9 +73,9 @@ const muteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<D
   return { facts, events, reply: {} };
 };
 
-const unmuteUser: Handler<UserState> = async (state, args, ctx, caller): Promise<Decision> => {
+const unmuteUser: Handlers["unmuteUser"] = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
-  const id = mutedId(args);
+  const id = args.mutedId;
   await sync(state, ctx, id, false);
   if (!state.mutedUsers.some((m) => m.id === id)) throw errors.userNotMuted();
   const list = state.mutedUsers.filter((m) => m.id !== id);
@@ -89,4 +86,4 @@ const unmuteUser: Handler<UserState> = async (state, args, ctx, caller): Promise
   };
 };
 
-export const mutedUserHandlers: Record<string, Handler<UserState>> = { mutedUsers, muteUser, unmuteUser };
+export const mutedUserHandlers: Handlers = { mutedUsers, muteUser, unmuteUser };

@@ -7,8 +7,16 @@
 // `initialUser` supplies [] to snapshots written before it.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  "navigationViews" | "addNavigationView" | "updateNavigationView" | "removeNavigationView"
+>;
 
 export interface NavigationView {
   fragment: string;
@@ -65,29 +73,20 @@ function format(v: NavigationView): Obj {
   return { fragment: v.fragment, is_pinned: v.isPinned, name: v.name };
 }
 
-function str(args: Obj, name: string): string | undefined {
-  const v = args[name];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string" || v === "") throw errors.invalid(name);
-  return v;
-}
-
 function nameTaken(state: UserState, name: string): boolean {
   return state.navigationViews.some((v) => v.name === name);
 }
 
-const navigationViews: Handler<UserState> = (state, _args, _ctx, caller) => {
+const navigationViews: Handlers["navigationViews"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { navigation_views: state.navigationViews.map(format) } };
 };
 
 /** {fragment, is_pinned, name?}: Zulip's add_navigation_view checks, in its order. */
-const addNavigationView: Handler<UserState> = (state, args, _ctx, caller) => {
+const addNavigationView: Handlers["addNavigationView"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const fragment = str(args, "fragment");
-  if (fragment === undefined) throw errors.invalid("fragment");
-  if (typeof args.is_pinned !== "boolean") throw errors.notBoolean("is_pinned");
-  const name = str(args, "name") ?? null;
+  const fragment = args.fragment;
+  const name = args.name ?? null;
   if (BUILT_IN_VIEW_FRAGMENTS.has(fragment)) {
     if (name !== null) throw errors.builtInViewNamed();
   } else if (name === null) {
@@ -111,13 +110,10 @@ const addNavigationView: Handler<UserState> = (state, args, _ctx, caller) => {
 };
 
 /** {fragment, is_pinned?, name?}: the event's data carries only what was given. */
-const updateNavigationView: Handler<UserState> = (state, args, _ctx, caller) => {
+const updateNavigationView: Handlers["updateNavigationView"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const fragment = str(args, "fragment");
-  if (fragment === undefined) throw errors.invalid("fragment");
-  const name = str(args, "name");
+  const { fragment, name } = args;
   const isPinned = args.is_pinned;
-  if (isPinned !== undefined && typeof isPinned !== "boolean") throw errors.notBoolean("is_pinned");
   if (BUILT_IN_VIEW_FRAGMENTS.has(fragment) && name !== undefined) throw errors.builtInViewNamed();
   if (name !== undefined && nameTaken(state, name)) throw errors.navigationViewExists();
   const old = state.navigationViews.find((v) => v.fragment === fragment);
@@ -133,10 +129,9 @@ const updateNavigationView: Handler<UserState> = (state, args, _ctx, caller) => 
   };
 };
 
-const removeNavigationView: Handler<UserState> = (state, args, _ctx, caller) => {
+const removeNavigationView: Handlers["removeNavigationView"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const fragment = str(args, "fragment");
-  if (fragment === undefined) throw errors.invalid("fragment");
+  const fragment = args.fragment;
   if (!state.navigationViews.some((v) => v.fragment === fragment)) throw errors.navigationViewNotFound();
   return {
     facts: [{ type: "navigationViewRemoved", fragment } as unknown as Obj],
@@ -145,7 +140,7 @@ const removeNavigationView: Handler<UserState> = (state, args, _ctx, caller) => 
   };
 };
 
-export const navigationViewHandlers: Record<string, Handler<UserState>> = {
+export const navigationViewHandlers: Handlers = {
   navigationViews,
   addNavigationView,
   updateNavigationView,

@@ -9,8 +9,13 @@
 import { SETTINGS } from "./settings.ts";
 import { keyOf, topicsOf } from "./topics.ts";
 import { errors } from "../errors.ts";
-import type { Handler, Obj, Value } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Value } from "../types.ts";
+import { pushDeviceOut } from "./devices.ts";
+import type { PushDeviceOut, UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "pushTarget">;
 
 const MUTED_TOPIC = 1;
 
@@ -18,17 +23,15 @@ function setting(state: UserState, name: string): Value {
   return name in state.settings ? state.settings[name]! : (SETTINGS[name]?.default ?? null);
 }
 
-const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
+const pushTarget: Handlers["pushTarget"] = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
-  const none = { reply: { due: false } };
+  const none = { reply: { due: false as const } };
   if (!state.created || !state.isActive || state.isBot) return none;
-  const trigger = String(args.trigger ?? "");
-  const senderId = Number(args.senderId);
+  const { trigger, senderId } = args;
   // A muted sender's messages never notify (the send already leaves them out; muting may be newer).
   if (state.mutedUsers.some((m) => m.id === senderId)) return none;
   const topicMuted = () =>
-    topicsOf(state)[keyOf(Number(args.streamId), String(args.topic ?? ""))]?.visibility_policy ===
-    MUTED_TOPIC;
+    topicsOf(state)[keyOf(Number(args.streamId), args.topic ?? "")]?.visibility_policy === MUTED_TOPIC;
   if (trigger === "stream_push_notify") {
     // The channel's own push setting (the send named only subscribers who turned it on).
     if (topicMuted()) return none;
@@ -40,21 +43,19 @@ const pushTarget: Handler<UserState> = (state, args, _ctx, caller) => {
   } else if (trigger !== "direct_message" && trigger !== "mentioned") {
     return none;
   }
-  const devices = state.devices.filter((d) => d.pushTokenId !== null && d.pushKey !== null);
+  const devices: PushDeviceOut[] = [];
+  for (const d of state.devices) {
+    const out = pushDeviceOut(d);
+    if (out) devices.push(out);
+  }
   if (!state.pushTokens.length && !devices.length) return none;
-  const reply: Obj = {
-    due: true,
+  const reply = {
+    due: true as const,
     online_push: setting(state, "enable_online_push_notifications") === true,
     tokens: state.pushTokens.map((t) => ({ kind: t.kind, token: t.token, app_id: t.appId })),
-    devices: devices.map((d) => ({
-      device_id: d.id,
-      push_key: d.pushKey,
-      push_key_id: d.pushKeyId,
-      push_token_id: d.pushTokenId,
-      push_token_kind: d.pushTokenKind,
-    })),
+    devices,
   };
   return { reply };
 };
 
-export const pushNotifyHandlers: Record<string, Handler<UserState>> = { pushTarget };
+export const pushNotifyHandlers: Handlers = { pushTarget };

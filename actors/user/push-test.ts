@@ -4,18 +4,21 @@
 // (gateway/routes/push-test.ts): actors never touch the network.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 
-const testPushTokens: Handler<UserState> = (state, args, _ctx, caller) => {
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "testPushTokens">;
+
+const testPushTokens: Handlers["testPushTokens"] = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   if (!caller || caller.userId !== state.userId || caller.realmId !== state.realmId)
     throw errors.accessDenied();
   if (state.isBot) throw errors.botsNotAllowed();
-  const token = typeof args.token === "string" ? args.token : null;
+  const token = args.token ?? null;
   const tokens = token === null ? state.pushTokens : state.pushTokens.filter((t) => t.token === token);
   if (token !== null && tokens.length === 0) throw errors.invalidPushDeviceToken();
   return { reply: { tokens: tokens.map((t) => ({ kind: t.kind, token: t.token, app_id: t.appId })) } };
 };
 
-export const pushTestHandlers: Record<string, Handler<UserState>> = { testPushTokens };
+export const pushTestHandlers: Handlers = { testPushTokens };

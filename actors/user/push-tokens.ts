@@ -4,11 +4,13 @@
 // it, like Zulip's update_or_create.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { PushToken, UserFact, UserState } from "./state.ts";
-import { argString, optString } from "./validate.ts";
 
-const KINDS = ["apns", "fcm"];
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "addPushToken" | "removePushToken">;
+
 const MAX_TOKEN_LENGTH = 4096;
 
 function fact(f: UserFact): Obj {
@@ -35,31 +37,23 @@ function checkToken(kind: string, token: string): void {
   if (kind === "apns" && !isHexBytes(token)) throw errors.invalidApnsToken();
 }
 
-function kindOf(args: Obj): string {
-  const kind = argString(args, "kind");
-  if (!KINDS.includes(kind)) throw errors.internal();
-  return kind;
-}
-
-const addPushToken: Handler<UserState> = (state, args, ctx, caller) => {
+const addPushToken: Handlers["addPushToken"] = (state, args, ctx, caller) => {
   requireHumanSelf(state, caller);
-  const kind = kindOf(args);
-  const token = argString(args, "token");
+  const { kind, token } = args;
   checkToken(kind, token);
-  const appId = kind === "apns" ? (optString(args, "appId") ?? null) : null;
+  const appId = kind === "apns" ? (args.appId ?? null) : null;
   // Zulip's ApnsAppId check.
   if (kind === "apns" && (appId === null || !/^[.a-zA-Z0-9-]+$/.test(appId))) throw errors.invalidAppId();
   const t: PushToken = { kind, token, appId, lastUpdated: ctx.now() };
   return { facts: [fact({ type: "pushTokenAdded", token: t })], reply: {} };
 };
 
-const removePushToken: Handler<UserState> = (state, args, _ctx, caller) => {
+const removePushToken: Handlers["removePushToken"] = (state, args, _ctx, caller) => {
   requireHumanSelf(state, caller);
-  const kind = kindOf(args);
-  const token = argString(args, "token");
+  const { kind, token } = args;
   checkToken(kind, token);
   if (!state.pushTokens.some((x) => x.kind === kind && x.token === token)) throw errors.tokenDoesNotExist();
   return { facts: [fact({ type: "pushTokenRemoved", kind, token })], reply: {} };
 };
 
-export const pushTokenHandlers: Record<string, Handler<UserState>> = { addPushToken, removePushToken };
+export const pushTokenHandlers: Handlers = { addPushToken, removePushToken };

@@ -4,9 +4,17 @@
 // only the caller's own index, as unread_msgs does.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller } from "../types.ts";
 import { FLAG_BITS, msgsOf } from "./flags.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  "dmConversationKeys" | "starredMessages" | "recentPrivateConversations"
+>;
 
 /** Zulip's rule: the conversations of the user's 1000 newest direct messages. */
 const RECENT_DM_MESSAGES = 1000;
@@ -18,7 +26,7 @@ function requireSelf(state: UserState, caller: Caller | null): void {
 }
 
 /** Ids of the messages the user starred, ascending. */
-const starredMessages: Handler<UserState> = (state, _args, _ctx, caller) => {
+const starredMessages: Handlers["starredMessages"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
   const starred = FLAG_BITS.starred!;
@@ -32,10 +40,10 @@ const starredMessages: Handler<UserState> = (state, _args, _ctx, caller) => {
  * messages, newest first: the other participants (none for a DM to
  * oneself) and the conversation's newest message id.
  */
-const recentPrivateConversations: Handler<UserState> = (state, _args, _ctx, caller) => {
+const recentPrivateConversations: Handlers["recentPrivateConversations"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const m = msgsOf(state);
-  const seen = new Map<string, Obj>();
+  const seen = new Map<string, { max_message_id: number; user_ids: number[] }>();
   let taken = 0;
   // Newest first; the walk stops once the cap of direct messages is reached.
   for (let i = m.ids.length - 1; i >= 0 && taken < RECENT_DM_MESSAGES; i--) {
@@ -59,14 +67,14 @@ const recentPrivateConversations: Handler<UserState> = (state, _args, _ctx, call
  * Internal ({} -> {keys}): the direct-message conversations the user holds
  * rows of, for `manage migrate` (which activates every conversation).
  */
-const dmConversationKeys: Handler<UserState> = (state, _args, _ctx, caller) => {
+const dmConversationKeys: Handlers["dmConversationKeys"] = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const keys = new Set<string>();
   for (const e of Object.values(msgsOf(state).entries)) if (e[0].startsWith("dm:")) keys.add(e[0]);
   return { reply: { keys: [...keys].sort() } };
 };
 
-export const registerStateHandlers: Record<string, Handler<UserState>> = {
+export const registerStateHandlers: Handlers = {
   dmConversationKeys,
   starredMessages,
   recentPrivateConversations,

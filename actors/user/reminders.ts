@@ -14,7 +14,9 @@
 // is rendered here as a message to oneself, as Zulip's check_message does.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import {
   SCHEDULED_MAX,
   arm,
@@ -27,6 +29,8 @@ import {
   withSaved,
 } from "./scheduled-messages.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "reminders" | "createReminder" | "deleteReminder">;
 
 /** Zulip's ScheduledMessage.to_reminder_dict. */
 export function formatReminder(m: ScheduledMessage): Obj {
@@ -43,7 +47,7 @@ export function formatReminder(m: ScheduledMessage): Obj {
 }
 
 /** GET /reminders and /register's `reminders`: undelivered, by delivery time (Zulip's get_undelivered_reminders). */
-const reminders: Handler<UserState> = (state, _args, _ctx, caller) => {
+const reminders: Handlers["reminders"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   const list = state.scheduled
     .filter((m) => isReminder(m) && !m.delivered)
@@ -53,12 +57,10 @@ const reminders: Handler<UserState> = (state, _args, _ctx, caller) => {
 };
 
 /** {message_id, deliver_at, content}: the gateway already checked the message and wrote the text. */
-const createReminder: Handler<UserState> = async (state, args, ctx, caller) => {
+const createReminder: Handlers["createReminder"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
   const deliverAt = readDeliverAt(args.deliver_at, ctx.now());
   const target = args.message_id;
-  if (typeof target !== "number" || !Number.isSafeInteger(target)) throw errors.invalidMessages();
-  if (typeof args.content !== "string") throw errors.notString("content");
   if (state.scheduled.filter((m) => !m.delivered).length >= SCHEDULED_MAX) {
     throw errors.tooManyScheduledMessages(SCHEDULED_MAX);
   }
@@ -96,7 +98,7 @@ const createReminder: Handler<UserState> = async (state, args, ctx, caller) => {
 };
 
 /** Zulip's access_reminder and do_delete_reminder. */
-const deleteReminder: Handler<UserState> = (state, args, ctx, caller) => {
+const deleteReminder: Handlers["deleteReminder"] = (state, args, ctx, caller) => {
   requireSelf(state, caller);
   const old = state.scheduled.find((x) => x.id === args.id && isReminder(x));
   if (!old) throw errors.reminderNotFound();
@@ -111,7 +113,7 @@ const deleteReminder: Handler<UserState> = (state, args, ctx, caller) => {
   };
 };
 
-export const reminderHandlers: Record<string, Handler<UserState>> = {
+export const reminderHandlers: Handlers = {
   reminders,
   createReminder,
   deleteReminder,

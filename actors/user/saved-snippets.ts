@@ -3,9 +3,16 @@
 // Titles and contents arrive stripped and length-checked by the gateway.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { Caller, Obj } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { SavedSnippet, UserFact, UserState } from "./state.ts";
-import { argString, optInt, optString } from "./validate.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  "savedSnippets" | "createSavedSnippet" | "editSavedSnippet" | "deleteSavedSnippet"
+>;
 
 function fact(f: UserFact): Obj {
   return f as unknown as Obj;
@@ -22,24 +29,23 @@ function format(s: SavedSnippet): Obj {
   return { id: s.id, title: s.title, content: s.content, date_created: s.dateCreated };
 }
 
-function find(state: UserState, args: Obj): SavedSnippet {
-  const id = optInt(args, "id");
+function find(state: UserState, id: number): SavedSnippet {
   const s = state.savedSnippets.find((x) => x.id === id);
   if (!s) throw errors.savedSnippetNotFound();
   return s;
 }
 
-const savedSnippets: Handler<UserState> = (state, _args, _ctx, caller) => {
+const savedSnippets: Handlers["savedSnippets"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { saved_snippets: state.savedSnippets.map(format) } };
 };
 
-const createSavedSnippet: Handler<UserState> = async (state, args, ctx, caller) => {
+const createSavedSnippet: Handlers["createSavedSnippet"] = async (state, args, ctx, caller) => {
   requireSelf(state, caller);
   const snippet: SavedSnippet = {
     id: await ctx.nextId(`savedSnippet.${state.realmId}`),
-    title: argString(args, "title"),
-    content: argString(args, "content"),
+    title: args.title,
+    content: args.content,
     dateCreated: Math.floor(ctx.now() / 1000),
   };
   return {
@@ -54,11 +60,10 @@ const createSavedSnippet: Handler<UserState> = async (state, args, ctx, caller) 
   };
 };
 
-const editSavedSnippet: Handler<UserState> = (state, args, _ctx, caller) => {
+const editSavedSnippet: Handlers["editSavedSnippet"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const old = find(state, args);
-  const title = optString(args, "title");
-  const content = optString(args, "content");
+  const old = find(state, args.id);
+  const { title, content } = args;
   // Zulip returns early, without an event, when neither is given.
   if (title === undefined && content === undefined) return { reply: {} };
   const snippet: SavedSnippet = { ...old, title: title ?? old.title, content: content ?? old.content };
@@ -74,9 +79,9 @@ const editSavedSnippet: Handler<UserState> = (state, args, _ctx, caller) => {
   };
 };
 
-const deleteSavedSnippet: Handler<UserState> = (state, args, _ctx, caller) => {
+const deleteSavedSnippet: Handlers["deleteSavedSnippet"] = (state, args, _ctx, caller) => {
   requireSelf(state, caller);
-  const old = find(state, args);
+  const old = find(state, args.id);
   return {
     facts: [fact({ type: "snippetRemoved", id: old.id })],
     events: [
@@ -86,7 +91,7 @@ const deleteSavedSnippet: Handler<UserState> = (state, args, _ctx, caller) => {
   };
 };
 
-export const savedSnippetHandlers: Record<string, Handler<UserState>> = {
+export const savedSnippetHandlers: Handlers = {
   savedSnippets,
   createSavedSnippet,
   editSavedSnippet,

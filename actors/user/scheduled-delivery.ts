@@ -13,13 +13,17 @@
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
-import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "../protocol.ts";
+import { userRef } from "../addresses.ts";
+import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, TypedCall, UntypedRef } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
-import { userRef } from "./behavior.ts";
+import type { UserProtocol } from "./protocol.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
+/** A delivery attempt's outcome, as the user actor's scheduledResult takes it. */
+type Outcome = Omit<ArgsOf<UserProtocol, "scheduledResult">, "id" | "attempt">;
+
 export interface ScheduledHost {
-  call(ref: ActorRef, method: string, args: Obj): Promise<Value>;
+  call: TypedCall;
   /** A call as `caller`, typed for the kinds with a protocol (actors/protocol.ts). */
   callAs<P extends Protocol, M extends MethodOf<P>>(
     ref: Ref<P>,
@@ -59,9 +63,9 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   const realmId = Number(d.realmId);
   const userId = Number(d.userId);
   const user = userRef(realmId, userId);
-  const report = async (outcome: Obj): Promise<boolean> =>
+  const report = async (outcome: Outcome): Promise<boolean> =>
     (await retrying(() =>
-      host.call(user, "scheduledResult", { id: d.id!, attempt: d.attempt!, ...outcome }),
+      host.call(user, "scheduledResult", { id: Number(d.id), attempt: Number(d.attempt), ...outcome }),
     )) !== undefined;
 
   // The sender as of now (Zulip re-checks the account and every permission at delivery).
@@ -116,7 +120,7 @@ async function deliverReminder(
   host: ScheduledHost,
   d: Obj,
   caller: Caller,
-  report: (outcome: Obj) => Promise<boolean>,
+  report: (outcome: Outcome) => Promise<boolean>,
 ): Promise<boolean> {
   const sent = await retrying(() =>
     host.callAs(

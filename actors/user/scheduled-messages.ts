@@ -22,9 +22,22 @@
 
 import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
+import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<
+  UserState,
+  UserProtocol,
+  | "scheduledMessages"
+  | "createScheduledMessage"
+  | "editScheduledMessage"
+  | "deleteScheduledMessage"
+  | "deliverScheduled"
+  | "scheduledResult"
+>;
 
 /** The hand-off subject of one delivery attempt. */
 export const SCHEDULED_SEND = "scheduled.send";
@@ -124,7 +137,7 @@ export function requireSelf(state: UserState, caller: Caller | null): Caller {
 }
 
 /** Zulip's access_scheduled_message: only the sender's own, delivered ones included. */
-function find(state: UserState, id: unknown): ScheduledMessage {
+function find(state: UserState, id: number): ScheduledMessage {
   const m = state.scheduled.find((x) => x.id === id && !isReminder(x));
   if (!m) throw errors.scheduledMessageNotFound();
   return m;
@@ -181,7 +194,7 @@ export function withSaved(state: UserState, m: ScheduledMessage): ScheduledMessa
   return out;
 }
 
-/** A recipient as the actor received it from the gateway: re-checked, never trusted blindly. */
+/** A recipient as the actor received it from the gateway, `to` read. */
 interface Target {
   type: "stream" | "private";
   to: number[];
@@ -195,13 +208,8 @@ const INT_TEXT = /^\s*[+-]?\d+\s*$/;
  * Zulip's extract_stream_id and extract_direct_message_recipient_ids, of the
  * raw `to` text (or the recipients already stored, on an edit that keeps them).
  */
-function readTo(type: "stream" | "private", to: Value | undefined): number[] {
-  if (Array.isArray(to)) {
-    if (!to.every((x) => typeof x === "number" && Number.isSafeInteger(x)))
-      throw errors.badRequest("Invalid to");
-    return to as number[];
-  }
-  if (typeof to !== "string") throw errors.badRequest("Invalid to");
+function readTo(type: "stream" | "private", to: string | number[]): number[] {
+  if (Array.isArray(to)) return to;
   if (type === "stream") {
     if (to.length > 100 || !INT_TEXT.test(to)) throw errors.channelIdDataType();
     const id = Number(to.trim());
@@ -219,15 +227,12 @@ function readTo(type: "stream" | "private", to: Value | undefined): number[] {
   return [...new Set((v as number[]).map((x) => (Number.isSafeInteger(x) ? x : -1)))];
 }
 
-function readTarget(type: Value | undefined, to: Value | undefined, topic: Value | undefined): Target {
-  if (type !== "stream" && type !== "private") throw errors.invalid("type");
-  if (!(topic === undefined || topic === null || typeof topic === "string")) throw errors.notString("topic");
-  return { type, to: readTo(type, to), topic: topic ?? null };
+function readTarget(type: "stream" | "private", to: string | number[], topic: string | null): Target {
+  return { type, to: readTo(type, to), topic };
 }
 
-export function readDeliverAt(v: Value | undefined, now: number): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v))
-    throw errors.notInteger("scheduled_delivery_timestamp");
+/** A delivery time (UNIX seconds, an integer): in the future, within Python's datetime. */
+export function readDeliverAt(v: number, now: number): number {
   if (v * 1000 <= now) throw errors.deliveryTimeNotInFuture();
   if (v > TIMESTAMP_MAX) throw errors.invalid("scheduled_delivery_timestamp");
   return v;
@@ -291,35 +296,27 @@ export async function check(
   };
 }
 
-function clientOf(args: Obj): string {
-  return typeof args.client === "string" ? args.client : "API";
-}
-
 /** GET /scheduled_messages and /register's `scheduled_messages`: undelivered, by delivery time. */
-const scheduledMessages: Handler<UserState> = (state, _args, _ctx, caller) => {
+const scheduledMessages: Handlers["scheduledMessages"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
   return { reply: { scheduled_messages: list(state) } };
 };
 
-const createScheduledMessage: Handler<UserState> = async (state, args, ctx, caller) => {
+const createScheduledMessage: Handlers["createScheduledMessage"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
-  if (typeof args.content !== "string") throw errors.notString("content");
-  const rbs = args.read_by_sender;
-  if (!(rbs === undefined || rbs === null || typeof rbs === "boolean"))
-    throw errors.notBoolean("read_by_sender");
   // Zulip's order: the time, then the recipients.
   const deliverAt = readDeliverAt(args.deliver_at, ctx.now());
-  const t = readTarget(args.type, args.to, args.topic);
+  const t = readTarget(args.type, args.to, args.topic ?? null);
   if (state.scheduled.filter((m) => !m.delivered).length >= SCHEDULED_MAX) {
     throw errors.tooManyScheduledMessages(SCHEDULED_MAX);
   }
-  const client = clientOf(args);
+  const client = args.client ?? "API";
   const checked = await check(state, ctx, c, t, args.content, client);
   const msg: ScheduledMessage = {
     id: await ctx.nextId(`scheduledMessage.${state.realmId}`),
     ...checked,
     deliverAt,
-    readBySender: rbs ?? null,
+    readBySender: args.read_by_sender ?? null,
     client,
     failed: false,
     failureMessage: null,
@@ -338,7 +335,7 @@ const createScheduledMessage: Handler<UserState> = async (state, args, ctx, call
 };
 
 /** Zulip's edit_scheduled_message; the gateway already checked "Nothing to change" and the type rules. */
-const editScheduledMessage: Handler<UserState> = async (state, args, ctx, caller) => {
+const editScheduledMessage: Handlers["editScheduledMessage"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
   // Zulip's view checks the time before it looks the message up.
   const deliverAt = args.deliver_at === undefined ? null : readDeliverAt(args.deliver_at, ctx.now());
@@ -346,24 +343,16 @@ const editScheduledMessage: Handler<UserState> = async (state, args, ctx, caller
   if (old.delivered) throw errors.scheduledAlreadySent();
   if (old.sending) throw errors.scheduledAlreadySent();
   if (old.failed && deliverAt === null) throw errors.deliveryTimeNotInFuture();
-  const client = clientOf(args);
+  const client = args.client ?? "API";
   const next: ScheduledMessage = { ...old, to: [...old.to], client };
   const retarget = args.type !== undefined || args.to !== undefined;
   if (retarget || args.content !== undefined) {
-    if (args.content !== undefined && typeof args.content !== "string") throw errors.notString("content");
     const t = readTarget(
       args.type ?? old.type,
       args.to ?? old.to,
       args.topic ?? (old.type === "stream" ? old.topic : null),
     );
-    const checked = await check(
-      state,
-      ctx,
-      c,
-      t,
-      (args.content as string | undefined) ?? old.content,
-      client,
-    );
+    const checked = await check(state, ctx, c, t, args.content ?? old.content, client);
     if (retarget) {
       next.type = checked.type;
       next.to = checked.to;
@@ -375,7 +364,6 @@ const editScheduledMessage: Handler<UserState> = async (state, args, ctx, caller
     }
   }
   if (!retarget && args.topic !== undefined && old.type === "stream") {
-    if (typeof args.topic !== "string") throw errors.notString("topic");
     // Only the topic changed: the conversation checks and normalizes it.
     const r = (await ctx.call(
       convOf(state, old),
@@ -398,7 +386,7 @@ const editScheduledMessage: Handler<UserState> = async (state, args, ctx, caller
   };
 };
 
-const deleteScheduledMessage: Handler<UserState> = (state, args, ctx, caller) => {
+const deleteScheduledMessage: Handlers["deleteScheduledMessage"] = (state, args, ctx, caller) => {
   requireSelf(state, caller);
   const old = find(state, args.id);
   const after = state.scheduled.filter((x) => x.id !== old.id);
@@ -421,7 +409,7 @@ function sendKey(state: UserState, m: ScheduledMessage, attempt: number): string
  * cutoff), re-arm for the next, and leave the realm's index when nothing
  * waits any more.
  */
-const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) => {
+const deliverScheduled: Handlers["deliverScheduled"] = async (state, _args, ctx, caller) => {
   if (caller !== null) throw errors.accessDenied();
   const nowS = ctx.now() / 1000;
   const facts: Obj[] = [];
@@ -475,20 +463,20 @@ const deliverScheduled: Handler<UserState> = async (state, _args, ctx, caller) =
   arm(ctx, after);
   // The failures journaled here left nothing waiting: the next turn leaves the index.
   if (!waiting && facts.length) unmarkLater(ctx, after);
-  const out: Decision = { facts, events, reply: {} };
+  const out: DecisionOf<Record<string, never>> = { facts, events, reply: {} };
   if (handoffs.length) out.handoffs = handoffs;
   return out;
 };
 
 /** The delivery worker's report of one attempt: sent, or refused for good (Zulip's `failed`). */
-const scheduledResult: Handler<UserState> = (state, args, ctx, caller) => {
+const scheduledResult: Handlers["scheduledResult"] = (state, args, ctx, caller) => {
   if (caller !== null) throw errors.accessDenied();
   const m = state.scheduled.find((x) => x.id === args.id);
   // A repeated report, or the message was deleted meanwhile.
   if (!m || !m.sending || m.attempts !== args.attempt) return { reply: {} };
   const after = state.scheduled.filter((x) => x.id !== m.id);
   unmarkLater(ctx, after);
-  if (typeof args.error !== "string") {
+  if (args.error === undefined) {
     return {
       facts: [{ type: "schedDelivered", id: m.id }],
       events: [
@@ -509,7 +497,7 @@ const scheduledResult: Handler<UserState> = (state, args, ctx, caller) => {
   return { facts: [{ type: "schedFailed", id: m.id, message: args.error }], events, reply: {} };
 };
 
-export const scheduledMessageHandlers: Record<string, Handler<UserState>> = {
+export const scheduledMessageHandlers: Handlers = {
   scheduledMessages,
   createScheduledMessage,
   editScheduledMessage,

@@ -8,17 +8,20 @@
 // found here.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
 import { msgsOf } from "./flags.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 import { isAdminRole } from "./validate.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "sentMessages">;
 
 /**
  * {} -> {items: [[id, conv]]} ascending, conv being a channel id as a string
  * or "dm:<ids>". Internal callers, or an administrator of the user's realm
  * (the gateway coordinating a deactivation calls as the acting admin).
  */
-const sentMessages: Handler<UserState> = (state, _args, _ctx, caller) => {
+const sentMessages: Handlers["sentMessages"] = (state, _args, _ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   if (caller && (caller.realmId !== state.realmId || !isAdminRole(caller.role))) throw errors.accessDenied();
   const m = msgsOf(state);
@@ -30,4 +33,4 @@ const sentMessages: Handler<UserState> = (state, _args, _ctx, caller) => {
   return { reply: { items } };
 };
 
-export const sentMessageHandlers: Record<string, Handler<UserState>> = { sentMessages };
+export const sentMessageHandlers: Handlers = { sentMessages };

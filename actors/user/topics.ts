@@ -11,19 +11,16 @@
 
 import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import type { ActorContext, Caller, Handler, Obj } from "../types.ts";
+import type { SomeHandlersOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
+import type { UserProtocol, UserTopic } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "setUserTopic" | "muteTopicLegacy" | "userTopics">;
 
 export const TOPIC_MAX_LENGTH = 60;
 const EMPTY_TOPIC_NAME = "general chat";
 const MUTED = 1;
-
-export interface UserTopic {
-  stream_id: number;
-  topic_name: string;
-  last_updated: number;
-  visibility_policy: number;
-}
 
 interface TopicHolder {
   userTopics?: Record<string, UserTopic>;
@@ -108,12 +105,12 @@ export async function setDecision(ctx: ActorContext, state: UserState, t: UserTo
 }
 
 /** POST /user_topics: {stream_id, topic, visibility_policy 0-3}; works for topics with no messages. */
-const setUserTopic: Handler<UserState> = async (state, args, ctx, caller) => {
+const setUserTopic: Handlers["setUserTopic"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
-  const policy = Number(args.visibility_policy);
+  const policy = args.visibility_policy;
   if (![0, 1, 2, 3].includes(policy)) throw errors.invalid("visibility_policy");
-  const topic = normalizeTopicName(String(args.topic ?? ""));
-  const streamId = Number(args.stream_id);
+  const topic = normalizeTopicName(args.topic);
+  const streamId = args.stream_id;
   await checkChannel(ctx, state, c, streamId);
   const existing = topicsOf(state)[keyOf(streamId, topic)];
   return setDecision(ctx, state, {
@@ -125,10 +122,10 @@ const setUserTopic: Handler<UserState> = async (state, args, ctx, caller) => {
 };
 
 /** Legacy PATCH /users/me/subscriptions/muted_topics: {stream_id, topic, op add|remove}. */
-const muteTopicLegacy: Handler<UserState> = async (state, args, ctx, caller) => {
+const muteTopicLegacy: Handlers["muteTopicLegacy"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
-  const topic = normalizeTopicName(String(args.topic ?? ""));
-  const streamId = Number(args.stream_id);
+  const topic = normalizeTopicName(args.topic);
+  const streamId = args.stream_id;
   await checkChannel(ctx, state, c, streamId);
   const existing = topicsOf(state)[keyOf(streamId, topic)];
   const muted = existing?.visibility_policy === MUTED;
@@ -144,14 +141,12 @@ const muteTopicLegacy: Handler<UserState> = async (state, args, ctx, caller) => 
 };
 
 /** /register user_topics. */
-const userTopics: Handler<UserState> = (state, _args, _ctx, caller) => {
+const userTopics: Handlers["userTopics"] = (state, _args, _ctx, caller) => {
   requireSelf(state, caller);
-  return {
-    reply: { user_topics: Object.values(topicsOf(state)).map((t) => ({ ...t })) as unknown as Obj[] },
-  };
+  return { reply: { user_topics: Object.values(topicsOf(state)).map((t) => ({ ...t })) } };
 };
 
-export const topicHandlers: Record<string, Handler<UserState>> = {
+export const topicHandlers: Handlers = {
   setUserTopic,
   muteTopicLegacy,
   userTopics,

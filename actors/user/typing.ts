@@ -12,10 +12,14 @@
 import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting } from "../permissions/index.ts";
+import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
 import { settingValue } from "./format.ts";
+import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
+
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "typing" | "typingSettings">;
 
 /** Zulip's role:everyone system group: no membership check needed. */
 const EVERYONE_GROUP = 7;
@@ -48,7 +52,7 @@ function self(state: UserState, caller: Caller | null): Caller {
   return caller;
 }
 
-function decide(event: Obj, notify: number[]): Decision {
+function decide(event: Obj, notify: number[]): DecisionOf<Record<string, never>> {
   return notify.length ? { events: [{ event, userIds: notify }], reply: {} } : { reply: {} };
 }
 
@@ -57,9 +61,9 @@ function decide(event: Obj, notify: number[]): Decision {
  * `op` "start"|"stop", `type` "direct"|"stream", `to` (ids or null),
  * `stream_id` (or null), `topic` (or null).
  */
-const typing: Handler<UserState> = async (state, args, ctx, caller) => {
+const typing: Handlers["typing"] = async (state, args, ctx, caller) => {
   const me = self(state, caller);
-  const op = args.op === "stop" ? "stop" : "start";
+  const op = args.op;
   if (args.type === "stream") {
     if (typeof args.stream_id !== "number") throw errors.typingMissingStreamId();
     if (typeof args.topic !== "string") throw errors.missingTopic();
@@ -94,11 +98,11 @@ const typing: Handler<UserState> = async (state, args, ctx, caller) => {
     };
     return decide(event, a.notify);
   }
-  if (!Array.isArray(args.to)) throw errors.typingMissingTo();
+  if (!args.to) throw errors.typingMissingTo();
   if (args.to.length === 0) throw errors.typingEmptyTo();
   if (settingValue(state, "send_private_typing_notifications") !== true) throw errors.typingDisabledDirect();
   // The typing user is one of the conversation's users (Zulip appends them).
-  const ids = [...new Set([...(args.to as number[]), me.userId])];
+  const ids = [...new Set([...args.to, me.userId])];
   const a = await audience(ctx, state, ids, { validate: true });
   const event: Obj = {
     type: "typing",
@@ -111,7 +115,7 @@ const typing: Handler<UserState> = async (state, args, ctx, caller) => {
 };
 
 /** Leaf read for POST /messages/{id}/typing (the message's conversation asks). */
-const typingSettings: Handler<UserState> = (state, _args, _ctx, caller) => {
+const typingSettings: Handlers["typingSettings"] = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   return {
     reply: {
@@ -134,4 +138,4 @@ export async function mirrorReceivesTyping(ctx: ActorContext, state: UserState, 
   }
 }
 
-export const typingHandlers: Record<string, Handler<UserState>> = { typing, typingSettings };
+export const typingHandlers: Handlers = { typing, typingSettings };

@@ -10,7 +10,7 @@
 // which is the node holding this actor, so claims are local calls.
 //
 // Resuming after a crash (timers are not durable): the realm's index actor
-// (same kind, key "~index") lists the bots that may have pending work. A bot
+// (the webhookIndex kind) lists the bots that may have pending work. A bot
 // marks itself there (a call, awaited BEFORE the turn's append) when a
 // delivery arrives while it had none, and asks to be cleared with the notice
 // "webhook.idle" {realmId, botId, gen} (after the append) when it has none
@@ -19,18 +19,14 @@
 // index when its node takes over shards and pokes those bots. The only
 // call goes bot -> index; the index calls nobody.
 
+import { webhookIndexRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import type { ActorContext, ActorRef, Caller, Decision, Handler, Obj, Value } from "../types.ts";
-import {
-  INDEX_KEY,
-  type Delivery,
-  type Trigger,
-  type WebhookFact,
-  type WebhookIndexFact,
-  type WebhookIndexState,
-  type WebhookKindState,
-  type WebhookState,
-} from "./state.ts";
+import { handlersOf, type HandlerOf } from "../protocol.ts";
+import type { ActorContext, Caller, Decision, Obj } from "../types.ts";
+import type { ClaimedDelivery, WebhookProtocol } from "./protocol.ts";
+import type { Delivery, WebhookFact, WebhookState } from "./state.ts";
+
+type BotHandler<M extends keyof WebhookProtocol> = HandlerOf<WebhookState, WebhookProtocol, M>;
 
 /** Zulip's MAX_REQUEST_RETRIES (zerver/lib/queue.py): a delivery gets at most 1 + 3 attempts. */
 export const MAX_REQUEST_RETRIES = 3;
@@ -44,11 +40,6 @@ export const ATTEMPT_GRACE_MS = 5_000;
 export const READY_NOTICE = "webhook.ready";
 /** "This bot has no pending delivery at generation gen": the worker clears it from the index. */
 export const IDLE_NOTICE = "webhook.idle";
-
-/** The realm's index of bots that may have pending deliveries. */
-export function webhookIndexRef(realmId: number): ActorRef {
-  return { kind: "webhook", realm: realmId, key: INDEX_KEY };
-}
 
 function fact(f: WebhookFact): Obj {
   return f as unknown as Obj;
@@ -119,10 +110,10 @@ function readyNotices(
  * already did. A bot that had nothing pending first marks itself in the
  * realm's index (awaited: a delivery never exists without its mark).
  */
-const enqueue: Handler<WebhookState> = async (state, args, ctx, caller) => {
+const enqueue: BotHandler<"enqueue"> = async (state, args, ctx, caller) => {
   internal(caller);
-  const messageId = Number(args.messageId);
-  const trigger = args.trigger as Trigger;
+  const { messageId, trigger } = args;
+  // The worker forwards a hand-off's untyped data: check it still.
   if (!Number.isSafeInteger(messageId) || messageId <= 0) throw errors.internal();
   if (trigger !== "mention" && trigger !== "direct_message") throw errors.internal();
   const { facts, live } = upkeep(state, ctx);
@@ -134,7 +125,7 @@ const enqueue: Handler<WebhookState> = async (state, args, ctx, caller) => {
     const delivery: Delivery = {
       messageId,
       trigger,
-      message: (args.message ?? {}) as Obj,
+      message: args.message ?? {},
       failures: 0,
       status: "ready",
       attempt: 0,
@@ -151,18 +142,18 @@ const enqueue: Handler<WebhookState> = async (state, args, ctx, caller) => {
  * the per-bot bound. Each is journaled as attempting, with the deadline
  * `timeoutMs` + grace, before the reply releases it to the worker.
  */
-const claim: Handler<WebhookState> = (state, args, ctx, caller) => {
+const claim: BotHandler<"claim"> = (state, args, ctx, caller) => {
   internal(caller);
   const now = ctx.now();
-  const max = Math.max(0, Math.floor(Number(args.max ?? 1)));
-  const timeoutMs = Math.max(0, Number(args.timeoutMs ?? 10_000));
+  const max = Math.max(0, Math.floor(args.max ?? 1));
+  const timeoutMs = Math.max(0, args.timeoutMs ?? 10_000);
   const { facts, live } = upkeep(state, ctx);
   const inFlight = live.filter((d) => d.status === "attempting").length;
   const take = live
     .filter((d) => isDue(d, now))
     .sort((a, b) => a.messageId - b.messageId)
     .slice(0, Math.max(0, Math.min(max, PER_BOT_CONCURRENCY - inFlight)));
-  const deliveries: Value[] = [];
+  const deliveries: ClaimedDelivery[] = [];
   for (const d of take) {
     const attempt = d.attempt + 1;
     const until = now + timeoutMs + ATTEMPT_GRACE_MS;
@@ -187,44 +178,43 @@ const claim: Handler<WebhookState> = (state, args, ctx, caller) => {
  * notices. "done" and "dropped" end it. A report for an attempt this actor
  * no longer waits for (swept as lost, or a duplicate) is refused.
  */
-const report: Handler<WebhookState> = (state, args, ctx, caller): Decision => {
+const report: BotHandler<"report"> = (state, args, ctx, caller) => {
   internal(caller);
   const now = ctx.now();
-  const messageId = Number(args.messageId);
+  const { messageId, outcome } = args;
   const d = state.pending[String(messageId)];
   const { facts, live } = upkeep(state, ctx);
-  if (!d || d.status !== "attempting" || d.attempt !== Number(args.attempt) || d.until <= now) {
+  if (!d || d.status !== "attempting" || d.attempt !== args.attempt || d.until <= now) {
     return { facts, reply: { accepted: false } };
   }
   const rest = live.filter((x) => x.messageId !== messageId);
   let exhausted = false;
-  if (args.outcome === "retry") {
+  if (outcome === "retry") {
     const failures = d.failures + 1;
     if (failures > MAX_REQUEST_RETRIES) {
       exhausted = true;
       facts.push(fact({ type: "finished", messageId, outcome: "exhausted" }));
     } else {
-      const delay = Math.max(0, Number(args.retryAfterMs ?? 0));
+      const delay = Math.max(0, args.retryAfterMs ?? 0);
       facts.push(fact({ type: "backoff", messageId, failures, until: now + delay }));
       if (delay > 0) ctx.schedule(`retry:${messageId}`, delay, "poke", {});
       rest.push({ ...d, status: "backoff", failures, until: now + delay });
     }
   } else {
-    const outcome = typeof args.outcome === "string" ? args.outcome : "done";
     facts.push(fact({ type: "finished", messageId, outcome }));
   }
   return { facts, notices: readyNotices(state, rest, now), reply: { accepted: true, exhausted } };
 };
 
 /** Timer target and resume point: sweep, re-arm, and tell the worker about due work (or that there is none). */
-const poke: Handler<WebhookState> = (state, _args, ctx, caller) => {
+const poke: BotHandler<"poke"> = (state, _args, ctx, caller) => {
   internal(caller);
   const { facts, live } = upkeep(state, ctx);
   return { facts, notices: readyNotices(state, live, ctx.now(), true), reply: { pending: live.length } };
 };
 
 /** For tests and inspection: the pending deliveries without their messages. */
-const outbox: Handler<WebhookState> = (state, _args, _ctx, caller) => {
+const outbox: BotHandler<"outbox"> = (state, _args, _ctx, caller) => {
   internal(caller);
   const pending = Object.values(state.pending).map((d) => ({
     messageId: d.messageId,
@@ -236,63 +226,10 @@ const outbox: Handler<WebhookState> = (state, _args, _ctx, caller) => {
   return { reply: { pending, recent: state.recent.slice(-20) } };
 };
 
-// The index role (key "~index"): internal, a leaf.
-
-function indexFact(f: WebhookIndexFact): Obj {
-  return f as unknown as Obj;
-}
-
-function botIdArg(args: Obj): number {
-  const botId = Number(args.botId);
-  if (!Number.isSafeInteger(botId) || botId <= 0) throw errors.internal();
-  return botId;
-}
-
-/** A bot may have pending deliveries from generation `gen` on. */
-const mark: Handler<WebhookIndexState> = (state, args, _ctx, caller) => {
-  internal(caller);
-  const botId = botIdArg(args);
-  const gen = Number(args.gen);
-  if (!Number.isSafeInteger(gen)) throw errors.internal();
-  const known = state.bots[String(botId)];
-  if (known !== undefined && known >= gen) return { reply: { marked: false } };
-  return { facts: [indexFact({ type: "marked", botId, gen })], reply: { marked: true } };
-};
-
-/** A bot had nothing pending at generation `gen`: forget it unless marked since. */
-const clear: Handler<WebhookIndexState> = (state, args, _ctx, caller) => {
-  internal(caller);
-  const botId = botIdArg(args);
-  const known = state.bots[String(botId)];
-  if (known === undefined || known > Number(args.gen)) return { reply: { cleared: false } };
-  return { facts: [indexFact({ type: "cleared", botId })], reply: { cleared: true } };
-};
-
-/** The bots that may have pending deliveries, as [{botId, gen}]. */
-const pendingBots: Handler<WebhookIndexState> = (state, _args, _ctx, caller) => {
-  internal(caller);
-  return {
-    reply: {
-      bots: Object.entries(state.bots).map(([botId, gen]) => ({ botId: Number(botId), gen })),
-    },
-  };
-};
-
-/** A handler of one role; the other role's actor refuses it. */
-function role<S extends WebhookKindState>(r: S["role"], h: Handler<S>): Handler<WebhookKindState> {
-  return (state, args, ctx, caller) => {
-    if (state.role !== r) throw errors.internal();
-    return h(state as S, args, ctx, caller);
-  };
-}
-
-export const webhookHandlers: Record<string, Handler<WebhookKindState>> = {
-  enqueue: role("bot", enqueue),
-  claim: role("bot", claim),
-  report: role("bot", report),
-  poke: role("bot", poke),
-  outbox: role("bot", outbox),
-  mark: role("index", mark),
-  clear: role("index", clear),
-  pendingBots: role("index", pendingBots),
-};
+export const webhookHandlers = handlersOf<WebhookState, WebhookProtocol>()({
+  enqueue,
+  claim,
+  report,
+  poke,
+  outbox,
+});

@@ -7,17 +7,15 @@
 // crash the next activation knows an attempt may have reached the receiver
 // and never starts it again (docs/webhooks.md, "At most once").
 //
-// The same kind has a second role: one index per realm (key "~index",
-// `webhookIndexRef`) of the bots that may have pending deliveries, which the
-// node-side worker reads when it takes over shards, to resume them (timers
-// are not durable). docs/webhooks.md, "Resuming after a crash".
+// The realm's index of the bots that may have pending deliveries is the
+// webhook index kind's (actors/webhook-index), which once was this kind's
+// second role under key "~index": this kind owns every other key.
 //
 // SNAPSHOT NOTE: a field added to WebhookState or Delivery needs a default in
 // `webhookFromSnapshot`, because snapshots written before it lack it.
 
 import type { ActorRef, Obj } from "../types.ts";
-
-export type Trigger = "mention" | "direct_message";
+import type { Trigger } from "./protocol.ts";
 
 export interface Delivery {
   /** The triggering message's id: the idempotency key of the delivery. */
@@ -35,7 +33,6 @@ export interface Delivery {
 }
 
 export interface WebhookState {
-  role: "bot";
   realmId: number;
   botId: number;
   /** Pending deliveries by message id. */
@@ -49,19 +46,6 @@ export interface WebhookState {
   gen: number;
 }
 
-/** The realm's index of bots that may have pending deliveries. */
-export interface WebhookIndexState {
-  role: "index";
-  realmId: number;
-  /** Bot id -> generation of its latest mark. */
-  bots: Record<string, number>;
-}
-
-export type WebhookKindState = WebhookState | WebhookIndexState;
-
-/** Key of the realm's index actor (never a bot id). */
-export const INDEX_KEY = "~index";
-
 /** How many finished message ids a bot remembers for de-duplication. */
 export const RECENT_LIMIT = 1000;
 
@@ -71,21 +55,11 @@ export type WebhookFact =
   | { type: "backoff"; messageId: number; failures: number; until: number }
   | { type: "finished"; messageId: number; outcome: string };
 
-export type WebhookIndexFact =
-  { type: "marked"; botId: number; gen: number } | { type: "cleared"; botId: number };
-
-export function initialWebhook(ref: ActorRef): WebhookKindState {
-  if (ref.key === INDEX_KEY) return { role: "index", realmId: ref.realm, bots: {} };
-  return { role: "bot", realmId: ref.realm, botId: Number(ref.key), pending: {}, recent: [], gen: 0 };
+export function initialWebhook(ref: ActorRef): WebhookState {
+  return { realmId: ref.realm, botId: Number(ref.key), pending: {}, recent: [], gen: 0 };
 }
 
-export function applyWebhookFact(state: WebhookKindState, fact: Obj): WebhookKindState {
-  if (state.role === "index") {
-    const f = fact as unknown as WebhookIndexFact;
-    if (f.type === "marked") state.bots[String(f.botId)] = f.gen;
-    else if (f.type === "cleared") delete state.bots[String(f.botId)];
-    return state;
-  }
+export function applyWebhookFact(state: WebhookState, fact: Obj): WebhookState {
   const f = fact as unknown as WebhookFact;
   switch (f.type) {
     case "queued":
@@ -111,25 +85,20 @@ export function applyWebhookFact(state: WebhookKindState, fact: Obj): WebhookKin
   return state;
 }
 
-export function webhookToSnapshot(state: WebhookKindState): string {
+export function webhookToSnapshot(state: WebhookState): string {
   return JSON.stringify(state);
 }
 
-export function webhookFromSnapshot(data: string, ref: ActorRef): WebhookKindState {
-  const init = initialWebhook(ref);
-  if (init.role === "index") {
-    const s = JSON.parse(data) as Partial<WebhookIndexState>;
-    return { ...init, bots: s.bots ?? {} };
-  }
+export function webhookFromSnapshot(data: string, ref: ActorRef): WebhookState {
+  // Snapshots written before the index became its own kind also hold `role: "bot"`: not read.
   const s = JSON.parse(data) as Partial<WebhookState>;
   // Snapshots from before `gen` lack it: the pending count is a floor that keeps marks ordered.
   const pending = s.pending ?? {};
+  const recent = s.recent ?? [];
   return {
-    ...init,
-    ...s,
-    role: "bot",
+    ...initialWebhook(ref),
     pending,
-    recent: s.recent ?? [],
-    gen: s.gen ?? Object.keys(pending).length + (s.recent?.length ?? 0),
+    recent,
+    gen: s.gen ?? Object.keys(pending).length + recent.length,
   };
 }

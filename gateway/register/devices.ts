@@ -9,6 +9,6 @@ export const devicesArea: RegisterArea = {
   fetchTypes: ["device"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "devices", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "devices", {});
   },
 };

@@ -9,6 +9,6 @@ export const draftsArea: RegisterArea = {
   fetchTypes: ["drafts"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return { drafts: [] };
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "draftsState", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "draftsState", {});
   },
 };

@@ -16,7 +16,7 @@ function legacyArea(fetchType: string, names: string[]): RegisterArea {
     fetchTypes: [fetchType],
     async fetch(ctx): Promise<Obj> {
       if (!ctx.caller || ctx.params.client_capabilities.user_settings_object) return {};
-      const settings = (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userSettings", {})) as Obj;
+      const settings = await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userSettings", {});
       const out: Obj = {};
       for (const name of names) if (Object.hasOwn(settings, name)) out[name] = settings[name]!;
       return out;

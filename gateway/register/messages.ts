@@ -93,12 +93,8 @@ export const messagesArea: RegisterArea = {
     const me = ctx.caller.userId;
     const ref = userRef(ctx.realmId, me);
     const [max, unread, narrow] = await Promise.all([
-      ctx.call(ref, "maxMessageId", {}) as Promise<Obj>,
-      ctx.call(ref, "unreads", {}) as unknown as Promise<{
-        items: Unread[];
-        readThrough: Record<string, number>;
-        entries: Record<string, number[]>;
-      }>,
+      ctx.call(ref, "maxMessageId", {}),
+      ctx.call(ref, "unreads", {}),
       ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}),
     ]);
     const spanned = Object.keys(narrow.spans ?? {});
@@ -106,28 +102,25 @@ export const messagesArea: RegisterArea = {
     const parts = await channelRows(ctx, spanned, (conv) => ({
       after: unread.readThrough[conv] ?? 0,
     }));
-    let maxId = max.max_message_id as number;
+    let maxId = max.max_message_id;
+    const unreads: Unread[] = unread.items;
     for (const part of parts) {
       if (part.lastReceived > maxId) maxId = part.lastReceived;
       const entries = new Set(unread.entries[part.conv] ?? []);
       for (const [id, conv, topic, sender] of part.rows)
-        if (!entries.has(id)) unread.items.push({ id, conv, topic, sender, mentioned: false });
+        if (!entries.has(id)) unreads.push({ id, conv, topic, sender, mentioned: false });
     }
-    if (parts.length) unread.items.sort((a, b) => a.id - b.id);
-    const topics = (await ctx.call(ref, "userTopics", {})) as Obj;
+    if (parts.length) unreads.sort((a, b) => a.id - b.id);
+    const topics = await ctx.call(ref, "userTopics", {});
     const mutedChannels = new Set((narrow.muted ?? []).map(String));
     const policies = new Map<string, number>();
-    for (const t of topics.user_topics as {
-      stream_id: number;
-      topic_name: string;
-      visibility_policy: number;
-    }[])
+    for (const t of topics.user_topics)
       policies.set(`${t.stream_id}:${t.topic_name.toLowerCase()}`, t.visibility_policy);
-    for (const u of unread.items) u.muted = rowMuted(mutedChannels, policies, u);
+    for (const u of unreads) u.muted = rowMuted(mutedChannels, policies, u);
     // Without empty_topic_name, the empty topic reads as realm_empty_topic_display_name.
     const emptyName = ctx.params.client_capabilities.empty_topic_name ? "" : EMPTY_TOPIC_DISPLAY_NAME;
-    const items = unread.items.map((u) => (u.topic === "" ? { ...u, topic: emptyName } : u));
-    const userTopics = (topics.user_topics as Obj[]).map((t) =>
+    const items = unreads.map((u) => (u.topic === "" ? { ...u, topic: emptyName } : u));
+    const userTopics = topics.user_topics.map((t) =>
       t.topic_name === "" ? { ...t, topic_name: emptyName } : t,
     );
     return {

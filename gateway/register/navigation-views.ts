@@ -8,6 +8,6 @@ export const navigationViewsArea: RegisterArea = {
   fetchTypes: ["navigation_views"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "navigationViews", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "navigationViews", {});
   },
 };

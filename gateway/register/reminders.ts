@@ -9,6 +9,6 @@ export const remindersArea: RegisterArea = {
   fetchTypes: ["reminders"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return { reminders: [] };
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "reminders", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "reminders", {});
   },
 };

@@ -8,6 +8,6 @@ export const savedSnippetsArea: RegisterArea = {
   fetchTypes: ["saved_snippets"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "savedSnippets", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "savedSnippets", {});
   },
 };

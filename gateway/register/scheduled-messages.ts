@@ -9,6 +9,6 @@ export const scheduledMessagesArea: RegisterArea = {
   fetchTypes: ["scheduled_messages"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return { scheduled_messages: [] };
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "scheduledMessages", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "scheduledMessages", {});
   },
 };

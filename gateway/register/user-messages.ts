@@ -14,7 +14,7 @@ const starredArea: RegisterArea = {
   fetchTypes: ["starred_messages"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "starredMessages", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "starredMessages", {});
   },
 };
 
@@ -22,7 +22,7 @@ const recentDmsArea: RegisterArea = {
   fetchTypes: ["recent_private_conversations"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "recentPrivateConversations", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "recentPrivateConversations", {});
   },
 };
 
@@ -31,14 +31,7 @@ const mutedTopicsArea: RegisterArea = {
   fetchTypes: ["muted_topics"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    const { user_topics } = (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userTopics", {})) as {
-      user_topics: {
-        stream_id: number;
-        topic_name: string;
-        last_updated: number;
-        visibility_policy: number;
-      }[];
-    };
+    const { user_topics } = await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userTopics", {});
     const muted = user_topics.filter((t) => t.visibility_policy === MUTED);
     if (!muted.length) return { muted_topics: [] };
     const names = await ctx.call(channelDirectoryRef(ctx.realmId), "channelNamesByIds", {

@@ -8,7 +8,7 @@ export const alertWordsArea: RegisterArea = {
   fetchTypes: ["alert_words"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "alertWords", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "alertWords", {});
   },
 };
 
@@ -16,6 +16,6 @@ export const mutedUsersArea: RegisterArea = {
   fetchTypes: ["muted_users"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "mutedUsers", {})) as Obj;
+    return await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "mutedUsers", {});
   },
 };

@@ -8,7 +8,7 @@ export const userSettingsArea: RegisterArea = {
   fetchTypes: ["user_settings"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    const settings = (await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userSettings", {})) as Obj;
+    const settings = await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userSettings", {});
     return { user_settings: settings };
   },
 };

@@ -14,9 +14,7 @@ export const userStatusArea: RegisterArea = {
       ...(await accessArgs(ctx)),
     })) as { members: Obj[] };
     const ids = members.filter((m) => m.is_active !== false).map((m) => m.user_id as number);
-    const statuses = (await Promise.all(
-      ids.map((id) => ctx.call(userRef(ctx.realmId, id), "userStatus", {})),
-    )) as Obj[];
+    const statuses = await Promise.all(ids.map((id) => ctx.call(userRef(ctx.realmId, id), "userStatus", {})));
     const out: Obj = {};
     ids.forEach((id, i) => {
       if (Object.keys(statuses[i]!).length) out[String(id)] = statuses[i]!;

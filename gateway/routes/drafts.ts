@@ -5,8 +5,8 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
-import { c, p, param, type Checker, type RouteDef, type RouteRequest } from "../index.ts";
+import type { DraftIn } from "../../actors/user/index.ts";
+import { c, p, param, type Checker, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** RequiredStringConstraint: stripped, then at least one character. */
 const requiredString: Checker<string> = (v, name) => {
@@ -30,22 +30,17 @@ const timestamp: Checker<number | null> = (v, name) => {
   return v;
 };
 
-const draftChecker = c.dict<{
-  type: string;
-  to: number[];
-  topic: string;
-  content: string;
-  timestamp: number | null;
-}>({
-  type: { check: c.oneOf(["private", "stream", ""]), required: true },
+const draftChecker = c.dict<Required<DraftIn>>({
+  type: { check: c.oneOf(["private", "stream", ""] as const), required: true },
   to: { check: c.list(c.int()), required: true },
   topic: { check: c.string(), required: true },
   content: { check: requiredString, required: true },
   timestamp: { check: timestamp },
 });
 
-const parseDrafts = p.json(c.list(draftChecker));
-const parseDraft = p.json(draftChecker);
+// The required keys are checked present, so a parsed draft is a whole DraftIn.
+const parseDrafts = p.json(c.list(draftChecker)) as Parser<DraftIn[]>;
+const parseDraft = p.json(draftChecker) as Parser<DraftIn>;
 
 function draftId(req: RouteRequest): number {
   const raw = req.path.draft_id!;
@@ -85,7 +80,7 @@ const listDrafts: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "drafts", {})) as Obj;
+    return await req.call(own(req), "drafts", {});
   },
 };
 
@@ -97,7 +92,7 @@ const createDrafts: RouteDef = {
   params: { drafts: param(p.string()) },
   async handler(req) {
     const drafts = await parseAfterSyncCheck(req, "drafts", (raw) => parseDrafts(raw, "drafts"));
-    return (await req.call(own(req), "createDrafts", { drafts: drafts as unknown as Obj[] })) as Obj;
+    return await req.call(own(req), "createDrafts", { drafts });
   },
 };
 
@@ -109,7 +104,7 @@ const editDraft: RouteDef = {
   async handler(req) {
     const id = draftId(req);
     const draft = await parseAfterSyncCheck(req, "draft", (raw) => parseDraft(raw, "draft"));
-    return (await req.call(own(req), "editDraft", { id, draft: draft as unknown as Obj })) as Obj;
+    return await req.call(own(req), "editDraft", { id, draft });
   },
 };
 
@@ -119,7 +114,7 @@ const deleteDraft: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "deleteDraft", { id: draftId(req) })) as Obj;
+    return await req.call(own(req), "deleteDraft", { id: draftId(req) });
   },
 };
 

@@ -72,10 +72,7 @@ const image: RouteDef = {
   async handler(req) {
     const m = /^(\d{1,15})\.([a-z]+)$/.exec(req.path.file ?? "");
     if (!m || req.path.realm_id !== String(req.realmId)) throw errors.noSuchRoute();
-    const blob = (await req.call(emojiBlobRef(req.realmId, m[1]!), "get", {})) as {
-      data: string;
-      contentType: string;
-    } | null;
+    const blob = await req.call(emojiBlobRef(req.realmId, m[1]!), "get", {});
     if (!blob || !blob.contentType.endsWith(`/${m[2]}`)) throw errors.noSuchRoute();
     return new RawReply(Buffer.from(blob.data, "base64"), blob.contentType, {
       "cache-control": "public, max-age=31536000, immutable",

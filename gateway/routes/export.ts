@@ -55,7 +55,7 @@ const consents: RouteDef = {
       user_ids: number[];
     };
     const export_consents = await Promise.all(
-      user_ids.map(async (id) => (await req.call(userRef(req.realmId, id), "exportConsent", {})) as Obj),
+      user_ids.map((id) => req.call(userRef(req.realmId, id), "exportConsent", {})),
     );
     return { export_consents };
   },

@@ -5,8 +5,7 @@
 // in one turn.
 
 import { userRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
-import { rowArgs, unreadRows as unreadOf } from "../received.ts";
+import { unreadRows as unreadOf } from "../received.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest) {
@@ -24,7 +23,7 @@ const markAllAsRead: RouteDef = {
   params: {},
   async handler(req) {
     const { newest } = await unreadRows(req, null);
-    return (await req.call(me(req), "markAllAsRead", { newest })) as Obj;
+    return await req.call(me(req), "markAllAsRead", { newest });
   },
 };
 
@@ -34,13 +33,9 @@ const markStreamAsRead: RouteDef = {
   auth: "required",
   params: { stream_id: param(p.int(), { required: true }) },
   async handler(req) {
-    const conv = String(req.params.stream_id as number);
-    const { rows, newest } = await unreadRows(req, [conv]);
-    await req.call(me(req), "markChannelAsRead", {
-      stream_id: req.params.stream_id as number,
-      received: rowArgs(rows),
-      newest,
-    });
+    const streamId = req.params.stream_id as number;
+    const { rows, newest } = await unreadRows(req, [String(streamId)]);
+    await req.call(me(req), "markChannelAsRead", { stream_id: streamId, received: rows, newest });
     return {};
   },
 };
@@ -55,17 +50,12 @@ const markTopicAsRead: RouteDef = {
     stream_id: param(p.int(), { required: true }),
   },
   async handler(req) {
-    const conv = String(req.params.stream_id as number);
+    const streamId = req.params.stream_id as number;
     const topic = req.params.topic_name as string;
     // The documented display name of the empty topic (the user actor maps it too).
     const named = topic === "general chat" ? "" : topic;
-    const { rows, topicExists } = await unreadRows(req, [conv], named);
-    await req.call(me(req), "markChannelAsRead", {
-      stream_id: req.params.stream_id as number,
-      topic,
-      received: rowArgs(rows),
-      topicExists,
-    });
+    const { rows, topicExists } = await unreadRows(req, [String(streamId)], named);
+    await req.call(me(req), "markChannelAsRead", { stream_id: streamId, topic, received: rows, topicExists });
     return {};
   },
 };

@@ -141,9 +141,7 @@ async function deleteSentMessages(
   a: DeactivateActions,
   publicIds: () => Promise<Set<number>>,
 ): Promise<void> {
-  const { items } = (await req.call(userRef(req.realmId, userId), "sentMessages", {})) as {
-    items: [number, string][];
-  };
+  const { items } = await req.call(userRef(req.realmId, userId), "sentMessages", {});
   const byConv = new Map<string, number[]>();
   for (const [id, conv] of items) {
     const dm = conv.startsWith("dm:");

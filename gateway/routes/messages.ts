@@ -14,6 +14,7 @@ import { errors } from "../../actors/errors.ts";
 import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
+import type { RowRef, UserProtocol } from "../../actors/user/index.ts";
 import { c, clientName, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import {
   byMessageIds,
@@ -75,16 +76,16 @@ async function autoTopicVisibility(req: RouteRequest, sent: SendReply): Promise<
   if (!a) return reply;
   const args = { message_id: reply.id };
   // The sender first, as Zulip does: its reply reports the sender's change.
-  const own = (await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
+  const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
     ...args,
     initiated: a.initiated,
     channel_muted: a.channel_muted,
-  })) as Obj;
+  });
   await Promise.all(
     a.mentioned.map((uid) => req.call(userRef(req.realmId, uid), "followWhereMentioned", args)),
   );
   const out: Obj = reply;
-  if (typeof own?.visibility_policy === "number") out.automatic_new_visibility_policy = own.visibility_policy;
+  if (own.visibility_policy !== undefined) out.automatic_new_visibility_policy = own.visibility_policy;
   return out;
 }
 
@@ -226,7 +227,7 @@ const updateFlags: RouteDef = {
     flag: param(p.string(), { required: true }),
   },
   async handler(req) {
-    const args: Obj = {
+    const args: FlagChange = {
       messages: req.params.messages as number[],
       op: req.params.op as string,
       flag: req.params.flag as string,
@@ -234,7 +235,7 @@ const updateFlags: RouteDef = {
     const user = userRef(req.realmId, meId(req));
     if (args.flag === "read" && args.op === "remove") return markUnread(req, args);
     try {
-      return (await req.call(user, "updateFlags", args)) as Obj;
+      return await req.call(user, "updateFlags", args);
     } catch (e) {
       if ((e as { message?: string }).message !== errors.invalidMessages().message) throw e;
     }
@@ -242,38 +243,45 @@ const updateFlags: RouteDef = {
     // they may read get historical rows (Zulip's create_historical_user_messages);
     // marking such messages unread is ignored, as Zulip keeps unreads to
     // subscribed channels.
-    const ids = [...new Set(args.messages as number[])];
+    const ids = [...new Set(args.messages)];
     const found = await findMessages(req, ids);
     if (found.length !== ids.length) throw errors.invalidMessages();
-    args.historical = found.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]);
-    args.received = receivedArgs(found);
-    return (await req.call(user, "updateFlags", args)) as Obj;
+    return await req.call(user, "updateFlags", {
+      ...args,
+      historical: found.filter((i) => i.located).map(rowOf),
+      received: receivedArgs(found),
+    });
   },
 };
+
+/** POST /messages/flags's parameters, as the user actor's updateFlags takes them. */
+type FlagChange = ArgsOf<UserProtocol, "updateFlags">;
+
+function rowOf(i: Item): RowRef {
+  return [i.id, i.conv, i.topic, i.sender];
+}
 
 /**
  * Marking unread keeps Zulip's invariant that unread channel messages are
  * in subscribed channels: messages of other channels are ignored.
  */
-async function markUnread(req: RouteRequest, args: Obj): Promise<Obj> {
-  const ids = [...new Set(args.messages as number[])];
+async function markUnread(req: RouteRequest, args: FlagChange): Promise<Obj> {
+  const ids = [...new Set(args.messages)];
   const found = await findMessages(req, ids);
   if (found.length !== ids.length) throw errors.invalidMessages();
   const subscribed = new Set((await narrowContext(req)).subscribed.map(String));
   const keep = found.filter((i) => i.conv.startsWith("dm:") || subscribed.has(i.conv));
-  return (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
+  return await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
     ...args,
     messages: keep.map((i) => i.id),
-    historical: keep.filter((i) => i.located).map((i) => [i.id, i.conv, i.topic, i.sender]),
+    historical: keep.filter((i) => i.located).map(rowOf),
     received: receivedArgs(keep),
-  })) as Obj;
+  });
 }
 
 /** Channel messages found as the caller's, as received rows (the user actor skips those with entries). */
-function receivedArgs(items: Item[]): Value {
-  return items
-    .filter((i) => !i.located && !i.conv.startsWith("dm:"))
-    .map((i) => [i.id, i.conv, i.topic, i.sender]) as unknown as Value;
+function receivedArgs(items: Item[]): RowRef[] {
+  return items.filter((i) => !i.located && !i.conv.startsWith("dm:")).map(rowOf);
 }
 
 const updateFlagsNarrow: RouteDef = {
@@ -319,7 +327,7 @@ const updateFlagsNarrow: RouteDef = {
       ignored.add(m.stream_id);
       return false;
     });
-    const channelRow = (m: Obj) => [
+    const channelRow = (m: Obj): RowRef => [
       m.id as number,
       String(m.stream_id),
       m.subject as string,
@@ -331,15 +339,13 @@ const updateFlagsNarrow: RouteDef = {
     const received = targets
       .filter((m) => !(m.flags as string[]).includes("historical") && typeof m.stream_id === "number")
       .map(channelRow);
-    const r = (await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
+    const r = await req.call(userRef(req.realmId, meId(req)), "updateFlags", {
       messages: targets.map((m) => m.id as number),
       op,
       flag,
       historical,
       received,
-    })) as {
-      messages: number[];
-    };
+    });
     const out: Obj = {
       processed_count: processed.length,
       updated_count: r.messages.length,
@@ -536,11 +542,11 @@ const setUserTopic: RouteDef = {
     visibility_policy: param(p.int(), { required: true }),
   },
   async handler(req) {
-    return (await req.call(userRef(req.realmId, meId(req)), "setUserTopic", {
+    return await req.call(userRef(req.realmId, meId(req)), "setUserTopic", {
       stream_id: req.params.stream_id as number,
       topic: req.params.topic as string,
       visibility_policy: req.params.visibility_policy as number,
-    })) as Obj;
+    });
   },
 };
 
@@ -565,11 +571,11 @@ const muteTopicLegacy: RouteDef = {
       if (id === null) throw errors.channelDoesNotExist(byName!.trim());
       streamId = id;
     }
-    return (await req.call(userRef(req.realmId, meId(req)), "muteTopicLegacy", {
+    return await req.call(userRef(req.realmId, meId(req)), "muteTopicLegacy", {
       stream_id: streamId,
       topic: req.params.topic as string,
-      op: req.params.op as string,
-    })) as Obj;
+      op: req.params.op as "add" | "remove",
+    });
   },
 };
 

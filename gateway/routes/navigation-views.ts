@@ -5,7 +5,6 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
 /**
@@ -35,7 +34,7 @@ const listViews: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "navigationViews", {})) as Obj;
+    return await req.call(own(req), "navigationViews", {});
   },
 };
 
@@ -49,9 +48,11 @@ const addView: RouteDef = {
     name: param(stripped),
   },
   async handler(req) {
-    const args: Obj = { fragment: req.params.fragment as string, is_pinned: req.params.is_pinned as boolean };
-    if (req.params.name !== undefined) args.name = req.params.name as string;
-    return (await req.call(own(req), "addNavigationView", args)) as Obj;
+    return await req.call(own(req), "addNavigationView", {
+      fragment: req.params.fragment as string,
+      is_pinned: req.params.is_pinned as boolean,
+      name: req.params.name as string | undefined,
+    });
   },
 };
 
@@ -64,10 +65,11 @@ const updateView: RouteDef = {
     name: param(stripped),
   },
   async handler(req) {
-    const args: Obj = { fragment: pathFragment(req) };
-    if (req.params.is_pinned !== undefined) args.is_pinned = req.params.is_pinned as boolean;
-    if (req.params.name !== undefined) args.name = req.params.name as string;
-    return (await req.call(own(req), "updateNavigationView", args)) as Obj;
+    return await req.call(own(req), "updateNavigationView", {
+      fragment: pathFragment(req),
+      is_pinned: req.params.is_pinned as boolean | undefined,
+      name: req.params.name as string | undefined,
+    });
   },
 };
 
@@ -77,7 +79,7 @@ const removeView: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "removeNavigationView", { fragment: pathFragment(req) })) as Obj;
+    return await req.call(own(req), "removeNavigationView", { fragment: pathFragment(req) });
   },
 };
 

@@ -9,11 +9,6 @@ import { errors } from "../../actors/errors.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pushRelayUrl, realmUuid, relayNotifyLegacy, throwForNotify, userUuid } from "./push-relay.ts";
 
-interface TestToken {
-  kind: string;
-  token: string;
-}
-
 async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string; host: string }> {
   const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { name?: string; host?: string };
   const host = info.host || process.env.EXTERNAL_HOST || req.host;
@@ -28,11 +23,7 @@ const testNotification: RouteDef = {
   async handler(req) {
     const userId = req.caller!.userId;
     const token = req.params.token as string | undefined;
-    const { tokens } = (await req.call(
-      userRef(req.realmId, userId),
-      "testPushTokens",
-      token === undefined ? {} : { token },
-    )) as unknown as { tokens: TestToken[] };
+    const { tokens } = await req.call(userRef(req.realmId, userId), "testPushTokens", { token });
     // No token of the user's: nothing to send (Zulip loops over none).
     if (tokens.length === 0) return {};
     if (!pushRelayUrl()) throw errors.pushServiceNotConfigured();

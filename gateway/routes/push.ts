@@ -9,7 +9,8 @@
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf, MethodOf, ReplyOf } from "../../actors/protocol.ts";
+import type { UserProtocol } from "../../actors/user/index.ts";
 import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import {
   encryptForDevice,
@@ -26,8 +27,13 @@ const appIdParam: Parser<string> = (raw) => {
   return raw;
 };
 
-async function call(req: RouteRequest, method: string, args: Obj): Promise<Obj> {
-  return (await req.call(userRef(req.caller!.realmId, req.caller!.userId), method, args)) as Obj;
+/** One call to the caller's own user actor. */
+async function call<M extends MethodOf<UserProtocol>>(
+  req: RouteRequest,
+  method: M,
+  args: ArgsOf<UserProtocol, M>,
+): Promise<ReplyOf<UserProtocol, M>> {
+  return await req.call(userRef(req.caller!.realmId, req.caller!.userId), method, args);
 }
 
 const addApns: RouteDef = {
@@ -123,17 +129,6 @@ async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string
   return { name: info.name ?? "", url: `${req.scheme}://${host}` };
 }
 
-/** Parameter name → the actor's argument name. */
-const REGISTER_ARGS: Record<string, string> = {
-  device_id: "deviceId",
-  token_kind: "tokenKind",
-  push_key: "pushKey",
-  push_key_id: "pushKeyId",
-  bouncer_public_key: "bouncerPublicKey",
-  encrypted_push_registration: "encryptedPushRegistration",
-  token_id: "tokenId",
-};
-
 const registerPushDevice: RouteDef = {
   method: "POST",
   path: "/mobile_push/register",
@@ -148,29 +143,32 @@ const registerPushDevice: RouteDef = {
     token_id: param(p.string()),
   },
   async handler(req) {
-    const args: Obj = { relayConfigured: pushRelayUrl() !== null };
-    for (const [name, arg] of Object.entries(REGISTER_ARGS)) {
-      const value = req.params[name];
-      if (value !== undefined) args[arg] = value as string | number;
-    }
-    const answer = await call(req, "registerPushDevice", args);
-    const relay = answer.relay as Record<string, string | number> | null;
+    const { relay } = await call(req, "registerPushDevice", {
+      relayConfigured: pushRelayUrl() !== null,
+      deviceId: req.params.device_id as number,
+      tokenKind: req.params.token_kind as "fcm" | "apns" | undefined,
+      pushKey: req.params.push_key as string | undefined,
+      pushKeyId: req.params.push_key_id as number | undefined,
+      bouncerPublicKey: req.params.bouncer_public_key as string | undefined,
+      encryptedPushRegistration: req.params.encrypted_push_registration as string | undefined,
+      tokenId: req.params.token_id as string | undefined,
+    });
     if (!relay) return {};
     // Zulip hands this to a queue worker and answers the client at once;
     // the outcome reaches the client as a `device` event either way.
     const realm = await realmInfo(req);
     const outcome = await relayRegister({
       realm_uuid: realmUuid(realm.url),
-      token_id: String(relay.token_id),
-      encrypted_push_registration: String(relay.encrypted_push_registration),
-      bouncer_public_key: String(relay.bouncer_public_key),
+      token_id: relay.token_id,
+      encrypted_push_registration: relay.encrypted_push_registration,
+      bouncer_public_key: relay.bouncer_public_key,
     });
     // Network, 5xx and configuration failures leave the registration
     // pending, as Zulip's worker does while it retries.
     if (outcome.kind === "ok" || outcome.kind === "client") {
       await call(req, "completePushRegistration", {
-        deviceId: relay.device_id as number,
-        tokenId: String(relay.token_id),
+        deviceId: relay.device_id,
+        tokenId: relay.token_id,
         ...(outcome.kind === "client" ? { errorCode: registrationErrorCode(outcome.code) } : {}),
       });
     }
@@ -180,14 +178,6 @@ const registerPushDevice: RouteDef = {
 
 // ---- POST /mobile_push/e2ee/test_notification -------------------------------
 
-interface ActiveDevice {
-  device_id: number;
-  push_key: string;
-  push_key_id: number;
-  push_token_id: string;
-  push_token_kind: string;
-}
-
 const e2eeTestNotification: RouteDef = {
   method: "POST",
   path: "/mobile_push/e2ee/test_notification",
@@ -195,8 +185,7 @@ const e2eeTestNotification: RouteDef = {
   params: { device_id: param(p.int()) },
   async handler(req) {
     const deviceId = req.params.device_id as number | undefined;
-    const answer = await call(req, "activePushDevices", deviceId === undefined ? {} : { deviceId });
-    const devices = answer.devices as unknown as ActiveDevice[];
+    const { devices } = await call(req, "activePushDevices", { deviceId });
     // Devices become active only through a relay; one configured earlier
     // and removed since leaves nothing to send them through.
     if (!pushRelayUrl()) throw errors.pushServiceNotConfigured();

@@ -11,7 +11,6 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 import { silentMention } from "./notification-bot.ts";
@@ -78,7 +77,7 @@ const listReminders: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "reminders", {})) as Obj;
+    return await req.call(own(req), "reminders", {});
   },
 };
 
@@ -98,7 +97,7 @@ const createReminder: RouteDef = {
     const id = req.params.message_id as number;
     const m = await readableMessage(req, id);
     const content = await reminderContent(req, m, (req.params.note as string | undefined) ?? null);
-    return (await req.call(own(req), "createReminder", { message_id: id, deliver_at: at, content })) as Obj;
+    return await req.call(own(req), "createReminder", { message_id: id, deliver_at: at, content });
   },
 };
 
@@ -109,7 +108,7 @@ const deleteReminder: RouteDef = {
   params: {},
   async handler(req) {
     const id = pathInt(req, "reminder_id");
-    return (await req.call(own(req), "deleteReminder", { id })) as Obj;
+    return await req.call(own(req), "deleteReminder", { id });
   },
 };
 

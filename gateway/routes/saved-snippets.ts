@@ -3,7 +3,6 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's SavedSnippet.MAX_TITLE_LENGTH and settings.MAX_MESSAGE_LENGTH. */
@@ -38,7 +37,7 @@ const listSnippets: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "savedSnippets", {})) as Obj;
+    return await req.call(own(req), "savedSnippets", {});
   },
 };
 
@@ -52,10 +51,10 @@ const createSnippet: RouteDef = {
     title: param(strippedText(TITLE_MAX), { required: true }),
   },
   async handler(req) {
-    return (await req.call(own(req), "createSavedSnippet", {
+    return await req.call(own(req), "createSavedSnippet", {
       title: req.params.title as string,
       content: req.params.content as string,
-    })) as Obj;
+    });
   },
 };
 
@@ -68,10 +67,11 @@ const editSnippet: RouteDef = {
     title: param(strippedText(TITLE_MAX)),
   },
   async handler(req) {
-    const args: Obj = { id: snippetId(req) };
-    if (req.params.title !== undefined) args.title = req.params.title as string;
-    if (req.params.content !== undefined) args.content = req.params.content as string;
-    return (await req.call(own(req), "editSavedSnippet", args)) as Obj;
+    return await req.call(own(req), "editSavedSnippet", {
+      id: snippetId(req),
+      title: req.params.title as string | undefined,
+      content: req.params.content as string | undefined,
+    });
   },
 };
 
@@ -81,7 +81,7 @@ const deleteSnippet: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "deleteSavedSnippet", { id: snippetId(req) })) as Obj;
+    return await req.call(own(req), "deleteSavedSnippet", { id: snippetId(req) });
   },
 };
 

@@ -6,16 +6,17 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { UserProtocol } from "../../actors/user/index.ts";
 import { clientName, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
 /** Zulip's Message.API_RECIPIENT_TYPES. */
 const TYPES = ["direct", "private", "stream", "channel"];
 
-/** The type as Zulip stores it: "channel" is "stream", "direct" is "private". */
-function storedType(t: string): string {
-  return t === "channel" ? "stream" : t === "direct" ? "private" : t;
+/** The type as Zulip stores it: "channel" is "stream", "direct" is "private" (TYPES only). */
+function storedType(t: string): "stream" | "private" {
+  return t === "channel" || t === "stream" ? "stream" : "private";
 }
 
 function own(req: RouteRequest) {
@@ -28,7 +29,7 @@ const listScheduled: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "scheduledMessages", {})) as Obj;
+    return await req.call(own(req), "scheduledMessages", {});
   },
 };
 
@@ -45,16 +46,15 @@ const createScheduled: RouteDef = {
     read_by_sender: param(p.bool()),
   },
   async handler(req) {
-    const args: Obj = {
+    return await req.call(own(req), "createScheduledMessage", {
       type: storedType(req.params.type as string),
       to: req.params.to as string,
       content: req.params.content as string,
       deliver_at: req.params.scheduled_delivery_timestamp as number,
       client: clientName(req),
-    };
-    if (req.params.topic !== undefined) args.topic = req.params.topic as string;
-    if (req.params.read_by_sender !== undefined) args.read_by_sender = req.params.read_by_sender as boolean;
-    return (await req.call(own(req), "createScheduledMessage", args)) as Obj;
+      topic: req.params.topic as string | undefined,
+      read_by_sender: req.params.read_by_sender as boolean | undefined,
+    });
   },
 };
 
@@ -81,17 +81,20 @@ const editScheduled: RouteDef = {
     ) {
       throw errors.nothingToChange();
     }
-    const args: Obj = { id, client: clientName(req) };
+    const args: ArgsOf<UserProtocol, "editScheduledMessage"> = {
+      id,
+      client: clientName(req),
+      to: to as string | undefined,
+      topic: topic as string | undefined,
+      content: content as string | undefined,
+      deliver_at: at as number | undefined,
+    };
     if (type !== undefined) {
       if (to === undefined) throw errors.scheduledRecipientRequired();
       args.type = storedType(type as string);
       if (args.type === "stream" && topic === undefined) throw errors.scheduledTopicRequired();
     }
-    if (to !== undefined) args.to = to as string;
-    if (topic !== undefined) args.topic = topic as string;
-    if (content !== undefined) args.content = content as string;
-    if (at !== undefined) args.deliver_at = at as number;
-    return (await req.call(own(req), "editScheduledMessage", args)) as Obj;
+    return await req.call(own(req), "editScheduledMessage", args);
   },
 };
 
@@ -102,7 +105,7 @@ const deleteScheduled: RouteDef = {
   params: {},
   async handler(req) {
     const id = pathInt(req, "scheduled_message_id");
-    return (await req.call(own(req), "deleteScheduledMessage", { id })) as Obj;
+    return await req.call(own(req), "deleteScheduledMessage", { id });
   },
 };
 

@@ -2,7 +2,6 @@
 // uses before it has credentials (Zulip's zerver/views/auth.py).
 
 import { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION, realmRef, userRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef } from "../index.ts";
 import { pushRelayUrl } from "./push-relay.ts";
 
@@ -84,7 +83,7 @@ const fetchApiKey: RouteDef = {
       username,
       emptyPassword: password === "",
     })) as { userId: number };
-    return (await req.call(userRef(req.realmId, found.userId), "login", { password })) as Obj;
+    return await req.call(userRef(req.realmId, found.userId), "login", { password });
   },
 };
 

@@ -45,7 +45,7 @@ function settingsRoute(path: string): RouteDef {
       for (const [name, value] of Object.entries(req.params)) {
         if (value !== undefined) args[name] = value as Obj[string];
       }
-      return (await req.call(userRef(caller.realmId, caller.userId), "updateSettings", args)) as Obj;
+      return await req.call(userRef(caller.realmId, caller.userId), "updateSettings", args);
     },
   };
 }

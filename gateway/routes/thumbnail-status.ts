@@ -19,9 +19,9 @@ const thumbnailStatus: RouteDef = {
     if (!/^\d{1,15}$/.test(realm) || Number(realm) !== req.realmId || rest === "") {
       throw errors.invalidAttachment();
     }
-    const info = (await req.call(uploadsDirectoryRef(req.realmId), "lookupUpload", {
+    const info = await req.call(uploadsDirectoryRef(req.realmId), "lookupUpload", {
       pathId: `${realm}/${rest}`,
-    })) as { ownerId: number; isImage?: boolean } | null;
+    });
     if (!info || info.ownerId !== req.caller!.userId || info.isImage !== true)
       throw errors.invalidAttachment();
     // Every thumbnail is made while the upload request runs, before the

@@ -4,7 +4,6 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj, Value } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { convRef, locate } from "../narrow.ts";
 
@@ -24,15 +23,13 @@ const setTyping: RouteDef = {
     topic: param(p.string(), { aliases: ["subject"] }),
   },
   async handler(req) {
-    const type = req.params.type === "direct" ? "direct" : "stream";
-    const args: Obj = {
-      op: req.params.op as string,
-      type,
-      to: (req.params.to as Value | undefined) ?? null,
-      stream_id: (req.params.stream_id as Value | undefined) ?? null,
-      topic: (req.params.topic as Value | undefined) ?? null,
-    };
-    return (await req.call(userRef(req.realmId, req.caller!.userId), "typing", args)) as Obj;
+    return await req.call(userRef(req.realmId, req.caller!.userId), "typing", {
+      op: req.params.op === "stop" ? "stop" : "start",
+      type: req.params.type === "direct" ? "direct" : "stream",
+      to: (req.params.to as number[] | null | undefined) ?? null,
+      stream_id: (req.params.stream_id as number | null | undefined) ?? null,
+      topic: (req.params.topic as string | undefined) ?? null,
+    });
   },
 };
 

@@ -1,15 +1,15 @@
 // File uploads and attachments (Zulip's zerver/views/upload.py and
 // attachments.py). The gateway holds the bytes (the upload storage,
 // cluster/upload-storage.ts); the realm's uploads directory actor
-// (actors/blob/uploads.ts) holds each file's record: owner, size, the
+// (actors/uploads/) holds each file's record: owner, size, the
 // messages linking it. A file is served to its owner and to whoever can read
 // a message linking it, as Zulip's validate_attachment_request.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import sharp from "sharp";
 import { uploadsDirectoryRef } from "../../actors/index.ts";
+import type { UploadLookup } from "../../actors/uploads/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { componentLogger } from "../../cluster/log.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";
 import { RawReply, uploadStorage, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
@@ -255,14 +255,6 @@ async function tokenPathId(storage: UploadStorage, token: string, nowMs: number)
 
 // ---- access -------------------------------------------------------------------------------
 
-interface UploadInfo {
-  ownerId: number;
-  name: string;
-  size: number;
-  contentType: string;
-  messageIds: number[];
-}
-
 /** The path_id of /user_uploads/{realm_id_str}/{filename...}; only this realm's. */
 function pathIdOf(req: RouteRequest): string | null {
   const realm = req.path.realm_id_str ?? "";
@@ -275,11 +267,9 @@ function pathIdOf(req: RouteRequest): string | null {
  * Zulip's validate_attachment_request: unknown file -> 404; the owner, or a
  * user who can read some message linking it -> allowed; else 403.
  */
-async function authorize(req: RouteRequest, pathId: string | null): Promise<UploadInfo> {
+async function authorize(req: RouteRequest, pathId: string | null): Promise<UploadLookup> {
   if (pathId === null) throw errors.uploadNotFound();
-  const info = (await req.call(uploadsDirectoryRef(req.realmId), "lookupUpload", {
-    pathId,
-  })) as unknown as UploadInfo | null;
+  const info = await req.call(uploadsDirectoryRef(req.realmId), "lookupUpload", { pathId });
   if (!info) throw errors.uploadNotFound();
   if (info.ownerId === req.caller!.userId) return info;
   if (info.messageIds.length > 0 && (await findMessages(req, info.messageIds)).length > 0) return info;
@@ -328,7 +318,7 @@ export async function storeUpload(
   // Bytes first: a failure after this leaves an unreferenced object, never
   // a record whose bytes are missing.
   await storage.put(pathId, data, contentType);
-  let image: Obj | null = null;
+  let image: { width: number; height: number; animated: boolean } | null = null;
   if (THUMBNAIL_INPUT_TYPES.has(contentType)) {
     // The upload stands without thumbnails when storing them fails.
     image = await storeThumbnails(storage, pathId, data).catch((err: unknown) => {
@@ -446,7 +436,7 @@ const listAttachments: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(uploadsDirectoryRef(req.realmId), "listAttachments", {})) as Obj;
+    return await req.call(uploadsDirectoryRef(req.realmId), "listAttachments", {});
   },
 };
 
@@ -461,9 +451,7 @@ const removeAttachment: RouteDef = {
     if (!/^\d+$/.test(raw)) throw errors.noSuchRoute();
     const id = Number(raw);
     if (!Number.isSafeInteger(id)) throw errors.invalidAttachment();
-    const removed = (await req.call(uploadsDirectoryRef(req.realmId), "removeAttachment", { id })) as {
-      pathId: string;
-    };
+    const removed = await req.call(uploadsDirectoryRef(req.realmId), "removeAttachment", { id });
     // The record is gone: the bytes are no longer reachable; removing them
     // may fail (the storage is down) without the client needing to retry.
     await removeStored(uploadStorage(req), removed.pathId);

@@ -2,10 +2,9 @@
 // zerver/views/presence.py get_status_backend, views/alert_words.py,
 // views/muted_users.py): parse, call the actors, reply.
 
-import { rowArgs, unreadRows } from "../received.ts";
+import { unreadRows } from "../received.ts";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's MAX_ALERT_WORD_LENGTH, counted in code points before stripping. */
@@ -30,7 +29,7 @@ const getStatus: RouteDef = {
   async handler(req) {
     const userId = pathId(req.path.user_id!);
     await req.call(realmRef(req.realmId), "statusTarget", { userId });
-    return { status: (await req.call(userRef(req.realmId, userId), "userStatus", {})) as Obj };
+    return { status: await req.call(userRef(req.realmId, userId), "userStatus", {}) };
   },
 };
 
@@ -40,7 +39,7 @@ const listAlertWords: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(own(req), "alertWords", {})) as Obj;
+    return await req.call(own(req), "alertWords", {});
   },
 };
 
@@ -61,7 +60,7 @@ const addAlertWords: RouteDef = {
   async handler(req) {
     // Zulip's clean_alert_words: stripped, empty ones dropped.
     const words = (req.params.alert_words as string[]).map((w) => w.trim()).filter((w) => w !== "");
-    return (await req.call(own(req), "addAlertWords", { words })) as Obj;
+    return await req.call(own(req), "addAlertWords", { words });
   },
 };
 
@@ -71,9 +70,7 @@ const removeAlertWords: RouteDef = {
   auth: "required",
   params: { alert_words: param(wordList(), { required: true }) },
   async handler(req) {
-    return (await req.call(own(req), "removeAlertWords", {
-      words: req.params.alert_words as string[],
-    })) as Obj;
+    return await req.call(own(req), "removeAlertWords", { words: req.params.alert_words as string[] });
   },
 };
 
@@ -86,7 +83,7 @@ const muteUser: RouteDef = {
     const mutedId = pathId(req.path.muted_user_id!);
     // The caller's unread received rows: those the muted user sent become read too.
     const { rows } = await unreadRows(req, req.caller!.userId, null);
-    return (await req.call(own(req), "muteUser", { mutedId, received: rowArgs(rows) })) as Obj;
+    return await req.call(own(req), "muteUser", { mutedId, received: rows });
   },
 };
 
@@ -97,7 +94,7 @@ const unmuteUser: RouteDef = {
   params: {},
   async handler(req) {
     const mutedId = pathId(req.path.muted_user_id!);
-    return (await req.call(own(req), "unmuteUser", { mutedId })) as Obj;
+    return await req.call(own(req), "unmuteUser", { mutedId });
   },
 };
 

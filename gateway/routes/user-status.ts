@@ -4,10 +4,7 @@
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { p, param, type RouteDef } from "../index.ts";
-
-const FIELDS = ["status_text", "emoji_name", "emoji_code", "reaction_type"];
 
 /** A `<int:...>` path segment: digits or no route; past our ids, an unknown user. */
 function pathId(raw: string): number {
@@ -30,9 +27,12 @@ const updateStatusForUser: RouteDef = {
   async handler(req) {
     const userId = pathId(req.path.user_id!);
     await req.call(realmRef(req.realmId), "adminStatusTarget", { userId });
-    const args: Obj = {};
-    for (const n of FIELDS) if (req.params[n] !== undefined) args[n] = req.params[n] as Obj[string];
-    return (await req.call(userRef(req.realmId, userId), "updateStatusByAdmin", args)) as Obj;
+    return await req.call(userRef(req.realmId, userId), "updateStatusByAdmin", {
+      status_text: req.params.status_text as string | undefined,
+      emoji_name: req.params.emoji_name as string | undefined,
+      emoji_code: req.params.emoji_code as string | undefined,
+      reaction_type: req.params.reaction_type as string | undefined,
+    });
   },
 };
 

@@ -11,13 +11,6 @@ function me(req: RouteRequest): Caller {
   return req.caller!;
 }
 
-/** Only the parameters the client sent (absent optional ones are missing). */
-function sent(req: RouteRequest, names: string[]): Obj {
-  const out: Obj = {};
-  for (const n of names) if (req.params[n] !== undefined) out[n] = req.params[n] as Obj[string];
-  return out;
-}
-
 const createUser: RouteDef = {
   method: "POST",
   path: "/users",
@@ -58,10 +51,7 @@ const getOwnUser: RouteDef = {
     })) as { user: Obj };
     // The newest message the user received (their flag index), -1 when none.
     const own = userRef(caller.realmId, caller.userId);
-    const [max, spanned] = await Promise.all([
-      req.call(own, "maxMessageId", {}) as Promise<{ max_message_id: number }>,
-      spannedChannels(req),
-    ]);
+    const [max, spanned] = await Promise.all([req.call(own, "maxMessageId", {}), spannedChannels(req)]);
     // Received rows count too (gateway/received.ts); `after` far above any id lists none.
     const parts = await channelRows(req, spanned, () => ({
       after: Number.MAX_SAFE_INTEGER,
@@ -70,8 +60,6 @@ const getOwnUser: RouteDef = {
     return { ...user, max_message_id: maxId };
   },
 };
-
-const STATUS_PARAMS = ["away", "status_text", "emoji_name", "emoji_code", "reaction_type"];
 
 const updateStatus: RouteDef = {
   method: "POST",
@@ -87,11 +75,13 @@ const updateStatus: RouteDef = {
   },
   async handler(req) {
     const caller = me(req);
-    return (await req.call(
-      userRef(caller.realmId, caller.userId),
-      "updateStatus",
-      sent(req, STATUS_PARAMS),
-    )) as Obj;
+    return await req.call(userRef(caller.realmId, caller.userId), "updateStatus", {
+      away: req.params.away as boolean | undefined,
+      status_text: req.params.status_text as string | undefined,
+      emoji_name: req.params.emoji_name as string | undefined,
+      emoji_code: req.params.emoji_code as string | undefined,
+      reaction_type: req.params.reaction_type as string | undefined,
+    });
   },
 };
 

@@ -4,20 +4,26 @@
 // user whether to delete them). Internal: the conversation's edit turn.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj, OutEvent } from "../types.ts";
-import { event, fact, format, type UploadsState } from "./uploads.ts";
+import type { HandlerOf, SomeHandlersOf } from "../protocol.ts";
+import type { Obj, OutEvent } from "../types.ts";
+import type { UploadsProtocol } from "./protocol.ts";
+import { event, fact, format, type UploadsState } from "./state.ts";
 
-const releaseLinks: Handler<UploadsState> = (state, args, _ctx, caller) => {
+const releaseLinks: HandlerOf<UploadsState, UploadsProtocol, "releaseLinks"> = (
+  state,
+  args,
+  _ctx,
+  caller,
+) => {
   if (caller) throw errors.accessDenied();
   const { messageId, editorId } = args;
-  if (typeof messageId !== "number" || typeof editorId !== "number") throw errors.internal();
-  const keep = new Set((Array.isArray(args.kept) ? args.kept : []).filter((p) => typeof p === "string"));
+  const keep = new Set(args.kept);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const detached: Obj[] = [];
   const seen = new Set<string>();
-  for (const p of Array.isArray(args.dropped) ? args.dropped : []) {
-    if (typeof p !== "string" || keep.has(p) || seen.has(p)) continue;
+  for (const p of args.dropped) {
+    if (keep.has(p) || seen.has(p)) continue;
     seen.add(p);
     const a = state.byPath.get(p);
     if (!a || !a.messages.some((m) => m.id === messageId)) continue;
@@ -29,4 +35,6 @@ const releaseLinks: Handler<UploadsState> = (state, args, _ctx, caller) => {
   return { facts, events, reply: { detached } };
 };
 
-export const detachedHandlers: Record<string, Handler<UploadsState>> = { releaseLinks };
+export const detachedHandlers: SomeHandlersOf<UploadsState, UploadsProtocol, "releaseLinks"> = {
+  releaseLinks,
+};
