@@ -12,6 +12,7 @@ import type {
   ActorRef,
   Behavior,
   Caller,
+  Kind,
   Obj,
   Origin,
   OutEvent,
@@ -20,7 +21,6 @@ import type {
 import { errors, type ZulipError } from "../actors/errors.ts";
 import {
   argsFit,
-  typedCall,
   type ArgsOf,
   type MethodOf,
   type Protocol,
@@ -29,17 +29,10 @@ import {
   type UntypedRef,
 } from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
-import { deliverMessages, MESSAGE_DELIVERY } from "../actors/channel/delivery.ts";
-import { ACCESS_CHANGE, emitAccessChangeEvents, relayAccessEvents } from "../actors/channel/user-access.ts";
-import { ACCESS_RELAY } from "../actors/realm/user-access.ts";
-import { attachScheduledDelivery } from "../actors/user/scheduled-delivery.ts";
-import { attachRetention } from "../actors/channel/retention.ts";
-import { PUSH_NOTIFY } from "../actors/channel/push-candidates.ts";
 import { pb, toPbMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
-import { Catalog, type Activation, type Turn } from "./catalog.ts";
-import { EventRouter, isRouterRef } from "./event-router.ts";
+import { Catalog, type Activation, type SideFact, type Turn } from "./catalog.ts";
 import { metrics } from "./metrics.ts";
 import { errorToResponse, responseValue } from "./responses.ts";
 import type { IndexRange, Store } from "./storage/contract.ts";
@@ -97,13 +90,55 @@ export type EventListener = (ref: ActorRef, events: OutEvent[]) => void;
  */
 export type HandoffHandler = (data: Obj[], key: string | null) => Promise<boolean>;
 
+/** Where emitted events go (NodeRuntime.routeEvents); resolves true once every recipient has them. */
+export type EventRoute = (ref: ActorRef, events: OutEvent[], key: string | null) => Promise<boolean>;
+
+/**
+ * The node's part in the actors of one kind beyond running their turns
+ * (NodeRuntime.onKind); the domain's wiring registers it
+ * (cluster/compose/domain.ts).
+ */
+export interface KindHooks {
+  /**
+   * An activation that speaks for its shard (the current one, at the
+   * shard's epoch) has its state loaded, or a batch of its facts durable
+   * (CatalogHooks.settled).
+   */
+  settled?(act: Activation): void;
+  /** A batch is about to be appended; the append waits for the promise (CatalogHooks.beforeAppend). */
+  beforeAppend?(act: Activation, facts: readonly Obj[]): Promise<void> | undefined;
+  /** Where the kind's side log is kept (Behavior.sideLog). */
+  sideLog?: SideLogSource;
+}
+
+/** A kind's side log (Behavior.sideLog), kept outside its actors' journals. */
+export interface SideLogSource {
+  /** The activation's facts after `after`, for its replay (CatalogHooks.sideFacts). */
+  replay(act: Activation, after: number): Promise<SideFact[]>;
+  /** For a turn (ctx.sideLog): the facts after `after`, up to `upTo`. */
+  facts(act: Activation, after: number, upTo?: number): Promise<Obj[]>;
+  /** For a turn (ctx.sideLogHead): the position of the last entry for the actor (0: none). */
+  head(act: Activation): number;
+  /** The store holds the activation's state up to `position` of the log (CatalogHooks.sideSaved). */
+  saved(act: Activation, position: number): void;
+}
+
+/**
+ * A node-side service addressed like an actor (NodeRuntime.addService):
+ * the requests to the refs it owns are answered by it, never by an
+ * activation, and only from inside the cluster.
+ */
+export interface NodeService {
+  owns(ref: ActorRef): boolean;
+  receive(req: ActorRequest): Promise<Value>;
+}
+
 export class NodeRuntime {
   readonly nodeId: string;
   readonly shards: number;
   readonly wheel: TimerWheel;
   readonly catalog: Catalog;
-  /** Routes every emitted event to its recipients' queue actors (event-router.ts). */
-  readonly router: EventRouter;
+  readonly store: Store;
   private readonly o: NodeOptions;
   private readonly leaseTtlMs: number;
   private readonly renewMs: number;
@@ -117,16 +152,21 @@ export class NodeRuntime {
   private readonly noticeListeners: ((subject: string, data: Obj) => void)[] = [];
   private readonly handoffHandlers = new Map<string, HandoffHandler>();
   private readonly acquiredListeners: ((shard: number) => void)[] = [];
+  private readonly leftListeners: ((shard: number) => void)[] = [];
+  private readonly kindHooks = new Map<string, KindHooks>();
+  private readonly services: NodeService[] = [];
+  private eventRoute: EventRoute | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
   private acquireTimer: NodeJS.Timeout | null = null;
   private acquiring = false;
-  private stopped = false;
+  private halted = false;
   readonly stats = { leaseRenewals: 0, leaseLosses: 0, shardAcquisitions: 0, shardReleases: 0 };
 
   constructor(o: NodeOptions) {
     this.o = o;
     this.nodeId = o.nodeId;
     this.shards = o.shards;
+    this.store = o.store;
     this.leaseTtlMs = o.leaseTtlMs ?? 3000;
     this.renewMs = o.renewMs ?? 1000;
     this.exclusiveStore = o.exclusiveStore === true;
@@ -147,7 +187,8 @@ export class NodeRuntime {
       hooks: {
         emit: (ref, events, key) => {
           for (const l of this.listeners) l(ref, events);
-          return this.router.route(ref, events, key);
+          // A node nobody routes events for (unit tests of the runtime) drops them.
+          return this.eventRoute === null ? Promise.resolve(true) : this.eventRoute(ref, events, key);
         },
         handoff: async (_ref, handoffs, key) => {
           // Each subject's handler gets the batch's hand-offs of it at once;
@@ -177,71 +218,21 @@ export class NodeRuntime {
           void this.loseShard(shard);
         },
         settled: (act) => {
+          const settled = this.kindHooks.get(act.ref.kind)?.settled;
           // Only the current activation of a shard served at its epoch speaks for the shard.
-          if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
-          const queues = (act.state as { queues?: unknown[] } | undefined)?.queues;
-          this.router.noteQueues(act.ref, act.shard, queues !== undefined && queues.length > 0);
+          if (settled === undefined || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
+          settled(act);
         },
-        beforeAppend: (act, facts) =>
-          act.ref.kind === "queue" ? this.router.beforeQueueAppend(act.ref, act.shard, facts) : undefined,
-        // The queue kind's deliveries live in its shard's event log (cluster/event-log.ts).
-        sideFacts: (act, after) =>
-          act.ref.kind === "queue"
-            ? this.router.log.replay(act.shard, act.ref.realm, Number(act.ref.key), after)
-            : Promise.resolve([]),
+        beforeAppend: (act, facts) => this.kindHooks.get(act.ref.kind)?.beforeAppend?.(act, facts),
+        sideFacts: (act, after) => this.sideLogOf(act)?.replay(act, after) ?? Promise.resolve([]),
         sideSaved: (act, position) => {
-          if (act.ref.kind !== "queue" || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
-          this.router.log.saved(act.shard, act.ref.realm, Number(act.ref.key), position);
+          const log = this.sideLogOf(act);
+          if (log === undefined || act.dead || this.shardEpoch(act.shard) !== act.epoch) return;
+          log.saved(act, position);
         },
         context: (act, turn) => this.context(act, turn),
       },
     });
-    // Sent messages reach their recipients' flags, one call per recipient
-    // for a whole batch of sends (actors/channel/delivery.ts).
-    const call = typedCall((ref, m, a) => this.call(ref, m, a));
-    this.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, call));
-    // Events about a user for the guests who may access them (restricted user access).
-    this.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
-    // A guest's gained and lost channel peers, less its DM partners (restricted user access).
-    this.onHandoff(ACCESS_CHANGE, (data) => emitAccessChangeEvents(data, call));
-    // Push notifications go out through the push worker (cluster/push-worker.ts), which
-    // replaces this; a node run without one drops them rather than keep them.
-    this.onHandoff(PUSH_NOTIFY, () => Promise.resolve(true));
-    // Scheduled messages: their delivery attempts and the sweep after a takeover.
-    attachScheduledDelivery({
-      call,
-      callAs: async (ref, method, args, caller) =>
-        responseValue(
-          await this.request({
-            ref,
-            shard: shardOf(ref, this.shards),
-            method,
-            args,
-            caller,
-            deadline: Date.now() + this.callTimeoutMs,
-          }),
-        ),
-      onHandoff: (subject, handler) => this.onHandoff(subject, handler),
-      onShardAcquired: (l) => this.onShardAcquired(l),
-      shardOf: (ref) => shardOf(ref, this.shards),
-    });
-    // Message retention: sweeps of the realms this node serves (actors/channel/retention.ts).
-    attachRetention({
-      call: (ref, m, a) => this.call(ref, m, a),
-      onShardAcquired: (l) => this.onShardAcquired(l),
-      shardOf: (ref) => shardOf(ref, this.shards),
-      servingShards: () => this.servingShards(),
-      stopped: () => this.stopped,
-    });
-    this.router = new EventRouter({
-      nodeId: this.nodeId,
-      shards: this.shards,
-      serves: (shard) => this.state.get(shard)?.status === "active",
-      request: (req) => this.request(req),
-      store: o.store,
-      epoch: (shard) => this.shardEpoch(shard),
-    });
-    this.onShardAcquired((shard) => this.router.acquiredShard(shard));
   }
 
   start(): void {
@@ -280,6 +271,36 @@ export class NodeRuntime {
     this.acquiredListeners.push(l);
   }
 
+  /** Told each time this node stops serving a shard (lost, or handed off), before its activations go. */
+  onShardLeft(l: (shard: number) => void): void {
+    this.leftListeners.push(l);
+  }
+
+  /** Where the events actors emit go (the domain's event router); until set, they are dropped. */
+  routeEvents(route: EventRoute): void {
+    this.eventRoute = route;
+  }
+
+  /** The node's part in the actors of `kind` (KindHooks); one set per kind. */
+  onKind(kind: Kind, hooks: KindHooks): void {
+    this.kindHooks.set(kind, hooks);
+  }
+
+  /** Answer the requests to the refs `service` owns (NodeService). */
+  addService(service: NodeService): void {
+    this.services.push(service);
+  }
+
+  /** The side log of an activation's kind (KindHooks.sideLog), if it has one. */
+  sideLogOf(act: Activation): SideLogSource | undefined {
+    return this.kindHooks.get(act.ref.kind)?.sideLog;
+  }
+
+  /** True once the node stopped. */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
   /** Resolves once every wanted shard is served (or the timeout passes). */
   async ready(timeoutMs = 30_000): Promise<boolean> {
     const until = Date.now() + timeoutMs;
@@ -288,6 +309,11 @@ export class NodeRuntime {
       await new Promise((r) => setTimeout(r, 20));
     }
     return false;
+  }
+
+  /** Whether this node serves `shard` now. */
+  serves(shard: number): boolean {
+    return this.state.get(shard)?.status === "active";
   }
 
   /** Shards this node currently serves. */
@@ -321,14 +347,15 @@ export class NodeRuntime {
       st.selfFenced = true;
       return errorToResponse(new MovedError(req.shard));
     }
+    const service = this.serviceOf(req.ref);
     if (req.origin === "external") {
-      const refused = refuseExternal(req, this.o.behaviors, this.shards);
+      const refused = refuseExternal(req, this.o.behaviors, this.shards, service !== undefined);
       if (refused !== null) return errorToResponse(refused);
     }
-    if (isRouterRef(req.ref)) {
-      // Another node's events for the users of this shard.
+    if (service !== undefined) {
+      // E.g. another node's events for the users of this shard (the event router).
       try {
-        return { ok: true, value: await this.router.receive(req.args) };
+        return { ok: true, value: await service.receive(req) };
       } catch (err) {
         return errorToResponse(err);
       }
@@ -380,6 +407,25 @@ export class NodeRuntime {
       deadline: Date.now() + timeoutMs,
     });
     return responseValue(res);
+  }
+
+  /** Call an actor as `caller` (a worker acting for a user), returning its reply value, raising its error. */
+  async callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value> {
+    return responseValue(
+      await this.request({
+        ref,
+        shard: shardOf(ref, this.shards),
+        method,
+        args,
+        caller,
+        deadline: Date.now() + this.callTimeoutMs,
+      }),
+    );
+  }
+
+  private serviceOf(ref: ActorRef): NodeService | undefined {
+    for (const s of this.services) if (s.owns(ref)) return s;
+    return undefined;
   }
 
   private context(act: Activation, turn: Turn): ActorContext {
@@ -459,7 +505,7 @@ export class NodeRuntime {
 
   /** A ctx.schedule timer is due: send its method to the actor (shared by every entry, no closure). */
   private readonly fireTimer = (ref: ActorRef, method: string, args: Obj): void => {
-    if (this.stopped) return;
+    if (this.halted) return;
     void this.handle({
       ref,
       shard: shardOf(ref, this.shards),
@@ -471,7 +517,7 @@ export class NodeRuntime {
   };
 
   private async acquireWanted(): Promise<void> {
-    if (this.acquiring || this.stopped) return;
+    if (this.acquiring || this.halted) return;
     this.acquiring = true;
     try {
       const wanted = [...this.desired].filter((s) => !this.state.has(s));
@@ -485,12 +531,11 @@ export class NodeRuntime {
             epoch = null;
           }
           const now = Date.now();
-          if (epoch === null || !this.desired.has(shard) || this.stopped) {
+          if (epoch === null || !this.desired.has(shard) || this.halted) {
             this.state.delete(shard);
             if (epoch !== null) await this.o.store.releaseLease(shard, this.nodeId, epoch).catch(() => {});
             return;
           }
-          this.router.forgetShard(shard);
           this.state.set(shard, { status: "active", epoch, renewedAt: now });
           this.stats.shardAcquisitions++;
           metrics.shardMove("acquired");
@@ -536,7 +581,7 @@ export class NodeRuntime {
     const st = this.state.get(shard);
     if (!st || st.status !== "active") return;
     this.state.delete(shard);
-    this.router.forgetShard(shard);
+    for (const l of this.leftListeners) l(shard);
     this.stats.leaseLosses++;
     metrics.shardMove("lost");
     this.o.onShardChange?.(shard, false);
@@ -548,7 +593,7 @@ export class NodeRuntime {
     const st = this.state.get(shard);
     if (!st || st.status !== "active") return;
     st.status = "releasing";
-    this.router.forgetShard(shard);
+    for (const l of this.leftListeners) l(shard);
     this.o.onShardChange?.(shard, false);
     await this.catalog.dropShard(shard, true);
     await this.o.store.releaseLease(shard, this.nodeId, st.epoch).catch(() => {});
@@ -563,7 +608,7 @@ export class NodeRuntime {
       this.desired = new Set();
       await Promise.all([...this.state.keys()].map((s) => this.releaseShard(s)));
     }
-    this.stopped = true;
+    this.halted = true;
     metrics.detach(this);
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.acquireTimer) clearInterval(this.acquireTimer);
@@ -576,18 +621,20 @@ export class NodeRuntime {
  * only what the behaviour exposes (Behavior.external), without a caller only
  * the anonymous methods, with a caller only actors of the caller's realm; it
  * must name the actor's own shard (another would host a second activation
- * of the actor there), and never the event router; and its args must fit
- * the method's declared protocol, when the kind has one.
+ * of the actor there), and never a node service (`internal`: the event
+ * router); and its args must fit the method's declared protocol, when the
+ * kind has one.
  */
 function refuseExternal(
   req: ActorRequest,
   behaviors: NodeOptions["behaviors"],
   shards: number,
+  internal: boolean,
 ): ZulipError | null {
   const external = Object.hasOwn(behaviors, req.ref.kind) ? behaviors[req.ref.kind]?.external : undefined;
   const exposure =
     external !== undefined && Object.hasOwn(external, req.method) ? external[req.method] : undefined;
-  if (exposure === undefined || isRouterRef(req.ref) || req.shard !== shardOf(req.ref, shards))
+  if (exposure === undefined || internal || req.shard !== shardOf(req.ref, shards))
     return errors.accessDenied();
   if (req.caller === null) {
     if (exposure !== "anonymous") return errors.notLoggedIn();
@@ -663,13 +710,10 @@ class TurnContext implements ActorContext {
   }
 
   sideLog(after: number, upTo?: number): Promise<Obj[]> {
-    const { ref, shard } = this.act;
-    if (ref.kind !== "queue") return Promise.resolve([]);
-    return this.node.router.log.facts(shard, ref.realm, Number(ref.key), after, upTo);
+    return this.node.sideLogOf(this.act)?.facts(this.act, after, upTo) ?? Promise.resolve([]);
   }
 
   sideLogHead(): number {
-    const { ref, shard } = this.act;
-    return ref.kind === "queue" ? this.node.router.log.head(shard, ref.realm, Number(ref.key)) : 0;
+    return this.node.sideLogOf(this.act)?.head(this.act) ?? 0;
   }
 }
