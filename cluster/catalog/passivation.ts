@@ -80,7 +80,7 @@ export async function dropShard(c: CatalogCore, shard: number, graceful: boolean
   if (graceful) {
     // The shard's activations stay reachable until all of them are idle at
     // once: a draining turn may call an actor of its own shard (the node
-    // serves such calls here, see NodeRuntime.context), and removing the
+    // serves such calls here, see TurnServices.call), and removing the
     // callee first would make it wait for the shard's next owner, which
     // waits for this drain. Once all are idle no turn of the shard runs, so
     // nothing new starts on it; the loop only catches activations such calls
