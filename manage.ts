@@ -3,7 +3,7 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import { userRef } from "./actors/addresses.ts";
+import { realmDirectoryRef, userRef } from "./actors/addresses.ts";
 import { typedCall, type TypedCall } from "./actors/protocol.ts";
 import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
@@ -54,10 +54,10 @@ async function main(): Promise<void> {
     return v;
   };
   const run = env.str("NATS_URL") ? withCluster : withEmbedded;
-  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  const directory = realmDirectoryRef();
   const realmOf = async (call: Call): Promise<number> => {
     if (values["realm-id"]) return Number(values["realm-id"]);
-    const realms = (await call(directory, "listRealms", {})) as { realmId: number }[];
+    const realms = await call(directory, "listRealms", {});
     if (!realms.length) throw new Error("no organization exists: run create-realm first");
     return realms[0]!.realmId;
   };
@@ -122,9 +122,9 @@ async function restore(file: string | undefined): Promise<Value> {
   const { readExport, restoreInto } = await import("./cluster/export.ts");
   const contents = await readExport(file);
   const { realmId, host, exportId } = contents.manifest;
-  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  const directory = realmDirectoryRef();
   return withEmbedded(async (call, store, shards) => {
-    const realms = (await call(directory, "listRealms", {})) as { realmId: number; host: string }[];
+    const realms = await call(directory, "listRealms", {});
     const clash = realms.find((r) => r.realmId === realmId || r.host === host.toLowerCase());
     if (clash)
       throw new Error(
@@ -147,9 +147,7 @@ async function restore(file: string | undefined): Promise<Value> {
  * conversion runs at activation: Behavior.upgrade).
  */
 async function migrate(call: Call): Promise<Value> {
-  const realms = (await call({ kind: "realm", realm: 0, key: "directory" }, "listRealms", {})) as {
-    realmId: number;
-  }[];
+  const realms = await call(realmDirectoryRef(), "listRealms", {});
   let conversations = 0;
   let messages = 0;
   for (const { realmId } of realms) {

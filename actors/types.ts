@@ -36,6 +36,7 @@ export interface IndexRange {
 
 export type Kind =
   | "realm"
+  | "realmDirectory"
   | "user"
   | "channel"
   | "group"
@@ -47,6 +48,7 @@ export type Kind =
   | "webhookIndex";
 export const KINDS: readonly Kind[] = [
   "realm",
+  "realmDirectory",
   "user",
   "channel",
   "group",

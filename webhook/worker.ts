@@ -23,8 +23,8 @@ import {
   TRIGGER_NOTICE,
   ZULIP_VERSION,
   channelConvRef,
-  directoryRef,
   dmConvRef,
+  realmDirectoryRef,
   realmRef,
   webhookIndexRef,
   webhookRef,
@@ -286,7 +286,7 @@ export class WebhookWorker {
     this.stats.sweeps++;
     let realms: Obj[] = [];
     await this.retrying("list the realms for the webhook sweep", async () => {
-      realms = (await this.host.call(directoryRef(), "listRealms", {})) as unknown as Obj[];
+      realms = (await this.host.call(realmDirectoryRef(), "listRealms", {})) as unknown as Obj[];
     });
     await Promise.all(
       realms.map(async (r) => {

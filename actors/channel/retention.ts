@@ -31,7 +31,8 @@
 // has touched since the list existed is not listed yet, and so not swept.
 
 import { errors } from "../errors.ts";
-import { directoryRef, realmRef } from "../realm/index.ts";
+import { realmRef } from "../realm/index.ts";
+import { realmDirectoryRef } from "../realm-directory/index.ts";
 import type { MessageLimits } from "../realm/message-limits.ts";
 import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
@@ -169,7 +170,7 @@ export interface RetentionHost {
 
 /** The realms whose realm actor is on one of `shards`, each swept once; failures wait for the next sweep. */
 async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
-  const realms = (await host.call(directoryRef(), "listRealms", {})) as Obj[];
+  const realms = (await host.call(realmDirectoryRef(), "listRealms", {})) as Obj[];
   for (const r of realms) {
     const realmId = Number(r.realmId);
     if (!shards.has(host.shardOf(realmRef(realmId)))) continue;

@@ -1,9 +1,9 @@
-// The realm kind: one behaviour serving two roles chosen by ref.key, the
-// global directory ("directory", realm 0) and each organization ("realm").
+// The realm kind: one actor per organization (key "realm"). The
+// deployment's host -> realm id map is the realm directory's own kind
+// (actors/realm-directory/).
 
 import { errors } from "../errors.ts";
 import type { Behavior, Exposure, Handler } from "../types.ts";
-import { directoryHandlers } from "./directory-handlers.ts";
 import { realmHandlers } from "./realm-handlers.ts";
 import { realmSetting } from "./defaults.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
@@ -26,56 +26,35 @@ import { adminStatusRealmHandlers } from "./admin-status.ts";
 import { deletedUserHandlers } from "./deleted-users.ts";
 import { pushPresenceHandlers } from "./push-presence.ts";
 import {
-  applyRealmKindFact,
-  initialRealmKind,
-  realmKindFromSnapshot,
-  realmKindToSnapshot,
-  type DirectoryState,
-  type RealmKindState,
+  applyRealmFact,
+  initialRealm,
+  realmFromSnapshot,
+  realmToSnapshot,
   type RealmState,
 } from "./state.ts";
 
-function forRole<S extends RealmKindState>(role: S["role"], handler: Handler<S>): Handler<RealmKindState> {
-  return (state, args, ctx, caller) => {
-    // A method of the other role is a caller bug (wrong ref.key).
-    if (state.role !== role) throw errors.internal();
-    return handler(state as S, args, ctx, caller);
-  };
-}
-
-const handlers: Record<string, Handler<RealmKindState>> = {};
-for (const [name, h] of Object.entries(directoryHandlers))
-  handlers[name] = forRole<DirectoryState>("directory", h);
-for (const [name, h] of Object.entries(realmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(rosterHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(realmRegisterHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(realmSettingsHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(linkifierHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(webhookRealmHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(deactivationPlanHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(userDefaultsHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(scheduledIndexHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(messageLimitHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(adminStatusRealmHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(deletedUserHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(pushPresenceHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
+const handlers: Record<string, Handler<RealmState>> = {
+  ...realmHandlers,
+  ...rosterHandlers,
+  ...realmRegisterHandlers,
+  ...realmSettingsHandlers,
+  ...linkifierHandlers,
+  ...webhookRealmHandlers,
+  ...deactivationPlanHandlers,
+  ...typingRealmHandlers,
+  ...sendPrefsHandlers,
+  ...playgroundHandlers,
+  ...exportHandlers,
+  ...userDefaultsHandlers,
+  ...inviteHandlers,
+  ...botApiKeyHandlers,
+  ...scheduledIndexHandlers,
+  ...exportConsentAudienceHandlers,
+  ...messageLimitHandlers,
+  ...adminStatusRealmHandlers,
+  ...deletedUserHandlers,
+  ...pushPresenceHandlers,
+};
 
 /**
  * Reads of a spectator's /register. The gateway asks them without a caller
@@ -95,7 +74,6 @@ for (const name of SPECTATOR_READS) {
     if (
       caller === null &&
       ctx.origin === "external" &&
-      state.role === "realm" &&
       realmSetting(state, "enable_spectator_access") !== true
     )
       throw errors.notLoggedIn();
@@ -111,7 +89,6 @@ for (const name of SPECTATOR_READS) {
  * API keys by email, rate-limit bookkeeping, the leaf reads of user actors.
  */
 const external: Record<string, Exposure> = {
-  resolveHost: "anonymous",
   authVerify: "anonymous",
   login: "anonymous",
   publicInfo: "anonymous",
@@ -180,12 +157,14 @@ const external: Record<string, Exposure> = {
   markProfileDeleted: "caller",
 };
 
-export const realmBehavior: Behavior<RealmKindState> = {
+export const realmBehavior: Behavior<RealmState> = {
   kind: "realm",
-  initial: initialRealmKind,
-  apply: applyRealmKindFact,
-  toSnapshot: realmKindToSnapshot,
-  fromSnapshot: realmKindFromSnapshot,
+  // The realm directory keeps this kind's `realm.0.directory` (its storedAs): each owns its key.
+  ownsKey: (key) => key === "realm",
+  initial: initialRealm,
+  apply: applyRealmFact,
+  toSnapshot: realmToSnapshot,
+  fromSnapshot: realmFromSnapshot,
   handlers,
   external,
 };

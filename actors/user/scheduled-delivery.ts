@@ -12,7 +12,8 @@
 
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../channel/index.ts";
-import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
+import { realmDirectoryRef } from "../realm-directory/index.ts";
 import { userRef } from "../addresses.ts";
 import type { ArgsOf, TypedCall } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
@@ -151,7 +152,7 @@ export function failureNotice(deliverAt: number, error: string): string {
  * at start-up).
  */
 async function sweep(host: ScheduledHost, shards: Set<number>): Promise<void> {
-  const realms = await retrying(() => host.call(directoryRef(), "listRealms", {}));
+  const realms = await retrying(() => host.call(realmDirectoryRef(), "listRealms", {}));
   if (!realms || !("ok" in realms)) return;
   await Promise.all(
     (realms.ok as Obj[]).map(async (r) => {
