@@ -3,7 +3,8 @@
 // (actors/realm-directory/).
 
 import { errors } from "../errors.ts";
-import type { Behavior, Exposure, Handler } from "../types.ts";
+import { defineBehavior, handlersOf } from "../protocol.ts";
+import type { ActorContext, Caller } from "../types.ts";
 import { realmHandlers } from "./realm-handlers.ts";
 import { realmSetting } from "./defaults.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
@@ -25,6 +26,7 @@ import { messageLimitHandlers } from "./message-limits.ts";
 import { adminStatusRealmHandlers } from "./admin-status.ts";
 import { deletedUserHandlers } from "./deleted-users.ts";
 import { pushPresenceHandlers } from "./push-presence.ts";
+import { realmProtocol, type RealmProtocol } from "./protocol.ts";
 import {
   applyRealmFact,
   initialRealm,
@@ -33,7 +35,7 @@ import {
   type RealmState,
 } from "./state.ts";
 
-const handlers: Record<string, Handler<RealmState>> = {
+const table = handlersOf<RealmState, RealmProtocol>()({
   ...realmHandlers,
   ...rosterHandlers,
   ...realmRegisterHandlers,
@@ -54,23 +56,15 @@ const handlers: Record<string, Handler<RealmState>> = {
   ...adminStatusRealmHandlers,
   ...deletedUserHandlers,
   ...pushPresenceHandlers,
-};
+});
 
 /**
- * Reads of a spectator's /register. The gateway asks them without a caller
+ * A read of a spectator's /register. The gateway asks it without a caller
  * only once publicInfo said the realm allows spectators; a request from
  * outside that skips that step is refused as the gateway would refuse it.
  */
-const SPECTATOR_READS = [
-  "registerRealmState",
-  "crossRealmBots",
-  "profileFieldsState",
-  "listLinkifiers",
-  "listPlaygrounds",
-];
-for (const name of SPECTATOR_READS) {
-  const h = handlers[name]!;
-  handlers[name] = (state, args, ctx, caller) => {
+function spectatorRead<A, R>(h: (state: RealmState, args: A, ctx: ActorContext, caller: Caller | null) => R) {
+  return (state: RealmState, args: A, ctx: ActorContext, caller: Caller | null): R => {
     if (
       caller === null &&
       ctx.origin === "external" &&
@@ -82,89 +76,28 @@ for (const name of SPECTATOR_READS) {
 }
 
 /**
- * What a gateway may call. Without a caller: resolving a Host, the
- * credential checks (authVerify compares a presented key, login starts
- * POST /fetch_api_key) and the reads of /server_settings and spectators'
- * /register and /users. Never: creating realms or users without a caller,
- * API keys by email, rate-limit bookkeeping, the leaf reads of user actors.
+ * What a gateway may call is marked in the protocol (`external`). Without a
+ * caller: resolving credentials (authVerify compares a presented key, login
+ * starts POST /fetch_api_key), the sign-up page, and the reads of
+ * /server_settings and spectators' /register and /users. Never: creating
+ * realms or users without a caller, API keys by email, rate-limit
+ * bookkeeping, the leaf reads of other actors.
  */
-const external: Record<string, Exposure> = {
-  authVerify: "anonymous",
-  login: "anonymous",
-  publicInfo: "anonymous",
-  getMembers: "anonymous",
-  getMember: "anonymous",
-  registerRealmState: "anonymous",
-  crossRealmBots: "anonymous",
-  profileFieldsState: "anonymous",
-  listLinkifiers: "anonymous",
-  createUser: "caller",
-  updateMember: "caller",
-  deactivateMember: "caller",
-  deactivateSelf: "caller",
-  reactivateMember: "caller",
-  createBot: "caller",
-  getBots: "caller",
-  administeredBots: "caller",
-  updateBot: "caller",
-  regenerateBotKey: "caller",
-  getBotKey: "caller",
-  regenerateOwnKey: "caller",
-  deactivateBot: "caller",
-  getProfileFields: "caller",
-  createProfileField: "caller",
-  updateProfileField: "caller",
-  deleteProfileField: "caller",
-  reorderProfileFields: "caller",
-  updateOwnProfileData: "caller",
-  removeOwnProfileData: "caller",
-  updatePresence: "caller",
-  realmPresence: "caller",
-  presenceState: "caller",
-  userPresence: "caller",
-  resolveEmails: "caller",
-  updateRealmGroupSettings: "caller",
-  updateRealmProperties: "caller",
-  updateAnnouncementStreams: "caller",
-  notificationContext: "caller",
-  addLinkifier: "caller",
-  updateLinkifier: "caller",
-  removeLinkifier: "caller",
-  reorderLinkifiers: "caller",
-  planDeactivation: "caller",
-  statusTarget: "caller",
-  addPlayground: "caller",
-  removePlayground: "caller",
-  listPlaygrounds: "anonymous",
-  updateUserSettingsDefaults: "caller",
-  userSettingsDefaults: "caller",
-  checkInvite: "caller",
-  createInvites: "caller",
-  createMultiuseInvite: "caller",
-  listInvites: "caller",
-  revokeInvite: "caller",
-  revokeMultiuseInvite: "caller",
-  resendInvite: "caller",
-  // The sign-up page: a visitor holding the link's key.
-  inviteInfo: "anonymous",
-  acceptInvite: "anonymous",
-  listExports: "caller",
-  requestExport: "caller",
-  exportDownload: "caller",
-  exportConsentUsers: "caller",
-  updateMessageLimits: "caller",
-  adminStatusTarget: "caller",
-  markProfileDeleted: "caller",
-};
-
-export const realmBehavior: Behavior<RealmState> = {
+export const realmBehavior = defineBehavior<RealmState, RealmProtocol>({
   kind: "realm",
   // The realm directory keeps this kind's `realm.0.directory` (its storedAs): each owns its key.
   ownsKey: (key) => key === "realm",
+  protocol: realmProtocol,
   initial: initialRealm,
   apply: applyRealmFact,
   toSnapshot: realmToSnapshot,
   fromSnapshot: realmFromSnapshot,
-  handlers,
-  external,
-};
+  handlers: {
+    ...table,
+    registerRealmState: spectatorRead(table.registerRealmState),
+    crossRealmBots: spectatorRead(table.crossRealmBots),
+    profileFieldsState: spectatorRead(table.profileFieldsState),
+    listLinkifiers: spectatorRead(table.listLinkifiers),
+    listPlaygrounds: spectatorRead(table.listPlaygrounds),
+  },
+});
