@@ -21,6 +21,7 @@ import { errors, type ZulipError } from "../actors/errors.ts";
 import {
   argsFit,
   typedCall,
+  typedCallAs,
   type ArgsOf,
   type MethodOf,
   type Protocol,
@@ -210,7 +211,7 @@ export class NodeRuntime {
     // Scheduled messages: their delivery attempts and the sweep after a takeover.
     attachScheduledDelivery({
       call,
-      callAs: async (ref, method, args, caller) =>
+      callAs: typedCallAs(async (ref, method, args, caller) =>
         responseValue(
           await this.request({
             ref,
@@ -221,13 +222,14 @@ export class NodeRuntime {
             deadline: Date.now() + this.callTimeoutMs,
           }),
         ),
+      ),
       onHandoff: (subject, handler) => this.onHandoff(subject, handler),
       onShardAcquired: (l) => this.onShardAcquired(l),
       shardOf: (ref) => shardOf(ref, this.shards),
     });
     // Message retention: sweeps of the realms this node serves (actors/channel/retention.ts).
     attachRetention({
-      call: (ref, m, a) => this.call(ref, m, a),
+      call: typedCall((ref, m, a) => this.call(ref, m, a)),
       onShardAcquired: (l) => this.onShardAcquired(l),
       shardOf: (ref) => shardOf(ref, this.shards),
       servingShards: () => this.servingShards(),

@@ -81,11 +81,12 @@ export class RealmResolver {
 
   private async fetch(hostHeader: string, deadline: number): Promise<ResolvedHost> {
     const host = hostName(hostHeader);
+    const args: ArgsOf<RealmDirectoryProtocol, "resolveHost"> = { host, single: this.single };
     const res = await this.client.request({
       ref: DIRECTORY,
       shard: this.shard,
       method: "resolveHost",
-      args: { host, single: this.single } satisfies ArgsOf<RealmDirectoryProtocol, "resolveHost">,
+      args,
       caller: null,
       deadline,
     });

@@ -310,13 +310,13 @@ describe("realm directory - hosts and bootstrap", () => {
 
   test("createRealm makes a second realm with its own ids; hosts are unique", async () => {
     const w = await world();
-    const r = (await w.rt.call(realmDirectoryRef(), "createRealm", {
+    const r = await w.rt.call(realmDirectoryRef(), "createRealm", {
       realmName: "Second",
       host: "two.example.com",
       ownerEmail: "boss@two.example.com",
       ownerPassword: "boss-password",
       ownerName: "Boss Two",
-    })) as { realmId: number; userId: number; created: boolean };
+    });
     assert.notEqual(r.realmId, w.realmId);
     assert.equal(r.userId, 1); // user ids are per realm
     assert.deepEqual(await w.rt.call(realmDirectoryRef(), "resolveHost", { host: "two.example.com" }), {
@@ -524,10 +524,7 @@ describe("realm - fetch_api_key flow and its rate limit", () => {
   });
 
   async function fetchKey(username: string, password: string): Promise<Value> {
-    const found = (await w.rt.call(realmRef(w.realmId), "login", {
-      username,
-      emptyPassword: password === "",
-    })) as { userId: number };
+    const found = await w.rt.call(realmRef(w.realmId), "login", { username, emptyPassword: password === "" });
     return w.rt.call(userRef(w.realmId, found.userId), "login", { password });
   }
 
@@ -788,9 +785,7 @@ describe("user - PATCH /settings", () => {
       "New password is too weak!",
     );
     assert.deepEqual(await patch(member, { new_password: "brand-new-pw", old_password: "pass-word-1" }), {});
-    const found = (await w.rt.call(realmRef(w.realmId), "login", { username: "member@example.com" })) as {
-      userId: number;
-    };
+    const found = await w.rt.call(realmRef(w.realmId), "login", { username: "member@example.com" });
     assert.equal(
       (await w.rt.call(userRef(w.realmId, found.userId), "login", { password: "brand-new-pw" })).user_id,
       member.userId,

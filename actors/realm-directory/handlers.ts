@@ -12,7 +12,7 @@ import {
   type MethodOf,
   type ReplyOf,
 } from "../protocol.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
 import type { RealmDirectoryProtocol } from "./protocol.ts";
 import type { DirectoryFact, DirectoryState } from "./state.ts";
@@ -89,14 +89,14 @@ async function createRealmFlow(
   const host = args.host.toLowerCase();
   if (state.hosts[host] !== undefined) throw errors.realmHostInUse(host);
   const realmId = await ctx.nextId("realm");
-  const created = (await ctx.call(realmRef(realmId), "create", {
+  const created = await ctx.call(realmRef(realmId), "create", {
     name: args.realmName,
     description: args.description ?? "",
     host,
     ownerEmail: args.ownerEmail,
     ownerPassword: args.ownerPassword,
     ownerName: args.ownerName,
-  })) as { userId: number; apiKey: string };
+  });
   return {
     facts: [fact({ type: "realmRegistered", realmId, host })],
     reply: { realmId, userId: created.userId, apiKey: created.apiKey, created: true },
@@ -108,10 +108,7 @@ const bootstrap: H<"bootstrap"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
   if (state.defaultRealmId === null) return createRealmFlow(state, args, ctx);
   const realmId = state.defaultRealmId;
-  const owner = (await ctx.call(realmRef(realmId), "apiKey", { email: args.ownerEmail })) as {
-    userId: number;
-    apiKey: string;
-  } | null;
+  const owner = await ctx.call(realmRef(realmId), "apiKey", { email: args.ownerEmail });
   return { reply: { realmId, userId: owner?.userId ?? null, apiKey: owner?.apiKey ?? null, created: false } };
 };
 

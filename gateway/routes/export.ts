@@ -29,7 +29,7 @@ const list: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "listExports", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "listExports", {});
   },
 };
 
@@ -39,9 +39,9 @@ const create: RouteDef = {
   auth: "required",
   params: { export_type: param(exportType) },
   async handler(req) {
-    const args: Obj = {};
-    if (req.params.export_type !== undefined) args.export_type = req.params.export_type as number | string;
-    return (await req.call(realmRef(req.realmId), "requestExport", args)) as Obj;
+    return await req.call(realmRef(req.realmId), "requestExport", {
+      export_type: req.params.export_type as number | string | undefined,
+    });
   },
 };
 
@@ -51,9 +51,7 @@ const consents: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    const { user_ids } = (await req.call(realmRef(req.realmId), "exportConsentUsers", {})) as {
-      user_ids: number[];
-    };
+    const { user_ids } = await req.call(realmRef(req.realmId), "exportConsentUsers", {});
     const export_consents = await Promise.all(
       user_ids.map((id) => req.call(userRef(req.realmId, id), "exportConsent", {})),
     );
@@ -70,10 +68,10 @@ const download: RouteDef = {
   params: {},
   async handler(req) {
     if (req.path.realm_id !== String(req.realmId)) throw errors.noSuchRoute();
-    const found = (await req.call(realmRef(req.realmId), "exportDownload", {
+    const found = await req.call(realmRef(req.realmId), "exportDownload", {
       secret: req.path.secret ?? "",
       name: req.path.name ?? "",
-    })) as { file: string } | null;
+    });
     if (!found) throw errors.noSuchRoute();
     let body: Buffer;
     try {
