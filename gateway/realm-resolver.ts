@@ -6,7 +6,7 @@
 //
 // An unknown host is Zulip's "Invalid subdomain" (404), unless the
 // deployment says it is a single organization (SINGLE_ORGANIZATION=1): then
-// every host reaches the only organization there is (directory-handlers.ts).
+// every host reaches the only organization there is (actors/realm-directory/handlers.ts).
 
 import { LRUCache } from "lru-cache";
 import { realmDirectoryRef } from "../actors/index.ts";
