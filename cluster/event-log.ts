@@ -5,7 +5,7 @@
 // their own (actors/queue/behavior.ts); their snapshots record how far into
 // the log they are, and an activation (after a failover or a passivation)
 // replays the entries for its user after that position (Behavior.sideLog,
-// Catalog.load). docs/events.md, "The event log".
+// cluster/catalog/activation.ts). docs/events.md, "The event log".
 //
 // Layout: a journal and a snapshot in the store under the shard, beside
 // its actors (`queue.0.~events.<shard>`; no actor runs there), written

@@ -13,7 +13,9 @@ import { after, before, describe, test } from "node:test";
 import { behaviors as allBehaviors, queueRef } from "../actors/index.ts";
 import type { ActorRef, Behavior, Obj } from "../actors/types.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
+import { attachDomain } from "../cluster/compose/domain.ts";
 import { eventLogId } from "../cluster/event-log.ts";
+import type { EventRouter } from "../cluster/event-router.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type AppendItem, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
@@ -74,6 +76,9 @@ let dir: string;
 let raw: Store;
 let store: Store;
 let nodes = 0;
+/** Each node's event router (the domain's wiring, cluster/compose/domain.ts). */
+const routers = new Map<NodeRuntime, EventRouter>();
+const routerOf = (node: NodeRuntime): EventRouter => routers.get(node)!;
 
 /** A node serving every shard; the previous one (if any) was "killed": its leases simply lapse. */
 async function startNode(o: { idleMs?: number } = {}): Promise<NodeRuntime> {
@@ -90,6 +95,7 @@ async function startNode(o: { idleMs?: number } = {}): Promise<NodeRuntime> {
     acquireRetryMs: 50,
     ...o,
   });
+  routers.set(node, attachDomain(node).router);
   t.serve((req) => node.handle(req));
   node.start();
   node.setDesired(Array.from({ length: SHARDS }, (_, i) => i));
@@ -100,7 +106,7 @@ async function startNode(o: { idleMs?: number } = {}): Promise<NodeRuntime> {
 /** kill -9: the node stops renewing and running anything; nothing is snapshotted or released. */
 async function kill(node: NodeRuntime): Promise<void> {
   await node.stop(false);
-  for (let s = 0; s < SHARDS; s++) node.router.forgetShard(s);
+  for (let s = 0; s < SHARDS; s++) routerOf(node).forgetShard(s);
 }
 
 type Polled = { events: (Obj & { id: number })[]; queue_id?: string };
@@ -258,8 +264,8 @@ describe("event log", () => {
     // Queue actors passivate (and snapshot) after 300 ms without a turn.
     node = await startNode({ idleMs: 300 });
     const shard = shardOf(queueRef(REALM, users[0]!), SHARDS);
-    await until("the log loaded", async () => node.router.log.size(shard) !== null);
-    const before = node.router.log.size(shard)!;
+    await until("the log loaded", async () => routerOf(node).log.size(shard) !== null);
+    const before = routerOf(node).log.size(shard)!;
     assert.ok(before > 0, "the log holds the entries of the crashed node's queues");
     // Every queue actor activates (polls), replays, goes idle and snapshots.
     for (const u of users) await read(u);
@@ -270,7 +276,7 @@ describe("event log", () => {
     // The next append trims (at most once a second): the log keeps only what follows.
     await new Promise((r) => setTimeout(r, 1100));
     await emit(node, 10, [users[0]!]);
-    await until("the log trimmed", async () => node.router.log.size(shard) === 1);
+    await until("the log trimmed", async () => routerOf(node).log.size(shard) === 1);
     const stored = await raw.readJournal(shard, eventLogId(shard), 0);
     assert.equal(stored.length, 1, "one entry left in the store");
     for (const u of users) {
