@@ -7,7 +7,6 @@
 import { readFile } from "node:fs/promises";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { param, RawReply, type Parser, type RouteDef } from "../index.ts";
 
 /**

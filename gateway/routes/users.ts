@@ -3,7 +3,7 @@
 
 import { channelRows, spannedChannels } from "../received.ts";
 import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
-import type { Caller, Obj } from "../../actors/types.ts";
+import type { Caller } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest): Caller {
