@@ -6,9 +6,13 @@ import { channelDirectoryRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import type { RouteRequest } from "./index.ts";
 
-export async function announceDeactivated(req: RouteRequest, realmReply: Obj): Promise<Obj> {
+export async function announceDeactivated(
+  req: RouteRequest,
+  realmReply: { deactivated: number[] },
+): Promise<Obj> {
   const { deactivated, ...reply } = realmReply;
-  const ids = Array.isArray(deactivated) ? deactivated.filter((id) => typeof id === "number") : [];
-  if (ids.length) await req.call(channelDirectoryRef(req.realmId), "peersOfDeactivated", { user_ids: ids });
+  if (deactivated.length) {
+    await req.call(channelDirectoryRef(req.realmId), "peersOfDeactivated", { user_ids: deactivated });
+  }
   return reply;
 }

@@ -156,7 +156,7 @@ async function checkCreateOpts(
   const isWebPublic = args.is_web_public ?? false;
   const isDefault = args.is_default_stream ?? false;
   if (isWebPublic) {
-    const info = (await t.ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+    const info = await t.ctx.call(realmRef(t.realmId), "publicInfo", {});
     if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
   }
   await checkMayCreate(t, me, inviteOnly, isWebPublic);
@@ -725,7 +725,7 @@ const updateChannel: DirHandler<"updateChannel"> = async (state, args, ctx, call
     let inviteOnly = isPrivate ?? ch.inviteOnly;
     let webPublic = isWebPublic ?? ch.isWebPublic;
     if (isWebPublic === true) {
-      const info = (await ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+      const info = await ctx.call(realmRef(t.realmId), "publicInfo", {});
       if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
       if (me.role !== 100) throw errors.insufficientPermission();
       inviteOnly = false;

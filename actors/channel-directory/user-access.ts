@@ -110,12 +110,12 @@ const emitAccessChanges: DirHandler<"emitAccessChanges"> = async (state, args, c
   for (const { guest: g, gained, lost } of args.items) {
     if (gained.length) {
       const viewer: Caller = { realmId: state.realmId, userId: g, role: ROLE_GUEST, isBot: false };
-      const { members } = (await ctx.call(
+      const { members } = await ctx.call(
         realmRef(state.realmId),
         "getMembers",
         { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
         viewer,
-      )) as { members: Obj[] };
+      );
       for (const person of members)
         events.push({ event: { type: "realm_user", op: "add", person }, userIds: [g] });
     }

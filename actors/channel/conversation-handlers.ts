@@ -226,9 +226,7 @@ async function currentApiEmails(
   for (const m of msgs) ids.add(m.senderId);
   for (const r of state.dmRecipients ?? []) ids.add(Number(r.id));
   if (!ids.size) return undefined;
-  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", {
-    userIds: [...ids],
-  })) as Partial<ApiEmails>;
+  const r: Partial<ApiEmails> = await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [...ids] });
   return { emails: r.emails ?? {}, fullNames: r.fullNames ?? {}, avatarVersions: r.avatarVersions ?? {} };
 }
 

@@ -34,12 +34,10 @@
 // has touched since the list existed is not listed yet, and so not swept.
 
 import { errors } from "../errors.ts";
-import { directoryRef, realmRef } from "../realm/index.ts";
-import type { MessageLimits } from "../realm/message-limits.ts";
 import type { Ref, TypedCall } from "../protocol.ts";
-import type { ActorRef, Caller, Handler, Obj } from "../types.ts";
+import type { ActorRef, Caller, Handler } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
-import { channelDirectoryRef, conversationRef, isDmKey } from "../addresses.ts";
+import { channelDirectoryRef, conversationRef, isDmKey, realmDirectoryRef, realmRef } from "../addresses.ts";
 import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers } from "./protocol.ts";
 import { channelConvRef } from "./refs.ts";
@@ -102,7 +100,7 @@ export const retentionConversationHandlers: ConvHandlers<"expireMessages"> = { e
 
 /** One realm's sweep at `nowMs`: every channel with a retention, page by page. */
 export async function sweepRealmRetention(call: TypedCall, realmId: number, nowMs: number): Promise<void> {
-  const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
+  const limits = await call(realmRef(realmId), "messageLimits", {});
   const plan = await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: limits.retentionDays });
   const now = Math.floor(nowMs / 1000);
   const work: { ref: Ref<ChannelProtocol>; before: number }[] = plan.channels.map(({ streamId, days }) => ({
@@ -140,9 +138,7 @@ export interface RetentionHost {
 
 /** The realms whose realm actor is on one of `shards`, each swept once; failures wait for the next sweep. */
 async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
-  const realms = (await host.call(directoryRef(), "listRealms", {})) as Obj[];
-  for (const r of realms) {
-    const realmId = Number(r.realmId);
+  for (const { realmId } of await host.call(realmDirectoryRef(), "listRealms", {})) {
     if (!shards.has(host.shardOf(realmRef(realmId)))) continue;
     await sweepRealmRetention(host.call, realmId, Date.now()).catch(() => undefined);
     // FL 323 (recently-active.ts): the same schedule turns idle channels inactive.
