@@ -226,10 +226,13 @@ const createUser: RealmHandler<"createUser"> = async (state, args, ctx, caller) 
   });
   const reply = decision.reply!;
   if (!caller) return { ...decision, reply };
-  // Zulip's Welcome Bot greets a user an administrator created (the CLI's accounts are not greeted).
+  // Zulip's Welcome Bot greets a user an administrator created (the CLI's accounts are not greeted),
+  // within the request, as Zulip does: a client that registers a queue for the
+  // new user after the reply finds the greeting in its history, never as a late event.
   return {
     ...decision,
     handoffs: [welcomeHandoff(state, reply.userId, role)],
+    replyAfterHandoffs: true,
     reply: { user_id: reply.userId },
   };
 };
