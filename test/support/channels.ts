@@ -35,7 +35,7 @@ export async function createChannel(
  * POST /users/me/subscriptions to `name` (the channel is created when it is
  * new; `params.principals` subscribes others), then the channel's id.
  */
-export async function subscribe(
+export async function subscribeTo(
   on: ApiHolder,
   name: string,
   params: Record<string, unknown> = {},

@@ -11,7 +11,7 @@
 //   assertions  assertSuccess / ok (returns the body), assertError / err
 //   users       newUser(srv, role), newBot, roleMatrix (one of each role and
 //               a bot), ROLE
-//   channels    createChannel(srv, subscribers, params), subscribe, uniq
+//   channels    createChannel(srv, subscribers, params), subscribeTo, uniq
 //   events      openQueue, drain, eventsUntil, nextEvent; verifyAction
 //               (apply-events.ts) for register state
 //   waiting     waitFor(cond, { timeoutMs }), sleep
@@ -56,7 +56,7 @@ export {
   type Queue,
   type RoleName,
 } from "./zulip-asserts.ts";
-export { createChannel, subscribe, uniq } from "./channels.ts";
+export { createChannel, subscribeTo, uniq } from "./channels.ts";
 export { sleep, waitFor, type WaitOptions } from "./wait.ts";
 export { isGreeting, NOTIFICATION_BOT, WELCOME_BOT, withoutGreeting } from "./system-bots.ts";
 export { applyEvent, STATELESS, verifyAction, type VerifyOptions } from "./apply-events.ts";

@@ -96,10 +96,16 @@ export interface Queue {
   auth: Creds;
 }
 
-/** POST /register as `auth`, for these event types (all when omitted). */
-export async function openQueue(srv: ApiHolder, auth: Creds, eventTypes?: string[]): Promise<Queue> {
-  const params: Record<string, unknown> = {};
-  if (eventTypes) params.event_types = eventTypes;
+/**
+ * POST /register as `auth`: for these event types (all when omitted), or
+ * with these register parameters.
+ */
+export async function openQueue(
+  srv: ApiHolder,
+  auth: Creds,
+  what?: string[] | Record<string, unknown>,
+): Promise<Queue> {
+  const params = Array.isArray(what) ? { event_types: what } : (what ?? {});
   const r = await srv.api("POST", "/register", params, auth);
   assertSuccess(r);
   return { id: r.body.queue_id, last: r.body.last_event_id, auth };
