@@ -6,23 +6,16 @@
 // and the Zulip semantics of UserMessage rows through the HTTP API.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { ok, subscribeTo, uniq, useChat, type Creds, type User } from "./support/index.ts";
+import { ok, subscribeTo, uniq, useChat, useEnv, type Creds, type User } from "./support/index.ts";
 import { bearer, metric, raw } from "./support/ops.ts";
 
 const TOKEN = `received-rows-${process.pid}`;
 
 describe("received rows", () => {
-  const saved = process.env.ADMIN_TOKEN;
-  before(() => {
-    process.env.ADMIN_TOKEN = TOKEN;
-  });
+  useEnv({ ADMIN_TOKEN: TOKEN });
   const chat = useChat();
-  after(() => {
-    if (saved === undefined) delete process.env.ADMIN_TOKEN;
-    else process.env.ADMIN_TOKEN = saved;
-  });
 
   const channel = (name: string, who: User[]) =>
     subscribeTo(chat, name, { principals: [chat.owner.userId, ...who.map((u) => u.userId)] });

@@ -119,6 +119,3 @@ export function useChat(opts: { clearEvents?: boolean } = {}): Chat {
     stop: () => live().stop(),
   };
 }
-
-export { err, ok } from "./zulip-asserts.ts";
-export { uniq } from "./channels.ts";

@@ -15,6 +15,7 @@
 //   events      openQueue, drain, eventsUntil, nextEvent; verifyAction
 //               (apply-events.ts) for register state
 //   waiting     waitFor(cond, { timeoutMs }), sleep
+//   environment useEnv({ NAME: value }) for a suite's servers
 //   system bots WELCOME_BOT, NOTIFICATION_BOT, withoutGreeting
 //
 // Narrower helpers keep their own modules: openapi.ts (schema validation),
@@ -58,5 +59,6 @@ export {
 } from "./zulip-asserts.ts";
 export { createChannel, subscribeTo, uniq } from "./channels.ts";
 export { sleep, waitFor, type WaitOptions } from "./wait.ts";
+export { useEnv } from "./env.ts";
 export { isGreeting, NOTIFICATION_BOT, WELCOME_BOT, withoutGreeting } from "./system-bots.ts";
 export { applyEvent, STATELESS, verifyAction, type VerifyOptions } from "./apply-events.ts";
