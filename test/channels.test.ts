@@ -15,7 +15,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { realmRef } from "../actors/index.ts";
 import type { Obj, OutEvent } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { makeApi, type Api, type ApiResult, type Creds } from "./support/embedded.ts";
+import { makeApi, type Api, type ApiResult, type Creds } from "./support/index.ts";
 
 let srv: EmbeddedServer;
 let dir: string;

@@ -7,10 +7,17 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { verifyAction } from "./support/apply-events.ts";
-import { startEmbedded, type ApiResult, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  newUser,
+  startEmbedded,
+  verifyAction,
+  type ApiResult,
+  type EmbeddedHandle,
+  type Ev,
+  type Member,
+} from "./support/index.ts";
 import { uploadFiles } from "./support/uploads.ts";
-import { assertSuccess, newUser, type Ev, type Member } from "./support/zulip-asserts.ts";
 
 let srv: EmbeddedHandle;
 let owner: Member;
