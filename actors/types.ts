@@ -212,6 +212,15 @@ export interface ActorContext {
   rangeIndex?(index: string, range: IndexRange): Promise<number[]>;
   /** Number of ids in an index of this actor's shard. */
   indexSize?(index: string): Promise<number>;
+  /**
+   * The facts of this actor's side log (Behavior.sideLog) after `after`
+   * (up to `upTo` when given), in order, as an activation would replay them
+   * (the queue kind: its shard's event log). Rejects when the log cannot be
+   * read here. Absent without a side log (unit-test contexts).
+   */
+  sideLog?(after: number, upTo?: number): Promise<Obj[]>;
+  /** The position of the last fact of this actor's side log (0: none). */
+  sideLogHead?(): number;
 }
 
 export type Handler<S> = (
@@ -297,6 +306,26 @@ export interface Behavior<S> {
    * a turn's, and it is called again, until it returns null.
    */
   upgrade?(state: S, ref: ActorRef): { facts: Obj[]; writes: RecordWrite[] } | null;
+  /**
+   * Facts the runtime applies in turn order like the others but never
+   * journals: those durable elsewhere (the queue kind's deliveries, kept
+   * once per shard in its event log, `sideLog`), and those that may be lost
+   * with the activation (a poll's acknowledgement). A snapshot keeps their
+   * effect; a state holding some is snapshotted within a minute or so, and
+   * at passivation.
+   */
+  unjournaled?(fact: Obj): boolean;
+  /**
+   * A log of facts kept outside the actor's journal, shared with other
+   * actors (the queue kind: the events of its shard, stored once per batch,
+   * cluster/event-log.ts). `position(state)` is how far into it the state
+   * is; `decidedAt(fact)` the position a journaled fact was decided at
+   * (undefined for facts written before the log existed). Activation applies
+   * the log's facts for the actor after its snapshot's position
+   * (CatalogHooks.sideFacts), each before the first journaled fact decided
+   * after it, so replay interleaves the two as the turns did.
+   */
+  sideLog?: { position(state: S): number; decidedAt(fact: Obj): number | undefined };
   /**
    * Passivate an activation of this kind after this long without a turn
    * (and with no parked turn), when that is sooner than the node's default.

@@ -89,7 +89,7 @@ async function seed(dir: string, realmId: number, streamId: number, n: number): 
     if (epoch === null) await new Promise((r) => setTimeout(r, 200));
   }
   const snap = await store.loadSnapshot(shard, id);
-  // A snapshot with pending outbox entries is an envelope (cluster/catalog.ts): the state is inside.
+  // A snapshot with pending outbox entries is an envelope (cluster/catalog/snapshots.ts): the state is inside.
   const data = snap?.data.startsWith("\u0001")
     ? (JSON.parse(snap.data.slice(1)) as { s: string }).s
     : snap?.data;

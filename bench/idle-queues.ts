@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { behaviors, queueRef } from "../actors/index.ts";
+import { attachDomain } from "../cluster/compose/domain.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
@@ -47,6 +48,7 @@ const node = new NodeRuntime({
   // 60 s, QUEUE_IDLE_MS); the live run keeps them for the whole measurement.
   idleMs: PASSIVATE ? 2000 : 3_600_000,
 });
+attachDomain(node);
 transport.serve((req) => node.handle(req));
 node.start();
 node.setDesired(Array.from({ length: SHARDS }, (_, i) => i));

@@ -31,6 +31,7 @@ import type { Store } from "./storage/contract.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
 import { nextMacrotask } from "./transport/retry.ts";
 import { componentLogger, type Logger } from "./log.ts";
+import { EventLog } from "./event-log.ts";
 
 /** Read at each use (errors are rare): the root logger may be replaced (setRootLogger). */
 const log = (): Logger => componentLogger("event-router");
@@ -98,6 +99,10 @@ export class EventRouter {
   private readonly inflight = new Set<number>();
   /** Users with queues, per shard served here: the others are skipped (LiveQueues). */
   readonly live: LiveQueues;
+  /** Each batch for a shard served here, stored once before its users are told (event-log.ts). */
+  readonly log: EventLog;
+  /** Local deliveries started since the last pause (LOCAL_CHUNK). */
+  private chunk = 0;
   /** Batches for shards served here, in arrival order, waiting for `pump`. */
   private readonly local: { shard: number; batch: Batch; forward: boolean; done: (ok: boolean) => void }[] =
     [];
@@ -112,6 +117,7 @@ export class EventRouter {
 
   constructor(private readonly host: RouterHost) {
     this.live = new LiveQueues(host);
+    this.log = new EventLog(host);
   }
 
   /**
@@ -188,11 +194,13 @@ export class EventRouter {
   /** This node has taken `shard` over: load whom it must deliver to. */
   acquiredShard(shard: number): void {
     this.live.acquired(shard);
+    this.log.acquired(shard);
   }
 
   /** This node stops serving `shard`. */
   forgetShard(shard: number): void {
     this.live.forget(shard);
+    this.log.forget(shard);
   }
 
   /** The shard of a user's queue actor, remembered: every event to the user needs it. */
@@ -287,11 +295,13 @@ export class EventRouter {
    */
   private async pump(): Promise<void> {
     this.pumping = true;
-    let started = 0;
     try {
       for (let job = this.local.shift(); job !== undefined; job = this.local.shift()) {
         const { shard: batchShard, batch, forward, done } = job;
         if (forward && (!this.host.serves(batchShard) || this.inflight.has(batchShard))) {
+          // An earlier batch whose log append is still in flight goes the
+          // remote way if that append fails: this one must follow it.
+          if (this.log.busy(batchShard)) await this.log.settled(batchShard);
           this.enqueueRemote(batchShard, { ...batch, done });
           this.leftPump(batchShard);
           continue;
@@ -300,6 +310,12 @@ export class EventRouter {
         // Every user of a batch has their queue actor on the batch's shard (route groups them so).
         const shard = batchShard;
         const serves = this.host.serves(shard);
+        const logged = serves && this.log.enabled;
+        if (logged && !this.log.isReady(shard) && !(await this.log.ready(shard))) {
+          this.leftPump(batchShard);
+          done(false);
+          continue;
+        }
         let users: Iterable<[string | number, Obj[]]>;
         if (batch.entries) {
           const per = serves ? await this.expand(shard, batch) : null;
@@ -312,6 +328,10 @@ export class EventRouter {
         } else {
           users = Object.entries(batch.users ?? {});
         }
+        if (logged) {
+          await this.logBatch(shard, batch, users, forward, done);
+          continue;
+        }
         for (const [userId, events] of users) {
           if (serves && this.live.skips(shard, `${batch.realm}:${userId}`)) {
             this.stats.skipped++;
@@ -319,9 +339,11 @@ export class EventRouter {
           }
           if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
           this.stats.local++;
-          jobs.push(this.deliverUser(queueRef(batch.realm, Number(userId)), batch.key, events));
-          if (++started === LOCAL_CHUNK) {
-            started = 0;
+          jobs.push(
+            this.deliverUser(queueRef(batch.realm, Number(userId)), shard, { key: batch.key, events }),
+          );
+          if (++this.chunk === LOCAL_CHUNK) {
+            this.chunk = 0;
             await nextMacrotask();
           }
         }
@@ -335,6 +357,73 @@ export class EventRouter {
     }
   }
 
+  /**
+   * A batch for a shard served here: the users it reaches (those with a
+   * queue), stored once in the shard's event log, and each user's queue
+   * actor told the entry's position (it reads the events from the log,
+   * once the entry is durable). The append is not awaited here: the
+   * deliveries reach the mailboxes now, in order (a poll that comes after
+   * the emitter's reply finds the events), and the pump goes on with the
+   * next batch, whose entry may share the append. The shard's later batches
+   * stay behind this one in the pump until its append is done, since a
+   * failed append sends it the remote way (the shard has moved, usually).
+   */
+  private async logBatch(
+    shard: number,
+    batch: Batch,
+    users: Iterable<[string | number, Obj[]]>,
+    forward: boolean,
+    done: (ok: boolean) => void,
+  ): Promise<void> {
+    const listed: [number, Obj[]][] = [];
+    for (const [userId, events] of users) {
+      if (this.live.skips(shard, `${batch.realm}:${userId}`)) {
+        this.stats.skipped++;
+        continue;
+      }
+      if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
+      listed.push([Number(userId), events]);
+    }
+    if (listed.length === 0) {
+      this.leftPump(shard);
+      done(true);
+      return;
+    }
+    const { entry, durable } = this.log.append(shard, batch.realm, batch.key, listed);
+    let failed = false;
+    const written = durable.then(
+      () => {
+        this.leftPump(shard);
+        return true;
+      },
+      () => {
+        failed = true;
+        if (forward) this.enqueueRemote(shard, { ...batch, done });
+        else done(false);
+        this.leftPump(shard);
+        return false;
+      },
+    );
+    // Once durable, a queue actor that misses this delivery (or is not
+    // active) applies the entry at its next delivery, poll or activation:
+    // a failed attempt only delays it.
+    const jobs: Promise<boolean>[] = [];
+    for (const [userId] of listed) {
+      if (failed) break;
+      this.stats.local++;
+      jobs.push(this.deliverUser(queueRef(batch.realm, userId), shard, { entry }, () => failed));
+      if (++this.chunk === LOCAL_CHUNK) {
+        this.chunk = 0;
+        await nextMacrotask();
+      }
+    }
+    void written.then(async (ok) => {
+      if (!ok) return;
+      await Promise.all(jobs);
+      done(true);
+    });
+  }
+
   /** One batch of `shard` has left the pump. */
   private leftPump(shard: number): void {
     const left = this.waiting.get(shard)! - 1;
@@ -342,14 +431,23 @@ export class EventRouter {
     else this.waiting.set(shard, left);
   }
 
-  /** True once the queue actor applied (or refused for good) the events. */
-  private async deliverUser(ref: ActorRef, key: string, events: Obj[]): Promise<boolean> {
+  /**
+   * True once the queue actor (on `shard`) applied, or refused for good, the
+   * events; false when given up (or `cancelled`).
+   */
+  private async deliverUser(
+    ref: ActorRef,
+    shard: number,
+    args: Obj,
+    cancelled?: () => boolean,
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (cancelled?.()) return false;
       const res = await this.host.request({
         ref,
-        shard: shardOf(ref, this.host.shards),
+        shard,
         method: "deliver",
-        args: { key, events },
+        args,
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
         replyGraceMs: 0,
@@ -358,7 +456,12 @@ export class EventRouter {
       if (res.kind === "zulip") return true; // refused for good: sending again would not help
     }
     this.stats.failures++;
-    log().warn({ realm: ref.realm, key: ref.key }, "event delivery failed; left in the emitter's outbox");
+    log().warn(
+      { realm: ref.realm, key: ref.key },
+      args.entry === undefined
+        ? "event delivery failed; left in the emitter's outbox"
+        : "event delivery failed; the queue actor applies the log entry at its next turn that reads the log",
+    );
     return false;
   }
 

@@ -22,7 +22,7 @@ import { decodeFact } from "../proto/codec.ts";
 /** Zulip's RealmExport.EXPORT_PUBLIC. */
 const PUBLIC = 1;
 
-/** The runtime's snapshot envelope and journal markers (cluster/catalog.ts): not state. */
+/** The runtime's snapshot envelope and journal markers (cluster/catalog/snapshots.ts, outbox.ts): not state. */
 const ENVELOPE = "\u0001";
 const MARKERS = ["~outbox", "~sent", "~handoff"];
 

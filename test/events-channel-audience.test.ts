@@ -51,7 +51,7 @@ describe("channel audience", () => {
       }),
     ) as Json;
     await send(ch.id, "warm");
-    const router = chat.srv.node.router;
+    const router = chat.srv.router;
     const before = { ...router.stats };
     const from = chat.events.length;
     await send(ch.id, "counted");
@@ -102,7 +102,7 @@ describe("channel audience", () => {
     await send(ch.id, "one");
     // As after a failover: every shard's registry and index are loaded anew.
     const node = chat.srv.node;
-    for (const shard of node.servingShards()) node.router.acquiredShard(shard);
+    for (const shard of node.servingShards()) chat.srv.router.acquiredShard(shard);
     await send(ch.id, "two");
     assert.deepEqual(await contents(qu), ["one", "two"]);
     assert.deepEqual(await contents(qv), ["one", "two"]);

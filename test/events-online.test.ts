@@ -207,7 +207,7 @@ describe("events online - queue expiry", () => {
     const api = makeApi(chat.srv.url, who);
     const r = await api("POST", "/register", { event_types: ["message"], idle_queue_timeout: 1 });
     assertSuccess(r);
-    const router = chat.srv.node.router;
+    const router = chat.srv.router;
     const shard = shardOf(queueRef(REALM, who.userId), chat.srv.node.shards);
     const key = `${REALM}:${who.userId}`;
     assert.equal(router.live.skips(shard, key), false, "registered: delivered to");

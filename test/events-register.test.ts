@@ -128,7 +128,7 @@ describe("router registry", () => {
     ) as Json;
     const lApi = makeApi(chat.srv.url, listener!);
     const reg = ok(await lApi("POST", "/register", { event_types: ["message"] })) as Json;
-    const router = chat.srv.node.router;
+    const router = chat.srv.router;
     const send = async (content: string) =>
       ok(await chat.api("POST", "/messages", { type: "stream", to: ch.id, topic: "t", content }));
 

@@ -280,8 +280,14 @@ describe("cluster mode (OTLP to a receiver)", () => {
       }
     }
     assert.ok(traceId, "some user.create call crossed NATS within 12 attempts");
-    // Let late exports (the user turn's append) arrive.
-    spans = await waitFor(traceId, (s) => s.filter((x) => x.name === "redis append").length >= 2);
+    // Let late exports arrive: each node's batch exporter flushes on its own
+    // clock, so wait for both appends and for every span's parent (but the
+    // root's, which is the caller's) before judging the tree.
+    spans = await waitFor(traceId, (s) => {
+      const ids = new Set(s.map((x) => x.spanId));
+      const orphans = s.filter((x) => !ids.has(x.parentSpanId) && x.parentSpanId !== rootParent);
+      return s.filter((x) => x.name === "redis append").length >= 2 && orphans.length === 0;
+    });
     const names = spans.map((s) => `${s.name} [${s.resource["service.name"]}]`);
     const byId = new Map(spans.map((s) => [s.spanId, s]));
     const one = (name: string, parent?: ReceivedSpan): ReceivedSpan => {

@@ -1,6 +1,13 @@
 // The queue kind: one actor per user (ref.key = ref.shardKey = user id) that
 // owns every event queue of that user (see state.ts for why one actor).
 //
+// Delivered events are not journaled here: the shard's event log holds
+// them once per batch (cluster/event-log.ts), a `deliver` names the log
+// position, and the actor applies the log's entries for its user in memory
+// (`entriesDecision`); its snapshot records the position, and replay applies
+// the entries after it (state.ts, `logged`). A poll journals nothing unless
+// its time or acknowledgement has run too far ahead of the journal (`poll`).
+//
 // Long-polls are deferred replies: a poll with nothing to return parks
 // (Decision.park) and a later turn (a delivery, a heartbeat timer, a newer
 // poll, DELETE /events) wakes it. Timers come from the node's timer wheel
@@ -23,6 +30,7 @@ import {
   initialQueueSet,
   queueFromSnapshot,
   queueToSnapshot,
+  unjournaledQueueFact,
   type QueueFact,
   type QueueSetState,
   type QueueState,
@@ -38,6 +46,20 @@ export const MOBILE_QUEUE_TIMEOUT_SECS = 12 * 3600;
 const DEFAULT_MAX_EVENTS = 10_000;
 /** Queues per user; registering one more evicts the least recently polled. */
 const MAX_QUEUES_PER_USER = 100;
+/**
+ * A poll is journaled when the last journaled poll of its queue is older
+ * than this (or a tenth of the queue's timeout, when less): after a crash,
+ * a queue's idle time counts from at most that long before its last poll.
+ */
+const POLL_JOURNAL_MS = 60_000;
+/**
+ * A poll is journaled when it acknowledges at least this many events past
+ * the last journaled acknowledgement (or a tenth of the queue bound, when
+ * less): after a crash, at most that many events the client already has
+ * are back in the queue (never returned: they are at or below the id the
+ * client acknowledges), so they count little against the bound.
+ */
+const ACK_JOURNAL_EVENTS = 100;
 /** The wheel may fire up to a tick early. */
 const TIMER_SLACK_MS = 150;
 /** A queue actor with no turn and no parked poll for this long is passivated (Behavior.idleMs). */
@@ -144,13 +166,14 @@ function deliverDecision(
   const wake: { key: string; reply: Value }[] = [];
   const per: Record<string, Obj[]> = {};
   const limit = maxEvents();
+  const log = state.logPos;
   for (const [qid, events] of Object.entries(shaped)) {
     const q = findQueue(state, qid);
     if (!q || events.length === 0) continue;
     const parked = parkedKey(ctx, qid);
     if (q.events.length + events.length > limit) {
       // Never unbounded memory: the client finds the queue gone and re-registers.
-      facts.push(fact({ type: "deleted", queueId: qid, reason: "overflow" }));
+      facts.push(fact({ type: "deleted", queueId: qid, reason: "overflow", log }));
       if (parked) wake.push({ key: parked, reply: { events: [], queue_id: qid } });
       continue;
     }
@@ -160,8 +183,115 @@ function deliverDecision(
       wake.push({ key: parked, reply: { events: [...eventsOf(q), ...fresh], queue_id: qid } });
     }
   }
-  if (Object.keys(per).length) facts.unshift(fact({ type: "delivered", key, per }));
+  if (Object.keys(per).length) facts.unshift(fact({ type: "delivered", key, per, log }));
   return { facts, wake, reply: { delivered: Object.keys(per).length } };
+}
+
+/** One entry of the shard's event log for this user (the facts ctx.sideLog gives). */
+interface Logged {
+  entry: number;
+  key: string;
+  events: Obj[];
+}
+
+/**
+ * Apply event log entries for this user, in order, in memory: per entry an
+ * unjournaled `delivered` fact naming it (state.ts replays the entry itself
+ * as `logged`, to the same effect), and, journaled, the deletions decided
+ * on the way (queues expired before the first entry, queues an entry would
+ * overflow), each stamped with the log position it was decided at so that
+ * replay puts it between the same entries. Parked polls are woken with
+ * everything unacknowledged.
+ */
+function entriesDecision(
+  state: QueueSetState,
+  ctx: ActorContext,
+  logged: readonly Logged[],
+): DecisionOf<{ delivered: number; duplicate?: boolean }> {
+  let pos = state.logPos;
+  const fresh = logged.filter((e) => e.entry > pos);
+  if (fresh.length === 0) return { reply: { delivered: 0, duplicate: true } };
+  const facts: Obj[] = [];
+  const now = ctx.now();
+  const limit = maxEvents();
+  const gone = new Set<string>();
+  const overflowed = new Set<string>();
+  for (const q of state.queues)
+    if (isExpired(q, now, ctx)) {
+      facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired", log: pos }));
+      gone.add(q.id);
+    }
+  /** Per queue, the events this turn adds (for the bound and the wake replies). */
+  const added = new Map<QueueState, Obj[]>();
+  const keys: string[] = [];
+  let delivered = 0;
+  for (const e of fresh) {
+    const per: Record<string, Obj[]> = {};
+    let took = false;
+    if (state.recentKeys?.includes(e.key) !== true && !keys.includes(e.key)) {
+      for (const q of state.queues) {
+        if (gone.has(q.id)) continue;
+        const out: Obj[] = [];
+        for (const ev of e.events)
+          for (const sh of shapeForQueue(ev, q.reg, state.userId, q.id)) out.push(sh);
+        if (out.length === 0) continue;
+        const mine = added.get(q);
+        if (q.events.length + (mine?.length ?? 0) + out.length > limit) {
+          // Never unbounded memory: the client finds the queue gone and re-registers.
+          facts.push(fact({ type: "deleted", queueId: q.id, reason: "overflow", log: pos }));
+          gone.add(q.id);
+          overflowed.add(q.id);
+          continue;
+        }
+        per[q.id] = out;
+        took = true;
+        delivered++;
+        if (mine) for (const sh of out) mine.push(sh);
+        else added.set(q, out.slice());
+      }
+    }
+    if (took) keys.push(e.key);
+    facts.push(fact({ type: "delivered", key: took ? e.key : null, per, entry: e.entry }));
+    pos = e.entry;
+  }
+  const wake: { key: string; reply: Value }[] = [];
+  for (const q of state.queues) {
+    const parked = parkedKey(ctx, q.id);
+    if (!parked) continue;
+    if (overflowed.has(q.id)) {
+      wake.push({ key: parked, reply: { events: [], queue_id: q.id } });
+      continue;
+    }
+    const mine = added.get(q);
+    if (!mine) continue;
+    const events = [...eventsOf(q), ...mine.map((ev, i) => ({ ...ev, id: q.nextId + i }))];
+    wake.push({ key: parked, reply: { events, queue_id: q.id } });
+  }
+  if (state.queues.length) armExpiry(state, ctx);
+  return { facts, wake, reply: { delivered } };
+}
+
+/**
+ * The event log's entries for this user after what the state has applied,
+ * as a decision; a context with no log (no store) has none to give.
+ */
+async function catchUpDecision(
+  state: QueueSetState,
+  ctx: ActorContext,
+  upTo?: number,
+): Promise<DecisionOf<{ delivered: number; duplicate?: boolean }>> {
+  if (ctx.sideLog === undefined) return { reply: { delivered: 0, duplicate: true } };
+  const logged = (await ctx.sideLog(state.logPos, upTo)) as unknown as Logged[];
+  const stray = logged.some(
+    (e) => e.entry > state.logPos && e.events.some((ev) => watcherOnly(ev, state.userId)),
+  );
+  return withdrawIfLast(state, ctx, entriesDecision(state, ctx, logged), stray);
+}
+
+/** Entries for this user wait in the event log (a delivery was missed): apply them in a turn of their own. */
+function catchUpSoon(state: QueueSetState, ctx: ActorContext): void {
+  const head = ctx.sideLogHead?.();
+  if (head !== undefined && head > state.logPos) ctx.schedule("catchUp", 0, "catchUp", EXPIRE_ARGS);
 }
 
 // ---- watching public channels (the realm's view, actors/realm/send-prefs.ts) ------
@@ -237,22 +367,23 @@ const register: QueueHandler<"register"> = async (state, args, ctx, caller) => {
   const watches = watchesPublicChannels(reg);
   if (watches) await reportAllPublic(state, ctx, true);
   const facts: Obj[] = [];
+  const log = state.logPos;
   const live = state.queues.filter((q) => {
     if (!isExpired(q, now, ctx)) return true;
-    facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+    facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired", log }));
     return false;
   });
   const wake: { key: string; reply: Value }[] = [];
   if (live.length >= MAX_QUEUES_PER_USER) {
     live.sort((a, b) => a.lastPoll - b.lastPoll);
     for (const q of live.slice(0, live.length - MAX_QUEUES_PER_USER + 1)) {
-      facts.push(fact({ type: "deleted", queueId: q.id, reason: "evicted" }));
+      facts.push(fact({ type: "deleted", queueId: q.id, reason: "evicted", log }));
       const parked = parkedKey(ctx, q.id);
       if (parked) wake.push({ key: parked, reply: { events: [], queue_id: q.id } });
     }
   }
   const queueId = `${state.userId}:${randomBytes(8).toString("hex")}`;
-  facts.push(fact({ type: "registered", queueId, reg, at: now }));
+  facts.push(fact({ type: "registered", queueId, reg, at: now, log }));
   armExpiry(state, ctx, reg);
   const decision: DecisionOf<ReplyOf<QueueProtocol, "register">> = {
     facts,
@@ -278,12 +409,31 @@ const poll: QueueHandler<"poll"> = (state, args, ctx, caller) => {
   if (newest !== last) throw errors.eventNotInQueue(last);
   const now = ctx.now();
   const remaining = q.events.filter((e) => e.id > last).map((e) => e.event);
-  const facts = [fact({ type: "polled", queueId, at: now, ack: last !== q.pruned ? last : null })];
+  // Journaled only when the journal's poll time or acknowledgement has
+  // fallen too far behind (POLL_JOURNAL_MS, ACK_JOURNAL_EVENTS); otherwise
+  // in memory only (kept by the next snapshot). Lost with the activation,
+  // an acknowledgement only brings back events at or below the id the
+  // client acknowledges again with its next poll: never returned to it.
+  const journal =
+    now - q.polledSaved >= Math.min(POLL_JOURNAL_MS, q.reg.timeoutSecs * 100) ||
+    last - q.prunedSaved >= Math.max(1, Math.min(ACK_JOURNAL_EVENTS, Math.floor(maxEvents() / 10)));
+  const facts = [
+    journal
+      ? fact({
+          type: "polled",
+          queueId,
+          at: now,
+          ack: last > q.prunedSaved ? last : null,
+          log: state.logPos,
+        })
+      : fact({ type: "seen", queueId, at: now, ack: last !== q.pruned ? last : null }),
+  ];
   const wake: { key: string; reply: Value }[] = [];
   // A newer poll finishes the older one with no events.
   const older = parkedKey(ctx, queueId);
   if (older) wake.push({ key: older, reply: { events: [], queue_id: queueId } });
   armExpiry(state, ctx);
+  catchUpSoon(state, ctx);
   if (remaining.length || args.dontBlock === true) return { facts, wake, reply: { events: remaining } };
   const due = now + heartbeatDelayMs();
   ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
@@ -304,6 +454,7 @@ const heartbeat: QueueHandler<"heartbeat"> = (state, args, ctx, caller) => {
     ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
     return {};
   }
+  catchUpSoon(state, ctx);
   return withdrawIfLast(
     state,
     ctx,
@@ -321,7 +472,8 @@ const expire: QueueHandler<"expire"> = (state, _args, ctx, caller) => {
   const now = ctx.now();
   const facts: Obj[] = [];
   for (const q of state.queues) {
-    if (isExpired(q, now, ctx)) facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+    if (isExpired(q, now, ctx))
+      facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired", log: state.logPos }));
   }
   if (facts.length < state.queues.length) {
     const expired = new Set(facts.map((f) => f.queueId as string));
@@ -334,8 +486,15 @@ const expire: QueueHandler<"expire"> = (state, _args, ctx, caller) => {
 
 const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   requireInternal(caller);
+  if (args.entry !== undefined) {
+    if (args.entry <= state.logPos) return { reply: { delivered: 0, duplicate: true } };
+    // Up to that entry: those after it may not be durable yet, and come with their own delivery.
+    return catchUpDecision(state, ctx, args.entry);
+  }
+  // Without a log (no store, or a batch for a shard that moved): the events
+  // come with the request and are journaled here.
   const queues = state.queues;
-  const events = args.events;
+  const events = args.events ?? [];
   const stray = events.some((e) => watcherOnly(e, state.userId));
   if (queues.length === 0) {
     const none: DecisionOf<{ delivered: number }> = { reply: { delivered: 0 } };
@@ -348,7 +507,7 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   const shaped: Record<string, Obj[]> = {};
   for (const q of queues) {
     if (isExpired(q, now, ctx)) {
-      expired.push(fact({ type: "deleted", queueId: q.id, reason: "expired" }));
+      expired.push(fact({ type: "deleted", queueId: q.id, reason: "expired", log: state.logPos }));
       continue;
     }
     const out: Obj[] = [];
@@ -359,6 +518,11 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   return withdrawIfLast(state, ctx, deliverDecision(state, ctx, key, shaped, expired), stray);
 };
 
+const catchUp: QueueHandler<"catchUp"> = (state, _args, ctx, caller) => {
+  requireInternal(caller);
+  return catchUpDecision(state, ctx);
+};
+
 // ---- delete (DELETE /events) and reads --------------------------------------------
 
 const remove: QueueHandler<"delete"> = (state, args, ctx, caller) => {
@@ -366,7 +530,7 @@ const remove: QueueHandler<"delete"> = (state, args, ctx, caller) => {
   ownQueue(state, queueId, caller, ctx);
   const parked = parkedKey(ctx, queueId);
   return withdrawIfLast(state, ctx, {
-    facts: [fact({ type: "deleted", queueId, reason: "client" })],
+    facts: [fact({ type: "deleted", queueId, reason: "client", log: state.logPos })],
     wake: parked ? [{ key: parked, reply: { events: [], queue_id: queueId } }] : [],
     reply: {},
   });
@@ -403,12 +567,18 @@ export const queueBehavior = defineBehavior<QueueSetState, QueueProtocol>({
   apply: applyQueueFact,
   toSnapshot: queueToSnapshot,
   fromSnapshot: queueFromSnapshot,
+  unjournaled: unjournaledQueueFact,
+  sideLog: {
+    position: (state) => state.logPos,
+    decidedAt: (f) => (typeof f.log === "number" ? f.log : undefined),
+  },
   handlers: handlersOf<QueueSetState, QueueProtocol>()({
     register,
     poll,
     heartbeat,
     expire,
     deliver,
+    catchUp,
     delete: remove,
     newest,
     list,

@@ -45,14 +45,23 @@ export const queueProtocol = {
   // ---- the node's timers and the event router (internal)
   heartbeat: { args: QueueId, reply: reply<{ delivered: number } | undefined>() },
   expire: { args: Type.Object({}), reply: reply<undefined>() },
-  /** A batch of events for this user; `key` makes a retried batch a no-op. */
+  /**
+   * Events for this user. `entry`: the shard's event log holds them
+   * (cluster/event-log.ts), at this position; the actor applies every entry
+   * for its user up to there that it has not applied. Otherwise `events`,
+   * journaled by the actor (a node without a log, a batch for a shard that
+   * moved); `key` makes a retried batch a no-op.
+   */
   deliver: {
     args: Type.Object({
-      events: Type.Array(Type.Unsafe<Obj>(Type.Object({}))),
+      entry: Type.Optional(SafeInt),
+      events: Type.Optional(Type.Array(Type.Unsafe<Obj>(Type.Object({})))),
       key: Type.Optional(Type.String()),
     }),
     reply: reply<{ delivered: number; duplicate?: boolean }>(),
   },
+  /** Apply the event log's entries for this user not applied yet (a missed delivery, a takeover). */
+  catchUp: { args: Type.Object({}), reply: reply<{ delivered: number; duplicate?: boolean } | undefined>() },
   /** The user's queues, for inspection and tests. */
   list: {
     args: Type.Object({}),

@@ -5,12 +5,8 @@ import { startNodeAdminServer } from "../../gateway/admin/node-server.ts";
 import { buildApp } from "../../gateway/index.ts";
 import { uploadStorageFromEnv } from "../upload-storage.ts";
 import { routes } from "../../gateway/routes/index.ts";
-import { startWebhookWorker } from "../../webhook/worker.ts";
-import { startExportWorker } from "../export.ts";
 import { shardOf } from "../addressing.ts";
 import { serveNodeAdmin } from "../admin.ts";
-import { startInviteWorker } from "../invite-worker.ts";
-import { startPushWorker } from "../push-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import {
   bootstrapConfig,
@@ -37,6 +33,7 @@ import {
   serveShardSubjects,
   startGrpcServer,
 } from "../transport/index.ts";
+import { startNodeWorkers } from "./domain.ts";
 import { createGuardedNode, type ActorCall } from "./process.ts";
 
 export interface ClusterNodeOptions {
@@ -147,11 +144,8 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
   membership.onChange(place);
   membership.start();
   node.start();
-  const webhooks = startWebhookWorker(node);
-  const invites = startInviteWorker(node);
-  const pushes = startPushWorker(node);
   // Export files go to DATA_DIR, which gateways must see too (docs/export.md).
-  const exportsWorker = startExportWorker(node, store, shards, env.dataDir());
+  const workers = startNodeWorkers(node, { dataDir: env.dataDir() });
   // Listen for a heartbeat round before taking shards, so a node joining a
   // running cluster does not grab shards that belong to others.
   await new Promise((r) => setTimeout(r, 1200));
@@ -174,11 +168,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
     bootstrapped,
     async close() {
       membership.setDraining(true);
-      await webhooks.stop();
-      await exportsWorker.stop();
-      await node.stop(true);
-      invites.stop();
-      pushes.stop();
+      await workers.close();
       adminSub.unsubscribe();
       guard.stop();
       await adminHttp?.app.close();

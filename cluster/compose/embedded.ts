@@ -3,21 +3,18 @@
 // cluster mode. Also the management CLI's way into a stopped server's store.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { behaviors } from "../../actors/index.ts";
 import { buildApp } from "../../gateway/index.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import {
-  startWebhookWorker,
   webhookOptionsFromEnv,
   type WebhookWorker,
   type WebhookWorkerOptions,
 } from "../../webhook/worker.ts";
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
-import { startInviteWorker } from "../invite-worker.ts";
-import { startPushWorker } from "../push-worker.ts";
 import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
 import { env, type BootstrapConfig } from "../config.ts";
-import { NodeRuntime } from "../node.ts";
+import type { EventRouter } from "../event-router.ts";
+import type { NodeRuntime } from "../node.ts";
 import type { MemoryGuard } from "../overload.ts";
 // The modules themselves, not the folders' doors: those also load the
 // Redis, gRPC and NATS clients, which embedded mode never uses.
@@ -26,8 +23,8 @@ import { tracedStore } from "../tracing.ts";
 import type { ActorClient } from "../transport/contract.ts";
 import { createInProcessTransport } from "../transport/in-process.ts";
 import { uploadStorageFromEnv } from "../upload-storage.ts";
-import { allShards, createGuardedNode, type ActorCall } from "./process.ts";
-import { startExportWorker } from "../export.ts";
+import { startNodeWorkers } from "./domain.ts";
+import { allShards, createGuardedNode, createNode, type ActorCall } from "./process.ts";
 import type { Store } from "../storage/contract.ts";
 
 export interface EmbeddedOptions {
@@ -56,6 +53,8 @@ export interface EmbeddedServer {
   url: string;
   port: number;
   node: NodeRuntime;
+  /** The node's event router (cluster/event-router.ts). */
+  router: EventRouter;
   /** The node's memory budget (docs/operations.md "Overload"). */
   guard: MemoryGuard;
   /** The outgoing-webhook worker (docs/webhooks.md). */
@@ -78,7 +77,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const lmdb = await createLmdbStore(resolve(o.dataDir), { exclusive: true });
   const store = tracedStore(o.wrapStore ? o.wrapStore(lmdb) : lmdb, "lmdb");
   const transport = createInProcessTransport();
-  const { node, guard, handler } = createGuardedNode({
+  const { node, router, guard, handler } = createGuardedNode({
     nodeId: "embedded",
     // One process owns DATA_DIR (server.pid guards it), so no other node can
     // take a shard: an event-loop stall longer than the TTL must not fence
@@ -96,10 +95,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   transport.serve(handler);
   node.start();
   guard.start();
-  const webhooks = startWebhookWorker(node, webhookOptions);
-  const invites = startInviteWorker(node);
-  const pushes = startPushWorker(node);
-  const exportsWorker = startExportWorker(node, store, o.shards, resolve(o.dataDir));
+  const workers = startNodeWorkers(node, { dataDir: resolve(o.dataDir), webhooks: webhookOptions });
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
@@ -127,19 +123,16 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     url: `http://127.0.0.1:${port}`,
     port,
     node,
+    router,
     guard,
-    webhooks,
+    webhooks: workers.webhooks,
     gatewayClient: transport.gateway,
     bootstrapped,
     async close() {
       await app.close();
       adminSub.unsubscribe();
       guard.stop();
-      await webhooks.stop();
-      await exportsWorker.stop();
-      await node.stop(true);
-      invites.stop();
-      pushes.stop();
+      await workers.close();
       await store.close();
       rmSync(pidFile, { force: true });
     },
@@ -193,12 +186,11 @@ export async function withLocalNode<T>(
   const store = await createLmdbStore(dataDir, { exclusive: true });
   const transport = createInProcessTransport();
   const shards = env.shards();
-  const node = new NodeRuntime({
+  const { node } = createNode({
     nodeId: "manage",
     exclusiveStore: true,
     shards,
     store,
-    behaviors,
     outbound: transport.client,
     bus: transport.bus,
   });

@@ -4,11 +4,13 @@
 import { behaviors } from "../../actors/index.ts";
 import type { ActorRef, Obj, Value } from "../../actors/types.ts";
 import type { BootstrapResult } from "../bootstrap.ts";
+import type { EventRouter } from "../event-router.ts";
 import { createLogger, setRootLogger, type Logger } from "../log.ts";
 import { NodeRuntime, type NodeOptions } from "../node.ts";
 import { MemoryGuard, overloadConfig } from "../overload.ts";
 import { shutdownTracing, startTracing } from "../tracing.ts";
 import type { RequestHandler } from "../transport/contract.ts";
+import { attachDomain } from "./domain.ts";
 
 /**
  * Name the process's logger (every line carries `base`) and start tracing
@@ -36,20 +38,31 @@ export function closeOnSignal(close: () => Promise<void>): void {
   process.on("SIGINT", () => void stop());
 }
 
-export interface GuardedNode {
+export interface DomainNode {
   node: NodeRuntime;
+  /** Routes the node's events to the queue actors (cluster/event-router.ts). */
+  router: EventRouter;
+}
+
+/** A node running the actor behaviours, with the domain's wiring (compose/domain.ts). */
+export function createNode(o: Omit<NodeOptions, "behaviors">): DomainNode {
+  const node = new NodeRuntime({ ...o, behaviors });
+  return { node, router: attachDomain(node).router };
+}
+
+export interface GuardedNode extends DomainNode {
   /** The node's memory budget (docs/operations.md "Overload"). */
   guard: MemoryGuard;
   /** The node's request handler behind the guard: what the transports serve. */
   handler: RequestHandler;
 }
 
-/** A node running the actor behaviours, its mailboxes and memory bounded by the overload settings. */
+/** A node (createNode), its mailboxes and memory bounded by the overload settings. */
 export function createGuardedNode(o: Omit<NodeOptions, "behaviors" | "mailboxLimit">): GuardedNode {
   const overload = overloadConfig();
-  const node = new NodeRuntime({ ...o, mailboxLimit: overload.mailboxLimit, behaviors });
+  const { node, router } = createNode({ ...o, mailboxLimit: overload.mailboxLimit });
   const guard = new MemoryGuard(o.nodeId, overload.memoryBudgetMb);
-  return { node, guard, handler: guard.admit((req) => node.handle(req)) };
+  return { node, router, guard, handler: guard.admit((req) => node.handle(req)) };
 }
 
 export function allShards(shards: number): number[] {
