@@ -10,6 +10,8 @@ import type { BlobProtocol } from "./blob/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
+import type { RealmProtocol } from "./realm/protocol.ts";
+import type { RealmDirectoryProtocol } from "./realm-directory/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
 import { UPLOADS_KEY, type UploadsProtocol } from "./uploads/protocol.ts";
 import type { UserProtocol } from "./user/protocol.ts";
@@ -62,4 +64,14 @@ export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
 /** A user's actor: their profile, settings, message flags and personal lists (key: the user id). */
 export function userRef(realmId: number, userId: number): Ref<UserProtocol> {
   return ref({ kind: "user", realm: realmId, key: String(userId) });
+}
+
+/** One organization's realm actor: its settings and members, the data every request needs. */
+export function realmRef(realmId: number): Ref<RealmProtocol> {
+  return ref({ kind: "realm", realm: realmId, key: "realm" });
+}
+
+/** The deployment's one realm directory (hosts -> realm ids, creating organizations). */
+export function realmDirectoryRef(): Ref<RealmDirectoryProtocol> {
+  return ref({ kind: "realmDirectory", realm: 0, key: "directory" });
 }

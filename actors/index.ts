@@ -8,6 +8,7 @@ import { emojiBehavior } from "./emoji/index.ts";
 import { groupBehavior } from "./group/index.ts";
 import { queueBehavior } from "./queue/index.ts";
 import { realmBehavior } from "./realm/index.ts";
+import { realmDirectoryBehavior } from "./realm-directory/index.ts";
 import type { Behavior, Kind } from "./types.ts";
 import { uploadsBehavior } from "./uploads/index.ts";
 import { userBehavior } from "./user/index.ts";
@@ -19,6 +20,7 @@ import { webhookIndexBehavior } from "./webhook-index/index.ts";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   realm: realmBehavior,
+  realmDirectory: realmDirectoryBehavior,
   user: userBehavior,
   queue: queueBehavior,
   group: groupBehavior,
@@ -45,7 +47,6 @@ export {
   INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,
-  directoryRef,
   realmRef,
   userDefaultSettings,
 } from "./realm/index.ts";
@@ -55,6 +56,7 @@ export {
   settingTypes,
   userRef,
 } from "./user/index.ts";
+export { realmDirectoryRef } from "./realm-directory/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
 export {
   DEFAULT_QUEUE_TIMEOUT_SECS,

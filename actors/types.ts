@@ -36,6 +36,7 @@ export interface IndexRange {
 
 export type Kind =
   | "realm"
+  | "realmDirectory"
   | "user"
   | "channel"
   | "group"
@@ -47,6 +48,7 @@ export type Kind =
   | "webhookIndex";
 export const KINDS: readonly Kind[] = [
   "realm",
+  "realmDirectory",
   "user",
   "channel",
   "group",
@@ -64,8 +66,8 @@ export type Obj = { [key: string]: Value };
 
 /**
  * Identity of an actor. `realm` is the organization id; `key` is the
- * actor's id within the realm and kind ("1" for the realm actor itself, the
- * user id for a user...). The shard is derived from (realm, shardKey), where
+ * actor's id within the realm and kind ("realm" for an organization's realm
+ * actor, the user id for a user...). The shard is derived from (realm, shardKey), where
  * shardKey defaults to key; a queue actor uses its owner's user id so a
  * user's queues live beside the user.
  */

@@ -296,12 +296,7 @@ export function startExportWorker(
   const running = new Map<string, Promise<void>>();
   async function run(realmId: number, exportId: number): Promise<void> {
     const ref = realmRef(realmId);
-    const job = (await node.call(ref, "exportJob", { exportId })) as {
-      pending: boolean;
-      secret: string;
-      exportType: number;
-      host: string;
-    } | null;
+    const job = await node.call(ref, "exportJob", { exportId });
     if (!job || !job.pending) return;
     const file = join(dataDir, "exports", String(realmId), job.secret, exportFileName(realmId, exportId));
     try {

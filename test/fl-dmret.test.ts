@@ -20,8 +20,9 @@ import {
   type Creds,
   type User,
 } from "./support/index.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { ActorRef, Obj } from "../actors/types.ts";
 import { sweepRealmRetention } from "../actors/channel/retention.ts";
+import { typedCall } from "../actors/protocol.ts";
 import { channelDirectoryRef } from "../actors/channel/refs.ts";
 import { dmKey } from "../actors/channel/conversation-state.ts";
 import { createRedisStore } from "../cluster/storage/redis-store.ts";
@@ -45,8 +46,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
   let b: User;
   let c: User;
   let realmId: number;
-  const call = (ref: ActorRef, m: string, args: Record<string, unknown>) =>
-    chat.srv.node.call(ref, m, args as Obj) as Promise<Value>;
+  const call = typedCall((ref, m, args) => chat.srv.node.call(ref, m, args));
   const readable = async (id: number, u: User) =>
     (await chat.api("GET", `/messages/${id}`, {}, u)).status === 200;
 

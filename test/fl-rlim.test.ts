@@ -10,6 +10,7 @@
 // last and wait only for what the earlier tests did not already use up.
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
+import { typedCall } from "../actors/protocol.ts";
 import {
   assertError,
   assertSuccess,
@@ -27,7 +28,6 @@ import {
   type Ev,
   type Member,
 } from "./support/index.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
 
 const srv = useEmbedded();
 let admin: Member;
@@ -499,8 +499,7 @@ describe("FL 91: the realm's message retention", () => {
     const readable = async (id: number) => (await api("GET", `/messages/${id}`, {}, member)).status === 200;
 
     const { sweepRealmRetention } = await import("../actors/channel/retention.ts");
-    const call = (ref: ActorRef, m: string, a: Record<string, unknown>) =>
-      chat.srv.node.call(ref, m, a as Obj) as Promise<Value>;
+    const call = typedCall((ref, m, a) => chat.srv.node.call(ref, m, a));
     const realmId = chat.srv.bootstrapped!.realmId!;
     // Two days on: the realm's one day has passed, the channel's five have not.
     await sweepRealmRetention(call, realmId, Date.now() + 2 * 86400_000);

@@ -13,6 +13,7 @@ import { deflateSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { channelBehavior, type DirState } from "../actors/channel/index.ts";
 import { realmBehavior } from "../actors/realm/index.ts";
+import { realmDirectoryBehavior } from "../actors/realm-directory/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { assertSuccess, basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/index.ts";
@@ -644,7 +645,7 @@ describe("prototype-named keys", () => {
 describe("prototype-named keys in journal replay and snapshots", () => {
   const dirRef: ActorRef = { kind: "channel", realm: 1, key: "directory" };
   const realm: ActorRef = { kind: "realm", realm: 1, key: "realm" };
-  const hostsRef: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+  const hostsRef: ActorRef = { kind: "realmDirectory", realm: 0, key: "directory" };
   /** A lookup by a string that TypeScript does not resolve to an Object member. */
   const at = <T>(o: Record<string, T>, k: string): T | undefined => o[k];
 
@@ -689,10 +690,11 @@ describe("prototype-named keys in journal replay and snapshots", () => {
       assert.equal(at(users(st), "constructor")?.userId, 8);
       assert.equal(at(users(st), "tostring"), undefined);
     }
-    let d = b.initial(hostsRef);
-    d = b.apply(d, { type: "realmRegistered", realmId: 2, host: "constructor" }, hostsRef);
+    const h = realmDirectoryBehavior;
+    let d = h.initial(hostsRef);
+    d = h.apply(d, { type: "realmRegistered", realmId: 2, host: "constructor" }, hostsRef);
     const hosts = (st: unknown) => (st as { hosts: Record<string, number> }).hosts;
-    for (const st of [d, b.fromSnapshot(b.toSnapshot(d), hostsRef)]) {
+    for (const st of [d, h.fromSnapshot(h.toSnapshot(d), hostsRef)]) {
       assert.equal(at(hosts(st), "constructor"), 2);
       assert.equal(at(hosts(st), "__proto__"), undefined);
       assert.equal(at(hosts(st), "valueof"), undefined);

@@ -23,8 +23,8 @@ import {
   TRIGGER_NOTICE,
   ZULIP_VERSION,
   channelConvRef,
-  directoryRef,
   dmConvRef,
+  realmDirectoryRef,
   realmRef,
   webhookIndexRef,
   webhookRef,
@@ -284,13 +284,12 @@ export class WebhookWorker {
     this.sweepShards = new Set();
     if (this.stopped || shards.size === 0) return;
     this.stats.sweeps++;
-    let realms: Obj[] = [];
+    let realms: { realmId: number }[] = [];
     await this.retrying("list the realms for the webhook sweep", async () => {
-      realms = (await this.host.call(directoryRef(), "listRealms", {})) as unknown as Obj[];
+      realms = await this.host.call(realmDirectoryRef(), "listRealms", {});
     });
     await Promise.all(
-      realms.map(async (r) => {
-        const realmId = Number(r.realmId);
+      realms.map(async ({ realmId }) => {
         let bots: { botId: number }[] = [];
         await this.retrying(`read the webhook index of realm ${realmId}`, async () => {
           bots = (await this.host.call(webhookIndexRef(realmId), "pendingBots", {})).bots;
@@ -372,9 +371,7 @@ export class WebhookWorker {
 
   /** One attempt of one delivery, and everything that follows from its outcome. */
   private async run(realmId: number, botId: number, d: DeliveryView): Promise<void> {
-    const bot = (await this.host.call(realmRef(realmId), "webhookBot", { botId })) as unknown as BotInfo & {
-      found: boolean;
-    };
+    const bot = await this.host.call(realmRef(realmId), "webhookBot", { botId });
     // The bot was deactivated or is no longer an outgoing webhook: nothing to send.
     if (!bot.found || !bot.isActive || bot.botType !== OUTGOING_WEBHOOK_BOT || !bot.service) {
       await this.report(realmId, botId, d, "dropped");

@@ -111,10 +111,11 @@ export class Turn {
   }
 
   private static async loadRoster(ctx: ActorContext, realmId: number): Promise<Turn> {
-    const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as { users: RosterEntry[] };
+    // Asked without `since`: every user.
+    const r = await ctx.call(realmRef(realmId), "roster", {});
     const users = new Map<number, RosterEntry>();
     const byEmail = new Map<string, RosterEntry>();
-    for (const u of r.users) {
+    for (const u of r.users ?? []) {
       users.set(u.userId, u);
       byEmail.set(u.email.toLowerCase(), u);
     }

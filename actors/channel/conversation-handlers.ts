@@ -138,7 +138,11 @@ export interface Roster {
  * roster-view.ts), its linkifiers, and for a send (args `sender`) the
  * sender's send preferences. The map is shared: read it, never change it.
  */
-export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
+export async function roster(
+  ctx: ActorContext,
+  realmId: number,
+  args: { sender?: number; alertStamp?: string } = {},
+): Promise<Roster> {
   const since = rosterSince(realmId);
   const ask = async (withSince: boolean) =>
     (await ctx.call(
@@ -299,9 +303,7 @@ async function currentApiEmails(
   for (const m of msgs) ids.add(m.senderId);
   for (const r of state.dmRecipients ?? []) ids.add(Number(r.id));
   if (!ids.size) return undefined;
-  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", {
-    userIds: [...ids],
-  })) as Partial<ApiEmails>;
+  const r: Partial<ApiEmails> = await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [...ids] });
   return { emails: r.emails ?? {}, fullNames: r.fullNames ?? {}, avatarVersions: r.avatarVersions ?? {} };
 }
 

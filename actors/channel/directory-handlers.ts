@@ -152,7 +152,7 @@ async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj, state: DirSt
   const isWebPublic = optBool(args, "is_web_public") ?? false;
   const isDefault = optBool(args, "is_default_stream") ?? false;
   if (isWebPublic) {
-    const info = (await t.ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+    const info = await t.ctx.call(realmRef(t.realmId), "publicInfo", {});
     if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
   }
   await checkMayCreate(t, me, inviteOnly, isWebPublic);
@@ -712,7 +712,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
     let inviteOnly = isPrivate ?? ch.inviteOnly;
     let webPublic = isWebPublic ?? ch.isWebPublic;
     if (isWebPublic === true) {
-      const info = (await ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+      const info = await ctx.call(realmRef(t.realmId), "publicInfo", {});
       if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
       if (me.role !== 100) throw errors.insufficientPermission();
       inviteOnly = false;

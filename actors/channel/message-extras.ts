@@ -31,7 +31,7 @@ function me(caller: Caller | null): Caller {
 }
 
 async function realmSettings(ctx: ActorContext, realmId: number): Promise<Obj> {
-  const r = (await ctx.call(realmRef(realmId), "registerRealmState", {})) as { settings: Obj };
+  const r = await ctx.call(realmRef(realmId), "registerRealmState", {});
   return r.settings;
 }
 

@@ -31,9 +31,10 @@
 // has touched since the list existed is not listed yet, and so not swept.
 
 import { errors } from "../errors.ts";
-import { directoryRef, realmRef } from "../realm/index.ts";
-import type { MessageLimits } from "../realm/message-limits.ts";
-import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
+import { realmRef } from "../realm/index.ts";
+import { realmDirectoryRef } from "../realm-directory/index.ts";
+import type { TypedCall } from "../protocol.ts";
+import type { ActorRef, Caller, Handler, Obj } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { getMsgs, idsRange, isDmKey, type ConvState, type Msg } from "./conversation-state.ts";
 import { channelConvRef, channelDirectoryRef } from "./refs.ts";
@@ -125,11 +126,9 @@ export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = {
 };
 export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
 
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
-
 /** One realm's sweep at `nowMs`: every channel with a retention, page by page. */
-export async function sweepRealmRetention(call: Call, realmId: number, nowMs: number): Promise<void> {
-  const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
+export async function sweepRealmRetention(call: TypedCall, realmId: number, nowMs: number): Promise<void> {
+  const limits = await call(realmRef(realmId), "messageLimits", {});
   const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", {
     realmDays: limits.retentionDays,
   })) as { channels: { streamId: number; days: number }[]; dms?: string[] };
@@ -159,7 +158,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
 }
 
 export interface RetentionHost {
-  call: Call;
+  call: TypedCall;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
   servingShards(): number[];
@@ -169,9 +168,7 @@ export interface RetentionHost {
 
 /** The realms whose realm actor is on one of `shards`, each swept once; failures wait for the next sweep. */
 async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
-  const realms = (await host.call(directoryRef(), "listRealms", {})) as Obj[];
-  for (const r of realms) {
-    const realmId = Number(r.realmId);
+  for (const { realmId } of await host.call(realmDirectoryRef(), "listRealms", {})) {
     if (!shards.has(host.shardOf(realmRef(realmId)))) continue;
     await sweepRealmRetention(host.call, realmId, Date.now()).catch(() => undefined);
     // FL 323 (recently-active.ts): the same schedule turns idle channels inactive.

@@ -35,12 +35,12 @@ export async function typingAudience(
   userIds: number[],
   opts: { validate?: boolean; channel?: boolean },
 ): Promise<TypingAudience> {
-  return (await ctx.call(realmRef(realmId), "typingAudience", {
+  return await ctx.call(realmRef(realmId), "typingAudience", {
     senderId,
     userIds,
     validate: opts.validate === true,
     channel: opts.channel === true,
-  })) as unknown as TypingAudience;
+  });
 }
 
 /**

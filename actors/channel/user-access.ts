@@ -116,12 +116,12 @@ const emitAccessChanges: Handler<DirState> = async (state, args, ctx, caller) =>
     const lost = Array.isArray(item.lost) ? (item.lost as number[]) : [];
     if (gained.length) {
       const viewer: Caller = { realmId: state.realmId, userId: g, role: ROLE_GUEST, isBot: false };
-      const { members } = (await ctx.call(
+      const { members } = await ctx.call(
         realmRef(state.realmId),
         "getMembers",
         { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
         viewer,
-      )) as { members: Obj[] };
+      );
       for (const person of members)
         events.push({ event: { type: "realm_user", op: "add", person }, userIds: [g] });
     }

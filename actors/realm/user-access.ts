@@ -31,9 +31,12 @@ function idSet(raw: unknown): Set<number> {
  * active (Zulip counts subscriptions of active users only), DM peers even
  * once deactivated.
  */
-export function accessFilter(viewer: DirEntry | null, args: Obj): ((t: DirEntry) => boolean) | null {
-  const access = args.access as Partial<AccessArg> | undefined;
-  if (viewer === null || viewer.role !== ROLE_GUEST || access === undefined || access === null) return null;
+export function accessFilter(
+  viewer: DirEntry | null,
+  args: { access?: AccessArg },
+): ((t: DirEntry) => boolean) | null {
+  const access = args.access;
+  if (viewer === null || viewer.role !== ROLE_GUEST || access === undefined) return null;
   const channel = idSet(access.channelPeers);
   const dm = idSet(access.dmPeers);
   return (t) =>

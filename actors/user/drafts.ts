@@ -144,8 +144,9 @@ function newCache(): RequestCache {
 
 async function rosterOf(ctx: ActorContext, state: UserState, cache: RequestCache) {
   if (!cache.users) {
-    const r = (await ctx.call(realmRef(state.realmId), "roster", {})) as unknown as { users: RosterUser[] };
-    cache.users = new Map(r.users.map((u) => [u.userId, u]));
+    // Asked without `since`: every user.
+    const { users = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
+    cache.users = new Map(users.map((u): [number, RosterUser] => [u.userId, u]));
   }
   return cache.users;
 }

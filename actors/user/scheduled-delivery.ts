@@ -12,10 +12,11 @@
 
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef } from "../channel/index.ts";
-import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
+import { realmDirectoryRef } from "../realm-directory/index.ts";
 import { userRef } from "../addresses.ts";
-import type { ArgsOf, TypedCall } from "../protocol.ts";
-import type { ActorRef, Caller, Obj, Value } from "../types.ts";
+import type { ArgsOf, TypedCall, TypedCallAs } from "../protocol.ts";
+import type { ActorRef, Caller, Obj } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
@@ -24,7 +25,7 @@ type Outcome = Omit<ArgsOf<UserProtocol, "scheduledResult">, "id" | "attempt">;
 
 export interface ScheduledHost {
   call: TypedCall;
-  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  callAs: TypedCallAs;
   onHandoff(subject: string, handler: (data: Obj[]) => Promise<boolean>): void;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
@@ -66,7 +67,7 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   const member = await retrying(() => host.callAs(realmRef(realmId), "getMember", { userId }, self));
   if (!member) return false;
   if ("refused" in member) return report({ error: member.refused.message, notify: false });
-  const u = (member.ok as Obj).user as Obj;
+  const u = member.ok.user;
   // Zulip's UserDeactivatedError; the user is not notified.
   if (u.is_active !== true) return report({ error: errors.userDeactivatedLogin().message, notify: false });
   const caller: Caller = { realmId, userId, role: Number(u.role), isBot: u.is_bot === true };
@@ -151,14 +152,13 @@ export function failureNotice(deliverAt: number, error: string): string {
  * at start-up).
  */
 async function sweep(host: ScheduledHost, shards: Set<number>): Promise<void> {
-  const realms = await retrying(() => host.call(directoryRef(), "listRealms", {}));
+  const realms = await retrying(() => host.call(realmDirectoryRef(), "listRealms", {}));
   if (!realms || !("ok" in realms)) return;
   await Promise.all(
-    (realms.ok as Obj[]).map(async (r) => {
-      const realmId = Number(r.realmId);
+    realms.ok.map(async ({ realmId }) => {
       const idx = await retrying(() => host.call(realmRef(realmId), "scheduledUsers", {}));
       if (!idx || !("ok" in idx)) return;
-      for (const userId of (idx.ok as Obj).userIds as number[]) {
+      for (const userId of idx.ok.userIds) {
         const ref = userRef(realmId, userId);
         if (!shards.has(host.shardOf(ref))) continue;
         // A failure means the shard moved on again: its next owner sweeps it.

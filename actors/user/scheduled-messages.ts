@@ -270,8 +270,9 @@ export async function check(
     to = [t.to[0]!];
   } else {
     if (t.to.length === 0) throw errors.messageNeedsRecipients();
-    const r = (await ctx.call(realmRef(state.realmId), "roster", {})) as unknown as { users: RosterUser[] };
-    const users = new Map(r.users.map((u) => [u.userId, u]));
+    // Asked without `since`: every user.
+    const { users: all = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
+    const users = new Map(all.map((u): [number, RosterUser] => [u.userId, u]));
     const ids = [...new Set(t.to)].sort((a, b) => a - b);
     const found: RosterUser[] = [];
     for (const id of ids) {

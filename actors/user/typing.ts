@@ -38,12 +38,12 @@ async function audience(
   userIds: number[],
   opts: { validate?: boolean; channel?: boolean },
 ): Promise<Audience> {
-  return (await ctx.call(realmRef(state.realmId), "typingAudience", {
+  return await ctx.call(realmRef(state.realmId), "typingAudience", {
     senderId: state.userId,
     userIds,
     validate: opts.validate === true,
     channel: opts.channel === true,
-  })) as unknown as Audience;
+  });
 }
 
 function self(state: UserState, caller: Caller | null): Caller {

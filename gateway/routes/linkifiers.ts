@@ -3,7 +3,8 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function filterId(req: RouteRequest): number {
@@ -21,11 +22,15 @@ const linkifierParams = {
   alternative_url_templates: param(p.json(c.list(c.string()))),
 };
 
-function linkifierArgs(req: RouteRequest): Obj {
-  const out: Obj = {};
-  for (const k of Object.keys(linkifierParams))
-    if (req.params[k] !== undefined) out[k] = req.params[k] as Obj[string];
-  return out;
+function linkifierArgs(req: RouteRequest): ArgsOf<RealmProtocol, "addLinkifier"> {
+  const sent = req.params;
+  return {
+    pattern: sent.pattern as string,
+    url_template: sent.url_template as string,
+    example_input: sent.example_input as string | undefined,
+    reverse_template: sent.reverse_template as string | undefined,
+    alternative_url_templates: sent.alternative_url_templates as string[] | undefined,
+  };
 }
 
 const list: RouteDef = {
@@ -34,7 +39,7 @@ const list: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "listLinkifiers", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "listLinkifiers", {});
   },
 };
 
@@ -44,7 +49,7 @@ const add: RouteDef = {
   auth: "required",
   params: linkifierParams,
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req))) as Obj;
+    return await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req));
   },
 };
 

@@ -22,9 +22,7 @@ const messageHistory: RouteDef = {
   async handler(req) {
     const id = pathInt(req, "message_id");
     // Zulip refuses before looking the message up: a disabled history says so for any id.
-    const { settings } = (await req.call(realmRef(req.realmId), "registerRealmState", {})) as {
-      settings: Obj;
-    };
+    const { settings } = await req.call(realmRef(req.realmId), "registerRealmState", {});
     if (settings.message_edit_history_visibility_policy === "none") throw errors.editHistoryDisabled();
     const item = await locate(req, id);
     return (await req.call(convRef(req, item.conv), "messageEditHistory", {

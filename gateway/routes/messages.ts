@@ -44,7 +44,7 @@ export function pathInt(req: RouteRequest, name: string): number {
 
 async function emailsToIds(req: RouteRequest, emails: string[]): Promise<number[]> {
   if (!emails.length) return [];
-  const r = (await req.call(realmRef(req.realmId), "resolveEmails", { emails })) as { ids: number[] };
+  const r = await req.call(realmRef(req.realmId), "resolveEmails", { emails });
   return r.ids;
 }
 

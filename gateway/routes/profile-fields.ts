@@ -3,7 +3,9 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
+import type { Value } from "../../actors/types.ts";
 import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function fieldId(req: RouteRequest): number {
@@ -13,23 +15,19 @@ function fieldId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const FIELD_ARGS: [string, string][] = [
-  ["name", "name"],
-  ["hint", "hint"],
-  ["field_type", "fieldType"],
-  ["field_data", "fieldData"],
-  ["display_in_profile_summary", "displayInProfileSummary"],
-  ["required", "required"],
-  ["editable_by_user", "editableByUser"],
-  ["use_for_user_matching", "useForUserMatching"],
-];
-
-function fieldArgs(req: RouteRequest): Obj {
-  const args: Obj = {};
-  for (const [from, to] of FIELD_ARGS) {
-    if (req.params[from] !== undefined) args[to] = req.params[from] as Obj[string];
-  }
-  return args;
+/** The definition's parameters sent (those not sent stay undefined). */
+function fieldArgs(req: RouteRequest): ArgsOf<RealmProtocol, "createProfileField"> {
+  const sent = req.params;
+  return {
+    name: sent.name as string | undefined,
+    hint: sent.hint as string | undefined,
+    fieldType: sent.field_type as number | undefined,
+    fieldData: sent.field_data as Value | undefined,
+    displayInProfileSummary: sent.display_in_profile_summary as boolean | undefined,
+    required: sent.required as boolean | undefined,
+    editableByUser: sent.editable_by_user as boolean | undefined,
+    useForUserMatching: sent.use_for_user_matching as boolean | undefined,
+  };
 }
 
 const EDIT_PARAMS = {
@@ -48,7 +46,7 @@ const listFields: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "getProfileFields", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "getProfileFields", {});
   },
 };
 
@@ -58,7 +56,7 @@ const createField: RouteDef = {
   auth: "required",
   params: { ...EDIT_PARAMS, field_type: param(p.int(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req))) as Obj;
+    return await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req));
   },
 };
 
@@ -68,10 +66,10 @@ const updateField: RouteDef = {
   auth: "required",
   params: EDIT_PARAMS,
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "updateProfileField", {
+    return await req.call(realmRef(req.realmId), "updateProfileField", {
       ...fieldArgs(req),
       fieldId: fieldId(req),
-    })) as Obj;
+    });
   },
 };
 
@@ -81,7 +79,7 @@ const deleteField: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) })) as Obj;
+    return await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) });
   },
 };
 
@@ -91,9 +89,9 @@ const reorderFields: RouteDef = {
   auth: "required",
   params: { order: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "reorderProfileFields", {
-      order: req.params.order as Obj[string],
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "reorderProfileFields", {
+      order: req.params.order as Value,
+    });
   },
 };
 
@@ -103,9 +101,7 @@ const updateOwnData: RouteDef = {
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "updateOwnProfileData", {
-      data: req.params.data as Obj[string],
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "updateOwnProfileData", { data: req.params.data as Value });
   },
 };
 
@@ -115,9 +111,7 @@ const removeOwnData: RouteDef = {
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "removeOwnProfileData", {
-      data: req.params.data as Obj[string],
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "removeOwnProfileData", { data: req.params.data as Value });
   },
 };
 

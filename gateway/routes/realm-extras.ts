@@ -50,11 +50,11 @@ const addPlayground: RouteDef = {
     pygments_language: param(p.string(), { required: true }),
   },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "addPlayground", {
+    return await req.call(realmRef(req.realmId), "addPlayground", {
       name: req.params.name as string,
       url_template: req.params.url_template as string,
       pygments_language: req.params.pygments_language as string,
-    })) as Obj;
+    });
   },
 };
 
