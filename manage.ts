@@ -3,7 +3,13 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import { realmDirectoryRef, realmRef, userRef } from "./actors/addresses.ts";
+import {
+  channelDirectoryRef,
+  conversationRef,
+  realmDirectoryRef,
+  realmRef,
+  userRef,
+} from "./actors/addresses.ts";
 import { typedCall, type TypedCall } from "./actors/protocol.ts";
 import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
@@ -85,7 +91,7 @@ async function main(): Promise<void> {
           role: Number(values.role ?? 400),
         })) as { userId: number; apiKey: string };
         // Zulip subscribes a new human user to the realm's default channels.
-        await call({ kind: "channel", realm, key: "directory" }, "joinDefaultChannels", {
+        await call(channelDirectoryRef(realm), "joinDefaultChannels", {
           user_id: made.userId,
         });
         return made;
@@ -152,17 +158,15 @@ async function migrate(call: Call): Promise<Value> {
   let messages = 0;
   for (const { realmId } of realms) {
     const keys = new Set<string>();
-    const dir = { kind: "channel" as const, realm: realmId, key: "directory" };
-    for (const id of ((await call(dir, "allChannelIds", {})) as { ids: number[] }).ids) keys.add(String(id));
+    const dir = channelDirectoryRef(realmId);
+    for (const id of (await call(dir, "allChannelIds", {})).ids) keys.add(String(id));
     const roster = await call(realmRef(realmId), "roster", {});
     for (const u of roster.users ?? []) {
       const r = await call(userRef(realmId, u.userId), "dmConversationKeys", {});
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {
-      const s = (await call({ kind: "channel", realm: realmId, key }, "storeStatus", {})) as {
-        count: number;
-      };
+      const s = await call(conversationRef(realmId, key), "storeStatus", {});
       conversations++;
       messages += s.count;
     }

@@ -7,6 +7,8 @@
 // The kinds' doors re-export these under their old names.
 
 import type { BlobProtocol } from "./blob/protocol.ts";
+import type { ChannelProtocol } from "./channel/protocol.ts";
+import type { ChannelDirectoryProtocol } from "./channel-directory/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
@@ -34,6 +36,39 @@ export function groupDirectoryRef(realmId: number): Ref<GroupProtocol> {
 /** The realm's custom emoji directory (the image bytes are in blob actors). */
 export function emojiDirectoryRef(realmId: number): Ref<EmojiProtocol> {
   return ref({ kind: "emoji", realm: realmId, key: "directory" });
+}
+
+/** The realm's channel directory (metadata, names, subscriptions). */
+export function channelDirectoryRef(realmId: number): Ref<ChannelDirectoryProtocol> {
+  return ref({ kind: "channelDirectory", realm: realmId, key: "directory" });
+}
+
+/** The messages of one channel. */
+export function channelConvRef(realmId: number, channelId: number): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: String(channelId) });
+}
+
+/** The messages of one direct-message conversation (its participants, sender included). */
+export function dmConvRef(realmId: number, userIds: number[]): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: dmKey(userIds) });
+}
+
+/**
+ * A conversation by its key (a channel id, or a DM key), as the directory
+ * and the user actors list them (the retention sweep, `manage migrate`).
+ */
+export function conversationRef(realmId: number, key: string): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key });
+}
+
+/** Whether a conversation key is a direct-message conversation's ("dm:<ids>"), not a channel id. */
+export function isDmKey(key: string): boolean {
+  return key.startsWith("dm:");
+}
+
+/** The key of a direct-message conversation: its participants' ids, sorted, without repeats. */
+export function dmKey(userIds: number[]): string {
+  return "dm:" + [...new Set(userIds)].sort((a, b) => a - b).join(",");
 }
 
 /** The event queues of one user (placed by the user id, so every gateway finds them). */

@@ -4,6 +4,7 @@
 
 import { blobBehavior } from "./blob/index.ts";
 import { channelBehavior } from "./channel/index.ts";
+import { channelDirectoryBehavior } from "./channel-directory/index.ts";
 import { emojiBehavior } from "./emoji/index.ts";
 import { groupBehavior } from "./group/index.ts";
 import { queueBehavior } from "./queue/index.ts";
@@ -25,6 +26,7 @@ export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   queue: queueBehavior,
   group: groupBehavior,
   channel: channelBehavior,
+  channelDirectory: channelDirectoryBehavior,
   emoji: emojiBehavior,
   blob: blobBehavior,
   uploads: uploadsBehavior,
@@ -37,10 +39,11 @@ export {
   LARGER_THAN_MAX_MESSAGE_ID,
   MAX_MESSAGES_PER_FETCH,
   channelConvRef,
-  channelDirectoryRef,
+  conversationRef,
   dmConvRef,
   windowIds,
 } from "./channel/index.ts";
+export { channelDirectoryRef } from "./channel-directory/index.ts";
 export {
   INVITE_ACCEPTED,
   INVITE_AS,

@@ -39,6 +39,7 @@ export type Kind =
   | "realmDirectory"
   | "user"
   | "channel"
+  | "channelDirectory"
   | "group"
   | "queue"
   | "emoji"
@@ -51,6 +52,7 @@ export const KINDS: readonly Kind[] = [
   "realmDirectory",
   "user",
   "channel",
+  "channelDirectory",
   "group",
   "queue",
   "emoji",

@@ -101,7 +101,7 @@ async function* exportLines(store: Store, manifest: Manifest): AsyncGenerator<st
   const scope = new ExportScope(manifest.realmId, manifest.exportType ?? EXPORT_PUBLIC);
   for (const { shard, actor } of actors) {
     const ref = parseActorId(actor);
-    if (ref && (ref.kind === "user" || (ref.kind === "channel" && ref.key === "directory")))
+    if (ref && (ref.kind === "user" || ref.kind === "channelDirectory"))
       scope.learn(ref, await readActor(store, shard, actor));
   }
   scope.settle();

@@ -26,10 +26,7 @@ async function compute(src: Source): Promise<Access | undefined> {
   const caller = src.caller;
   if (caller === null || caller.role !== ROLE_GUEST) return undefined;
   const [dir, user] = await Promise.all([
-    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}) as Promise<{
-      all: boolean;
-      channel_peers?: number[];
-    }>,
+    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}),
     src.call(userRef(src.realmId, caller.userId), "dmPeers", {}),
   ]);
   if (dir.all) return undefined;

@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  channelConvRef,
+  channelDirectoryRef,
   emojiBlobRef,
   emojiDirectoryRef,
   groupDirectoryRef,
@@ -103,6 +105,101 @@ async function checkGroupArgs(
   const created = await forge(dir, "createGroup", good, caller);
   assert.equal(created.ok, true, JSON.stringify(created));
   assert.deepEqual(await groupNames(api), [...before, "forged"].sort());
+}
+
+/** The realm's channel names, through the API. */
+async function channelNames(api: Api): Promise<string[]> {
+  const res = await api("GET", "/streams", { include_all: true });
+  assertSuccess(res);
+  return (res.body.streams as Obj[]).map((c) => c.name as string).sort();
+}
+
+/** The caller's newest messages of a channel, through the API. */
+async function channelMessages(api: Api, streamId: number): Promise<number[]> {
+  const res = await api("GET", "/messages", {
+    anchor: "newest",
+    num_before: 100,
+    num_after: 0,
+    narrow: [{ operator: "channel", operand: streamId }],
+  });
+  assertSuccess(res);
+  return (res.body.messages as Obj[]).map((m) => m.id as number);
+}
+
+/**
+ * Wrong-typed and good args against the channel directory and a channel's
+ * conversation, as `caller`: the two kinds split out of the channel kind.
+ */
+async function checkChannelArgs(
+  forge: ReturnType<typeof forger>,
+  api: Api,
+  caller: Caller,
+  realmId: number,
+): Promise<void> {
+  const dir = channelDirectoryRef(realmId);
+  const made = await api("POST", "/channels/create", {
+    name: "protocol checks",
+    subscribers: [caller.userId],
+  });
+  assertSuccess(made);
+  const streamId = made.body.id as number;
+  const conv = channelConvRef(realmId, streamId);
+  const channelsBefore = await channelNames(api);
+  const messagesBefore = await channelMessages(api, streamId);
+
+  // The directory: a string id, a missing name, a wrong item in a list, a wrong flag.
+  refusedAsInvalid(
+    await forge(dir, "getChannel", { stream_id: String(streamId) }, caller),
+    "getChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "createChannel", { subscribers: [] }, caller),
+    "createChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "createChannel", { name: "forged", subscribers: ["x"] }, caller),
+    "createChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "updateChannel", { stream_id: streamId, new_name: "forged", is_private: "yes" }, caller),
+    "updateChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(
+      dir,
+      "setSubProperties",
+      { data: [{ stream_id: streamId, property: "color", value: 5 }] },
+      caller,
+    ),
+    "setSubProperties",
+    "channelDirectory",
+  );
+  // The conversation: a non-string content, a bad anchor, an unknown reaction op, a moved message without an id.
+  refusedAsInvalid(await forge(conv, "send", { content: 5, topic: "t" }, caller), "send", "channel");
+  refusedAsInvalid(await forge(conv, "fetch", { anchor: "oldest" }, caller), "fetch", "channel");
+  refusedAsInvalid(
+    await forge(conv, "react", { message_id: 1, op: "toggle", emoji_name: "smile" }, caller),
+    "react",
+    "channel",
+  );
+  refusedAsInvalid(await forge(conv, "moveIn", { msgs: [{ topic: "t" }] }, caller), "moveIn", "channel");
+  // Nothing changed.
+  assert.deepEqual(await channelNames(api), channelsBefore);
+  assert.deepEqual(await channelMessages(api, streamId), messagesBefore);
+
+  // The same calls with good args work.
+  const channel = await forge(dir, "getChannel", { stream_id: streamId }, caller);
+  assert.equal(channel.ok, true, JSON.stringify(channel));
+  const created = await forge(dir, "createChannel", { name: "forged", subscribers: [] }, caller);
+  assert.equal(created.ok, true, JSON.stringify(created));
+  const sent = await forge(conv, "send", { content: "checked", topic: "t" }, caller);
+  assert.equal(sent.ok, true, JSON.stringify(sent));
+  assert.deepEqual(await channelNames(api), [...channelsBefore, "forged"].sort());
+  assert.equal((await channelMessages(api, streamId)).length, messagesBefore.length + 1);
 }
 
 /** The caller's saved snippet titles, through the API. */
@@ -289,6 +386,10 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     assert.equal(reg.ok, true, JSON.stringify(reg));
     const list = await forge(emoji, "list", {}, owner);
     assert.equal(list.ok, true, JSON.stringify(list));
+  });
+
+  test("the channel directory and conversation kinds check their args too", async () => {
+    await checkChannelArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
   });
 
   test("the uploads and blob kinds check their args too", async () => {

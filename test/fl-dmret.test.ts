@@ -23,14 +23,14 @@ import {
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { sweepRealmRetention } from "../actors/channel/retention.ts";
 import { typedCall } from "../actors/protocol.ts";
-import { channelDirectoryRef } from "../actors/channel/refs.ts";
-import { dmKey } from "../actors/channel/conversation-state.ts";
+import { channelDirectoryRef } from "../actors/channel-directory/refs.ts";
+import { dmKey } from "../actors/addresses.ts";
 import { createRedisStore } from "../cluster/storage/redis-store.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
 import type { Store } from "../cluster/storage/contract.ts";
 import { decodeFact } from "../proto/codec.ts";
 import { ExportScope } from "../cluster/export-filter.ts";
-import { dirToSnapshot, initialDir } from "../actors/channel/state.ts";
+import { dirToSnapshot, initialDir } from "../actors/channel-directory/state.ts";
 
 const DAY = 86400_000;
 
@@ -97,9 +97,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     assert.deepEqual(ids(evc), [group, self]);
 
     // The directory lists each conversation once, not each message.
-    const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 })) as {
-      dms: string[];
-    };
+    const plan = await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 });
     assert.deepEqual(
       [...plan.dms].sort(),
       [dmKey([a.userId, b.userId]), dmKey([a.userId, b.userId, c.userId]), dmKey([c.userId])].sort(),
@@ -134,7 +132,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
 });
 
 test("FL 91: an export lists only the DM conversations it exports", () => {
-  const ref: ActorRef = { kind: "channel", realm: 7, key: "directory" };
+  const ref: ActorRef = { kind: "channelDirectory", realm: 7, key: "directory" };
   const dir = initialDir(ref);
   dir.dmConvs[dmKey([3, 4])] = true;
   dir.dmConvs[dmKey([3, 4, 5])] = true;
@@ -187,7 +185,8 @@ describe("FL 91: cluster", { skip }, () => {
     assertSuccess(me);
     const ownerId = me.body.user_id as number;
     const realmId = 1;
-    const dir = channelDirectoryRef(realmId);
+    // The directory's storage id is the channel kind's (Behavior.storedAs).
+    const dir: ActorRef = { kind: "channel", realm: realmId, key: "directory" };
     const id = await sendDm(cl, cl.owner, [u.userId], "hello");
     await sendDm(cl, u, [ownerId, v.userId], "group hello");
     const pair = dmKey([ownerId, u.userId]);

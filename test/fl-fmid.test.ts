@@ -22,7 +22,7 @@ import {
   type Ev,
   type Member,
 } from "./support/index.ts";
-import { channelDirectoryRef } from "../actors/channel/refs.ts";
+import { channelDirectoryRef } from "../actors/channel-directory/refs.ts";
 
 async function send(h: ApiHolder, to: string, topic = "t", auth?: Creds): Promise<number> {
   const r = await h.api("POST", "/messages", { type: "stream", to, topic, content: "hi" }, auth);

@@ -29,8 +29,17 @@ import {
   webhookIndexRef,
   webhookRef,
 } from "../actors/index.ts";
-import { typedCall, type TypedCall } from "../actors/protocol.ts";
-import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
+import {
+  typedCall,
+  type ArgsOf,
+  type MethodOf,
+  type Protocol,
+  type Ref,
+  type ReplyOf,
+  type TypedCall,
+} from "../actors/protocol.ts";
+import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
@@ -60,8 +69,13 @@ const log = (): Logger => componentLogger("webhook");
 /** What the worker needs of a node. */
 export interface WorkerHost {
   call: TypedCall;
-  /** A call on behalf of a user (the bot posting its reply). */
-  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  /** A call on behalf of a user (the bot posting its reply), typed by the kind's protocol. */
+  callAs<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller: Caller,
+  ): Promise<ReplyOf<P, M>>;
   onNotice(l: (subject: string, data: Obj) => void): void;
   /** Durable hand-offs of a subject (the triggers); true acknowledges. */
   onHandoff(subject: string, handler: HandoffHandler): void;
@@ -75,7 +89,8 @@ export interface WorkerHost {
 export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost {
   return {
     call: typedCall((ref, method, args) => node.call(ref, method, args)),
-    callAs: async (ref, method, args, caller) =>
+    // Typed by its signature, as `typedCall` types a plain call.
+    callAs: (async (ref: ActorRef, method: string, args: Obj, caller: Caller) =>
       responseValue(
         await node.request({
           ref,
@@ -85,7 +100,7 @@ export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost 
           caller,
           deadline: Date.now() + callTimeoutMs,
         }),
-      ),
+      )) as WorkerHost["callAs"],
     onNotice: (l) => node.onNotice(l),
     onHandoff: (subject, handler) => node.onHandoff(subject, handler),
     onShardAcquired: (l) => node.onShardAcquired(l),
@@ -514,18 +529,19 @@ export class WebhookWorker {
     }
   }
 
-  private async send(ref: ActorRef, bot: BotInfo, realmId: number, args: Obj): Promise<void> {
+  private async send(
+    ref: Ref<ChannelProtocol>,
+    bot: BotInfo,
+    realmId: number,
+    args: { content: string; topic?: string },
+  ): Promise<void> {
     const caller: Caller = { realmId, userId: bot.botId, role: bot.role, isBot: true };
     try {
-      await this.callAs(ref, "send", { ...args, client: CLIENT }, caller);
+      await this.host.callAs(ref, "send", { ...args, client: CLIENT }, caller);
     } catch (err) {
       // Like Zulip, a reply that cannot be posted (channel gone, no
       // permission) ends the delivery all the same.
       log().warn({ bot: bot.botId, err: (err as Error).message }, "could not post the bot's reply");
     }
-  }
-
-  private callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value> {
-    return this.host.callAs(ref, method, args, caller);
   }
 }

@@ -9,7 +9,7 @@
 // deterministic whatever the renderer's version does later.
 
 import { withholdFromGuests } from "./user-access.ts";
-import { renderMarkdown } from "../channel/markdown.ts";
+import { renderMarkdown } from "../markdown/index.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent, Value } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";

@@ -12,7 +12,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.drafts`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
@@ -172,11 +172,11 @@ async function validate(
     const streamId = d.to[0]!;
     let ok = cache.channels.get(streamId);
     if (ok === undefined) {
-      const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+      const r = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
         stream_id: streamId,
         userId: caller.userId,
         role: caller.role,
-      })) as { ok: boolean };
+      });
       ok = r.ok;
       cache.channels.set(streamId, ok);
     }

@@ -11,12 +11,10 @@
 // repeated after a crash sends once.
 
 import { errors, ZulipError } from "../errors.ts";
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
-import { NOTIFICATION_BOT_ID, realmRef } from "../realm/index.ts";
-import { realmDirectoryRef } from "../realm-directory/index.ts";
-import { userRef } from "../addresses.ts";
+import { channelConvRef, dmConvRef, realmDirectoryRef, realmRef, userRef } from "../addresses.ts";
+import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
 import type { ArgsOf, TypedCall, TypedCallAs } from "../protocol.ts";
-import type { ActorRef, Caller, Obj } from "../types.ts";
+import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
 
@@ -75,9 +73,14 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   if (d.remind === true) return deliverReminder(host, d, caller, report);
   const to = (d.to as number[]).map(Number);
   const conv = d.type === "stream" ? channelConvRef(realmId, to[0]!) : dmConvRef(realmId, [...to, userId]);
-  const args: Obj = { content: d.content!, client: d.client!, send_key: d.key! };
-  if (d.type === "stream") args.topic = d.topic!;
-  if (typeof d.read_by_sender === "boolean") args.read_by_sender = d.read_by_sender;
+  const str = (v: Value | undefined) => (typeof v === "string" ? v : undefined);
+  const args = {
+    content: String(d.content ?? ""),
+    client: str(d.client),
+    send_key: str(d.key),
+    topic: d.type === "stream" ? str(d.topic) : undefined,
+    read_by_sender: typeof d.read_by_sender === "boolean" ? d.read_by_sender : undefined,
+  };
   const sent = await retrying(() => host.callAs(conv, "send", args, caller));
   if (!sent) return false;
   if ("ok" in sent) return report({ messageId: Number((sent.ok as Obj).id) });
@@ -116,11 +119,11 @@ async function deliverReminder(
       dmConvRef(caller.realmId, [caller.userId, NOTIFICATION_BOT_ID]),
       "send",
       {
-        content: d.content!,
+        content: String(d.content ?? ""),
         client: "Internal",
         notification_bot: true,
         read_by_sender: false,
-        send_key: d.key!,
+        send_key: typeof d.key === "string" ? d.key : undefined,
       },
       caller,
     ),

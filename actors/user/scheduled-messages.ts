@@ -20,11 +20,11 @@
 // SNAPSHOT NOTE: the state lives in `UserState.scheduled`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
+import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, ActorRef, Caller, Obj, OutEvent } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
 
@@ -245,7 +245,7 @@ interface RosterUser {
 }
 
 /** The conversation a scheduled message goes to. */
-function convOf(state: UserState, t: { type: string; to: number[] }): ActorRef {
+function convOf(state: UserState, t: { type: string; to: number[] }) {
   return t.type === "stream"
     ? channelConvRef(state.realmId, t.to[0]!)
     : dmConvRef(state.realmId, [...t.to, state.userId]);
@@ -286,8 +286,7 @@ export async function check(
     to = ids.length === 1 ? ids : ids.filter((id) => id !== state.userId);
     if (to.length === 0) to = [state.userId];
   }
-  const args: Obj = { content, client, check_only: true };
-  if (t.type === "stream") args.topic = t.topic!;
+  const args = { content, client, check_only: true, ...(t.type === "stream" ? { topic: t.topic! } : {}) };
   const r = (await ctx.call(convOf(state, { type: t.type, to }), "send", args, caller)) as Obj;
   return {
     type: t.type,

@@ -12,8 +12,8 @@ import {
   ACCESS_CHANGE,
   emitAccessChangeEvents,
   relayAccessEvents,
-} from "../../actors/channel/user-access.ts";
-import { typedCall, typedCallAs } from "../../actors/protocol.ts";
+} from "../../actors/channel-directory/index.ts";
+import { typedCall } from "../../actors/protocol.ts";
 import { ACCESS_RELAY } from "../../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "../../webhook/worker.ts";
@@ -50,7 +50,7 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   // Scheduled messages: their delivery attempts and the sweep after a takeover.
   attachScheduledDelivery({
     call,
-    callAs: typedCallAs((ref, method, args, caller) => node.callAs(ref, method, args, caller)),
+    callAs: node.callAs.bind(node),
     onHandoff: (subject, handler) => node.onHandoff(subject, handler),
     onShardAcquired: (l) => node.onShardAcquired(l),
     shardOf: (ref) => shardOf(ref, node.shards),

@@ -53,27 +53,35 @@ function dir(req: RouteRequest) {
   return channelDirectoryRef(req.realmId);
 }
 
-/** Parameters the client sent, by name (absent ones left out). */
-function sent(req: RouteRequest, names: string[]): Obj {
+/** A parameter as its parser returned it (undefined when absent). */
+function given<T>(req: RouteRequest, name: string): T | undefined {
+  return req.params[name] as T | undefined;
+}
+
+/** The group settings the client sent, by name (absent ones left out): raw JSON values. */
+function groupsSent(req: RouteRequest): Obj {
   const out: Obj = {};
-  for (const n of names) if (req.params[n] !== undefined) out[n] = req.params[n] as Value;
+  for (const n of GROUP_SETTING_PARAMS) {
+    const v = given<Value>(req, n);
+    if (v !== undefined) out[n] = v;
+  }
   return out;
 }
 
-function groupsSent(req: RouteRequest): Obj {
-  return sent(req, GROUP_SETTING_PARAMS);
+/** A new channel's settings, as createChannel and subscribe take them. */
+function creationArgs(req: RouteRequest) {
+  return {
+    description: given<string>(req, "description"),
+    invite_only: given<boolean>(req, "invite_only"),
+    is_web_public: given<boolean>(req, "is_web_public"),
+    is_default_stream: given<boolean>(req, "is_default_stream"),
+    history_public_to_subscribers: given<boolean>(req, "history_public_to_subscribers"),
+    message_retention_days: given<string | number>(req, "message_retention_days"),
+    topics_policy: given<string>(req, "topics_policy"),
+    folder_id: given<number | null>(req, "folder_id"),
+    groups: groupsSent(req),
+  };
 }
-
-const CREATE_FLAGS = [
-  "description",
-  "invite_only",
-  "is_web_public",
-  "is_default_stream",
-  "history_public_to_subscribers",
-  "message_retention_days",
-  "topics_policy",
-  "folder_id",
-];
 
 const creationParams: Record<string, ParamSpec> = {
   invite_only: param(p.bool()),
@@ -98,15 +106,12 @@ const createChannel: RouteDef = {
     ...creationParams,
   },
   async handler(req) {
-    const { name, ...reply } = (await req.call(dir(req), "createChannel", {
+    const { name, ...reply } = await req.call(dir(req), "createChannel", {
       name: req.params.name as string,
       subscribers: req.params.subscribers as number[],
-      ...sent(req, CREATE_FLAGS),
-      groups: groupsSent(req),
-    })) as Obj;
-    if (req.params.announce === true) {
-      await announceNewChannels(req, [{ id: reply.id as number, name: name as string }]);
-    }
+      ...creationArgs(req),
+    });
+    if (req.params.announce === true) await announceNewChannels(req, [{ id: reply.id, name }]);
     return reply;
   },
 };
@@ -133,22 +138,21 @@ const subscribe: RouteDef = {
     ...creationParams,
   },
   async handler(req) {
-    const { created, notices, ...reply } = (await req.call(dir(req), "subscribe", {
-      subscriptions: req.params.subscriptions as Value,
-      ...sent(req, ["principals", "authorization_errors_fatal", ...CREATE_FLAGS]),
-      groups: groupsSent(req),
-    })) as Obj;
-    if (req.params.send_new_subscription_messages !== false) {
-      reply.new_subscription_messages_sent = await notifyNewSubscribers(
+    const { created, notices, ...reply } = await req.call(dir(req), "subscribe", {
+      subscriptions: req.params.subscriptions as { name: string; description?: string }[],
+      principals: given<(number | string)[]>(req, "principals"),
+      authorization_errors_fatal: given<boolean>(req, "authorization_errors_fatal"),
+      ...creationArgs(req),
+    });
+    const out: Obj = reply;
+    if (req.params.send_new_subscription_messages !== false)
+      out.new_subscription_messages_sent = await notifyNewSubscribers(
         req,
-        Object.keys(reply.subscribed as Obj).length,
-        (notices ?? []) as { user_id: number; stream_ids: number[] }[],
+        Object.keys(reply.subscribed).length,
+        notices,
       );
-    }
-    if (req.params.announce === true) {
-      await announceNewChannels(req, (created ?? []) as { id: number; name: string }[]);
-    }
-    return reply;
+    if (req.params.announce === true) await announceNewChannels(req, created);
+    return out;
   },
 };
 
@@ -161,7 +165,10 @@ const unsubscribe: RouteDef = {
     principals: param(p.json(c.list(principalItem))),
   },
   async handler(req) {
-    return (await req.call(dir(req), "unsubscribe", sent(req, ["subscriptions", "principals"]))) as Obj;
+    return await req.call(dir(req), "unsubscribe", {
+      subscriptions: req.params.subscriptions as string[],
+      principals: given<(number | string)[]>(req, "principals"),
+    });
   },
 };
 
@@ -172,7 +179,9 @@ const listSubscriptions: RouteDef = {
   // true, false or "partial" (FL 412).
   params: { include_subscribers: param(includeSubscribersParser) },
   async handler(req) {
-    return (await req.call(dir(req), "mySubscriptions", sent(req, ["include_subscribers"]))) as Obj;
+    return await req.call(dir(req), "mySubscriptions", {
+      include_subscribers: given<"true" | "false" | "partial">(req, "include_subscribers"),
+    });
   },
 };
 
@@ -198,7 +207,16 @@ const listChannels: RouteDef = {
     ]),
   ),
   async handler(req) {
-    return (await req.call(dir(req), "listChannels", sent(req, LIST_FLAGS))) as Obj;
+    // include_owner_subscribed is accepted and has no effect here.
+    return await req.call(dir(req), "listChannels", {
+      include_public: given<boolean>(req, "include_public"),
+      include_web_public: given<boolean>(req, "include_web_public"),
+      include_subscribed: given<boolean>(req, "include_subscribed"),
+      exclude_archived: given<boolean>(req, "exclude_archived"),
+      include_all: given<boolean>(req, "include_all"),
+      include_default: given<boolean>(req, "include_default"),
+      include_can_access_content: given<boolean>(req, "include_can_access_content"),
+    });
   },
 };
 
@@ -208,7 +226,7 @@ const getChannel: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "getChannel", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "getChannel", { stream_id: pathId(req) });
   },
 };
 
@@ -218,7 +236,7 @@ const getChannelId: RouteDef = {
   auth: "required",
   params: { stream: param(p.string(), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "channelIdByName", { stream: req.params.stream as string })) as Obj;
+    return await req.call(dir(req), "channelIdByName", { stream: req.params.stream as string });
   },
 };
 
@@ -228,23 +246,9 @@ const members: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "members", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "members", { stream_id: pathId(req) });
   },
 };
-
-const UPDATE_FIELDS = [
-  "description",
-  "new_name",
-  "is_private",
-  "is_web_public",
-  "history_public_to_subscribers",
-  "is_default_stream",
-  "message_retention_days",
-  "default_push_notifications",
-  "is_archived",
-  "folder_id",
-  "topics_policy",
-];
 
 const updateChannel: RouteDef = {
   method: "PATCH",
@@ -265,12 +269,21 @@ const updateChannel: RouteDef = {
     ...groupParams(),
   },
   async handler(req) {
-    const stream_id = pathId(req);
-    return (await req.call(dir(req), "updateChannel", {
-      stream_id,
-      ...sent(req, UPDATE_FIELDS),
+    return await req.call(dir(req), "updateChannel", {
+      stream_id: pathId(req),
+      description: given<string>(req, "description"),
+      new_name: given<string>(req, "new_name"),
+      is_private: given<boolean>(req, "is_private"),
+      is_web_public: given<boolean>(req, "is_web_public"),
+      history_public_to_subscribers: given<boolean>(req, "history_public_to_subscribers"),
+      is_default_stream: given<boolean>(req, "is_default_stream"),
+      message_retention_days: given<string | number>(req, "message_retention_days"),
+      default_push_notifications: given<boolean>(req, "default_push_notifications"),
+      is_archived: given<boolean>(req, "is_archived"),
+      folder_id: given<number | null>(req, "folder_id"),
+      topics_policy: given<string>(req, "topics_policy"),
       groups: groupsSent(req),
-    })) as Obj;
+    });
   },
 };
 
@@ -280,7 +293,7 @@ const archiveChannel: RouteDef = {
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) });
   },
 };
 
@@ -301,9 +314,11 @@ const updateSubscription: RouteDef = {
   },
   async handler(req) {
     const stream_id = pathId(req);
-    return (await req.call(dir(req), "setSubProperties", {
-      data: [{ stream_id, property: req.params.property as string, value: req.params.value as Value }],
-    })) as Obj;
+    return await req.call(dir(req), "setSubProperties", {
+      data: [
+        { stream_id, property: req.params.property as string, value: req.params.value as boolean | string },
+      ],
+    });
   },
 };
 
@@ -325,9 +340,13 @@ const updateSubscriptions: RouteDef = {
   auth: "required",
   params: { subscription_data: param(p.json(c.list(propertyItem)), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "setSubProperties", {
-      data: req.params.subscription_data as Value,
-    })) as Obj;
+    return await req.call(dir(req), "setSubProperties", {
+      data: req.params.subscription_data as {
+        stream_id: number;
+        property: string;
+        value: boolean | string;
+      }[],
+    });
   },
 };
 

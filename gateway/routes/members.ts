@@ -179,9 +179,7 @@ const deactivateMember: RouteDef = {
       let publicSet: Set<number> | null = null;
       const publicIds = async () => {
         if (publicSet === null) {
-          const r = (await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {})) as {
-            public: number[];
-          };
+          const r = await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {});
           publicSet = new Set(r.public);
         }
         return publicSet;

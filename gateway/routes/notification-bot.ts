@@ -83,9 +83,9 @@ export async function announceNewChannels(
   const ctx = await req.call(realmRef(req.realmId), "notificationContext", {});
   const target = ctx.newStreamAnnouncementsStreamId;
   if (typeof target !== "number" || target < 0) return;
-  const info = (await req
+  const info = await req
     .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: target })
-    .catch(() => null)) as { is_archived?: boolean } | null;
+    .catch(() => null);
   if (!info || info.is_archived) return;
   const user = silentMention(await actingName(req), req.caller!.userId);
   const links = created.map((ch) => `#**${ch.name}**`).join(", ");
@@ -214,9 +214,9 @@ export async function checkAnnouncementSettings(req: RouteRequest): Promise<() =
   if (!req.caller || req.caller.role > ROLE_ADMINISTRATOR) throw errors.mustBeAdmin();
   for (const v of Object.values(updates) as number[]) {
     if (v < 0) continue;
-    const info = (await req
+    const info = await req
       .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: v })
-      .catch(() => null)) as { is_archived?: boolean } | null;
+      .catch(() => null);
     if (!info || info.is_archived) throw errors.invalidChannelId();
   }
   return async () => await req.call(realmRef(req.realmId), "updateAnnouncementStreams", { updates });

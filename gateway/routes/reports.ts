@@ -166,9 +166,9 @@ const reportMessage: RouteDef = {
     const reporter = { id: req.caller!.userId, full_name: String(me.user.full_name) };
     const reason = REPORT_MESSAGE_TYPES.find((t) => t.key === type)!.name;
     const content = await reportContent(req, m, reporter, reason, description);
-    const info = (await req
+    const info = await req
       .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: target })
-      .catch(() => null)) as { topics_policy?: string; is_archived?: boolean } | null;
+      .catch(() => null);
     if (!info || info.is_archived) throw errors.reportingDisabled();
     // Zulip's "{fullname} moderation" topic; none in a channel that allows only the empty topic.
     const topic = info.topics_policy === "empty_topic_only" ? "" : `${m.sender_full_name} moderation`;
