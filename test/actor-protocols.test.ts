@@ -28,10 +28,14 @@ import { shardOf } from "../cluster/addressing.ts";
 import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
 import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
+import {
+  assertSuccess,
+  makeApi,
+  requireBinaries,
+  startCluster,
+  type Api,
+  type TestCluster,
+} from "./support/index.ts";
 
 const REALM = 1;
 

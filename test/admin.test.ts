@@ -15,11 +15,17 @@ import { entryArgs } from "../bench/procs.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { nodeReport, type AdminNode } from "../cluster/admin.ts";
 import type { ActivationView } from "../cluster/metrics.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  hasBinary,
+  newUser,
+  requireBinaries,
+  startCluster,
+  startEmbedded,
+  type EmbeddedHandle,
+  type TestCluster,
+} from "./support/index.ts";
 import { basic, bearer, raw, until, type RawResult } from "./support/ops.ts";
-import { hasBinary, requireBinaries } from "./support/services.ts";
-import { assertSuccess, newUser } from "./support/zulip-asserts.ts";
 
 const run = promisify(execFile);
 const TOKEN = `admin-token-${process.pid}`;

@@ -5,17 +5,14 @@
 // is no longer addressed. Embedded, and in cluster mode with the watcher's
 // queue on another node than the channel that sends.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
 import { queueRef, realmRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { channelConvRef } from "../actors/channel/refs.ts";
-import { ok, err, startChat, type Chat } from "./support/chat.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api } from "./support/embedded.ts";
+import { err, makeApi, ok, requireBinaries, useChat, useCluster, type Api } from "./support/index.ts";
 import { until } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -103,13 +100,7 @@ async function guestRefused(guest: Api): Promise<void> {
 }
 
 describe("all_public_streams - embedded", () => {
-  let chat: Chat;
-  before(async () => {
-    chat = await startChat();
-  });
-  after(async () => {
-    await chat?.stop();
-  });
+  const chat = useChat();
 
   test("a watcher queue gets public channel messages with no flags, never private ones", async () => {
     const me = chat.owner.userId;
@@ -200,13 +191,7 @@ describe("all_public_streams - embedded", () => {
 });
 
 describe("all_public_streams - cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("the watcher's queue on the other node than the channel gets its messages", async () => {
     const nodes = [...c.nodes.keys()];

@@ -4,43 +4,34 @@
 // of message moves (send_notification_to_old_thread / _new_thread).
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
+import {
+  createChannel,
+  err,
+  NOTIFICATION_BOT,
+  ok,
+  startChat,
+  uniq,
+  useChat,
+  WELCOME_BOT,
+  type User,
+} from "./support/index.ts";
 
-const BOT_EMAIL = "notification-bot@zulip.com";
+const BOT_EMAIL = NOTIFICATION_BOT.email;
 const SETTINGS = [
   "new_stream_announcements_stream_id",
   "signup_announcements_stream_id",
   "zulip_update_announcements_stream_id",
 ];
 
-let chat: Chat;
-let api: Chat["api"];
-let owner: User;
+const chat = useChat({ clearEvents: true });
+const api = chat.api;
 
-before(async () => {
-  chat = await startChat();
-  api = chat.api;
-  owner = chat.owner;
-});
-after(async () => {
-  await chat?.stop();
-});
-beforeEach(() => {
-  chat.events.length = 0;
-});
+const channel = (params: Obj = {}, subscribers = [chat.owner.userId]) =>
+  createChannel(chat, subscribers, { name: uniq("ann"), ...params });
 
-async function channel(
-  params: Obj = {},
-  subscribers = [owner.userId],
-): Promise<{ id: number; name: string }> {
-  const name = uniq("ann");
-  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
-  return { id: r.id as number, name };
-}
-
-async function messages(streamId: number, topic?: string, auth: User = owner): Promise<Obj[]> {
+async function messages(streamId: number, topic?: string, auth: User = chat.owner): Promise<Obj[]> {
   const narrow: Obj[] = [{ operator: "channel", operand: streamId }];
   if (topic !== undefined) narrow.push({ operator: "topic", operand: topic });
   const r = ok(
@@ -74,7 +65,7 @@ describe("Notification Bot", () => {
     const r = ok(await api("POST", "/register", { fetch_event_types: ["realm_user"] }));
     const bots = r.cross_realm_bots as Obj[];
     // Notification Bot and Welcome Bot (feature level 416).
-    assert.deepEqual(bots.map((b) => b.email).sort(), [BOT_EMAIL, "welcome-bot@zulip.com"].sort());
+    assert.deepEqual(bots.map((b) => b.email).sort(), [BOT_EMAIL, WELCOME_BOT.email].sort());
     const bot = bots.find((b) => b.email === BOT_EMAIL)!;
     assert.equal(bot.email, BOT_EMAIL);
     assert.equal(bot.delivery_email, BOT_EMAIL);
@@ -125,7 +116,7 @@ describe("PATCH /realm announcement channels", () => {
       assert.equal(evs.length, 1);
       assert.deepEqual(evs[0]!.event, { type: "realm", op: "update", property: s, value: ch.id });
       assert.ok(evs[0]!.userIds.includes(other.userId));
-      assert.ok(evs[0]!.userIds.includes(owner.userId));
+      assert.ok(evs[0]!.userIds.includes(chat.owner.userId));
       // Unchanged: nothing to do, no event.
       chat.events.length = 0;
       const again = ok(await api("PATCH", "/realm", { [s]: ch.id }));
@@ -279,8 +270,8 @@ describe("announce", () => {
     );
     const msgs = (await messages(ann.id, "new channels")).map((m) => m.content);
     assert.deepEqual(msgs, [
-      `${mention(owner)} created a new channel #**${a}**.`,
-      `${mention(owner)} created the following channels: #**${b}**, #**${c}**.`,
+      `${mention(chat.owner)} created a new channel #**${a}**.`,
+      `${mention(chat.owner)} created the following channels: #**${b}**, #**${c}**.`,
     ]);
     await setAnnouncements(-1);
   });
@@ -288,7 +279,7 @@ describe("announce", () => {
   test("bad announce value is an error and creates nothing", async () => {
     const name = uniq("bad");
     err(
-      await api("POST", "/channels/create", { name, subscribers: [owner.userId], announce: "maybe" }),
+      await api("POST", "/channels/create", { name, subscribers: [chat.owner.userId], announce: "maybe" }),
       "announce is not valid JSON",
     );
     err(await api("GET", "/get_stream_id", { stream: name }), `Invalid channel name '${name}'`);
@@ -315,7 +306,7 @@ describe("move breadcrumbs", () => {
     assert.equal(last.sender_email, BOT_EMAIL);
     assert.equal(
       last.content,
-      `This topic was moved here from #**${ch.name}>${topic}** by ${mention(owner)}.`,
+      `This topic was moved here from #**${ch.name}>${topic}** by ${mention(chat.owner)}.`,
     );
     assert.deepEqual(last.flags, []);
     assert.equal((await messages(ch.id, topic)).length, 0);
@@ -334,11 +325,11 @@ describe("move breadcrumbs", () => {
     );
     const old = await messages(ch.id, topic);
     assert.equal(old.length, 1);
-    assert.equal(old[0]!.content, `This topic was moved to #**${ch.name}>${to}** by ${mention(owner)}.`);
+    assert.equal(old[0]!.content, `This topic was moved to #**${ch.name}>${to}** by ${mention(chat.owner)}.`);
     const nw = await messages(ch.id, to);
     assert.equal(
       nw[nw.length - 1]!.content,
-      `This topic was moved here from #**${ch.name}>${topic}** by ${mention(owner)}.`,
+      `This topic was moved here from #**${ch.name}>${topic}** by ${mention(chat.owner)}.`,
     );
   });
 
@@ -358,14 +349,14 @@ describe("move breadcrumbs", () => {
     let old = await messages(ch.id, topic);
     assert.equal(
       old[old.length - 1]!.content,
-      `A message was moved from this topic to #**${ch.name}>${dest}** by ${mention(owner)}.`,
+      `A message was moved from this topic to #**${ch.name}>${dest}** by ${mention(chat.owner)}.`,
     );
     let nw = await messages(ch.id, dest);
     const slug = `${ch.id}-${ch.name.replace(/ /g, "-")}`;
     const link = `http://localhost/#narrow/channel/${slug}/topic/${dest.replace(/ /g, ".20")}/near/${ids[0]}`;
     assert.equal(
       nw[nw.length - 1]!.content,
-      `[A message](${link}) was moved here from #**${ch.name}>${topic}** by ${mention(owner)}.`,
+      `[A message](${link}) was moved here from #**${ch.name}>${topic}** by ${mention(chat.owner)}.`,
     );
     // change_later from the 2nd of the remaining 3: it, the last one and the bot's notice move.
     ok(
@@ -378,12 +369,12 @@ describe("move breadcrumbs", () => {
     old = await messages(ch.id, topic);
     assert.equal(
       old[old.length - 1]!.content,
-      `3 messages were moved from this topic to #**${ch.name}>${dest}** by ${mention(owner)}.`,
+      `3 messages were moved from this topic to #**${ch.name}>${dest}** by ${mention(chat.owner)}.`,
     );
     nw = await messages(ch.id, dest);
     assert.equal(
       nw[nw.length - 1]!.content,
-      `3 messages were moved here from #**${ch.name}>${topic}** by ${mention(owner)}.`,
+      `3 messages were moved here from #**${ch.name}>${topic}** by ${mention(chat.owner)}.`,
     );
   });
 
@@ -415,7 +406,7 @@ describe("move breadcrumbs", () => {
     assert.equal(inB.length, 3);
     assert.equal(
       inB[2]!.content,
-      `This topic was moved here from #**${a.name}>${t1.topic}** by ${mention(owner)}.`,
+      `This topic was moved here from #**${a.name}>${t1.topic}** by ${mention(chat.owner)}.`,
     );
     assert.equal((await messages(a.id, t1.topic)).length, 0);
 
@@ -434,13 +425,13 @@ describe("move breadcrumbs", () => {
     assert.equal(inA.length, 2);
     assert.equal(
       inA[1]!.content,
-      `2 messages were moved from this topic to #**${b.name}>${to}** by ${mention(owner)}.`,
+      `2 messages were moved from this topic to #**${b.name}>${to}** by ${mention(chat.owner)}.`,
     );
     inB = await messages(b.id, to);
     assert.equal(inB.length, 3);
     assert.equal(
       inB[2]!.content,
-      `2 messages were moved here from #**${a.name}>${t2.topic}** by ${mention(owner)}.`,
+      `2 messages were moved here from #**${a.name}>${t2.topic}** by ${mention(chat.owner)}.`,
     );
 
     const t3 = await topicWith(a.id, 1);
@@ -456,7 +447,7 @@ describe("move breadcrumbs", () => {
     assert.equal(left.length, 1);
     assert.equal(
       left[0]!.content,
-      `This topic was moved to #**${b.name}>${t3.topic}** by ${mention(owner)}.`,
+      `This topic was moved to #**${b.name}>${t3.topic}** by ${mention(chat.owner)}.`,
     );
   });
 

@@ -9,20 +9,11 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess } from "./support/zulip-asserts.ts";
+import { describe, test } from "node:test";
+import { assertError, assertSuccess, useEmbedded, type Creds } from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 interface Member extends Creds {
   userId: number;

@@ -7,26 +7,26 @@
 // (nats-server, redis-server, nodes and a gateway as processes).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { uploadFiles } from "./support/uploads.ts";
+import { before, describe, test } from "node:test";
 import {
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { uploadFiles } from "./support/uploads.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let member: Member;
 let streamId: number;
 
 before(async () => {
-  srv = await startEmbedded();
   member = await newUser(srv, 400, "Mo Member");
   assertSuccess(
     await srv.api("POST", "/channels/create", {
@@ -35,10 +35,6 @@ before(async () => {
     }),
   );
   streamId = (await srv.api("GET", "/get_stream_id", { stream: "files" })).body.stream_id as number;
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 async function upload(who: Creds, name: string): Promise<{ url: string; id: number }> {
@@ -129,17 +125,10 @@ describe("deleting messages updates their attachments", () => {
   });
 });
 
-describe("cluster: nats-server, redis-server, two nodes, a gateway", () => {
-  const skip = requireBinaries("nats-server", "redis-server");
-  let c: TestCluster;
+const skip = requireBinaries("nats-server", "redis-server");
 
-  before(async () => {
-    if (!skip) c = await startCluster();
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+describe("cluster: nats-server, redis-server, two nodes, a gateway", { skip }, () => {
+  const c = useCluster();
 
   test("DELETE /messages/{id} drops the message from its attachment", { skip }, async () => {
     assertSuccess(await c.api("POST", "/channels/create", { name: "cluster files", subscribers: "[]" }));

@@ -7,9 +7,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import type { ApiResult, Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import {
+  requireBinaries,
+  startCluster,
+  type ApiResult,
+  type Creds,
+  type TestCluster,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;

@@ -3,8 +3,7 @@
 // realm_bot and realm_user events, and who may see a bot's secrets.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
@@ -12,18 +11,12 @@ import {
   newUser,
   openQueue,
   roleMatrix,
-} from "./support/zulip-asserts.ts";
+  useEmbedded,
+  type Creds,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 async function createBot(params: Record<string, unknown> = {}, auth: Creds = srv.owner) {
   const n = ++seq;

@@ -8,35 +8,32 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { startEmbedded } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
   drain,
   eventsUntil,
+  makeApi,
   newUser,
   openQueue,
+  requireBinaries,
+  startCluster,
+  useEmbedded,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+  type TestCluster,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let admin: Member;
 let member: Member;
 let guest: Member;
 
 before(async () => {
-  srv = await startEmbedded();
   admin = await newUser(srv, 200);
   member = await newUser(srv, 400);
   guest = await newUser(srv, 600);
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 let seq = 0;

@@ -8,96 +8,26 @@
 // endpoint sets roles yet.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, beforeEach, describe, test } from "node:test";
-import { realmRef } from "../actors/index.ts";
+import { describe, test } from "node:test";
 import type { Obj, OutEvent } from "../actors/types.ts";
-import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { makeApi, type Api, type ApiResult, type Creds } from "./support/embedded.ts";
+import { err, ok, uniq, useChat, type ApiResult, type Creds } from "./support/index.ts";
 
-let srv: EmbeddedServer;
-let dir: string;
-let api: Api;
-let owner: Creds & { userId: number };
-let events: OutEvent[] = [];
-let seq = 0;
+// The node's emitted events are recorded in chat.events, emptied before each test.
+const chat = useChat({ clearEvents: true });
+const { api, newUser } = chat;
 
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), "zulip-channels-"));
-  srv = await startEmbedded({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir: dir,
-    shards: 8,
-    bootstrap: {
-      ownerEmail: "owner@example.com",
-      ownerPassword: "owner-password-1",
-      ownerName: "Olivia Owner",
-      realmName: "Test Org",
-      externalHost: "localhost",
-    },
-  });
-  srv.node.onEvents((_ref, out) => events.push(...out));
-  const b = srv.bootstrapped!;
-  owner = { email: "owner@example.com", apiKey: b.apiKey!, userId: b.userId! };
-  api = makeApi(srv.url, owner);
-});
-
-after(async () => {
-  await srv?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  events = [];
-});
-
-type User = Creds & { userId: number };
-
-async function newUser(role = 400, name = "Some User"): Promise<User> {
-  const email = `user${++seq}@example.com`;
-  const realmId = srv.bootstrapped!.realmId;
-  const r = (await srv.node.call(realmRef(realmId), "createUser", {
-    email,
-    password: `pw-${seq}-secret-x`,
-    fullName: name,
-    role,
-  })) as { userId: number; apiKey: string };
-  return { email, apiKey: r.apiKey, userId: r.userId };
-}
-
-function ok(res: ApiResult): Obj {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.result, "success");
-  assert.equal(res.body.msg, "");
-  return res.body;
-}
-
-function err(res: ApiResult, msg: string, code = "BAD_REQUEST", status = 400): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.result, "error");
-  assert.equal(res.body.msg, msg);
-  assert.equal(res.body.code, code);
-}
-
-function uniq(prefix = "chan"): string {
-  return `${prefix} ${++seq}`;
-}
-
-async function create(name: string, params: Obj = {}, auth: Creds = owner): Promise<number> {
+async function create(name: string, params: Obj = {}, auth: Creds = chat.owner): Promise<number> {
   const body = ok(await api("POST", "/channels/create", { name, subscribers: [], ...params }, auth));
   return body.id as number;
 }
 
-async function allStreams(auth: Creds = owner): Promise<Obj[]> {
+async function allStreams(auth: Creds = chat.owner): Promise<Obj[]> {
   return ok(await api("GET", "/streams", { include_all: true, exclude_archived: false }, auth))
     .streams as Obj[];
 }
 
 function eventsOf(type: string, op?: string): OutEvent[] {
-  return events.filter((e) => e.event.type === type && (op === undefined || e.event.op === op));
+  return chat.events.filter((e) => e.event.type === type && (op === undefined || e.event.op === op));
 }
 
 const GROUP_FIELDS = [
@@ -119,7 +49,10 @@ describe("channels - create", () => {
     const m = await newUser();
     const other = await newUser();
     const name = uniq("Design");
-    const id = await create(name, { subscribers: [owner.userId, m.userId], description: "Hello **world**" });
+    const id = await create(name, {
+      subscribers: [chat.owner.userId, m.userId],
+      description: "Hello **world**",
+    });
     const s = ok(await api("GET", `/streams/${id}`)).stream as Obj;
     assert.equal(s.stream_id, id);
     assert.equal(s.name, name);
@@ -131,7 +64,7 @@ describe("channels - create", () => {
     assert.equal(s.message_retention_days, null);
     assert.equal(s.topics_policy, "inherit");
     assert.equal(s.is_archived, false);
-    assert.equal(s.creator_id, owner.userId);
+    assert.equal(s.creator_id, chat.owner.userId);
     assert.equal(s.stream_post_policy, 1);
     assert.equal(s.is_announcement_only, false);
     assert.equal(s.first_message_id, null);
@@ -140,7 +73,7 @@ describe("channels - create", () => {
     assert.equal(typeof s.date_created, "number");
     for (const g of GROUP_FIELDS) assert.ok(g in s, g);
     assert.deepEqual(s.can_administer_channel_group, {
-      direct_members: [owner.userId],
+      direct_members: [chat.owner.userId],
       direct_subgroups: [],
     });
 
@@ -148,11 +81,11 @@ describe("channels - create", () => {
     assert.equal(creates.length, 1);
     assert.ok(creates[0]!.userIds.includes(other.userId));
     const adds = eventsOf("subscription", "add");
-    assert.deepEqual(adds.map((e) => e.userIds[0]).sort(), [owner.userId, m.userId].sort());
+    assert.deepEqual(adds.map((e) => e.userIds[0]).sort(), [chat.owner.userId, m.userId].sort());
     const sub = (adds[0]!.event.subscriptions as Obj[])[0]!;
     assert.deepEqual(
       sub.subscribers,
-      [owner.userId, m.userId].sort((a, b) => a - b),
+      [chat.owner.userId, m.userId].sort((a, b) => a - b),
     );
     assert.match(String(sub.color), /^#[0-9a-f]{6}$/);
     const peer = eventsOf("subscription", "peer_add");
@@ -294,21 +227,21 @@ describe("channels - legacy subscribe and unsubscribe", () => {
     const r1 = ok(
       await api("POST", "/users/me/subscriptions", { subscriptions: [{ name, description: "d" }] }),
     );
-    assert.deepEqual(r1.subscribed, { [String(owner.userId)]: [name] });
+    assert.deepEqual(r1.subscribed, { [String(chat.owner.userId)]: [name] });
     assert.deepEqual(r1.already_subscribed, {});
     assert.ok(!("unauthorized" in r1));
     const r2 = ok(
       await api("POST", "/users/me/subscriptions", {
         subscriptions: [{ name }],
-        principals: [owner.email, m.userId],
+        principals: [chat.owner.email, m.userId],
       }),
     );
     assert.deepEqual(r2.subscribed, { [String(m.userId)]: [name] });
-    assert.deepEqual(r2.already_subscribed, { [String(owner.userId)]: [name] });
+    assert.deepEqual(r2.already_subscribed, { [String(chat.owner.userId)]: [name] });
     const id = ok(await api("GET", "/get_stream_id", { stream: name })).stream_id as number;
     assert.deepEqual(
       ok(await api("GET", `/streams/${id}/members`)).subscribers,
-      [owner.userId, m.userId].sort((a, b) => a - b),
+      [chat.owner.userId, m.userId].sort((a, b) => a - b),
     );
     const subs = ok(await api("GET", "/users/me/subscriptions", {}, m)).subscriptions as Obj[];
     const mine = subs.find((x) => x.stream_id === id)!;
@@ -324,7 +257,7 @@ describe("channels - legacy subscribe and unsubscribe", () => {
       .subscriptions as Obj[];
     assert.deepEqual(
       withSubs.find((x) => x.stream_id === id)!.subscribers,
-      [owner.userId, m.userId].sort((a, b) => a - b),
+      [chat.owner.userId, m.userId].sort((a, b) => a - b),
     );
   });
 
@@ -380,13 +313,13 @@ describe("channels - legacy subscribe and unsubscribe", () => {
     const m = await newUser();
     const m2 = await newUser();
     const name = uniq("leave");
-    const id = await create(name, { subscribers: [owner.userId, m.userId] });
-    events = [];
+    const id = await create(name, { subscribers: [chat.owner.userId, m.userId] });
+    chat.events.length = 0;
     err(
       await api(
         "DELETE",
         "/users/me/subscriptions",
-        { subscriptions: [name], principals: [owner.userId] },
+        { subscriptions: [name], principals: [chat.owner.userId] },
         m,
       ),
       "Insufficient permission",
@@ -396,7 +329,7 @@ describe("channels - legacy subscribe and unsubscribe", () => {
       "Channel 'no such channel' does not exist",
       "STREAM_DOES_NOT_EXIST",
     );
-    assert.equal(events.length, 0);
+    assert.equal(chat.events.length, 0);
     const r = ok(await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] }, m));
     assert.deepEqual(r, { result: "success", msg: "", removed: [name], not_removed: [] });
     assert.deepEqual(
@@ -410,7 +343,10 @@ describe("channels - legacy subscribe and unsubscribe", () => {
     assert.deepEqual(r2.not_removed, [name]);
     // Administrators may remove others (can_remove_subscribers_group: role:administrators).
     const r3 = ok(
-      await api("DELETE", "/users/me/subscriptions", { subscriptions: [name], principals: [owner.userId] }),
+      await api("DELETE", "/users/me/subscriptions", {
+        subscriptions: [name],
+        principals: [chat.owner.userId],
+      }),
     );
     assert.deepEqual(r3.removed, [name]);
   });
@@ -459,8 +395,8 @@ describe("channels - update and archive", () => {
   test("rename, description, privacy with events", async () => {
     const member = await newUser();
     const name = uniq("upd");
-    const id = await create(name, { subscribers: [owner.userId] });
-    events = [];
+    const id = await create(name, { subscribers: [chat.owner.userId] });
+    chat.events.length = 0;
     const newName = uniq("renamed");
     ok(await api("PATCH", `/streams/${id}`, { new_name: newName, description: "line1\nline2 *x*" }));
     const s = ok(await api("GET", `/streams/${id}`)).stream as Obj;
@@ -477,7 +413,7 @@ describe("channels - update and archive", () => {
     );
     assert.equal(upd[1]!.event.rendered_description, "<p>line1 line2 <em>x</em></p>");
     assert.ok(upd[0]!.userIds.includes(member.userId));
-    events = [];
+    chat.events.length = 0;
     ok(await api("PATCH", `/streams/${id}`, { is_private: true }));
     const p = eventsOf("stream", "update")[0]!;
     assert.deepEqual(
@@ -494,7 +430,7 @@ describe("channels - update and archive", () => {
     const member = await newUser();
     const name = uniq("keep");
     const taken = uniq("taken");
-    const id = await create(name, { subscribers: [owner.userId, member.userId] });
+    const id = await create(name, { subscribers: [chat.owner.userId, member.userId] });
     await create(taken);
     const before = ok(await api("GET", `/streams/${id}`)).stream;
     err(await api("PATCH", `/streams/${id}`, { new_name: taken }), `Channel '${taken}' already exists`);
@@ -506,7 +442,7 @@ describe("channels - update and archive", () => {
     err(await api("PATCH", `/streams/${id}`, { history_public_to_subscribers: false }), "Invalid parameters");
     err(await api("PATCH", `/streams/${id}`, { topics_policy: "x" }), "Invalid topics_policy");
     err(
-      await api("PATCH", `/streams/${id}`, { new_name: "z" + seq }, member),
+      await api("PATCH", `/streams/${id}`, { new_name: uniq("z") }, member),
       "You do not have permission to administer this channel.",
     );
     err(await api("PATCH", "/streams/99999", { new_name: "zz" }), "Invalid channel ID");
@@ -536,12 +472,12 @@ describe("channels - update and archive", () => {
   test("archive with DELETE, unarchive with PATCH", async () => {
     const member = await newUser();
     const name = uniq("arch");
-    const id = await create(name, { subscribers: [owner.userId] });
+    const id = await create(name, { subscribers: [chat.owner.userId] });
     err(
       await api("DELETE", `/streams/${id}`, {}, member),
       "You do not have permission to administer this channel.",
     );
-    events = [];
+    chat.events.length = 0;
     ok(await api("DELETE", `/streams/${id}`));
     const del = eventsOf("stream", "delete")[0]!;
     assert.deepEqual(del.event.stream_ids, [id]);
@@ -561,7 +497,7 @@ describe("channels - subscription properties", () => {
   test("each property, two events for is_muted / in_home_view", async () => {
     const m = await newUser();
     const id = await create(uniq("props"), { subscribers: [m.userId] });
-    events = [];
+    chat.events.length = 0;
     ok(await api("PATCH", `/users/me/subscriptions/${id}`, { property: "is_muted", value: true }, m));
     assert.deepEqual(
       eventsOf("subscription", "update").map((e) => [e.event.property, e.event.value, e.userIds]),
@@ -669,7 +605,7 @@ describe("channels - group settings", () => {
       await api("POST", "/channels/create", { name: uniq(), subscribers: [], can_subscribe_group: EVERYONE }),
       "'can_subscribe_group' setting cannot be set to 'role:everyone' group.",
     );
-    events = [];
+    chat.events.length = 0;
     ok(
       await api("PATCH", `/streams/${id}`, {
         can_send_message_group: { new: EVERYONE, old: ADMINISTRATORS },

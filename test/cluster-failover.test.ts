@@ -2,14 +2,12 @@
 // gateway. kill -9 of the node that owns a user while writes are in flight
 // loses no acknowledged write and the shard is served again within 5 s; a
 // SIGSTOPped node's late write is refused.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createClient } from "redis";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
-import { requireBinaries } from "./support/services.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Creds } from "./support/embedded.ts";
+import { makeApi, requireBinaries, useCluster, type Creds, type TestCluster } from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -39,13 +37,7 @@ async function makeUsers(c: TestCluster, n: number, prefix: string): Promise<Tes
 }
 
 describe("cluster - failover", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("kill -9 of a user's node loses no acknowledged write; its shards move within 5 s", async () => {
     const users = await makeUsers(c, 12, "writer");
@@ -105,13 +97,7 @@ describe("cluster - failover", { skip }, () => {
 });
 
 describe("cluster - fencing", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("a SIGSTOPped node's late write is refused; the new owner serves the shard", async () => {
     const users = await makeUsers(c, 8, "paused");

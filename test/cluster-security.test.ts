@@ -19,11 +19,9 @@ import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
 import { CONNECTION_LOST } from "../cluster/transport/retry.ts";
 import type { ActorRequest } from "../cluster/transport/contract.ts";
 import { entryArgs, ROOT } from "../bench/procs.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi } from "./support/embedded.ts";
+import { makeApi, requireBinaries, startCluster, type TestCluster } from "./support/index.ts";
 import { until } from "./support/ops.ts";
 import {
-  requireBinaries,
   startNatsWithConfig,
   startRedisCluster,
   startSecureRedis,

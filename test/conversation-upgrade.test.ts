@@ -26,10 +26,8 @@ import {
 } from "../actors/channel/conversation-state.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import type { RecordWrite, Store } from "../cluster/storage/contract.ts";
-import { makeApi, type Api } from "./support/embedded.ts";
+import { makeApi, requireBinaries, startCluster, type Api } from "./support/index.ts";
 import { storedMessage } from "./support/fixtures.ts";
-import { startCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
 import { createRedisStore } from "../cluster/storage/redis-store.ts";
 
 const SHARDS = 16;

@@ -7,26 +7,23 @@
 
 import assert from "node:assert/strict";
 import { deflateSync } from "node:zlib";
-import { after, before, describe, test } from "node:test";
-import {
-  basicAuth,
-  startEmbedded,
-  type ApiResult,
-  type Creds,
-  type EmbeddedHandle,
-} from "./support/embedded.ts";
-import { shapeForQueue } from "../actors/queue/shape.ts";
-import type { Registration } from "../actors/queue/state.ts";
-import { startCluster } from "./support/cluster.ts";
+import { before, describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
+  basicAuth,
   eventsUntil,
   newUser,
   roleMatrix,
+  startCluster,
+  useEmbedded,
+  type ApiResult,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { shapeForQueue } from "../actors/queue/shape.ts";
+import type { Registration } from "../actors/queue/state.ts";
 
 // ---- test images --------------------------------------------------------------
 
@@ -130,17 +127,9 @@ async function upload(baseUrl: string, auth: Creds, name: string, files: FilePar
 
 // ---- embedded ------------------------------------------------------------------
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
 const uniq = (p = "emo") => `${p}_${++seq}x`;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 async function listEmoji(): Promise<Record<string, Ev>> {
   const r = await srv.api("GET", "/realm/emoji");

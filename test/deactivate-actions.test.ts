@@ -5,31 +5,24 @@
 // profile is renamed, bad input and refused callers change nothing.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { behaviors } from "../actors/index.ts";
 import { ZulipError } from "../actors/errors.ts";
 import type { ActorContext, ActorRef, Caller, Obj } from "../actors/types.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { storedMessage } from "./support/fixtures.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  useEmbedded,
+  type Creds,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { storedMessage } from "./support/fixtures.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 async function send(auth: Creds, params: Record<string, unknown>): Promise<number> {
   const r = await srv.api("POST", "/messages", params, auth);

@@ -4,43 +4,27 @@
 // directory, and the main flow in cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { userBehavior } from "../actors/user/index.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
+  createChannel,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type ApiResult,
+  type Creds,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-let owner: Creds & { userId: number };
+const srv = useEmbedded();
 
-before(async () => {
-  srv = await startEmbedded();
-  owner = srv.owner;
-});
-
-after(async () => {
-  await srv?.stop();
-});
-
-let seq = 0;
-
-async function channel(subscribers: number[], params: Record<string, unknown> = {}): Promise<number> {
-  const r = await srv.api("POST", "/channels/create", {
-    name: `drafts-${process.pid}-${++seq}`,
-    subscribers,
-    ...params,
-  });
-  assertSuccess(r);
-  return r.body.id as number;
-}
+const channel = async (subscribers: number[], params: Record<string, unknown> = {}): Promise<number> =>
+  (await createChannel(srv, subscribers, params)).id;
 
 function list(auth: Creds): Promise<ApiResult> {
   return srv.api("GET", "/drafts", {}, auth);
@@ -210,7 +194,7 @@ describe("drafts", () => {
     const goneEmail = (await srv.api("GET", `/users/${gone.userId}`)).body.user.email as string;
     assertSuccess(await srv.api("DELETE", `/users/${gone.userId}`));
     const ch = await channel([me.userId]);
-    const priv = await channel([owner.userId], { invite_only: true });
+    const priv = await channel([srv.owner.userId], { invite_only: true });
     const [keep] = await create(me, [{ type: "stream", to: [ch], topic: "keep", content: "Keep" }]);
     const snapshot = await drafts(me);
 
@@ -434,34 +418,12 @@ describe("drafts - user actor state", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("drafts - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-
-  before(async () => {
-    c = await startCluster();
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("create, edit, delete with events, /register and the setting across processes", async () => {
-    const email = "drafter@example.com";
-    const created = await c.api("POST", "/users", {
-      email,
-      password: "drafter-pw-123",
-      full_name: "Drafter",
-    });
-    assertSuccess(created);
-    const userId = created.body.user_id as number;
-    const key = await c.api("POST", "/fetch_api_key", { username: email, password: "drafter-pw-123" }, null);
-    assertSuccess(key);
-    const me: Creds = { email, apiKey: key.body.api_key };
-    const ch = await c.api("POST", "/channels/create", { name: "cluster drafts", subscribers: [userId] });
-    assertSuccess(ch);
-    const reg = await c.api("POST", "/register", { event_types: ["drafts"] }, me);
-    assertSuccess(reg);
-    const q = { id: reg.body.queue_id as string, last: reg.body.last_event_id as number, auth: me };
-    const cl = { api: c.api } as EmbeddedHandle;
+    const me = await newUser(c, "member", "Drafter");
+    const ch = await createChannel(c, [me], { name: "cluster drafts" });
+    const q = await openQueue(c, me, ["drafts"]);
 
     const ownerId = (await c.api("GET", "/users/me")).body.user_id as number;
     const post = await c.api(
@@ -469,7 +431,7 @@ describe("drafts - cluster", { skip: skipCluster }, () => {
       "/drafts",
       {
         drafts: [
-          { type: "stream", to: [ch.body.id], topic: "t", content: "in a channel", timestamp: 100 },
+          { type: "stream", to: [ch.id], topic: "t", content: "in a channel", timestamp: 100 },
           { type: "private", to: [ownerId], topic: "", content: "to the owner", timestamp: 200 },
         ],
       },
@@ -492,7 +454,7 @@ describe("drafts - cluster", { skip: skipCluster }, () => {
     assert.deepEqual(got.body.drafts, [
       { id: a, type: "", to: [], topic: "", content: "edited", timestamp: 300 },
     ]);
-    const evs = await eventsUntil(cl, q, (e) => e.length >= 3);
+    const evs = await eventsUntil(c, q, (e) => e.length >= 3);
     assert.deepEqual(
       evs.map((e) => e.op),
       ["add", "update", "remove"],

@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { entryArgs, ROOT, startProc, type Proc } from "../bench/procs.ts";
-import { freePort } from "./support/services.ts";
-import { makeApi } from "./support/embedded.ts";
+import { freePort, makeApi } from "./support/index.ts";
 
 const run = promisify(execFile);
 const OWNER = { email: "first@example.com", password: "first-start-pw" };

@@ -5,21 +5,14 @@
 // index follows subscription changes and is rebuilt when a shard's registry
 // is loaded again.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { OutEvent } from "../actors/types.ts";
-import { makeApi } from "./support/embedded.ts";
-import { startChat, ok, uniq, type Chat, type User } from "./support/chat.ts";
+import { makeApi, ok, uniq, useChat, type User } from "./support/index.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-let chat: Chat;
-before(async () => {
-  chat = await startChat();
-});
-after(async () => {
-  await chat.stop();
-});
+const chat = useChat();
 
 async function listen(u: User): Promise<{ api: ReturnType<typeof makeApi>; id: string }> {
   const api = makeApi(chat.srv.url, u);

@@ -7,9 +7,14 @@ import { after, before, describe, test } from "node:test";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
 import { queueRef, userRef } from "../actors/index.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import {
+  makeApi,
+  requireBinaries,
+  startCluster,
+  useCluster,
+  type Creds,
+  type TestCluster,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -29,13 +34,7 @@ interface Client extends Creds {
 }
 
 describe("events cluster - delivery and failover", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("events cluster - every recipient's queue gets each event; kill -9 loses and duplicates none", async () => {
     const clients: Client[] = [];

@@ -6,27 +6,22 @@
 // state derived from spans and read-through marks agree.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { before, describe, test } from "node:test";
 import {
   assertSuccess,
   eventsUntil,
   newUser,
+  useEmbedded,
+  type Creds,
   type Ev,
   type Member,
   type Queue,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
 const KEYS = ["unread_msgs", "max_message_id", "starred_messages"];
 const FETCH = ["message", "update_message_flags", "starred_messages"];
 
-let srv: EmbeddedHandle;
-before(async () => {
-  srv = await startEmbedded();
-});
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 async function register(who: Creds): Promise<Ev> {
   const r = await srv.api("POST", "/register", { fetch_event_types: FETCH }, who);

@@ -9,18 +9,27 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { queueRef } from "../actors/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { LiveQueues, liveQueuesId, type RouterHost } from "../cluster/event-router.ts";
-import { ownerOf } from "../cluster/placement/rendezvous.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
-import { startChat, type Chat } from "./support/chat.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { bearer, metric, raw, until } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
+import {
+  assertSuccess,
+  createChannel,
+  makeApi,
+  newUser,
+  nodeOf,
+  requireBinaries,
+  useChat,
+  useCluster,
+  useEmbedded,
+  useEnv,
+  waitFor,
+  type Api,
+  type Creds,
+} from "./support/index.ts";
+import { bearer, metric, raw } from "./support/ops.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const TOKEN = `online-token-${process.pid}`;
@@ -34,16 +43,6 @@ interface Queue {
 }
 
 let n = 0;
-
-async function person(api: Api): Promise<Person> {
-  const email = `online${++n}-${process.pid}@example.com`;
-  const password = `pw-${n}-online-secret`;
-  const created = await api("POST", "/users", { email, password, full_name: `Online ${n}` });
-  assertSuccess(created);
-  const key = await api("POST", "/fetch_api_key", { username: email, password }, null);
-  assertSuccess(key);
-  return { email, apiKey: key.body.api_key as string, userId: created.body.user_id as number };
-}
 
 async function register(baseUrl: string, who: Person): Promise<Queue> {
   const api = makeApi(baseUrl, who);
@@ -67,24 +66,18 @@ async function received(q: Queue): Promise<number[]> {
 /** Poll until the queue holds `want` (every id), returning all ids read. */
 async function receiveAll(q: Queue, want: number[], ms = 15_000): Promise<number[]> {
   const got: number[] = [];
-  await until(
-    `messages ${want.join(",")}`,
+  await waitFor(
     async () => {
       got.push(...(await received(q)));
       return want.every((id) => got.includes(id));
     },
-    ms,
+    { what: `messages ${want.join(",")}`, timeoutMs: ms },
   );
   return got;
 }
 
 async function channel(api: Api, members: Person[]): Promise<number> {
-  const r = await api("POST", "/channels/create", {
-    name: `online ${++n}`,
-    subscribers: members.map((m) => m.userId),
-  });
-  assertSuccess(r);
-  return r.body.id as number;
+  return (await createChannel({ api }, members, { name: `online ${++n}` })).id;
 }
 
 async function send(api: Api, channelId: number, content: string): Promise<number> {
@@ -106,23 +99,14 @@ async function queueActivations(urls: string[]): Promise<number> {
 }
 
 describe("events online - embedded", () => {
-  let srv: EmbeddedHandle;
-  const saved = process.env.ADMIN_TOKEN;
-  before(async () => {
-    process.env.ADMIN_TOKEN = TOKEN;
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-    if (saved === undefined) delete process.env.ADMIN_TOKEN;
-    else process.env.ADMIN_TOKEN = saved;
-  });
+  useEnv({ ADMIN_TOKEN: TOKEN });
+  const srv = useEmbedded();
 
   test("events online - only subscribers with a queue get the message; the others' queue actors are never activated", async () => {
     const metrics = [`${srv.baseUrl}/metrics`];
     const start = await queueActivations(metrics);
     const people: Person[] = [];
-    for (let i = 0; i < 30; i++) people.push(await person(srv.api));
+    for (let i = 0; i < 30; i++) people.push(await newUser(srv));
     const online = people.slice(0, 4);
     const queues = [];
     for (const p of online) queues.push(await register(srv.baseUrl, p));
@@ -150,7 +134,7 @@ describe("events online - embedded", () => {
     // own actor, so "after the register" is exact: every status newer than
     // the one in the queue's register state must reach the queue.
     const people: Person[] = [];
-    for (let i = 0; i < 12; i++) people.push(await person(srv.api));
+    for (let i = 0; i < 12; i++) people.push(await newUser(srv));
     const [writer, ...others] = people as [Person, ...Person[]];
     const writerApi = makeApi(srv.baseUrl, writer);
     const texts: string[] = [];
@@ -184,15 +168,22 @@ describe("events online - embedded", () => {
     for (const [i, q] of queues.entries()) {
       const want = texts.slice(q.seen === null ? 0 : texts.indexOf(q.seen) + 1);
       const got: string[] = [];
-      await until(`queue ${i}: ${want.length} statuses`, async () => {
-        const r = await q.api("GET", "/events", { queue_id: q.id, last_event_id: q.last, dont_block: true });
-        assertSuccess(r);
-        for (const e of r.body.events as { id: number; type: string; status_text?: string }[]) {
-          q.last = e.id;
-          if (e.type === "user_status") got.push(e.status_text!);
-        }
-        return want.every((t) => got.includes(t));
-      });
+      await waitFor(
+        async () => {
+          const r = await q.api("GET", "/events", {
+            queue_id: q.id,
+            last_event_id: q.last,
+            dont_block: true,
+          });
+          assertSuccess(r);
+          for (const e of r.body.events as { id: number; type: string; status_text?: string }[]) {
+            q.last = e.id;
+            if (e.type === "user_status") got.push(e.status_text!);
+          }
+          return want.every((t) => got.includes(t));
+        },
+        { what: `queue ${i}: ${want.length} statuses` },
+      );
       // Every status after the register, once, in order. Statuses the
       // register state already had may come first: under a steady stream the
       // register race loop gives up after 4 fetches (docs/events.md).
@@ -208,13 +199,7 @@ describe("events online - embedded", () => {
 });
 
 describe("events online - queue expiry", () => {
-  let chat: Chat;
-  before(async () => {
-    chat = await startChat();
-  });
-  after(async () => {
-    await chat?.stop();
-  });
+  const chat = useChat();
 
   test("events online - a queue collected after its idle timeout takes its user out of the registry", async () => {
     const who = await chat.newUser();
@@ -227,7 +212,7 @@ describe("events online - queue expiry", () => {
     const key = `${REALM}:${who.userId}`;
     assert.equal(router.live.skips(shard, key), false, "registered: delivered to");
     // Nobody polls: the expiry timer collects the queue, and the registry lets the user go.
-    await until("the expired queue's user skipped", async () => router.live.skips(shard, key));
+    await waitFor(async () => router.live.skips(shard, key), { what: "the expired queue's user skipped" });
     const before = { ...router.stats };
     await send(chat.api, ch, "after expiry");
     assert.equal(router.stats.local, before.local, "nobody delivered to");
@@ -258,7 +243,7 @@ describe("events online - the registry in the store", () => {
       const e1 = (await store.acquireLease(SHARD, "a", 60_000))!;
       const a = new LiveQueues(owner("a", e1));
       a.acquired(SHARD);
-      await until("loaded", async () => a.count(SHARD) !== null);
+      await waitFor(async () => a.count(SHARD) !== null, { what: "loaded" });
       // Concurrent adds share writes; sequential ones cross the snapshot interval.
       await Promise.all(Array.from({ length: 300 }, (_, i) => a.add(SHARD, `1:${i}`)));
       for (let i = 300; i < 1200; i++) await a.add(SHARD, `1:${i}`);
@@ -272,7 +257,7 @@ describe("events online - the registry in the store", () => {
       const e2 = (await store.acquireLease(SHARD, "b", 60_000))!;
       const b = new LiveQueues(owner("b", e2));
       b.acquired(SHARD);
-      await until("loaded by the next owner", async () => b.count(SHARD) !== null);
+      await waitFor(async () => b.count(SHARD) !== null, { what: "loaded by the next owner" });
       assert.equal(b.count(SHARD), 1101);
       assert.equal(b.skips(SHARD, "1:0"), false);
       assert.equal(b.skips(SHARD, "1:12"), true);
@@ -289,28 +274,22 @@ describe("events online - the registry in the store", () => {
 });
 
 describe("events online - cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    // Parked polls end every 2 s with a heartbeat (node processes inherit it).
-    c = await startCluster({
-      nodes: ["n1", "n2"],
-      adminPorts: true,
-      env: { ADMIN_TOKEN: TOKEN, EVENT_QUEUE_HEARTBEAT_MS: "2000" },
-    });
-  });
-  after(async () => {
-    await c?.stop();
+  // Parked polls end every 2 s with a heartbeat (node processes inherit it).
+  const c = useCluster({
+    nodes: ["n1", "n2"],
+    adminPorts: true,
+    env: { ADMIN_TOKEN: TOKEN, EVENT_QUEUE_HEARTBEAT_MS: "2000" },
   });
 
   test("events online - cluster: offline subscribers cost no activation, before and after kill -9; a queued event survives the kill", async () => {
     const names = [...c.nodes.keys()];
     const metricsOf = (ids: string[]) =>
       ids.map((id) => `http://127.0.0.1:${c.nodes.get(id)!.adminPort}/metrics`);
-    const nodeOf = (p: Person) => ownerOf(shardOf(queueRef(REALM, p.userId), c.shards), names)!;
+    const nodeOfPerson = (p: Person) => nodeOf(c, queueRef(REALM, p.userId), names);
     const people: Person[] = [];
-    for (let i = 0; i < 40; i++) people.push(await person(c.api));
+    for (let i = 0; i < 40; i++) people.push(await newUser(c));
     // Two users with queues on each node.
-    const online = names.flatMap((name) => people.filter((p) => nodeOf(p) === name).slice(0, 2));
+    const online = names.flatMap((name) => people.filter((p) => nodeOfPerson(p) === name).slice(0, 2));
     assert.equal(online.length, 4);
     const offline = people.filter((p) => !online.includes(p));
     const queues = new Map<Person, Queue>();
@@ -325,19 +304,26 @@ describe("events online - cluster", { skip }, () => {
     // A message no client has read yet, then kill -9 of the node that holds
     // a queue's shard: the next owner has the event, and still skips the
     // offline users of the shards it takes over.
-    const victim = nodeOf(online[0]!);
+    const victim = nodeOfPerson(online[0]!);
     const survivor = names.find((x) => x !== victim)!;
     const second = await send(c.api, ch, "second");
     // Every queue has it (read without acknowledging): the router's job is done.
     for (const q of queues.values())
-      await until("the second message queued", async () => {
-        const r = await q.api("GET", "/events", { queue_id: q.id, last_event_id: q.last, dont_block: true });
-        return r.status === 200 && (r.body.events as { type: string }[]).some((e) => e.type === "message");
-      });
+      await waitFor(
+        async () => {
+          const r = await q.api("GET", "/events", {
+            queue_id: q.id,
+            last_event_id: q.last,
+            dont_block: true,
+          });
+          return r.status === 200 && (r.body.events as { type: string }[]).some((e) => e.type === "message");
+        },
+        { what: "the second message queued" },
+      );
     await c.nodes.get(victim)!.stop("SIGKILL");
     for (const q of queues.values()) assert.deepEqual(await receiveAll(q, [second], 30_000), [second]);
 
-    const moved = offline.filter((p) => nodeOf(p) === victim).length;
+    const moved = offline.filter((p) => nodeOfPerson(p) === victim).length;
     assert.ok(moved >= 5, `${moved} offline users on the killed node's shards`);
     const after = await queueActivations(metricsOf([survivor]));
     const third = await send(c.api, ch, "third");

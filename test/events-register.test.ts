@@ -3,22 +3,16 @@
 // and never delivered), the empty_topic_name capability in the initial
 // state, and unauthenticated (spectator) register.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { registerTestHooks } from "../gateway/routes/events.ts";
-import { makeApi } from "./support/embedded.ts";
-import { startChat, ok, uniq, type Chat } from "./support/chat.ts";
-import { assertError } from "./support/zulip-asserts.ts";
+import { assertError, makeApi, ok, uniq, useChat } from "./support/index.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-let chat: Chat;
-before(async () => {
-  chat = await startChat();
-});
-after(async () => {
+const chat = useChat();
+after(() => {
   registerTestHooks.afterQueue = undefined;
-  await chat.stop();
 });
 
 async function drainNow(api: ReturnType<typeof makeApi>, queueId: string, last: number): Promise<Json[]> {

@@ -3,8 +3,8 @@
 // apply them to the first register's state and compare with a fresh one),
 // plus the queue semantics of https://zulip.com/api/get-events.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
+import { NOTIFICATION_BOT, useEmbedded, WELCOME_BOT, type Creds } from "./support/index.ts";
 
 // Short heartbeats so the heartbeat test is quick; every parked poll below is
 // woken well before this.
@@ -13,15 +13,8 @@ process.env.EVENT_QUEUE_HEARTBEAT_MS = "2000";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-after(async () => {
-  await srv.stop();
-});
 
 async function newUser(name = "Test User"): Promise<Creds & { userId: number }> {
   const email = `user${++seq}-${Date.now()}@example.com`;
@@ -182,10 +175,10 @@ describe("register", () => {
     assert.equal("is_active" in me, false);
     assert.equal(me.avatar_url, null, "client_gravatar defaults to true");
     assert.deepEqual(r.realm_non_active_users, []);
-    assert.deepEqual((r.cross_realm_bots as { email: string }[]).map((b) => b.email).sort(), [
-      "notification-bot@zulip.com",
-      "welcome-bot@zulip.com",
-    ]);
+    assert.deepEqual(
+      (r.cross_realm_bots as { email: string }[]).map((b) => b.email).sort(),
+      [NOTIFICATION_BOT.email, WELCOME_BOT.email].sort(),
+    );
     assert.equal(r.user_id, srv.owner.userId);
     assert.equal(r.email, srv.owner.email);
     assert.equal(r.is_owner, true);

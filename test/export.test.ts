@@ -14,9 +14,18 @@ import { entryArgs } from "../bench/procs.ts";
 import { realmRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
-import { startCluster } from "./support/cluster.ts";
-import { makeApi, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  eventsUntil,
+  makeApi,
+  openQueue,
+  startCluster,
+  type Api,
+  type Creds,
+  type EmbeddedHandle,
+  type Ev,
+} from "./support/index.ts";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..");

@@ -2,25 +2,20 @@
 // channel get its `stream` create event (and, when a private channel turns
 // public, its subscribers as `peer_add`).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
-import { drain, openQueue, type Queue } from "./support/zulip-asserts.ts";
+import { before, describe, test } from "node:test";
+import { drain, ok, openQueue, uniq, useChat, type Queue, type User } from "./support/index.ts";
 
-let chat: Chat;
+const chat = useChat();
 let member: User;
 let other: User;
 let guest: User;
 let admin: User;
 
 before(async () => {
-  chat = await startChat();
   member = await chat.newUser(400);
   other = await chat.newUser(400);
   guest = await chat.newUser(600);
   admin = await chat.newUser(200);
-});
-after(async () => {
-  await chat.stop();
 });
 
 async function channel(name: string, inviteOnly: boolean, principals: number[]): Promise<number> {

@@ -1,16 +1,10 @@
 // Feature levels 8, 15 and 16: global times and spoiler blocks in
 // rendered message content (POST /messages/render and a sent message).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { ok, startChat, type Chat } from "./support/chat.ts";
+import { describe, test } from "node:test";
+import { ok, useChat } from "./support/index.ts";
 
-let chat: Chat;
-before(async () => {
-  chat = await startChat();
-});
-after(async () => {
-  await chat.stop();
-});
+const chat = useChat();
 
 async function render(content: string): Promise<string> {
   return ok(await chat.api("POST", "/messages/render", { content })).rendered as string;

@@ -4,28 +4,24 @@
 // want_advertise_in_communities_directory (129); and the owner-only
 // settings of level 143.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { before, describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  useEmbedded,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let admin: Member;
 let member: Member;
 
 before(async () => {
-  srv = await startEmbedded();
   admin = await newUser(srv, 200);
   member = await newUser(srv, 400);
-});
-after(async () => {
-  await srv.stop();
 });
 
 async function realmState(): Promise<Record<string, unknown>> {

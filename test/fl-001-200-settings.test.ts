@@ -3,25 +3,17 @@
 // user_settings, to queues registered without the user_settings_object
 // capability only.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { ok, startChat, type Chat, type User } from "./support/chat.ts";
-import { drain, type Queue } from "./support/zulip-asserts.ts";
+import { before, describe, test } from "node:test";
+import { drain, ok, openQueue, useChat, type Queue, type User } from "./support/index.ts";
 
-let chat: Chat;
+const chat = useChat();
 let user: User;
 
 before(async () => {
-  chat = await startChat();
   user = await chat.newUser(400);
 });
-after(async () => {
-  await chat.stop();
-});
 
-async function queue(params: Record<string, unknown>): Promise<Queue> {
-  const r = ok(await chat.api("POST", "/register", params, user));
-  return { id: r.queue_id as string, last: r.last_event_id as number, auth: user };
-}
+const queue = (params: Record<string, unknown>): Promise<Queue> => openQueue(chat, user, params);
 
 describe("feature level 89: legacy settings events", () => {
   test("a client without user_settings_object gets both forms; one with it only user_settings", async () => {

@@ -3,8 +3,7 @@
 // wrong and fixed. Each describe names its feature level.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
@@ -12,19 +11,13 @@ import {
   eventsUntil,
   newUser,
   openQueue,
+  useEmbedded,
+  WELCOME_BOT,
+  type Creds,
   type Ev,
-} from "./support/zulip-asserts.ts";
-import type { Creds } from "./support/embedded.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 let seq = 0;
 async function channel(params: Record<string, unknown> = {}): Promise<{ id: number; name: string }> {
@@ -142,9 +135,6 @@ describe("FL 205: a role change tells the user which channels came into or went 
   });
 });
 
-/** Welcome Bot's user id (actors/realm/system-bot.ts): new users get its greeting (FL 416). */
-const WELCOME_BOT_ID = 2147000002;
-
 describe("FL 213: unread_msgs count and mentions leave out muted conversations", () => {
   test("muted channel (unless the topic is unmuted or followed) and muted topic", async () => {
     const user = await newUser(srv, 400, `Unread Reader ${process.pid}`);
@@ -198,7 +188,7 @@ describe("FL 213: unread_msgs count and mentions leave out muted conversations",
     const greeting = (
       unread.pms as { other_user_id?: number; sender_id?: number; unread_message_ids: number[] }[]
     )
-      .filter((p) => (p.other_user_id ?? p.sender_id) === WELCOME_BOT_ID)
+      .filter((p) => (p.other_user_id ?? p.sender_id) === WELCOME_BOT.id)
       .flatMap((p) => p.unread_message_ids).length;
     assert.equal(unread.count - greeting, 4);
     // mentions: the direct mention always, a wildcard only where not muted.

@@ -3,26 +3,26 @@
 // errors, and the main flow in cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import type { Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertError, assertSuccess, newUser, type Member } from "./support/zulip-asserts.ts";
+import { before, describe, test } from "node:test";
+import {
+  assertError,
+  assertSuccess,
+  newUser,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
+  type Member,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let owner: Member;
 let other: Member;
 let seq = 0;
 
 before(async () => {
-  srv = await startEmbedded();
   owner = await newUser(srv);
   other = await newUser(srv);
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 async function makeBot(auth: Creds): Promise<{ id: number; key: string; creds: Creds }> {
@@ -81,13 +81,7 @@ describe("GET /bots/{bot_id}/api_key", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("GET /bots/{bot_id}/api_key - cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skip) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("the owner reads the bot's key through the gateway", async () => {
     const r = await c.api("POST", "/bots", { full_name: "Cluster Key Bot", short_name: "ckeybot" });

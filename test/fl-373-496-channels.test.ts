@@ -7,31 +7,23 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import type { Creds } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   drain,
   eventsUntil,
   newUser,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
   type Ev,
   type Member,
   type Queue,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 let seq = 0;
 async function channel(subscribers: number[]): Promise<number> {
@@ -284,13 +276,7 @@ describe("FL 480: archived channels stay readable", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL 377/378 - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skipCluster) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("deactivation peer_remove and the archived_channels update cross the gateway", async () => {
     const watcher = await newUser(c);

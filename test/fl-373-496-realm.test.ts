@@ -4,27 +4,22 @@
 // (438), tenor_api_key (442), klipy_api_key (486).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { before, describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  useEmbedded,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let member: Member;
 
 before(async () => {
-  srv = await startEmbedded();
   member = await newUser(srv);
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 async function registerRealm(): Promise<Record<string, unknown>> {

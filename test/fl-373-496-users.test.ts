@@ -5,27 +5,27 @@
 // endpoints (496).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import type { Creds } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser, type Member } from "./support/zulip-asserts.ts";
+import { before, describe, test } from "node:test";
+import {
+  assertError,
+  assertSuccess,
+  newUser,
+  useEmbedded,
+  type Creds,
+  type Member,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let member: Member;
 let bot: Creds & { userId: number };
 let seq = 0;
 
 before(async () => {
-  srv = await startEmbedded();
   member = await newUser(srv);
   const b = await srv.api("POST", "/bots", { full_name: "FL Bot", short_name: "flbot" });
   assertSuccess(b);
   const email = (await srv.api("GET", `/users/${b.body.user_id}`)).body.user.email as string;
   bot = { email, apiKey: b.body.api_key as string, userId: b.body.user_id as number };
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 async function group(members: number[], auth?: Creds): Promise<number> {

@@ -5,9 +5,6 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import type { ApiResult, Creds } from "./support/embedded.ts";
 import {
   assertError,
   assertSuccess,
@@ -15,10 +12,15 @@ import {
   eventsUntil,
   newUser,
   openQueue,
+  startEmbedded,
+  useCluster,
   type ApiHolder,
+  type ApiResult,
+  type Creds,
+  type EmbeddedHandle,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
 const MEMBERS = 6;
 const EVERYONE = 7;
@@ -399,13 +401,7 @@ describe("FL 303: user_group add_members on reactivation", () => {
 });
 
 describe("FL 225: cluster mode", () => {
-  let cluster: TestCluster;
-  before(async () => {
-    cluster = await startCluster({ nodes: ["a", "b"] });
-  });
-  after(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster({ nodes: ["a", "b"] });
 
   test("a restricted guest's user list and lookups", async () => {
     const g = await newUser(cluster, 600);

@@ -2,32 +2,25 @@
 // (GET /thumbnail/status/{realm_id_str}/{filename}), black-box over HTTP.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { toPng } from "jdenticon";
 import sharp from "sharp";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { getFile, uploadFiles } from "./support/uploads.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
   type ApiHolder,
+  type EmbeddedHandle,
   type Ev,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { getFile, uploadFiles } from "./support/uploads.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 /** Upload as `auth`; the path after /user_uploads/ ("<realm>/<..>/<name>"). */
 async function upload(
@@ -195,13 +188,7 @@ describe("FL 466: avatar source J (Jdenticon)", () => {
 });
 
 describe("FL 466 in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("FL 466: new users of a J realm get a served Jdenticon avatar across nodes", async () => {
     await jdenticonFlow(c);

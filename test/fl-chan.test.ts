@@ -2,35 +2,27 @@
 // (docs/feature-levels/201-372.md, 373-496.md) closed on the `chan` branch.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
   MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE,
   subscriberFields,
 } from "../actors/channel-directory/format.ts";
 import { initialDir, type Channel, type DirState } from "../actors/channel-directory/state.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
   type ApiHolder,
-  type Queue,
   type Ev,
-} from "./support/zulip-asserts.ts";
+  type Queue,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 let seq = 0;
 async function channel(
@@ -393,13 +385,7 @@ describe("FL 354: content access through group settings", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL chan - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skipCluster) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 440: GET /users/{id}/channels through the gateway", async () => {
     const u = await newUser(c);

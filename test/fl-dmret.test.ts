@@ -6,12 +6,20 @@
 // conversations the sweep walks, including a conversation that existed
 // before the list did.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startChat, type Chat, type User } from "./support/chat.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess, eventsUntil, newUser, openQueue, type ApiHolder } from "./support/zulip-asserts.ts";
-import type { Creds } from "./support/embedded.ts";
+import { before, describe, test } from "node:test";
+import {
+  assertSuccess,
+  eventsUntil,
+  newUser,
+  openQueue,
+  requireBinaries,
+  useChat,
+  useCluster,
+  WELCOME_BOT,
+  type ApiHolder,
+  type Creds,
+  type User,
+} from "./support/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { sweepRealmRetention } from "../actors/channel/retention.ts";
 import { typedCall } from "../actors/protocol.ts";
@@ -33,7 +41,7 @@ async function sendDm(h: ApiHolder, auth: Creds, to: number[], content: string):
 }
 
 describe("FL 91: the realm's retention expires direct messages", () => {
-  let chat: Chat;
+  const chat = useChat();
   let a: User;
   let b: User;
   let c: User;
@@ -43,14 +51,10 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     (await chat.api("GET", `/messages/${id}`, {}, u)).status === 200;
 
   before(async () => {
-    chat = await startChat();
     a = await chat.newUser(400);
     b = await chat.newUser(400);
     c = await chat.newUser(400);
     realmId = chat.srv.bootstrapped!.realmId!;
-  });
-  after(async () => {
-    await chat?.stop();
   });
 
   test("FL 91: direct and group direct messages older than the realm's retention are deleted with delete_message", async () => {
@@ -168,20 +172,11 @@ async function listedDms(store: Store, ref: ActorRef, shards: number): Promise<s
     if (f.type === "dmConvListed") keys.add(String(f.key));
   }
   // Welcome Bot's greetings of new users are DMs too (FL 416); the test's own DMs are the subject.
-  return [...keys].filter((k) => !k.split(/[:,]/).includes(String(WELCOME_BOT_ID))).sort();
+  return [...keys].filter((k) => !k.split(/[:,]/).includes(String(WELCOME_BOT.id))).sort();
 }
 
-/** Welcome Bot's user id (actors/realm/system-bot.ts). */
-const WELCOME_BOT_ID = 2147000002;
-
 describe("FL 91: cluster", { skip }, () => {
-  let cl: TestCluster;
-  before(async () => {
-    if (!skip) cl = await startCluster({ nodes: ["n1"], shards: 8 });
-  });
-  after(async () => {
-    await cl?.stop();
-  });
+  const cl = useCluster({ nodes: ["n1"], shards: 8 });
 
   test("FL 91: a DM sent through the gateway lists its conversation; one from before the list lists itself when next used", async () => {
     const u = await newUser(cl, 400);

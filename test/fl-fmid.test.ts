@@ -5,34 +5,24 @@
 // Feature level 323: is_recently_active turns false when the periodic
 // sweep finds no message in the last 180 days, true again at a send.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import { before, describe, test } from "node:test";
 import {
   assertSuccess,
   drain,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  subscribeTo,
+  useChat,
+  useCluster,
+  useEmbedded,
   type ApiHolder,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
-import type { Creds } from "./support/embedded.ts";
-import { startChat, type Chat } from "./support/chat.ts";
+} from "./support/index.ts";
 import { channelDirectoryRef } from "../actors/channel-directory/refs.ts";
-
-async function create(h: ApiHolder, name: string, extra: Record<string, unknown> = {}): Promise<number> {
-  const r = await h.api("POST", "/users/me/subscriptions", {
-    subscriptions: JSON.stringify([{ name }]),
-    ...extra,
-  });
-  assertSuccess(r);
-  const id = await h.api("GET", "/get_stream_id", { stream: name });
-  assertSuccess(id);
-  return id.body.stream_id as number;
-}
 
 async function send(h: ApiHolder, to: string, topic = "t", auth?: Creds): Promise<number> {
   const r = await h.api("POST", "/messages", { type: "stream", to, topic, content: "hi" }, auth);
@@ -50,18 +40,14 @@ const updates = (evs: Ev[]) =>
   evs.filter((e) => e.type === "stream" && e.op === "update" && e.property === "first_message_id");
 
 describe("FL 256: first_message_id (embedded)", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let member: Member;
   before(async () => {
-    srv = await startEmbedded();
     member = await newUser(srv, 400);
-  });
-  after(async () => {
-    await srv?.stop();
   });
 
   test("FL 256: set at the first send, shown by GET /streams, register and subscriptions", async () => {
-    const id = await create(srv, "fmid one");
+    const id = await subscribeTo(srv, "fmid one");
     assert.equal(await firstId(srv, id), null);
     const q = await openQueue(srv, srv.owner, ["stream"]);
     const m1 = await send(srv, "fmid one");
@@ -79,7 +65,7 @@ describe("FL 256: first_message_id (embedded)", () => {
   });
 
   test("FL 256: deleting the oldest message moves first_message_id on, with the stream update event", async () => {
-    const id = await create(srv, "fmid del", { principals: JSON.stringify([member.userId]) });
+    const id = await subscribeTo(srv, "fmid del", { principals: JSON.stringify([member.userId]) });
     const m1 = await send(srv, "fmid del");
     const m2 = await send(srv, "fmid del");
     const m3 = await send(srv, "fmid del");
@@ -111,7 +97,7 @@ describe("FL 256: first_message_id (embedded)", () => {
   });
 
   test("FL 256: the event reaches only those who may see the channel", async () => {
-    const id = await create(srv, "fmid secret", { invite_only: true });
+    const id = await subscribeTo(srv, "fmid secret", { invite_only: true });
     const m1 = await send(srv, "fmid secret");
     const m2 = await send(srv, "fmid secret");
     const owners = await openQueue(srv, srv.owner, ["stream"]);
@@ -124,8 +110,8 @@ describe("FL 256: first_message_id (embedded)", () => {
   });
 
   test("FL 256: a move takes first_message_id out of the source and into the target", async () => {
-    const a = await create(srv, "fmid src");
-    const b = await create(srv, "fmid dst");
+    const a = await subscribeTo(srv, "fmid src");
+    const b = await subscribeTo(srv, "fmid dst");
     const m1 = await send(srv, "fmid src", "moving");
     const m2 = await send(srv, "fmid src", "staying");
     const later = await send(srv, "fmid dst");
@@ -145,7 +131,7 @@ describe("FL 256: first_message_id (embedded)", () => {
   });
 
   test("FL 256: deleting a topic (bulk removal) moves first_message_id on", async () => {
-    const id = await create(srv, "fmid bulk");
+    const id = await subscribeTo(srv, "fmid bulk");
     await send(srv, "fmid bulk", "gone");
     const m2 = await send(srv, "fmid bulk", "kept");
     const q = await openQueue(srv, srv.owner, ["stream"]);
@@ -160,16 +146,10 @@ describe("FL 256: first_message_id (embedded)", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("FL 256: first_message_id (cluster)", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skip) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 256: the first send sets it and deleting the oldest moves it on, with the event", async () => {
-    const id = await create(c, "fmid cluster");
+    const id = await subscribeTo(c, "fmid cluster");
     const m1 = await send(c, "fmid cluster");
     const m2 = await send(c, "fmid cluster");
     assert.equal(await firstId(c, id), m1);
@@ -189,13 +169,7 @@ const actives = (evs: Ev[]) =>
   evs.filter((e) => e.type === "stream" && e.op === "update" && e.property === "is_recently_active");
 
 describe("FL 323: is_recently_active", () => {
-  let chat: Chat;
-  before(async () => {
-    chat = await startChat();
-  });
-  after(async () => {
-    await chat?.stop();
-  });
+  const chat = useChat();
 
   async function recentlyActive(id: number): Promise<unknown> {
     const r = await chat.api("GET", `/streams/${id}`);
@@ -205,9 +179,9 @@ describe("FL 323: is_recently_active", () => {
 
   test("FL 323: the sweep turns channels without a message in 180 days inactive; a send turns them active", async () => {
     const member = await chat.newUser(400);
-    const idle = await create(chat, "fmid idle");
-    const busy = await create(chat, "fmid busy", { principals: JSON.stringify([member.userId]) });
-    const secret = await create(chat, "fmid hidden", { invite_only: true });
+    const idle = await subscribeTo(chat, "fmid idle");
+    const busy = await subscribeTo(chat, "fmid busy", { principals: JSON.stringify([member.userId]) });
+    const secret = await subscribeTo(chat, "fmid hidden", { invite_only: true });
     await send(chat, "fmid busy");
     await send(chat, "fmid hidden");
     assert.deepEqual([await recentlyActive(idle), await recentlyActive(busy)], [true, true]);

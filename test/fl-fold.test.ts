@@ -3,31 +3,26 @@
 // navigation views (390) and the realm topics_policy (392).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import { before, describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let member: Member;
 let admin: Member;
 
 before(async () => {
-  srv = await startEmbedded();
   member = await newUser(srv);
   admin = await newUser(srv, 200);
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 let seq = 0;
@@ -604,13 +599,7 @@ describe("FL 389/414/418: channel folders", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("FL 389/390/392/414 - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skipCluster) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 389/390/392/414: folders, navigation views and the realm topics_policy across the gateway", async () => {
     const watcher = await newUser(c);

@@ -6,18 +6,18 @@
 // 10.2 sends them to all users on deactivation and none on reactivation.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
+import { describe, test } from "node:test";
 import {
   assertSuccess,
   drain,
   eventsUntil,
   newUser,
   openQueue,
+  useCluster,
+  useEmbedded,
   type ApiHolder,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
 const ADMINS = 3;
 const MODERATORS = 4;
@@ -91,13 +91,7 @@ async function checkDeactivation(api: ApiHolder, s: Setup): Promise<void> {
 }
 
 describe("FL 303: group-setting events on (de)activation", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded();
 
   test("FL 303: deactivating a user sends realm/update_dict and user_group/update for anonymous settings naming them", async () => {
     await checkDeactivation(srv, await setup(srv));
@@ -128,13 +122,7 @@ describe("FL 303: group-setting events on (de)activation", () => {
 });
 
 describe("FL 303: remove_members on deactivation, to the users losing access", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded();
 
   test("FL 303: a restricted guest sharing nothing with a deactivated user hears they left their groups", async () => {
     const u = await newUser(srv, 400, "Group Leaver");
@@ -182,13 +170,7 @@ describe("FL 303: remove_members on deactivation, to the users losing access", (
 });
 
 describe("FL 303: cluster mode", () => {
-  let cluster: TestCluster;
-  before(async () => {
-    cluster = await startCluster({ nodes: ["a", "b"] });
-  });
-  after(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster({ nodes: ["a", "b"] });
 
   test("FL 303: deactivation's setting events reach a queue through the gateway", async () => {
     await checkDeactivation(cluster, await setup(cluster));

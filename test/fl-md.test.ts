@@ -2,22 +2,24 @@
 // and topic links, user group mentions, uploaded media and Markdown image
 // syntax in rendered content (POST /messages/render and sent messages).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import sharp from "sharp";
-import { ok, startChat, uniq, type Chat } from "./support/chat.ts";
+import {
+  createChannel,
+  eventsUntil,
+  makeApi,
+  newUser,
+  ok,
+  openQueue,
+  requireBinaries,
+  subscribeTo,
+  uniq,
+  useChat,
+  useCluster,
+} from "./support/index.ts";
 import { uploadFiles } from "./support/uploads.ts";
-import { eventsUntil, openQueue } from "./support/zulip-asserts.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 
-let chat: Chat;
-before(async () => {
-  chat = await startChat();
-});
-after(async () => {
-  await chat.stop();
-});
+const chat = useChat();
 
 async function render(content: string): Promise<string> {
   return ok(await chat.api("POST", "/messages/render", { content })).rendered as string;
@@ -25,9 +27,7 @@ async function render(content: string): Promise<string> {
 
 async function newChannel(): Promise<{ name: string; id: number }> {
   const name = uniq("md");
-  ok(await chat.api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] }));
-  const id = ok(await chat.api("GET", "/get_stream_id", { stream: name })).stream_id as number;
-  return { name, id };
+  return { name, id: await subscribeTo(chat, name) };
 }
 
 async function send(to: string, topic: string, content: string): Promise<number> {
@@ -418,26 +418,15 @@ describe("FL 333: user group mentions", () => {
 });
 
 describe("FL 333, 400: in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("FL 333, 400: topic links across channels carry /with/; group members get the mentioned flag", async () => {
-    const email = "md-member@example.com";
-    const password = "pw-md-member-x";
-    const memberId = ok(await c.api("POST", "/users", { email, password, full_name: "Md Member" }))
-      .user_id as number;
-    const key = ok(await c.api("POST", "/fetch_api_key", { username: email, password }, null))
-      .api_key as string;
-    const member = makeApi(c.baseUrl, { email, apiKey: key });
+    const md = await newUser(c, "member", "Md Member");
+    const memberId = md.userId;
+    const member = makeApi(c.baseUrl, md);
     const ids: number[] = [];
-    for (const name of ["md one", "md two", "md three"]) {
-      ids.push(ok(await c.api("POST", "/channels/create", { name, subscribers: [memberId] })).id as number);
-    }
+    for (const name of ["md one", "md two", "md three"])
+      ids.push((await createChannel(c, [md], { name })).id);
     const post = async (to: string, topic: string, content: string) =>
       ok(await c.api("POST", "/messages", { type: "stream", to, topic, content })).id as number;
     const inTwo = await post("md two", "plans", "x");

@@ -3,20 +3,21 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
-import { uploadFiles } from "./support/uploads.ts";
-import type { Creds } from "./support/embedded.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  startEmbedded,
+  useCluster,
+  type Creds,
+  type EmbeddedHandle,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { uploadFiles } from "./support/uploads.ts";
 
 let srv: EmbeddedHandle;
 let admin: Member;
@@ -644,13 +645,7 @@ describe("FL 285: detached_uploads", () => {
 });
 
 describe("FL misc in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("FL 407/447/475/446: admin status, bot rename, first login and mentions across nodes", async () => {
     const admin2 = await newUser(c, 200);

@@ -9,18 +9,21 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, afterEach, before, describe, test } from "node:test";
 import nacl from "tweetnacl";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { until } from "./support/ops.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  startCluster,
+  startEmbedded,
   type ApiHolder,
+  type Creds,
+  type EmbeddedHandle,
   type Member,
-} from "./support/zulip-asserts.ts";
+  type TestCluster,
+} from "./support/index.ts";
+import { until } from "./support/ops.ts";
 
 interface RelayRequest {
   path: string;

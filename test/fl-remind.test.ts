@@ -4,33 +4,30 @@
 // 415) and the welcome message's custom text (416).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { shardOf } from "../cluster/addressing.ts";
-import { ownerOf } from "../cluster/placement/rendezvous.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import { before, describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
+  createChannel,
   eventsUntil,
-  type Ev,
   newUser,
+  nodeOf,
   openQueue,
+  requireBinaries,
+  sleep,
+  useCluster,
+  useEmbedded,
+  waitFor,
+  type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let member: Member;
 let seq = 0;
 
 before(async () => {
-  srv = await startEmbedded();
   member = await newUser(srv);
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 async function registerRealm(auth: Member | null = null): Promise<Record<string, unknown>> {
@@ -41,13 +38,8 @@ async function registerRealm(auth: Member | null = null): Promise<Record<string,
 
 /** A new channel (the owner subscribed, and `subscribers`); its id. */
 async function channel(opts: { inviteOnly?: boolean; subscribers?: number[] } = {}): Promise<number> {
-  const r = await srv.api("POST", "/channels/create", {
-    name: `fl-remind-${++seq}`,
-    subscribers: [srv.owner.userId, ...(opts.subscribers ?? [])],
-    invite_only: opts.inviteOnly ?? false,
-  });
-  assertSuccess(r);
-  return r.body.id as number;
+  const params = { name: `fl-remind-${++seq}`, invite_only: opts.inviteOnly ?? false };
+  return (await createChannel(srv, [srv.owner.userId, ...(opts.subscribers ?? [])], params)).id;
 }
 
 describe("FL 331: realm moderation_request_channel_id", () => {
@@ -240,19 +232,6 @@ describe("FL 382, 435: POST /messages/{message_id}/report", () => {
   });
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll until `f` answers something truthy (at most `ms`). */
-async function until<T>(f: () => Promise<T | undefined | null | false>, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await sleep(100);
-  }
-}
-
 /** The user's newest message from Notification Bot, once there is one with id > after. */
 async function botDm(auth: Member, after: number): Promise<Ev | undefined> {
   const m = await newest(auth, [{ operator: "sender", operand: "notification-bot@zulip.com" }]).catch(
@@ -324,7 +303,7 @@ describe("FL 381, 399, 415: message reminders", () => {
       evs.filter((e) => e.type === "reminders").map(({ id: _id, ...e }) => e),
       [{ type: "reminders", op: "add", reminders: list.body.reminders }],
     );
-    const got = await until(() => botDm(user, mid));
+    const got = await waitFor(() => botDm(user, mid), { timeoutMs: 8000, what: "the reminder" });
     assert.ok(got.timestamp <= at + 2, `delivered at ${got.timestamp}, due ${at}`);
     assert.equal(got.content, expected);
     assert.equal(got.type, "private");
@@ -425,7 +404,7 @@ describe("FL 381, 399, 415: message reminders", () => {
       await srv.api("POST", "/reminders", { message_id: mid, scheduled_delivery_timestamp: at }, member),
     );
     await srv.restart();
-    const got = await until(() => botDm(member, mid));
+    const got = await waitFor(() => botDm(member, mid), { timeoutMs: 8000, what: "the reminder" });
     assert.ok(got.content.includes("after restart"));
     assert.ok(got.timestamp <= Math.max(at + 2, Math.floor(Date.now() / 1000)));
     assert.deepEqual((await srv.api("GET", "/reminders", {}, member)).body.reminders, []);
@@ -433,15 +412,7 @@ describe("FL 381, 399, 415: message reminders", () => {
 });
 
 describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
-  let c: TestCluster;
-
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("a report goes to the moderation request channel set on PATCH /realm", async () => {
     const mod = await c.api("POST", "/channels/create", {
@@ -454,23 +425,11 @@ describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server"
     assertSuccess(set);
     const reg = await c.api("POST", "/register", { fetch_event_types: ["realm"] });
     assert.equal(reg.body.realm_moderation_request_channel_id, mod.body.id);
-    const email = "reporter@example.com";
-    const created = await c.api("POST", "/users", {
-      email,
-      password: "reporter-pw-123",
-      full_name: "Reporter",
-    });
-    assertSuccess(created);
-    const key = await c.api("POST", "/fetch_api_key", { username: email, password: "reporter-pw-123" }, null);
-    const me: Creds = { email, apiKey: key.body.api_key };
-    const ch = await c.api("POST", "/channels/create", {
-      name: "cluster reported",
-      subscribers: [created.body.user_id],
-    });
-    assertSuccess(ch);
+    const me = await newUser(c, "member", "Reporter");
+    const ch = await createChannel(c, [me], { name: "cluster reported" });
     const sent = await c.api("POST", "/messages", {
       type: "stream",
-      to: ch.body.id,
+      to: ch.id,
       topic: "x",
       content: "spam!",
     });
@@ -491,34 +450,17 @@ describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server"
   });
 
   test("kill -9 of the node holding the user's shard before the time: delivered once", async () => {
-    const email = "reminded@example.com";
-    const created = await c.api("POST", "/users", {
-      email,
-      password: "reminded-pw-123",
-      full_name: "Reminded",
-    });
-    assertSuccess(created);
-    const userId = created.body.user_id as number;
-    const key = await c.api("POST", "/fetch_api_key", { username: email, password: "reminded-pw-123" }, null);
-    assertSuccess(key);
-    const me: Creds = { email, apiKey: key.body.api_key };
-    const victim = ownerOf(shardOf({ kind: "user", realm: 1, key: String(userId) }, c.shards), [
-      ...c.nodes.keys(),
-    ])!;
-    const ch = await c.api("POST", "/channels/create", {
-      name: "cluster reminders",
-      subscribers: [userId],
-    });
-    assertSuccess(ch);
+    const me = await newUser(c, "member", "Reminded");
+    const victim = nodeOf(c, { kind: "user", realm: 1, key: String(me.userId) });
+    const ch = await createChannel(c, [me], { name: "cluster reminders" });
     const sent = await c.api("POST", "/messages", {
       type: "stream",
-      to: ch.body.id,
+      to: ch.id,
       topic: "later",
       content: "remind me in the cluster",
     });
     assertSuccess(sent);
-    const reg = await c.api("POST", "/register", { event_types: ["reminders"] }, me);
-    assertSuccess(reg);
+    const q = await openQueue(c, me, ["reminders"]);
     const at = Math.floor(Date.now() / 1000) + 3;
     const r = await c.api(
       "POST",
@@ -533,8 +475,7 @@ describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server"
       listed.body.reminders.map((x: { reminder_id: number }) => x.reminder_id),
       [r.body.reminder_id],
     );
-    const q = { id: reg.body.queue_id as string, last: reg.body.last_event_id as number, auth: me };
-    const evs = await eventsUntil({ api: c.api }, q, (e) => e.length >= 1);
+    const evs = await eventsUntil(c, q, (e) => e.length >= 1);
     assert.equal(evs[0].op, "add");
 
     await c.nodes.get(victim)!.stop("SIGKILL");
@@ -553,16 +494,14 @@ describe("FL 331, 381, 382: cluster mode", { skip: requireBinaries("nats-server"
       );
     const reminders = (b: Record<string, unknown>) =>
       (b.messages as { content: string }[]).filter((m) => m.content.includes("remind me in the cluster"));
-    const end = Date.now() + 20_000;
-    let got: { content: string }[] = [];
-    while (Date.now() < end) {
-      const res = await fetch().catch(() => null);
-      if (res?.status === 200) {
-        got = reminders(res.body);
-        if (got.length) break;
-      }
-      await sleep(200);
-    }
+    const got = await waitFor(
+      async () => {
+        const res = await fetch().catch(() => null);
+        const found = res?.status === 200 ? reminders(res.body) : [];
+        return found.length ? found : null;
+      },
+      { timeoutMs: 20_000, stepMs: 200, what: "the reminder after the kill" },
+    );
     assert.equal(got.length, 1, "delivered after the kill");
     assert.ok(got[0]!.content.startsWith("You requested a reminder for the following message."));
     await sleep(2000);

@@ -6,30 +6,25 @@
 // test/export.test.ts and 484 in test/security-email.test.ts.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { before, describe, test } from "node:test";
 import {
   assertSuccess,
   drain,
   eventsUntil,
   newUser,
   openQueue,
+  useEmbedded,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let owner: Member;
 let admin: Member;
 
 before(async () => {
-  srv = await startEmbedded();
   owner = await newUser(srv, 400, "Bot Owner");
   admin = await newUser(srv, 200, "Bot Admin");
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 describe("FL 474: bot objects", () => {

@@ -9,12 +9,7 @@
 // the old messages are sent in `before`, the checks that need them old run
 // last and wait only for what the earlier tests did not already use up.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import type { ApiResult, Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { startChat, type Chat } from "./support/chat.ts";
+import { before, describe, test } from "node:test";
 import { typedCall } from "../actors/protocol.ts";
 import {
   assertError,
@@ -22,12 +17,19 @@ import {
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  subscribeTo,
+  useChat,
+  useCluster,
+  useEmbedded,
   type ApiHolder,
+  type ApiResult,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let admin: Member;
 let moderator: Member;
 let member: Member;
@@ -70,7 +72,6 @@ async function ageOldMessages(ms: number): Promise<void> {
 }
 
 before(async () => {
-  srv = await startEmbedded();
   admin = await newUser(srv, 200);
   moderator = await newUser(srv, 300);
   member = await newUser(srv, 400);
@@ -86,10 +87,6 @@ before(async () => {
   oldDelete = await send(srv, member, "deletes", "old delete");
   oldTopicMsg = await send(srv, member, "old topic", "old one");
   oldMoveMsg = await send(srv, member, "to move", "old move");
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 describe("FL 464: the realm description", () => {
@@ -421,22 +418,11 @@ async function channelId(name: string): Promise<number> {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("FL 138, 150, 464: cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skip) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 138: PATCH /realm turns editing off through the gateway and the nodes enforce it", async () => {
     const u = await newUser(c, 400);
-    assertSuccess(
-      await c.api("POST", "/users/me/subscriptions", {
-        subscriptions: JSON.stringify([{ name: "rlim cluster" }]),
-        principals: JSON.stringify([u.userId]),
-      }),
-    );
+    await subscribeTo(c, "rlim cluster", { principals: [u.userId] });
     const id = await send(c, u, "t", "hello", "rlim cluster");
     const q = await openQueue(c, u, ["realm"]);
     const r = await c.api("PATCH", "/realm", {
@@ -472,13 +458,7 @@ describe("FL 138, 150, 464: cluster", { skip }, () => {
 });
 
 describe("FL 91: the realm's message retention", () => {
-  let chat: Chat;
-  before(async () => {
-    chat = await startChat();
-  });
-  after(async () => {
-    await chat?.stop();
-  });
+  const chat = useChat();
 
   test("FL 91: owners set message_retention_days; the sweep deletes expired channel messages with delete_message", async () => {
     const { api } = chat;

@@ -6,15 +6,25 @@
 // cluster (real nats-server and redis-server).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import type { Api, Creds } from "./support/embedded.ts";
-import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
+import {
+  createChannel,
+  err,
+  newUser,
+  NOTIFICATION_BOT,
+  ok,
+  requireBinaries,
+  uniq,
+  useChat,
+  useCluster,
+  type Api,
+  type Creds,
+  type User,
+} from "./support/index.ts";
 
-const BOT_EMAIL = "notification-bot@zulip.com";
-const BOT_ID = 2_147_000_001;
+const BOT_EMAIL = NOTIFICATION_BOT.email;
+const BOT_ID = NOTIFICATION_BOT.id;
 const mention = (u: { fullName: string; userId: number }) => `@_**${u.fullName}|${u.userId}**`;
 
 /** The user's DMs from Notification Bot, oldest first (raw Markdown). */
@@ -36,23 +46,9 @@ async function botDms(api: Api, who: Creds): Promise<Obj[]> {
 }
 
 describe("FL 397: new-subscription notices (embedded)", () => {
-  let chat: Chat;
-  let api: Api;
-  let owner: User;
-  before(async () => {
-    chat = await startChat();
-    api = chat.api;
-    owner = chat.owner;
-  });
-  after(async () => {
-    await chat?.stop();
-  });
-
-  async function channel(): Promise<{ id: number; name: string }> {
-    const name = uniq("subnote");
-    const r = ok(await api("POST", "/channels/create", { name, subscribers: [owner.userId] }));
-    return { id: r.id as number, name };
-  }
+  const chat = useChat();
+  const api = chat.api;
+  const channel = () => createChannel(chat, [chat.owner], { name: uniq("subnote") });
 
   test("FL 397: register sends max_bulk_new_subscription_messages", async () => {
     const r = ok(await api("POST", "/register", { fetch_event_types: ["realm"] }));
@@ -76,7 +72,7 @@ describe("FL 397: new-subscription notices (embedded)", () => {
     const r = ok(
       await api("POST", "/users/me/subscriptions", {
         subscriptions: [{ name: a.name }, { name: b.name }],
-        principals: [alice.userId, bob.userId, owner.userId],
+        principals: [alice.userId, bob.userId, chat.owner.userId],
       }),
     );
     assert.equal(r.new_subscription_messages_sent, true);
@@ -91,15 +87,18 @@ describe("FL 397: new-subscription notices (embedded)", () => {
     const [x, y] = [a.name, b.name].sort();
     assert.equal(
       m.content,
-      `${mention(owner)} subscribed you to these channels:\n\n* #**${x}**\n* #**${y}**`,
+      `${mention(chat.owner)} subscribed you to these channels:\n\n* #**${x}**\n* #**${y}**`,
     );
     assert.deepEqual(m.flags, []);
 
     const toBob = await botDms(api, bob);
     assert.equal(toBob.length, before + 1);
-    assert.equal(toBob.at(-1)!.content, `${mention(owner)} subscribed you to the channel #**${b.name}**.`);
+    assert.equal(
+      toBob.at(-1)!.content,
+      `${mention(chat.owner)} subscribed you to the channel #**${b.name}**.`,
+    );
     // The actor gets none.
-    assert.equal((await botDms(api, owner)).length, 0);
+    assert.equal((await botDms(api, chat.owner)).length, 0);
     // Rendered: a silent mention and channel links.
     const html = await api("GET", `/messages/${m.id as number}`, {}, alice);
     assert.match(String((html.body.message as Obj).content), /class="user-mention silent"/);
@@ -132,14 +131,14 @@ describe("FL 397: new-subscription notices (embedded)", () => {
       }),
     );
     assert.equal((await botDms(api, dave)).length, 0);
-    // The bot subscribed to an existing channel: no DM is sent to it (its owner reads nothing from the bot).
+    // The bot subscribed to an existing channel: no DM is sent to it (its chat.owner reads nothing from the bot).
     ok(
       await api("POST", "/users/me/subscriptions", {
         subscriptions: [{ name: a.name }],
         principals: [botId],
       }),
     );
-    assert.equal((await botDms(api, owner)).length, 0);
+    assert.equal((await botDms(api, chat.owner)).length, 0);
   });
 
   test("FL 397: send_new_subscription_messages false sends nothing and the reply has no flag", async () => {
@@ -205,30 +204,15 @@ describe("FL 397: new-subscription notices (embedded)", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("FL 397: new-subscription notices (cluster)", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    if (!skip) c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 397: a subscribed user gets Notification Bot's DM through the gateway", async () => {
-    const email = "subnote-cluster@example.com";
-    const password = "subnote-pw-123";
-    const created = await c.api("POST", "/users", { email, password, full_name: "Cluster Sub" });
-    assert.equal(created.status, 200, JSON.stringify(created.body));
-    const key = await c.api("POST", "/fetch_api_key", { username: email, password }, null);
-    const user: Creds = { email, apiKey: key.body.api_key as string };
+    const user = await newUser(c, "member", "Cluster Sub");
     const me = await c.api("GET", "/users/me");
-    const name = "subnote cluster";
-    assert.equal(
-      (await c.api("POST", "/channels/create", { name, subscribers: [me.body.user_id] })).status,
-      200,
-    );
+    const { name } = await createChannel(c, [me.body.user_id], { name: "subnote cluster" });
     const r = await c.api("POST", "/users/me/subscriptions", {
       subscriptions: [{ name }],
-      principals: [created.body.user_id],
+      principals: [user.userId],
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.new_subscription_messages_sent, true);

@@ -5,12 +5,19 @@
 // errors; the bound on unfinished uploads; the main flow in cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { basicAuth, startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
+import { describe, test } from "node:test";
+import {
+  assertSuccess,
+  basicAuth,
+  eventsUntil,
+  newUser,
+  openQueue,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
+} from "./support/index.ts";
 import { getFile } from "./support/uploads.ts";
-import { assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
 
 interface TusReply {
   status: number;
@@ -124,13 +131,7 @@ async function flow(baseUrl: () => string, me: Creds, restart?: () => Promise<vo
 }
 
 describe("FL 295: tus resumable uploads - embedded", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded();
 
   test("FL 295: OPTIONS answers the protocol's capabilities without credentials", async () => {
     const r = await tus(srv.baseUrl, "OPTIONS", "/api/v1/tus", null);
@@ -306,13 +307,7 @@ describe("FL 295: tus resumable uploads - embedded", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("FL 295: tus resumable uploads - cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   test("FL 295: create, partial PATCH, HEAD, resume and complete through the gateway", async () => {
     const email = "tus-cluster@example.com";

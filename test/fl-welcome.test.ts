@@ -7,20 +7,23 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { WELCOME_BOT_ID } from "../actors/realm/system-bot.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { until } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
+  startCluster,
+  useEmbedded,
+  WELCOME_BOT,
+  type Api,
+  type Creds,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+  type TestCluster,
+} from "./support/index.ts";
+import { until } from "./support/ops.ts";
 
 const TEST_PATH = "/realm/test_welcome_bot_custom_message";
 
@@ -34,12 +37,12 @@ async function welcomeDms(api: Api, who: Creds): Promise<Ev[]> {
       num_before: 20,
       num_after: 0,
       apply_markdown: "false",
-      narrow: JSON.stringify([{ operator: "dm", operand: [WELCOME_BOT_ID] }]),
+      narrow: JSON.stringify([{ operator: "dm", operand: [WELCOME_BOT.id] }]),
     },
     who,
   );
   assertSuccess(r);
-  return (r.body.messages as Ev[]).filter((m) => m.sender_id === WELCOME_BOT_ID);
+  return (r.body.messages as Ev[]).filter((m) => m.sender_id === WELCOME_BOT.id);
 }
 
 async function waitDms(api: Api, who: Creds, n: number): Promise<Ev[]> {
@@ -69,16 +72,11 @@ async function signUpWithLink(baseUrl: string, api: Api, link: string, email: st
 }
 
 describe("FL 416: Welcome Bot (embedded)", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let member: Member;
 
   before(async () => {
-    srv = await startEmbedded();
     member = await newUser(srv);
-  });
-
-  after(async () => {
-    await srv?.stop();
   });
 
   test("FL 416: Welcome Bot is a cross-realm bot and greets a user created by POST /users", async () => {
@@ -86,13 +84,13 @@ describe("FL 416: Welcome Bot (embedded)", () => {
       fetch_event_types: JSON.stringify(["realm", "realm_user"]),
     });
     assertSuccess(reg);
-    const bot = (reg.body.cross_realm_bots as Ev[]).find((b) => b.user_id === WELCOME_BOT_ID);
+    const bot = (reg.body.cross_realm_bots as Ev[]).find((b) => b.user_id === WELCOME_BOT.id);
     assert.ok(bot, JSON.stringify(reg.body.cross_realm_bots));
     assert.equal(bot.email, "welcome-bot@zulip.com");
     assert.equal(bot.full_name, "Welcome Bot");
     assert.equal(bot.is_system_bot, true);
     assert.equal(reg.body.realm_welcome_message_custom_text, "");
-    const one = await srv.api("GET", `/users/${WELCOME_BOT_ID}`);
+    const one = await srv.api("GET", `/users/${WELCOME_BOT.id}`);
     assertSuccess(one);
     assert.equal(one.body.user.email, "welcome-bot@zulip.com");
 

@@ -24,7 +24,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import fc from "fast-check";
 import { routes } from "../gateway/routes/index.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertSuccess, newUser, startEmbedded, type Creds, type EmbeddedHandle } from "./support/index.ts";
 import {
   describeRequest,
   diffKeys,
@@ -39,7 +39,6 @@ import {
   type FuzzRequest,
   type Sent,
 } from "./support/fuzz.ts";
-import { assertSuccess, newUser } from "./support/zulip-asserts.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20240610);
 const FORCED_PER_ROUTE = Number(process.env.FUZZ_FORCED ?? 20);

@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { AppendItem, RecordWrite, Store } from "../cluster/storage/contract.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
+import { assertSuccess, startEmbedded, type EmbeddedHandle } from "./support/index.ts";
 
 /**
  * Holds every store append that indexes a message of one channel while

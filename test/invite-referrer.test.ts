@@ -8,13 +8,22 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { NOTIFICATION_BOT_ID } from "../actors/realm/system-bot.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  eventsUntil,
+  NOTIFICATION_BOT,
+  openQueue,
+  requireBinaries,
+  startCluster,
+  startEmbedded,
+  type Api,
+  type Creds,
+  type EmbeddedHandle,
+  type Ev,
+  type TestCluster,
+} from "./support/index.ts";
 import { TestSmtp, linkPath } from "./support/invites.ts";
 import { until } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess, eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
 
 const SMTP_USER = "relay-user";
 const SMTP_PASSWORD = "relay-secret";
@@ -64,12 +73,12 @@ async function botDms(api: Api, who: Creds): Promise<Ev[]> {
       anchor: "newest",
       num_before: 50,
       num_after: 0,
-      narrow: JSON.stringify([{ operator: "dm", operand: [NOTIFICATION_BOT_ID] }]),
+      narrow: JSON.stringify([{ operator: "dm", operand: [NOTIFICATION_BOT.id] }]),
     },
     who,
   );
   assertSuccess(r);
-  return (r.body.messages as Ev[]).filter((m) => m.sender_id === NOTIFICATION_BOT_ID);
+  return (r.body.messages as Ev[]).filter((m) => m.sender_id === NOTIFICATION_BOT.id);
 }
 
 describe("notify_referrer_on_join (embedded)", () => {
@@ -101,12 +110,12 @@ describe("notify_referrer_on_join (embedded)", () => {
     const joined = await inviteAndSignUp(srv.baseUrl, srv.api, smtp, "joiner@example.com", "Jo Joiner", {});
     const evs = await eventsUntil(srv, q, (e) => e.some((x: Ev) => x.type === "message"));
     const msg = evs.find((x: Ev) => x.type === "message")!.message as Ev;
-    assert.equal(msg.sender_id, NOTIFICATION_BOT_ID);
+    assert.equal(msg.sender_id, NOTIFICATION_BOT.id);
     assert.equal(msg.sender_full_name, "Notification Bot");
     assert.equal(msg.type, "private");
     assert.deepEqual(
       (msg.display_recipient as Ev[]).map((r) => r.id).sort((a: number, b: number) => a - b),
-      [srv.owner.userId, NOTIFICATION_BOT_ID].sort((a, b) => a - b),
+      [srv.owner.userId, NOTIFICATION_BOT.id].sort((a, b) => a - b),
     );
     // Zulip's text, with a silent mention of the new user.
     assert.equal(msg.content, `@_**Jo Joiner|${joined}** accepted your invitation to join Zulip!`);

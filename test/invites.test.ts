@@ -10,22 +10,26 @@ import { after, before, describe, test } from "node:test";
 import { realmBehavior } from "../actors/realm/index.ts";
 import type { RealmState } from "../actors/realm/index.ts";
 import type { Obj } from "../actors/types.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { until } from "./support/ops.ts";
-import { hasBinary, requireBinaries } from "./support/services.ts";
-import { Writable } from "node:stream";
-import { createLogger, rootLogger, setRootLogger } from "../cluster/log.ts";
 import {
   assertError,
   assertSuccess,
   drain,
   eventsUntil,
+  hasBinary,
   newUser,
   openQueue,
+  requireBinaries,
+  startCluster,
+  startEmbedded,
+  type Creds,
+  type EmbeddedHandle,
   type Ev,
   type Member,
-} from "./support/zulip-asserts.ts";
+  type TestCluster,
+} from "./support/index.ts";
+import { until } from "./support/ops.ts";
+import { Writable } from "node:stream";
+import { createLogger, rootLogger, setRootLogger } from "../cluster/log.ts";
 import { TestSmtp, driveSignup, fillAndSubmit, linkPath } from "./support/invites.ts";
 
 const SMTP_USER = "relay-user";

@@ -2,18 +2,19 @@
 // describe per bug.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
+import { before, describe, test } from "node:test";
+import {
+  assertError,
+  assertSuccess,
+  basicAuth,
+  eventsUntil,
+  newUser,
+  openQueue,
+  useEmbedded,
+} from "./support/index.ts";
 
 describe("bots and dummy addresses when EXTERNAL_HOST has a port", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded({ env: { EXTERNAL_HOST: "chat.example.com:9991" } });
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded({ env: { EXTERNAL_HOST: "chat.example.com:9991" } });
 
   test("POST /bots names the bot at the host without its port", async () => {
     const res = await srv.api("POST", "/bots", { full_name: "Port Bot", short_name: "port" });
@@ -31,14 +32,8 @@ describe("bots and dummy addresses when EXTERNAL_HOST has a port", () => {
 });
 
 describe("custom emoji without a useful content type, and JPEG emoji", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let n = 0;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
 
   /** A minimal valid baseline JPEG: 1x1 greyscale, one quantization table, one-code Huffman tables. */
   function jpeg(): Buffer {
@@ -125,12 +120,11 @@ describe("custom emoji without a useful content type, and JPEG emoji", () => {
 });
 
 describe("GET /messages: integer near operand, message_ids without an anchor", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let chA: number;
   let chB: number;
   const sent: number[] = [];
   before(async () => {
-    srv = await startEmbedded();
     for (const name of ["kb near a", "kb near b"]) {
       const r = await srv.api("POST", "/channels/create", { name, subscribers: [srv.owner.userId] });
       assertSuccess(r);
@@ -147,9 +141,6 @@ describe("GET /messages: integer near operand, message_ids without an anchor", (
       assertSuccess(r);
       sent.push(r.body.id);
     }
-  });
-  after(async () => {
-    await srv?.stop();
   });
   const ids = (r: { body: { messages: { id: number }[] } }) => r.body.messages.map((m) => m.id);
 
@@ -207,13 +198,7 @@ describe("GET /messages: integer near operand, message_ids without an anchor", (
 });
 
 describe("messages show the sender's current name", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded();
 
   test("after a rename, GET /messages and later events carry the new sender_full_name", async () => {
     const m = await newUser(srv, 400, "Old Name");
@@ -262,19 +247,15 @@ describe("messages show the sender's current name", () => {
 });
 
 describe("message.client from the User-Agent", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let ch: number;
   before(async () => {
-    srv = await startEmbedded();
     const r = await srv.api("POST", "/channels/create", {
       name: "kb client",
       subscribers: [srv.owner.userId],
     });
     assertSuccess(r);
     ch = r.body.id;
-  });
-  after(async () => {
-    await srv?.stop();
   });
 
   async function sendAs(userAgent: string | null): Promise<string> {

@@ -3,44 +3,13 @@
 // and /register key, and the pure applyLinkifiers used by the renderer.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import fc from "fast-check";
 import { applyLinkifiers, compilePattern } from "../actors/realm/linkifiers.ts";
 import type { Obj } from "../actors/types.ts";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { err, newUser, ok, useEmbedded, type Creds } from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
-
-function ok(res: ApiResult): void {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.result, "success");
-  assert.equal(res.body.msg, "");
-}
-
-function err(res: ApiResult, msg: string, code = "BAD_REQUEST", status = 400): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.result, "error");
-  assert.equal(res.body.msg, msg);
-  assert.equal(res.body.code, code);
-}
-
-async function newMember(): Promise<Creds & { userId: number }> {
-  const email = `lk${++seq}@example.com`;
-  const password = `pw-${seq}-secret-long`;
-  const created = await srv.api("POST", "/users", { email, password, full_name: `L ${seq}` });
-  ok(created);
-  const key = await srv.api("POST", "/fetch_api_key", { username: email, password }, null);
-  return { email, apiKey: key.body.api_key, userId: created.body.user_id };
-}
+const srv = useEmbedded();
 
 async function list(auth: Creds = srv.owner): Promise<Obj[]> {
   const r = await srv.api("GET", "/realm/linkifiers", {}, auth);
@@ -69,7 +38,7 @@ describe("linkifiers - routes", () => {
       reverse_template: "#{id}",
       alternative_url_templates: ["https://github.com/zulip/zulip/pull/{id}"],
     });
-    const m = await newMember();
+    const m = await newUser(srv);
     assert.deepEqual(await list(m), [
       {
         id,
@@ -182,7 +151,7 @@ describe("linkifiers - routes", () => {
 
   test("administrators only; every member may read", async () => {
     await clear();
-    const m = await newMember();
+    const m = await newUser(srv);
     const base = { pattern: "X(?P<id>[0-9]+)", url_template: "https://x.example/{id}" };
     err(
       await srv.api("POST", "/realm/filters", base, m),
@@ -243,7 +212,7 @@ describe("linkifiers - routes", () => {
 
   test("events and /register follow the linkifier_url_template capability", async () => {
     await clear();
-    const m = await newMember();
+    const m = await newUser(srv);
     const reg = async (caps: Record<string, boolean>) => {
       const r = await srv.api(
         "POST",

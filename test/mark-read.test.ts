@@ -6,25 +6,28 @@
 // cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api, type Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { eventsUntil, openQueue, type Ev, type Queue } from "./support/zulip-asserts.ts";
-
-/** What the queue helpers need of a server. */
-interface Srv {
-  baseUrl: string;
-  owner: Creds & { userId: number; password: string };
-  api: Api;
-  stop(): Promise<void>;
-}
-
-function srvOf(baseUrl: string, api: Api): Srv {
-  return { baseUrl, api, owner: {} as Srv["owner"], stop: async () => {} };
-}
+import {
+  createChannel,
+  err,
+  eventsUntil,
+  makeApi,
+  newUser,
+  ok,
+  openQueue,
+  requireBinaries,
+  uniq,
+  useChat,
+  useCluster,
+  waitFor,
+  type Api,
+  type ApiHolder,
+  type Creds,
+  type Ev,
+  type Queue,
+  type User,
+} from "./support/index.ts";
 
 async function unreadIds(api: Api, who?: Creds): Promise<number[]> {
   const r = ok(await api("POST", "/register", { fetch_event_types: ["message"] }, who));
@@ -64,7 +67,7 @@ async function flagsIn(api: Api, streamId: number, who?: Creds): Promise<Record<
 const flagEvents = (evs: Ev[]) => evs.filter((e) => e.type === "update_message_flags");
 
 /** The flag events a queue got, up to and including a marker event caused afterwards. */
-async function flagEventsUntilMarker(srv: Srv, q: Queue, api: Api, who: Creds, markerId: number) {
+async function flagEventsUntilMarker(srv: ApiHolder, q: Queue, api: Api, who: Creds, markerId: number) {
   ok(await api("POST", "/messages/flags", { messages: [markerId], op: "add", flag: "starred" }, who));
   const evs = await eventsUntil(srv, q, (all) =>
     all.some((e) => e.type === "update_message_flags" && e.flag === "starred"),
@@ -84,22 +87,11 @@ function strip(e: Ev): Obj {
 }
 
 describe("mark read - embedded", () => {
-  let chat: Chat;
-  let api: Api;
-  let srv: Srv;
-  before(async () => {
-    chat = await startChat();
-    api = chat.api;
-    srv = srvOf(chat.srv.url, api);
-  });
-  after(async () => {
-    await chat?.stop();
-  });
-
-  async function channel(subscribers: number[], params: Obj = {}): Promise<number> {
-    const r = ok(await api("POST", "/channels/create", { name: uniq("mark"), subscribers, ...params }));
-    return r.id as number;
-  }
+  const chat = useChat();
+  const api = chat.api;
+  const srv = chat;
+  const channel = async (subscribers: number[], params: Obj = {}) =>
+    (await createChannel(chat, subscribers, { name: uniq("mark"), ...params })).id;
   async function send(to: number, topic: string): Promise<number> {
     return ok(await api("POST", "/messages", { type: "stream", to, topic, content: "x" })).id as number;
   }
@@ -334,39 +326,29 @@ describe("mark read - embedded", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("mark read - cluster", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("topic, channel and all: events, unreads", async () => {
-    const email = "reader@example.com";
-    const password = "reader-password-1";
-    const created = ok(await c.api("POST", "/users", { email, password, full_name: "Reader" }));
-    const key = ok(await c.api("POST", "/fetch_api_key", { username: email, password }, null));
-    const me: Creds = { email, apiKey: key.api_key as string };
-    const userId = created.user_id as number;
+    const me = await newUser(c, "member", "Reader");
     const api = makeApi(c.baseUrl, me);
-    const srv = srvOf(c.baseUrl, api);
+    const srv = { api };
     // Welcome Bot greets the new user (FL 416): read it first, so that the
     // unreads below are the test's own.
-    let greeting: number[] = [];
-    for (let i = 0; i < 100 && !greeting.length; i++) {
-      greeting = await unreadIds(api);
-      if (!greeting.length) await new Promise((r) => setTimeout(r, 50));
-    }
+    const greeting = await waitFor(
+      async () => {
+        const ids = await unreadIds(api);
+        return ids.length ? ids : null;
+      },
+      { what: "Welcome Bot's greeting" },
+    );
     assert.equal(greeting.length, 1);
     ok(await api("POST", "/messages/flags", { messages: greeting, op: "add", flag: "read" }));
-    const ch = ok(await c.api("POST", "/channels/create", { name: "cluster reads", subscribers: [userId] }))
-      .id as number;
+    const ch = (await createChannel(c, [me], { name: "cluster reads" })).id;
     const send = async (topic: string) =>
       ok(await c.api("POST", "/messages", { type: "stream", to: ch, topic, content: "x" })).id as number;
     const a1 = await send("Alpha");
     const b1 = await send("beta");
-    const dm = ok(await c.api("POST", "/messages", { type: "direct", to: [userId], content: "hi" }))
+    const dm = ok(await c.api("POST", "/messages", { type: "direct", to: [me.userId], content: "hi" }))
       .id as number;
     assert.deepEqual(await unreadIds(api), [a1, b1, dm]);
 

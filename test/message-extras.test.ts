@@ -4,30 +4,23 @@
 // enable_read_receipts); the history and render flows also in cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
+  eventsUntil,
   newUser,
   openQueue,
-  eventsUntil,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 async function channel(subscribers: number[], extra: Obj = {}): Promise<{ id: number; name: string }> {
   const name = `extras ${++seq}`;
@@ -371,13 +364,7 @@ describe("GET /messages/matches_narrow", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("message extras in cluster mode", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("history and render through the gateway", async () => {
     const me = await c.api("GET", "/users/me");

@@ -3,17 +3,12 @@
 // nodes all receive one channel message (GET /messages and their event
 // queues), and flags stay with each user.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
 import { userRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-
-/** Welcome Bot's user id (actors/realm/system-bot.ts). */
-const WELCOME_BOT_ID = 2147000002;
+import { makeApi, requireBinaries, useCluster, withoutGreeting, type Api } from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -31,13 +26,7 @@ function ok(res: { status: number; body: Obj }): Obj {
 }
 
 describe("messages cluster - delivery across nodes, per-user flags", { skip }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("one channel message reaches subscribers on both nodes; flags are per user", async () => {
     const nodes = [...c.nodes.keys()];
@@ -137,7 +126,7 @@ describe("messages cluster - delivery across nodes, per-user flags", { skip }, (
       await b.api("GET", "/messages", { anchor: "newest", num_before: 10, narrow: [["is", "unread"]] }),
     );
     // Welcome Bot's greeting of each new user (FL 416) is unread too; it is not the subject.
-    const own = (msgs: unknown) => (msgs as Obj[]).filter((x) => x.sender_id !== WELCOME_BOT_ID);
+    const own = (msgs: unknown) => withoutGreeting(msgs as Obj[]);
     assert.deepEqual(
       own(unreadB.messages).map((x) => x.id),
       [id],

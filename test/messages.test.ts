@@ -4,29 +4,15 @@
 // Zulip Markdown dialect, and the message / update_message_flags events.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
+import { createChannel, err, ok, uniq, useChat, type User } from "./support/index.ts";
 
-let chat: Chat;
-let api: Chat["api"];
+const chat = useChat({ clearEvents: true });
+const api = chat.api;
 
-before(async () => {
-  chat = await startChat();
-  api = chat.api;
-});
-after(async () => {
-  await chat?.stop();
-});
-beforeEach(() => {
-  chat.events.length = 0;
-});
-
-async function channel(subscribers: number[], params: Obj = {}): Promise<{ id: number; name: string }> {
-  const name = uniq("msgs");
-  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
-  return { id: r.id as number, name };
-}
+const channel = (subscribers: number[], params: Obj = {}) =>
+  createChannel(chat, subscribers, { name: uniq("msgs"), ...params });
 
 async function send(params: Obj, auth: User = chat.owner): Promise<number> {
   return ok(await api("POST", "/messages", params, auth)).id as number;

@@ -4,11 +4,15 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  newUser,
+  requireBinaries,
+  startEmbedded,
+  useCluster,
+  type EmbeddedHandle,
+} from "./support/index.ts";
 import { basic, bearer, metric, raw, until, type RawResult } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess, newUser } from "./support/zulip-asserts.ts";
 
 const TOKEN = `metrics-token-${process.pid}`;
 
@@ -170,15 +174,7 @@ describe("metrics, embedded server", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("metrics, cluster: the gateway and every node", { skip }, () => {
-  let c: TestCluster;
-
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"], adminPorts: true, env: { ADMIN_TOKEN: TOKEN } });
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"], adminPorts: true, env: { ADMIN_TOKEN: TOKEN } });
 
   test("each node's ADMIN_PORT serves its own /metrics, never public", async () => {
     let shards = 0;

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { NatsBus, natsServers } from "../cluster/transport/nats-bus.ts";
-import { freePort, requireBinaries, waitForPort } from "./support/services.ts";
+import { freePort, requireBinaries } from "./support/index.ts";
+import { waitForPort } from "./support/services.ts";
 
 const skip = requireBinaries("nats-server");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -11,7 +11,7 @@ import { shardOf } from "../cluster/addressing.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, createRedisStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
-import { requireBinaries, startRedis, type Service } from "./support/services.ts";
+import { requireBinaries, startRedis, type Service } from "./support/index.ts";
 
 interface Counter {
   total: number;

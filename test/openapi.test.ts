@@ -23,13 +23,14 @@ import { fileURLToPath } from "node:url";
 import { routes } from "../gateway/routes/index.ts";
 import {
   basicAuth,
+  newUser,
   startEmbedded,
   type ApiResult,
   type Creds,
   type EmbeddedHandle,
-} from "./support/embedded.ts";
+  type Member,
+} from "./support/index.ts";
 import { OpenApiSpec, type SchemaIssue } from "./support/openapi.ts";
-import { newUser, type Member } from "./support/zulip-asserts.ts";
 import { deviations } from "./openapi-deviations.ts";
 
 /** The operations the original API contract names (test/facts/README.md). */

@@ -12,7 +12,7 @@ import { Catalog } from "../cluster/catalog.ts";
 import { createLmdbStore, createRedisStore, type Store } from "../cluster/storage/index.ts";
 import { TimerWheel } from "../cluster/timer-wheel.ts";
 import { until } from "./support/ops.ts";
-import { requireBinaries, startRedis, type Service } from "./support/services.ts";
+import { requireBinaries, startRedis, type Service } from "./support/index.ts";
 
 interface Counter {
   total: number;

@@ -15,9 +15,14 @@ import { channelConvRef, webhookRef } from "../actors/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
+import {
+  assertSuccess,
+  requireBinaries,
+  sleep,
+  startCluster,
+  waitFor,
+  type TestCluster,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -74,11 +79,10 @@ class Receiver {
   }
 
   async waitFor(messageId: number, ms: number): Promise<void> {
-    const until = Date.now() + ms;
-    while (this.count(messageId) === 0) {
-      if (Date.now() > until) throw new Error(`message ${messageId} never reached the receiver`);
-      await sleep(50);
-    }
+    await waitFor(() => this.count(messageId) > 0, {
+      timeoutMs: ms,
+      what: `message ${messageId} to reach the receiver`,
+    });
   }
 
   async stop(): Promise<void> {
@@ -88,7 +92,6 @@ class Receiver {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let c: TestCluster;
 const rx = new Receiver();
 let alive = ["n1", "n2", "n3"];

@@ -14,8 +14,7 @@ import type { ActorContext, ActorRef, Behavior, Obj, OutEvent } from "../actors/
 import { webhookBehavior } from "../actors/webhook/index.ts";
 import { webhookIndexBehavior } from "../actors/webhook-index/index.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { makeApi, type Api, type Creds } from "./support/embedded.ts";
-import { assertError, assertSuccess } from "./support/zulip-asserts.ts";
+import { assertError, assertSuccess, makeApi, waitFor, type Api, type Creds } from "./support/index.ts";
 
 const TIMEOUT_MS = 600;
 
@@ -189,11 +188,11 @@ function botMessages(botId: number): Obj[] {
 }
 
 async function waitBotMessages(botId: number, n: number, ms = 15_000): Promise<Obj[]> {
-  const until = Date.now() + ms;
-  while (botMessages(botId).length < n) {
-    if (Date.now() > until) throw new Error(`bot ${botId}: ${botMessages(botId).length} of ${n} messages`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(() => botMessages(botId).length >= n, {
+    timeoutMs: ms,
+    stepMs: 25,
+    what: `${n} messages of bot ${botId}`,
+  });
   return botMessages(botId);
 }
 
@@ -202,13 +201,13 @@ async function outbox(botId: number) {
 }
 
 async function settled(botId: number, messageId: number): Promise<void> {
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const o = await outbox(botId);
-    if (o.recent.includes(messageId) && !o.pending.length) return;
-    if (Date.now() > until) throw new Error(`delivery ${messageId} not finished: ${JSON.stringify(o)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(
+    async () => {
+      const o = await outbox(botId);
+      return o.recent.includes(messageId) && !o.pending.length;
+    },
+    { timeoutMs: 15_000, stepMs: 25, what: `delivery ${messageId} to finish` },
+  );
 }
 
 const MESSAGE_KEYS = [

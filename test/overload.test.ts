@@ -15,11 +15,17 @@ import { MemoryGuard } from "../cluster/overload.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, startEmbedded, type Api, type ApiResult, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  makeApi,
+  requireBinaries,
+  startEmbedded,
+  useCluster,
+  type Api,
+  type ApiResult,
+  type EmbeddedHandle,
+} from "./support/index.ts";
 import { bearer, metric, raw } from "./support/ops.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
 
 const TOKEN = `overload-token-${process.pid}`;
 
@@ -278,15 +284,7 @@ describe("memory budget, embedded server", () => {
 const skip = requireBinaries("nats-server", "redis-server");
 
 describe("bounded mailboxes, cluster (over gRPC)", { skip }, () => {
-  let c: TestCluster;
-
-  before(async () => {
-    c = await startCluster({ nodes: ["n1"], env: { ACTOR_MAILBOX_MAX: "2" } });
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1"], env: { ACTOR_MAILBOX_MAX: "2" } });
 
   test("the gateway answers 503 + Retry-After for a full mailbox, never 500", async () => {
     const results = await flood(c.api, 80);

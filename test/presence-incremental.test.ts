@@ -4,18 +4,20 @@
 // client's own. Black-box over HTTP, embedded and in a real cluster.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { OpenApiSpec } from "./support/openapi.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  useCluster,
+  useEmbedded,
+  type ApiResult,
+  type Creds,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
+import { OpenApiSpec } from "./support/openapi.ts";
 
 const spec = new OpenApiSpec();
 
@@ -25,13 +27,7 @@ function valid(method: string, path: string, res: ApiResult): void {
 }
 
 describe("presence - last_update_id (embedded)", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv.stop();
-  });
+  const srv = useEmbedded();
 
   const beat = async (who: Creds, params: Record<string, unknown>): Promise<ApiResult> => {
     const res = await srv.api("POST", "/users/me/presence", params, who);
@@ -225,13 +221,7 @@ describe("presence - last_update_id (embedded)", () => {
 });
 
 describe("presence - last_update_id (cluster)", () => {
-  let cl: TestCluster;
-  before(async () => {
-    cl = await startCluster({ nodes: ["n1", "n2"], shards: 8 });
-  });
-  after(async () => {
-    await cl.stop();
-  });
+  const cl = useCluster({ nodes: ["n1", "n2"], shards: 8 });
 
   test("-1 gives all, a later id only what changed", async () => {
     const mk = async (n: string): Promise<Creds> => {

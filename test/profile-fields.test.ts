@@ -3,8 +3,7 @@
 // in PATCH /users/{id}, profile_data in user objects, events and /register.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
@@ -12,18 +11,11 @@ import {
   newUser,
   openQueue,
   roleMatrix,
-} from "./support/zulip-asserts.ts";
+  useEmbedded,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 async function fields(): Promise<{ id: number; name: string; order: number; [k: string]: unknown }[]> {
   const r = await srv.api("GET", "/realm/profile_fields");

@@ -10,7 +10,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { after, afterEach, before, describe, test } from "node:test";
 import nacl from "tweetnacl";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import {
   assertError,
   assertSuccess,
@@ -18,7 +17,10 @@ import {
   newUser,
   openQueue,
   roleMatrix,
-} from "./support/zulip-asserts.ts";
+  startEmbedded,
+  type Creds,
+  type EmbeddedHandle,
+} from "./support/index.ts";
 
 // ---- a local push relay -------------------------------------------------------
 

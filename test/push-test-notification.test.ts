@@ -6,8 +6,14 @@ import assert from "node:assert/strict";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, afterEach, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser, roleMatrix } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  newUser,
+  roleMatrix,
+  startEmbedded,
+  type EmbeddedHandle,
+} from "./support/index.ts";
 
 interface RelayRequest {
   path: string;

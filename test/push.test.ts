@@ -2,19 +2,10 @@
 // POST/DELETE /users/me/apns_device_token and /users/me/android_gcm_reg_id.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser, roleMatrix } from "./support/zulip-asserts.ts";
+import { describe, test } from "node:test";
+import { assertError, assertSuccess, newUser, roleMatrix, useEmbedded } from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 const APNS = "/users/me/apns_device_token";
 const FCM = "/users/me/android_gcm_reg_id";

@@ -3,22 +3,15 @@
 // RATE_LIMIT_PER_MINUTE=0, and counting across gateways over the bus.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createInProcessTransport } from "../cluster/transport/in-process.ts";
 import { ClusterRateLimiter, RATE_LIMIT_SUBJECT } from "../gateway/rate-limit.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, newUser } from "./support/zulip-asserts.ts";
+import { assertError, assertSuccess, newUser, startEmbedded, useEmbedded, waitFor } from "./support/index.ts";
 
 const LIMIT = 5;
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded({ env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
-});
-
-after(async () => {
-  await srv?.stop();
-});
+/** How long two gateways may take to learn of each other's requests. */
+const EXCHANGE = { timeoutMs: 2000, stepMs: 20, what: "the gateways' counts to agree" };
+const srv = useEmbedded({ env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
 
 describe("rate limit - HTTP", () => {
   test("headers count down, then 429 RATE_LIMIT_HIT with retry-after; other users unaffected", async () => {
@@ -84,7 +77,7 @@ describe("rate limit - across gateways", () => {
       for (let i = 0; i < 6; i++) assert.equal(a.check(caller, now).error, undefined);
       assert.equal(a.usage(caller, now), 6);
       // Within one exchange period b learns of a's six requests.
-      await waitFor(() => b.usage(caller, now) === 6);
+      await waitFor(() => b.usage(caller, now) === 6, EXCHANGE);
       for (let i = 0; i < 4; i++) {
         const r = b.check(caller, now);
         assert.equal(r.error, undefined);
@@ -94,7 +87,7 @@ describe("rate limit - across gateways", () => {
       assert.equal(refused.error?.code, "RATE_LIMIT_HIT");
       assert.equal(refused.error?.status, 429);
       // And a learns of b's four.
-      await waitFor(() => a.usage(caller, now) === 10);
+      await waitFor(() => a.usage(caller, now) === 10, EXCHANGE);
       assert.equal(a.check(caller, now).error?.code, "RATE_LIMIT_HIT");
       // Another user is counted separately, and the window moves on.
       assert.equal(a.check({ ...caller, userId: 9 }, now).error, undefined);
@@ -119,14 +112,6 @@ describe("rate limit - across gateways", () => {
     }
   });
 });
-
-async function waitFor(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (cond()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail("condition not reached within 2 s");
-}
 
 let seq = 0;
 /** A fresh user: the owner spends one request of its own budget on each. */

@@ -5,29 +5,23 @@
 // realm's defaults. The main flow also runs on a cluster.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   newUser,
   openQueue,
+  requireBinaries,
   roleMatrix,
+  useCluster,
+  useEmbedded,
+  type Api,
+  type Creds,
   type Ev,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 async function registerKey(api: Api, key: string, auth?: Creds | null): Promise<unknown> {
   const r = await api("POST", "/register", { fetch_event_types: JSON.stringify([key]) }, auth);
@@ -328,13 +322,7 @@ describe("code playgrounds", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("realm extras - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster();
 
   async function user(n: number): Promise<Creds & { userId: number }> {
     const email = `extras${n}@example.com`;

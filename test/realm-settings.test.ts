@@ -2,8 +2,7 @@
 // unauthenticated clients (GET /users, spectator POST /register).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
@@ -12,16 +11,10 @@ import {
   newUser,
   openQueue,
   roleMatrix,
-} from "./support/zulip-asserts.ts";
+  useEmbedded,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-after(async () => {
-  await srv.stop();
-});
+const srv = useEmbedded();
 
 async function realmSetting(name: string): Promise<unknown> {
   const r = await srv.api("POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) });

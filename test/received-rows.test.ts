@@ -6,38 +6,19 @@
 // and the Zulip semantics of UserMessage rows through the HTTP API.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
-import type { Creds } from "./support/embedded.ts";
+import { ok, subscribeTo, uniq, useChat, useEnv, type Creds, type User } from "./support/index.ts";
 import { bearer, metric, raw } from "./support/ops.ts";
 
 const TOKEN = `received-rows-${process.pid}`;
 
 describe("received rows", () => {
-  let chat: Chat;
-  const saved = process.env.ADMIN_TOKEN;
+  useEnv({ ADMIN_TOKEN: TOKEN });
+  const chat = useChat();
 
-  before(async () => {
-    process.env.ADMIN_TOKEN = TOKEN;
-    chat = await startChat();
-  });
-  after(async () => {
-    await chat?.stop();
-    if (saved === undefined) delete process.env.ADMIN_TOKEN;
-    else process.env.ADMIN_TOKEN = saved;
-  });
-
-  async function channel(name: string, who: User[]): Promise<number> {
-    ok(
-      await chat.api("POST", "/users/me/subscriptions", {
-        subscriptions: [{ name }],
-        principals: [chat.owner.userId, ...who.map((u) => u.userId)],
-      }),
-    );
-    const r = ok(await chat.api("GET", "/get_stream_id", { stream: name }));
-    return r.stream_id as number;
-  }
+  const channel = (name: string, who: User[]) =>
+    subscribeTo(chat, name, { principals: [chat.owner.userId, ...who.map((u) => u.userId)] });
 
   async function send(streamId: number, topic: string, content = "hello"): Promise<number> {
     const r = ok(await chat.api("POST", "/messages", { type: "stream", to: streamId, topic, content }));

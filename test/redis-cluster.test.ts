@@ -10,16 +10,16 @@ import { after, before, describe, test } from "node:test";
 import { createClient } from "redis";
 import { startProc, type Proc } from "../bench/procs.ts";
 import type { Obj } from "../actors/types.ts";
-import { makeApi, type ApiResult } from "./support/embedded.ts";
 import {
   freePort,
+  makeApi,
+  OWNER,
   requireBinaries,
   startNats,
-  startRedisCluster,
-  type RedisClusterService,
+  type ApiResult,
   type Service,
-} from "./support/services.ts";
-import { OWNER } from "./support/cluster.ts";
+} from "./support/index.ts";
+import { startRedisCluster, type RedisClusterService } from "./support/services.ts";
 
 const skip = requireBinaries("nats-server", "redis-server", "redis-cli");
 const SHARDS = 16;

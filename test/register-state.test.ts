@@ -4,13 +4,17 @@
 // the server's state; and what zulip-terminal reads at start.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, describe, it } from "node:test";
-import { WELCOME_BOT_ID } from "../actors/realm/system-bot.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { before, describe, it } from "node:test";
+import {
+  assertSuccess,
+  newUser,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  WELCOME_BOT,
+  type Member,
+} from "./support/index.ts";
 import { OPENAPI_FILE } from "./support/openapi.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertSuccess, newUser, type Member } from "./support/zulip-asserts.ts";
 
 /** Keys of features this server does not have yet; each appears with its feature. */
 const NOT_BUILT_YET = new Set<string>([]);
@@ -219,15 +223,11 @@ function missing(body: Record<string, unknown>, keys: Iterable<string>): string[
 }
 
 describe("POST /register state keys (embedded)", () => {
-  let srv: EmbeddedHandle;
+  const srv = useEmbedded();
   let member: Member;
 
   before(async () => {
-    srv = await startEmbedded();
     member = await newUser(srv, 400, "Register Member");
-  });
-  after(async () => {
-    await srv.stop();
   });
 
   it("a register of everything returns every key the schema lists", async () => {
@@ -306,7 +306,7 @@ describe("POST /register state keys (embedded)", () => {
     assert.deepEqual(r.body.starred_messages, [dm1.body.id]);
     // Less Welcome Bot's greeting of a new user (FL 416), which arrives on its own time.
     const convs = (r.body.recent_private_conversations as { user_ids: number[] }[]).filter(
-      (c) => !c.user_ids.includes(WELCOME_BOT_ID),
+      (c) => !c.user_ids.includes(WELCOME_BOT.id),
     );
     assert.deepEqual(convs, [
       { max_message_id: dm2.body.id, user_ids: [member.userId] },
@@ -327,7 +327,7 @@ describe("POST /register state keys (embedded)", () => {
     );
     assert.deepEqual(
       (m.body.recent_private_conversations as { user_ids: number[] }[]).filter(
-        (c) => !c.user_ids.includes(WELCOME_BOT_ID),
+        (c) => !c.user_ids.includes(WELCOME_BOT.id),
       ),
       [{ max_message_id: dm2.body.id, user_ids: [srv.owner.userId] }],
     );
@@ -385,15 +385,10 @@ describe("POST /register state keys (embedded)", () => {
   });
 });
 
-describe("POST /register state keys (cluster)", () => {
-  const skip = requireBinaries("nats-server", "redis-server");
-  let cl: TestCluster;
-  before(async () => {
-    if (!skip) cl = await startCluster();
-  });
-  after(async () => {
-    await cl?.stop();
-  });
+const skip = requireBinaries("nats-server", "redis-server");
+
+describe("POST /register state keys (cluster)", { skip }, () => {
+  const cl = useCluster();
 
   it("a register of everything returns every key the schema lists", { skip }, async () => {
     const r = await cl.api("POST", "/register", {});

@@ -23,9 +23,14 @@ import { createLmdbStore } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { ownerOf, shardsOwnedBy } from "../cluster/placement/rendezvous.ts";
 import type { Obj } from "../actors/types.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api, type ApiResult } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import {
+  makeApi,
+  requireBinaries,
+  startCluster,
+  type Api,
+  type ApiResult,
+  type TestCluster,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 

@@ -4,16 +4,14 @@
 // email visibility, the next send mentions, formats and addresses users as
 // the realm says now, never as the copy said before.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertSuccess, newUser, type Member } from "./support/zulip-asserts.ts";
+import { before, test } from "node:test";
+import { assertSuccess, newUser, useEmbedded, type Member } from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let ann: Member;
 let channel: string;
 
 before(async () => {
-  srv = await startEmbedded();
   ann = await newUser(srv, 400, "Ann Before");
   channel = `roster view ${process.pid}`;
   assertSuccess(
@@ -22,10 +20,6 @@ before(async () => {
       principals: [srv.owner.userId, ann.userId],
     }),
   );
-});
-
-after(async () => {
-  await srv?.stop();
 });
 
 /** Sends as the owner and returns the stored message as Ann reads it. */

@@ -2,19 +2,10 @@
 // PATCH/DELETE /saved_snippets/{id}, their events and /register.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
+import { describe, test } from "node:test";
+import { assertError, assertSuccess, eventsUntil, newUser, openQueue, useEmbedded } from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 describe("saved snippets", () => {
   test("create, list, edit and delete, with events to the owner only", async () => {

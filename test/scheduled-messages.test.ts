@@ -6,50 +6,34 @@
 // owner's shard before the time (delivered once all the same).
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { shardOf } from "../cluster/addressing.ts";
-import { ownerOf } from "../cluster/placement/rendezvous.ts";
+import { describe, test } from "node:test";
 import { NOTIFICATION_BOT_ID } from "../actors/realm/index.ts";
 import { userBehavior } from "../actors/user/index.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
 import {
   assertError,
   assertSuccess,
+  createChannel,
   drain,
   eventsUntil,
   newUser,
+  nodeOf,
   openQueue,
+  requireBinaries,
+  sleep,
+  useCluster,
+  useEmbedded,
+  waitFor,
+  type ApiResult,
+  type Creds,
   type Member,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
-let owner: Creds & { userId: number };
+const srv = useEmbedded();
 
-before(async () => {
-  srv = await startEmbedded();
-  owner = srv.owner;
-});
-
-after(async () => {
-  await srv?.stop();
-});
-
-let seq = 0;
-
-async function channel(subscribers: number[], params: Record<string, unknown> = {}): Promise<number> {
-  const r = await srv.api("POST", "/channels/create", {
-    name: `scheduled-${process.pid}-${++seq}`,
-    subscribers,
-    ...params,
-  });
-  assertSuccess(r);
-  return r.body.id as number;
-}
+const channel = async (subscribers: number[], params: Record<string, unknown> = {}): Promise<number> =>
+  (await createChannel(srv, subscribers, params)).id;
 
 const nowS = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function schedule(auth: Creds, params: Record<string, unknown>): Promise<number> {
   const r = await srv.api("POST", "/scheduled_messages", params, auth);
@@ -74,17 +58,6 @@ async function newest(auth: Creds, narrow: unknown[], n = 5): Promise<Record<str
   );
   assertSuccess(r);
   return r.body.messages;
-}
-
-/** Poll until `f` returns a value (or fail after `ms`). */
-async function until<T>(f: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe("scheduled messages", () => {
@@ -240,7 +213,7 @@ describe("scheduled messages", () => {
     const me = await newUser(srv);
     const ch = await channel([me.userId]);
     const secretName = `secret-${process.pid}`;
-    const secret = await channel([owner.userId], { invite_only: true, name: secretName });
+    const secret = await channel([srv.owner.userId], { invite_only: true, name: secretName });
     const later = nowS() + 3600;
     const base = {
       type: "stream",
@@ -388,27 +361,25 @@ describe("scheduled messages", () => {
     });
     assert.equal((await newest(other, [{ operator: "channel", operand: ch }])).length, 0);
 
-    const msg = await until(
-      async () => (await newest(other, [{ operator: "channel", operand: ch }]))[0],
-      5000,
-      "the channel message",
-    );
+    const msg = await waitFor(async () => (await newest(other, [{ operator: "channel", operand: ch }]))[0], {
+      timeoutMs: 5000,
+      what: "the channel message",
+    });
     const deliveredAt = Date.now();
     assert.ok(deliveredAt <= (at + 1) * 1000 + 500, `delivered ${deliveredAt - at * 1000} ms after its time`);
     assert.equal(msg.sender_id, me.userId);
     assert.equal(msg.subject, "on time");
     assert.equal(msg.content, "Delivered **later**");
     assert.ok((msg.timestamp as number) >= at);
-    const dmMsg = await until(
+    const dmMsg = await waitFor(
       async () => (await newest(other, [{ operator: "dm", operand: [me.userId] }]))[0],
-      3000,
-      "the direct message",
+      { timeoutMs: 3000, what: "the direct message" },
     );
     assert.equal(dmMsg.content, "DM later");
     assert.equal(dmMsg.sender_id, me.userId);
 
     // Gone from the list once sent; an edit answers "already sent", a delete still succeeds.
-    await until(async () => ((await scheduled(me)).length === 0 ? true : undefined), 3000, "an empty list");
+    await waitFor(async () => (await scheduled(me)).length === 0, { timeoutMs: 3000, what: "an empty list" });
     assertError(
       await srv.api("PATCH", `/scheduled_messages/${id}`, { content: "too late" }, me),
       "Scheduled message was already sent",
@@ -437,10 +408,9 @@ describe("scheduled messages", () => {
     });
     // The channel is archived before the time: the send is refused then.
     assertSuccess(await srv.api("DELETE", `/streams/${ch}`, {}));
-    const failed = await until(
+    const failed = await waitFor(
       async () => (await scheduled(me)).find((m) => m.scheduled_message_id === id && m.failed === true),
-      5000,
-      "failed: true",
+      { timeoutMs: 5000, what: "failed: true" },
     );
     assert.equal(failed.content, "never sent");
     const evs = await eventsUntil(srv, q, (e) => e.some((x) => x.op === "update"));
@@ -448,10 +418,9 @@ describe("scheduled messages", () => {
     assert.equal(upd.scheduled_message.failed, true);
     assert.equal(upd.scheduled_message.scheduled_message_id, id);
     // Notification Bot tells the user, in a direct message left unread.
-    const notice = await until(
+    const notice = await waitFor(
       async () => (await newest(me, [], 1)).find((m) => m.sender_id === NOTIFICATION_BOT_ID),
-      3000,
-      "the failure notice",
+      { timeoutMs: 3000, what: "the failure notice" },
     );
     assert.equal(
       notice.content,
@@ -495,11 +464,10 @@ describe("scheduled messages", () => {
     );
     const again = (await scheduled(me)).find((m) => m.scheduled_message_id === id)!;
     assert.equal(again.failed, false);
-    const msg = await until(
-      async () => (await newest(me, [{ operator: "channel", operand: ch2 }]))[0],
-      5000,
-      "the rescheduled message",
-    );
+    const msg = await waitFor(async () => (await newest(me, [{ operator: "channel", operand: ch2 }]))[0], {
+      timeoutMs: 5000,
+      what: "the rescheduled message",
+    });
     assert.equal(msg.content, "never sent");
   });
 
@@ -515,11 +483,10 @@ describe("scheduled messages", () => {
       scheduled_delivery_timestamp: at,
     });
     await srv.restart();
-    const msg = await until(
-      async () => (await newest(me, [{ operator: "channel", operand: ch }]))[0],
-      8000,
-      "the message after the restart",
-    );
+    const msg = await waitFor(async () => (await newest(me, [{ operator: "channel", operand: ch }]))[0], {
+      timeoutMs: 8000,
+      what: "the message after the restart",
+    });
     assert.equal(msg.content, "survives a restart");
     await sleep(1500);
     assert.equal((await newest(me, [{ operator: "channel", operand: ch }])).length, 1);
@@ -597,42 +564,15 @@ describe("scheduled messages - delivery turn", () => {
 const skipCluster = requireBinaries("nats-server", "redis-server");
 
 describe("scheduled messages - cluster", { skip: skipCluster }, () => {
-  let c: TestCluster;
-
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("kill -9 of the node holding the owner's shard before the time: delivered once", async () => {
     // A user whose actor lives on n1 or n2; the victim is that node.
-    const email = "scheduler@example.com";
-    const created = await c.api("POST", "/users", {
-      email,
-      password: "scheduler-pw-123",
-      full_name: "Scheduler",
-    });
-    assertSuccess(created);
-    const userId = created.body.user_id as number;
-    const key = await c.api(
-      "POST",
-      "/fetch_api_key",
-      { username: email, password: "scheduler-pw-123" },
-      null,
-    );
-    assertSuccess(key);
-    const me: Creds = { email, apiKey: key.body.api_key };
-    const victim = ownerOf(shardOf({ kind: "user", realm: 1, key: String(userId) }, c.shards), [
-      ...c.nodes.keys(),
-    ])!;
-    const ch = await c.api("POST", "/channels/create", { name: "cluster scheduled", subscribers: [userId] });
-    assertSuccess(ch);
-    const cl = { api: c.api } as EmbeddedHandle;
-    const reg = await c.api("POST", "/register", { event_types: ["scheduled_messages"] }, me);
-    assertSuccess(reg);
+    const me = await newUser(c, "member", "Scheduler");
+    const userId = me.userId;
+    const victim = nodeOf(c, { kind: "user", realm: 1, key: String(userId) });
+    const ch = await createChannel(c, [me], { name: "cluster scheduled" });
+    const q = await openQueue(c, me, ["scheduled_messages"]);
 
     const at = Math.floor(Date.now() / 1000) + 3;
     const post = await c.api(
@@ -640,7 +580,7 @@ describe("scheduled messages - cluster", { skip: skipCluster }, () => {
       "/scheduled_messages",
       {
         type: "stream",
-        to: String(ch.body.id),
+        to: String(ch.id),
         topic: "failover",
         content: "after the kill",
         scheduled_delivery_timestamp: at,
@@ -655,8 +595,7 @@ describe("scheduled messages - cluster", { skip: skipCluster }, () => {
       listed.body.scheduled_messages.map((m: { scheduled_message_id: number }) => m.scheduled_message_id),
       [id],
     );
-    const q = { id: reg.body.queue_id as string, last: reg.body.last_event_id as number, auth: me };
-    const evs = await eventsUntil(cl, q, (e) => e.length >= 1);
+    const evs = await eventsUntil(c, q, (e) => e.length >= 1);
     assert.equal(evs[0].op, "add");
 
     await c.nodes.get(victim)!.stop("SIGKILL");
@@ -668,21 +607,20 @@ describe("scheduled messages - cluster", { skip: skipCluster }, () => {
           anchor: "newest",
           num_before: 10,
           num_after: 0,
-          narrow: [{ operator: "channel", operand: ch.body.id }],
+          narrow: [{ operator: "channel", operand: ch.id }],
           apply_markdown: false,
         },
         me,
       );
-    const end = Date.now() + 20_000;
-    let msgs: Record<string, unknown>[] = [];
-    while (Date.now() < end) {
-      const r = await fetch().catch(() => null);
-      if (r?.status === 200) {
-        msgs = (r.body.messages as Record<string, unknown>[]).filter((m) => m.subject === "failover");
-        if (msgs.length) break;
-      }
-      await sleep(200);
-    }
+    const msgs = await waitFor(
+      async () => {
+        const r = await fetch().catch(() => null);
+        const all = r?.status === 200 ? (r.body.messages as Record<string, unknown>[]) : [];
+        const got = all.filter((m) => m.subject === "failover");
+        return got.length ? got : null;
+      },
+      { timeoutMs: 20_000, stepMs: 200, what: "the message after the kill" },
+    );
     assert.equal(msgs.length, 1, "delivered after the kill");
     assert.equal(msgs[0]!.content, "after the kill");
     assert.equal(msgs[0]!.sender_id, userId);
@@ -701,18 +639,10 @@ describe("scheduled messages - cluster", { skip: skipCluster }, () => {
 });
 
 describe("scheduled messages - cluster, crash after the send", { skip: skipCluster }, () => {
-  let c: TestCluster;
   // Every node dies right after journaling a delivery's send (its arguments
   // carry the send key): the message is durable, its sender never heard.
   const crash = { ZULIP_TEST_CRASH_AFTER_APPEND: "scheduled:" };
-
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"], nodeEnv: { n1: crash, n2: crash } });
-  });
-
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"], nodeEnv: { n1: crash, n2: crash } });
 
   test("the attempt repeated on the surviving node sends nothing more", async () => {
     const ownerId = (await c.api("GET", "/users/me")).body.user_id as number;

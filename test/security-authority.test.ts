@@ -16,10 +16,16 @@ import { shardOf } from "../cluster/addressing.ts";
 import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
 import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Api, type Creds } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
-import { assertError, assertSuccess } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  makeApi,
+  requireBinaries,
+  startCluster,
+  type Api,
+  type Creds,
+  type TestCluster,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;

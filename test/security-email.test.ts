@@ -10,16 +10,19 @@ import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 import {
   assertSuccess,
   drain,
   eventsUntil,
   newUser,
+  startEmbedded,
+  type ApiResult,
+  type Creds,
+  type EmbeddedHandle,
   type Ev,
   type Member,
   type Queue,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
 let srv: EmbeddedHandle;
 /** Hidden from all but administrators (3), and from everyone (4). */

@@ -13,8 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { startProc, type Proc } from "../bench/procs.ts";
-import { basicAuth, formEncode, makeApi, type ApiResult, type Creds } from "./support/embedded.ts";
-import { freePort } from "./support/services.ts";
+import { basicAuth, formEncode, freePort, makeApi, type ApiResult, type Creds } from "./support/index.ts";
 
 const OWNER = { email: "owner@example.com", password: "owner-password-1" };
 /** The bound for one adversarial request. */

@@ -6,32 +6,18 @@
 // not reach (or reveal) the messages sent before they joined.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { err, ok, startChat, uniq, type Chat, type User } from "./support/chat.ts";
+import { createChannel, err, NOTIFICATION_BOT, ok, uniq, useChat, type User } from "./support/index.ts";
 
-let chat: Chat;
-let api: Chat["api"];
+const chat = useChat({ clearEvents: true });
+const api = chat.api;
 
-before(async () => {
-  chat = await startChat();
-  api = chat.api;
-});
-after(async () => {
-  await chat?.stop();
-});
-beforeEach(() => {
-  chat.events.length = 0;
-});
-
-const BOT_EMAIL = "notification-bot@zulip.com";
+const BOT_EMAIL = NOTIFICATION_BOT.email;
 const mention = (u: User) => `@_**${u.fullName}|${u.userId}**`;
 
-async function channel(subscribers: number[], params: Obj = {}): Promise<{ id: number; name: string }> {
-  const name = uniq("sec");
-  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
-  return { id: r.id as number, name };
-}
+const channel = (subscribers: number[], params: Obj = {}) =>
+  createChannel(chat, subscribers, { name: uniq("sec"), ...params });
 
 async function send(
   streamId: number,

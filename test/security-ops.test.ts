@@ -19,10 +19,20 @@ import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { buildApp, trustedProxiesFromEnv } from "../gateway/app.ts";
 import type { RouteDef } from "../gateway/route-types.ts";
 import { startEmbedded as startServer, type EmbeddedServer } from "../server.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, startEmbedded, type Api, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { freePort } from "./support/services.ts";
-import { assertError, assertSuccess, newUser } from "./support/zulip-asserts.ts";
+import {
+  assertError,
+  assertSuccess,
+  freePort,
+  makeApi,
+  newUser,
+  startCluster,
+  startEmbedded,
+  useEmbedded,
+  type Api,
+  type Creds,
+  type EmbeddedHandle,
+  type TestCluster,
+} from "./support/index.ts";
 
 interface Raw {
   status: number;
@@ -148,13 +158,7 @@ describe("embedded mode - an event-loop stall longer than the lease TTL", () => 
 // ---- 2. POST /users/me/api_key/regenerate ---------------------------------------
 
 describe("POST /users/me/api_key/regenerate - embedded", () => {
-  let srv: EmbeddedHandle;
-  before(async () => {
-    srv = await startEmbedded();
-  });
-  after(async () => {
-    await srv?.stop();
-  });
+  const srv = useEmbedded();
 
   test("returns a new key; the old one is refused at once", async () => {
     const u = await newUser(srv);

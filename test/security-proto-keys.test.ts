@@ -16,8 +16,7 @@ import { realmBehavior } from "../actors/realm/index.ts";
 import { realmDirectoryBehavior } from "../actors/realm-directory/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/embedded.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
+import { assertSuccess, basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/index.ts";
 
 const NAMES = [
   "__proto__",

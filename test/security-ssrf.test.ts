@@ -15,9 +15,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded } from "../server.ts";
-import { startChat, type Chat, type User } from "./support/chat.ts";
+import { assertSuccess, useChat, useEnv, type Chat, type User } from "./support/index.ts";
 import { until } from "./support/ops.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
 
 type Responder = (res: ServerResponse) => void;
 
@@ -108,20 +107,6 @@ class TinyProxy {
   }
 }
 
-/** startChat with some environment set while the server (and its webhook worker) starts. */
-async function chatWith(env: Record<string, string>): Promise<Chat> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return await startChat();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 let seq = 0;
 
 interface Bot {
@@ -188,14 +173,10 @@ after(async () => {
 });
 
 describe("outgoing webhooks - internal destinations refused by default", () => {
-  let chat: Chat;
+  const chat = useChat();
   let member: User;
   before(async () => {
-    chat = await chatWith({});
     member = await chat.newUser(400);
-  });
-  after(async () => {
-    await chat?.stop();
   });
 
   const spellings: [string, (port: number, path: string) => string][] = [
@@ -228,14 +209,12 @@ describe("outgoing webhooks - internal destinations refused by default", () => {
 });
 
 describe("outgoing webhooks - OUTGOING_WEBHOOK_ALLOWED_NETWORKS", () => {
-  let chat: Chat;
+  // Read when the server (and its webhook worker) starts.
+  useEnv({ OUTGOING_WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8" });
+  const chat = useChat();
   let member: User;
   before(async () => {
-    chat = await chatWith({ OUTGOING_WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8" });
     member = await chat.newUser(400);
-  });
-  after(async () => {
-    await chat?.stop();
   });
 
   for (const [name, host] of [
@@ -298,17 +277,18 @@ describe("outgoing webhooks - OUTGOING_WEBHOOK_ALLOWED_NETWORKS", () => {
 });
 
 describe("outgoing webhooks - OUTGOING_HTTP_PROXY", () => {
-  let chat: Chat;
-  let member: User;
   const proxy = new TinyProxy();
   before(async () => {
     await proxy.start((host) => host.endsWith(".refused.test"));
-    chat = await chatWith({ OUTGOING_HTTP_PROXY: `http://127.0.0.1:${proxy.port}` });
-    member = await chat.newUser(400);
   });
   after(async () => {
-    await chat?.stop();
     await proxy.stop();
+  });
+  useEnv(() => ({ OUTGOING_HTTP_PROXY: `http://127.0.0.1:${proxy.port}` }));
+  const chat = useChat();
+  let member: User;
+  before(async () => {
+    member = await chat.newUser(400);
   });
 
   test("requests go through the proxy, which decides the destination", async () => {

@@ -18,13 +18,8 @@ import {
   snapshotSchema,
   type Store,
 } from "../cluster/storage/index.ts";
-import {
-  requireBinaries,
-  startRedis,
-  startRedisCluster,
-  type RedisClusterService,
-  type Service,
-} from "./support/services.ts";
+import { requireBinaries, startRedis, type Service } from "./support/index.ts";
+import { startRedisCluster, type RedisClusterService } from "./support/services.ts";
 
 interface Backend {
   /** Start the service / make the data dir. */

@@ -5,21 +5,12 @@
 // decoder), is kept and served as uploaded, without thumbnails.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import sharp from "sharp";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import { assertSuccess, useEmbedded } from "./support/index.ts";
 import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
-import { assertSuccess } from "./support/zulip-asserts.ts";
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 const still = () =>
   sharp({ create: { width: 1200, height: 900, channels: 3, background: { r: 10, g: 120, b: 200 } } });

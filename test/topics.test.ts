@@ -3,31 +3,25 @@
 // their user_topic events.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { Obj } from "../actors/types.ts";
-import { err, ok, startChat, uniq, type Chat } from "./support/chat.ts";
-import type { EmbeddedHandle } from "./support/embedded.ts";
-import { eventsUntil, openQueue, type Ev } from "./support/zulip-asserts.ts";
+import {
+  createChannel,
+  err,
+  eventsUntil,
+  ok,
+  openQueue,
+  uniq,
+  useChat,
+  type EmbeddedHandle,
+  type Ev,
+} from "./support/index.ts";
 
-let chat: Chat;
-let api: Chat["api"];
+const chat = useChat({ clearEvents: true });
+const api = chat.api;
 
-before(async () => {
-  chat = await startChat();
-  api = chat.api;
-});
-after(async () => {
-  await chat?.stop();
-});
-beforeEach(() => {
-  chat.events.length = 0;
-});
-
-async function channel(subscribers: number[], params: Obj = {}): Promise<{ id: number; name: string }> {
-  const name = uniq("topics");
-  const r = ok(await api("POST", "/channels/create", { name, subscribers, ...params }));
-  return { id: r.id as number, name };
-}
+const channel = (subscribers: number[], params: Obj = {}) =>
+  createChannel(chat, subscribers, { name: uniq("topics"), ...params });
 
 async function send(to: number, topic: string): Promise<number> {
   return ok(await api("POST", "/messages", { type: "stream", to, topic, content: "x" })).id as number;

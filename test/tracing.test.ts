@@ -13,8 +13,15 @@ import { after, before, describe, test } from "node:test";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { samplerConfigFromEnv, setSamplingRatio, startTracing } from "../cluster/tracing.ts";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { basicAuth, formEncode, startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  basicAuth,
+  formEncode,
+  startCluster,
+  startEmbedded,
+  type Creds,
+  type EmbeddedHandle,
+  type TestCluster,
+} from "./support/index.ts";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./support/otlp-receiver.ts";
 
 // OTLP's SpanKind numbers (the API's plus one).

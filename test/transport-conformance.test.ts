@@ -29,7 +29,7 @@ import {
 import { NESTED_START_RESERVE_MS } from "../cluster/transport/retry.ts";
 import { errorToResponse } from "../cluster/responses.ts";
 import { UnavailableError } from "../cluster/runtime-errors.ts";
-import { requireBinaries, startNats, type Service } from "./support/services.ts";
+import { requireBinaries, sleep, startNats, waitFor, type Service } from "./support/index.ts";
 
 const SHARDS = 16;
 
@@ -81,14 +81,10 @@ function mkReq(method: string, args: Obj, deadlineIn = 5000, over: Partial<Actor
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 10): Promise<number> {
+/** Waits until `cond` holds (test/support's waitFor) and returns how long that took, in ms. */
+async function timeUntil(cond: () => boolean, timeoutMs: number): Promise<number> {
   const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(stepMs);
-  }
+  await waitFor(cond, { timeoutMs, stepMs: 10 });
   return Date.now() - t0;
 }
 
@@ -436,7 +432,7 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
       for (const s of ["ev.b.y", "ev.a.b.c", "ev", "other.a.x", "ev.b.x"])
         b.bus.publish(s, new Uint8Array([1]));
       await b.flush();
-      await waitFor(() => got.tail.length >= 4 && got.star.length >= 2 && got.mid.length >= 2, 2000);
+      await timeUntil(() => got.tail.length >= 4 && got.star.length >= 2 && got.mid.length >= 2, 2000);
       await sleep(50);
       assert.deepEqual(got.exact, ["ev.a.x=p:ev.a.x"]);
       assert.deepEqual(got.star.sort(), ["ev.a.x", "ev.b.x"]);
@@ -462,7 +458,7 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
 
       const node = h.membership(nodeBus.bus, { self: { id: "m1", grpc: "127.0.0.1:1" } });
       node.start();
-      const joined = await waitFor(() => observer.owners().includes("m1"), 1000);
+      const joined = await timeUntil(() => observer.owners().includes("m1"), 1000);
       assert.ok(joined <= 1000);
       const info = observer.liveNodes().find((n) => n.id === "m1");
       assert.equal(info?.grpc, "127.0.0.1:1");
@@ -470,22 +466,22 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
       assert.ok(node.owners().includes("m1"), "a node counts itself");
 
       node.setDraining(true);
-      await waitFor(() => !observer.owners().includes("m1"), 1000);
+      await timeUntil(() => !observer.owners().includes("m1"), 1000);
       assert.equal(observer.liveNodes().find((n) => n.id === "m1")?.draining, true, "draining but live");
       node.setDraining(false);
-      await waitFor(() => observer.owners().includes("m1"), 1000);
+      await timeUntil(() => observer.owners().includes("m1"), 1000);
 
       // Heartbeats stop (a crash, no farewell): dead within 3 s.
       node.stop();
-      const died = await waitFor(() => !observer.liveNodes().some((n) => n.id === "m1"), 3000);
+      const died = await timeUntil(() => !observer.liveNodes().some((n) => n.id === "m1"), 3000);
       assert.ok(died <= 3000 && died >= 1500, `declared dead after ${died} ms`);
 
       // A graceful leave is seen at once.
       const node2 = h.membership(nodeBus.bus, { self: { id: "m2", grpc: "127.0.0.1:2" } });
       node2.start();
-      await waitFor(() => observer.owners().includes("m2"), 1000);
+      await timeUntil(() => observer.owners().includes("m2"), 1000);
       node2.leave();
-      const left = await waitFor(() => !observer.liveNodes().some((n) => n.id === "m2"), 3000);
+      const left = await timeUntil(() => !observer.liveNodes().some((n) => n.id === "m2"), 3000);
       assert.ok(left < 300, `leave seen after ${left} ms`);
 
       // A process that starts later learns the live set through cluster.hello,
@@ -499,7 +495,7 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
       await nodeBus.flush();
       const late = h.membership(obs.bus);
       late.start();
-      const learned = await waitFor(() => late.owners().includes("m3"), 1000);
+      const learned = await timeUntil(() => late.owners().includes("m3"), 1000);
       assert.ok(learned < 500, `learned after ${learned} ms`);
 
       assert.ok(changes.some((c) => c.includes("m1")) && changes.some((c) => !c.includes("m1")));
@@ -597,7 +593,7 @@ conformance(
     const gwMembership = new Membership(gwBus);
     gwMembership.start();
     const cluster = new ClusterClient(gwMembership, SHARDS);
-    await waitFor(() => gwMembership.owners().includes("n1"), 2000);
+    await timeUntil(() => gwMembership.owners().includes("n1"), 2000);
     const peerBus = await newBus("peer-node");
     const natsClient = new NatsActorClient(peerBus.nc);
     const clusterClients: ClusterClient[] = [cluster];
@@ -631,7 +627,7 @@ conformance(
         mem.start();
         const cc = new ClusterClient(mem, SHARDS);
         clusterClients.push(cc);
-        await waitFor(() => mem.owners().join() === "a", 2000);
+        await timeUntil(() => mem.owners().join() === "a", 2000);
         const nac = new NatsActorClient(gw.nc);
         natsClients.push(nac);
         let b: Awaited<ReturnType<typeof startNode>> | null = null;
@@ -648,7 +644,7 @@ conformance(
             // NATS path: the new owner subscribed; the old one lets go.
             a.subjects.remove(shard);
             await a.bus.flush();
-            await waitFor(() => mem.owners().includes(bId), 1000);
+            await timeUntil(() => mem.owners().includes(bId), 1000);
           },
           async close() {
             cc.close();
@@ -667,7 +663,7 @@ conformance(
         for (const b of buses) await b.close();
         let streams = 0;
         try {
-          await waitFor(() => servers.every((s) => s.openStreams() === 0), 3000);
+          await timeUntil(() => servers.every((s) => s.openStreams() === 0), 3000);
         } catch {
           // reported below
         }

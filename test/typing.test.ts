@@ -5,33 +5,26 @@
 // Zulip's validation errors; the main flow again in cluster mode.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import { makeApi, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { startEmbedded } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   drain,
   eventsUntil,
+  makeApi,
   newUser,
+  requireBinaries,
+  useCluster,
+  useEmbedded,
+  type Creds,
   type Ev,
   type Member,
   type Queue,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
 const NOBODY = 1;
 
-let srv: EmbeddedHandle;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
+const srv = useEmbedded();
 
 /** A queue for typing events; `caps` are client_capabilities. */
 async function typingQueue(auth: Creds, caps: Record<string, boolean> = {}): Promise<Queue> {
@@ -345,13 +338,7 @@ describe("POST /register typing constants", () => {
 });
 
 describe("typing in cluster mode", { skip: requireBinaries("nats-server", "redis-server") }, () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster({ nodes: ["n1", "n2"] });
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster({ nodes: ["n1", "n2"] });
 
   test("direct and channel typing reach queues on other nodes", async () => {
     const users: (Member & { api: ReturnType<typeof makeApi> })[] = [];

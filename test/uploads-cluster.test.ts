@@ -6,10 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { startCluster, type TestCluster } from "./support/cluster.ts";
-import type { Creds } from "./support/embedded.ts";
+import { requireBinaries, startCluster, type Creds, type TestCluster } from "./support/index.ts";
 import { requireS3rver, startS3, type S3Server } from "./support/s3.ts";
-import { requireBinaries } from "./support/services.ts";
 import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
 
 const skip = requireBinaries("nats-server", "redis-server") ?? requireS3rver();

@@ -11,13 +11,21 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import sharp from "sharp";
-import { basicAuth, startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertError,
+  assertSuccess,
+  basicAuth,
+  eventsUntil,
+  newUser,
+  openQueue,
+  startEmbedded,
+  type EmbeddedHandle,
+} from "./support/index.ts";
 import { assertFileError, getFile, uploadFiles } from "./support/uploads.ts";
 import { blobBehavior } from "../actors/blob/index.ts";
 import { uploadsBehavior } from "../actors/uploads/index.ts";
 import type { Obj } from "../actors/types.ts";
 import { requireS3rver, startS3, type S3Server } from "./support/s3.ts";
-import { assertError, assertSuccess, eventsUntil, newUser, openQueue } from "./support/zulip-asserts.ts";
 
 const PATH = /^\/user_uploads\/(\d+)\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/([^/]+)$/;
 

@@ -5,17 +5,24 @@
 // rejected.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import fc from "fast-check";
 import { groupBehavior } from "../actors/group/index.ts";
 import type { ActorContext, ActorRef, Caller, Decision, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
-import { startCluster } from "./support/cluster.ts";
-import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
-import { requireBinaries } from "./support/services.ts";
+import {
+  err,
+  newUser,
+  ok,
+  requireBinaries,
+  startCluster,
+  useEmbedded,
+  type ApiResult,
+  type Creds,
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
 
 // System group ids are fixed in every realm.
@@ -27,43 +34,6 @@ const FULL = 5;
 const MEMBERS = 6;
 const EVERYONE = 7;
 const INTERNET = 8;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
-
-function ok(res: ApiResult): void {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.result, "success");
-  assert.equal(res.body.msg, "");
-}
-
-function err(res: ApiResult, msg: string, code = "BAD_REQUEST", status = 400): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.result, "error");
-  assert.equal(res.body.msg, msg);
-  assert.equal(res.body.code, code);
-}
-
-interface Member extends Creds {
-  userId: number;
-}
-
-async function newMember(role?: number): Promise<Member> {
-  const email = `ug${++seq}@example.com`;
-  const password = `pw-${seq}-secret-long`;
-  const created = await srv.api("POST", "/users", { email, password, full_name: `User ${seq}` });
-  ok(created);
-  const key = await srv.api("POST", "/fetch_api_key", { username: email, password }, null);
-  ok(key);
-  const m = { email, apiKey: key.body.api_key, userId: created.body.user_id };
-  if (role !== undefined) ok(await srv.api("PATCH", `/users/${m.userId}`, { role }));
-  return m;
-}
 
 async function groups(includeDeactivated = true): Promise<Obj[]> {
   const r = await srv.api("GET", "/user_groups", { include_deactivated_groups: includeDeactivated });
@@ -97,7 +67,7 @@ async function members(id: number, direct = false): Promise<number[]> {
 
 describe("user groups - system groups", () => {
   test("eight system groups, nested, with role-based members", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     const list = await groups();
     const sys = list.filter((g) => g.is_system_group);
     assert.deepEqual(
@@ -142,7 +112,7 @@ describe("user groups - system groups", () => {
   });
 
   test("role changes and deactivation move system-group membership", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     ok(await srv.api("PATCH", `/users/${m.userId}`, { role: 300 }));
     assert.ok((await members(MODERATORS, true)).includes(m.userId));
     assert.ok(!(await members(MEMBERS, true)).includes(m.userId));
@@ -168,7 +138,7 @@ describe("user groups - system groups", () => {
 
 describe("user groups - POST /user_groups/create", () => {
   test("creates with defaults and reports the group", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     const before = Math.floor(Date.now() / 1000);
     const id = await create({ name: "Support team", description: "We help", members: [m.userId] });
     const g = await group(id);
@@ -281,8 +251,8 @@ describe("user groups - POST /user_groups/create", () => {
   });
 
   test("can_create_groups decides who may create; guests and bots never", async () => {
-    const m = await newMember();
-    const guest = await newMember(600);
+    const m = await newUser(srv);
+    const guest = await newUser(srv, 600);
     err(await srv.api("GET", "/user_groups", {}, guest), "Not allowed for guest users");
     err(
       await srv.api("POST", "/user_groups/create", { name: "g", description: "", members: [] }, guest),
@@ -378,7 +348,7 @@ describe("user groups - PATCH /user_groups/{id}", () => {
   });
 
   test("permission comes from can_manage_group, and a change is seen at once", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     const id = await create({});
     err(await srv.api("PATCH", `/user_groups/${id}`, { description: "x" }, m), "Insufficient permission");
     ok(
@@ -400,10 +370,10 @@ describe("user groups - PATCH /user_groups/{id}", () => {
   });
 
   test("can_manage_all_groups (default role:owners) manages every group; guests never", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     const id = await create({}, m);
     ok(await srv.api("PATCH", `/user_groups/${id}`, { description: "owner edit" }));
-    const guest = await newMember(600);
+    const guest = await newUser(srv, 600);
     err(
       await srv.api("PATCH", `/user_groups/${id}`, { description: "g" }, guest),
       "Not allowed for guest users",
@@ -423,8 +393,8 @@ describe("user groups - PATCH /user_groups/{id}", () => {
 
 describe("user groups - membership", () => {
   test("add, remove, join, leave, with exact errors", async () => {
-    const a = await newMember();
-    const b = await newMember();
+    const a = await newUser(srv);
+    const b = await newUser(srv);
     const id = await create({ members: [a.userId] });
     const post = (params: Record<string, unknown>, auth: Creds = srv.owner) =>
       srv.api("POST", `/user_groups/${id}/members`, params, auth);
@@ -457,7 +427,7 @@ describe("user groups - membership", () => {
   });
 
   test("GET membership of one user", async () => {
-    const a = await newMember();
+    const a = await newUser(srv);
     const inner = await create({ members: [a.userId] });
     const outer = await create({ subgroups: [inner] });
     let r = await srv.api("GET", `/user_groups/${outer}/members/${a.userId}`);
@@ -473,7 +443,7 @@ describe("user groups - membership", () => {
   });
 
   test("deactivated users drop out of members and of anonymous values", async () => {
-    const a = await newMember();
+    const a = await newUser(srv);
     const id = await create({ members: [a.userId] });
     ok(
       await srv.api("PATCH", `/user_groups/${id}`, {
@@ -565,7 +535,7 @@ describe("user groups - deactivation", () => {
       "User group is deactivated.",
     );
     err(await srv.api("POST", "/user_groups/4242/deactivate"), "Invalid user group");
-    const m = await newMember();
+    const m = await newUser(srv);
     const mine = await create({});
     err(await srv.api("POST", `/user_groups/${mine}/deactivate`, {}, m), "Insufficient permission");
   });
@@ -573,8 +543,8 @@ describe("user groups - deactivation", () => {
 
 describe("user groups - PATCH /realm group settings", () => {
   test("roles, values, response data", async () => {
-    const m = await newMember();
-    const admin = await newMember(200);
+    const m = await newUser(srv);
+    const admin = await newUser(srv, 200);
     err(
       await srv.api("PATCH", "/realm", { can_add_custom_emoji_group: { new: ADMINS } }, m),
       "Must be an organization administrator",
@@ -763,7 +733,7 @@ describe("user groups - events", () => {
 
 describe("user groups - fuzz", () => {
   test("random group-setting values and subgroup graphs: never a 500, rejections change nothing", async () => {
-    const a = await newMember();
+    const a = await newUser(srv);
     const pool = [await create({}), await create({}), await create({})];
     const ids = [...pool, NOBODY, OWNERS, EVERYONE, INTERNET, 0, -1, 4242, 2 ** 53];
     const userIds = [a.userId, srv.owner.userId, 0, 99999];
@@ -859,24 +829,8 @@ describe("user groups - cluster", { skip: requireBinaries("nats-server", "redis-
       shards++;
     const c = await startCluster({ nodes, shards });
     try {
-      const mk = async (i: number) => {
-        const email = `cl${i}@example.com`;
-        const created = await c.api("POST", "/users", {
-          email,
-          password: `pw-${email}-x`,
-          full_name: `C ${i}`,
-        });
-        assert.equal(created.status, 200, JSON.stringify(created.body));
-        const key = await c.api(
-          "POST",
-          "/fetch_api_key",
-          { username: email, password: `pw-${email}-x` },
-          null,
-        );
-        return { email, apiKey: key.body.api_key as string, userId: created.body.user_id as number };
-      };
-      const a = await mk(1);
-      const b = await mk(2);
+      const a = await newUser(c);
+      const b = await newUser(c);
       const made = await c.api("POST", "/user_groups/create", {
         name: "cl",
         description: "",
@@ -942,7 +896,7 @@ describe("user groups - events over HTTP", () => {
   }
 
   test("queues get user_group and realm events; deactivation per capability", async () => {
-    const m = await newMember();
+    const m = await newUser(srv);
     const modern = await queue(m, { include_deactivated_groups: true });
     const legacy = await queue(m, {});
     const id = await create({ members: [m.userId] });

@@ -3,27 +3,20 @@
 // DELETE /users/me, POST /users/{id}/reactivate, and the presence routes.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { startEmbedded, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
+import { describe, test } from "node:test";
 import {
   assertError,
   assertSuccess,
   eventsUntil,
   openQueue,
   roleMatrix,
+  useEmbedded,
+  type Creds,
   type Ev,
-} from "./support/zulip-asserts.ts";
+} from "./support/index.ts";
 
-let srv: EmbeddedHandle;
+const srv = useEmbedded();
 let seq = 0;
-
-before(async () => {
-  srv = await startEmbedded();
-});
-
-after(async () => {
-  await srv?.stop();
-});
 
 interface Member extends Creds {
   userId: number;

@@ -3,14 +3,22 @@
 // registered state with a client's rules (test/support/apply-events.ts) and
 // compare with a fresh register. Message flags and unread counts have their
 // own file (test/events-flags.test.ts); user_settings, user_status and
-// realm_user basics are in test/events.test.ts.
+// realm_user basics are in test/events.test.ts. test/verify-action-coverage.test.ts
+// fails for an event type the server emits without a case here.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { verifyAction } from "./support/apply-events.ts";
-import { startEmbedded, type ApiResult, type EmbeddedHandle } from "./support/embedded.ts";
+import {
+  assertSuccess,
+  newUser,
+  startEmbedded,
+  verifyAction,
+  type ApiResult,
+  type EmbeddedHandle,
+  type Ev,
+  type Member,
+} from "./support/index.ts";
 import { uploadFiles } from "./support/uploads.ts";
-import { assertSuccess, newUser, type Ev, type Member } from "./support/zulip-asserts.ts";
 
 let srv: EmbeddedHandle;
 let owner: Member;
@@ -784,5 +792,120 @@ describe("verify_action: events without register state", () => {
       { types: ["realm_export"], keys: [] },
     );
     assert.ok(owners.some((e) => e.type === "realm_export"));
+  });
+});
+
+describe("verify_action: folders, views, reminders, export consent, legacy settings", () => {
+  test("channel_folder: create, update, reorder", async () => {
+    const u = await newUser(srv);
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        const id = (
+          await ok(srv.api("POST", "/channel_folders/create", { name: uniq("Folder "), description: "" }))
+        ).channel_folder_id;
+        await ok(srv.api("PATCH", `/channel_folders/${id}`, { description: "**bold**" }));
+        const all = (await ok(srv.api("GET", "/channel_folders", { include_archived: true })))
+          .channel_folders;
+        await ok(
+          srv.api("PATCH", "/channel_folders", {
+            order: JSON.stringify([id, ...all.map((f: Ev) => f.id).filter((x: number) => x !== id)]),
+          }),
+        );
+      },
+      { types: ["channel_folder"], keys: ["channel_folders"] },
+    );
+  });
+
+  test("navigation_view: add, update, remove", async () => {
+    const u = await newUser(srv);
+    const frag = `narrow/channel/${++seq}-views`;
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        await ok(srv.api("POST", "/navigation_views", { fragment: "inbox", is_pinned: false }, u));
+        await ok(srv.api("POST", "/navigation_views", { fragment: frag, is_pinned: true, name: "Views" }, u));
+        await ok(srv.api("PATCH", "/navigation_views/inbox", { is_pinned: true }, u));
+        await ok(srv.api("DELETE", `/navigation_views/${encodeURIComponent(frag)}`, {}, u));
+      },
+      { types: ["navigation_view"], keys: ["navigation_views"] },
+    );
+  });
+
+  test("reminders: add and remove", async () => {
+    const u = await newUser(srv);
+    const dm = (
+      await ok(srv.api("POST", "/messages", { type: "private", to: [u.userId], content: "remind me" }, u))
+    ).id;
+    const at = Math.floor(Date.now() / 1000) + 3600;
+    let first = 0;
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        first = (
+          await ok(
+            srv.api("POST", "/reminders", { message_id: dm, scheduled_delivery_timestamp: at + 60 }, u),
+          )
+        ).reminder_id;
+        await ok(srv.api("POST", "/reminders", { message_id: dm, scheduled_delivery_timestamp: at }, u));
+      },
+      { types: ["reminders"], keys: ["reminders"] },
+    );
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        await ok(srv.api("DELETE", `/reminders/${first}`, {}, u));
+      },
+      { types: ["reminders"], keys: ["reminders"] },
+    );
+  });
+
+  test("realm_export_consent: an administrator hears a member's changed consent", async () => {
+    const admin = await newUser(srv, 200);
+    const member = await newUser(srv);
+    const events = await verifyAction(
+      srv,
+      admin,
+      async () => {
+        await ok(srv.api("PATCH", "/settings", { allow_private_data_export: true }, member));
+      },
+      // Zulip keeps no register state for it: the consents are read with GET /export/realm/consents.
+      { types: ["realm_export_consent"], keys: [] },
+    );
+    const e = events.find((x) => x.type === "realm_export_consent");
+    assert.equal(e.user_id, member.userId);
+    assert.equal(e.consented, true);
+  });
+
+  test("update_display_settings and update_global_notifications: a client without user_settings_object", async () => {
+    const u = await newUser(srv);
+    await verifyAction(
+      srv,
+      u,
+      async () => {
+        await ok(
+          srv.api(
+            "PATCH",
+            "/settings",
+            { twenty_four_hour_time: true, left_side_userlist: true, enable_desktop_notifications: false },
+            u,
+          ),
+        );
+      },
+      {
+        types: ["update_display_settings", "update_global_notifications", "user_settings"],
+        keys: [
+          "twenty_four_hour_time",
+          "left_side_userlist",
+          "enable_desktop_notifications",
+          "user_settings",
+        ],
+        register: { client_capabilities: { user_settings_object: false } },
+      },
+    );
   });
 });

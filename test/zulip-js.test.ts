@@ -18,8 +18,13 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
-import { newUser, type Member } from "./support/zulip-asserts.ts";
+import {
+  newUser,
+  startEmbedded,
+  withoutGreeting,
+  type EmbeddedHandle,
+  type Member,
+} from "./support/index.ts";
 
 // zulip-js is CommonJS without type declarations: the part used here.
 type Params = Record<string, unknown>;
@@ -194,9 +199,7 @@ describe("zulip-js against the embedded server", () => {
     );
     // Welcome Bot's greeting of the new user (FL 416) is a DM too; the test's own is the subject.
     assert.deepEqual(
-      (dms.messages as { id: number; sender_email: string }[])
-        .filter((m) => m.sender_email !== "welcome-bot@zulip.com")
-        .map((m) => m.id),
+      withoutGreeting(dms.messages as { id: number; sender_email: string }[]).map((m) => m.id),
       [dm.id],
     );
     const topics = ok(await z.streams.topics.retrieve({ stream_id: channelId }));

@@ -18,6 +18,8 @@ export const STATELESS = new Set([
   "attachment",
   "invites_changed",
   "realm_export",
+  // Zulip keeps the consents out of the register (GET /export/realm/consents reads them).
+  "realm_export_consent",
   "heartbeat",
 ]);
 
@@ -265,6 +267,18 @@ function applyDelete(state: Ev, e: Ev): void {
     state.starred_messages = state.starred_messages.filter((x: number) => !ids.includes(x));
 }
 
+/** channel_folder add/update/reorder on `channel_folders` (kept in their order, ties by id). */
+function applyChannelFolder(state: Ev, e: Ev): void {
+  const folders: Ev[] = state.channel_folders;
+  if (e.op === "add") folders.push(e.channel_folder);
+  else if (e.op === "update") Object.assign(byId(folders, "id", e.channel_folder_id) ?? {}, e.data);
+  else if (e.op === "reorder") {
+    const order = new Map<number, number>((e.order as number[]).map((id, i) => [id, i]));
+    for (const f of folders) f.order = order.get(f.id) ?? f.order;
+  } else assert.fail(`no apply rule for channel_folder/${e.op}`);
+  folders.sort((a, b) => a.order - b.order || a.id - b.id);
+}
+
 /** Apply one event (without its `id`) to a POST /register state, as a client does. */
 export function applyEvent(state: Ev, e: Ev, me: number, caps: Caps = {}): void {
   if (STATELESS.has(e.type)) return;
@@ -432,6 +446,37 @@ export function applyEvent(state: Ev, e: Ev, me: number, caps: Caps = {}): void 
     }
     case "presence":
       if (e.presences) for (const [id, p] of Object.entries(e.presences)) state.presences[id] = p;
+      break;
+    case "channel_folder":
+      applyChannelFolder(state, e);
+      break;
+    case "navigation_view":
+      if (e.op === "add") state.navigation_views.push(e.navigation_view);
+      else if (e.op === "update")
+        Object.assign(byId(state.navigation_views, "fragment", e.fragment) ?? {}, e.data);
+      else if (e.op === "remove")
+        state.navigation_views = state.navigation_views.filter((v: Ev) => v.fragment !== e.fragment);
+      else assert.fail(`no apply rule for navigation_view/${e.op}`);
+      break;
+    case "reminders":
+      if (e.op === "add") {
+        state.reminders.push(...e.reminders);
+        // The register lists them by delivery time (ties by id).
+        state.reminders.sort(
+          (a: Ev, b: Ev) =>
+            a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id,
+        );
+      } else if (e.op === "remove")
+        state.reminders = state.reminders.filter((r: Ev) => r.reminder_id !== e.reminder_id);
+      else assert.fail(`no apply rule for reminders/${e.op}`);
+      break;
+    // The legacy twins of user_settings (clients without user_settings_object):
+    // the setting at the top level of the state.
+    case "update_display_settings":
+      state[e.setting_name] = e.setting;
+      break;
+    case "update_global_notifications":
+      state[e.notification_name] = e.setting;
       break;
     default:
       assert.fail(`no apply rule for ${e.type}`);

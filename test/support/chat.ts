@@ -3,14 +3,14 @@
 // users of any role made through the realm's internal createUser (the CLI
 // path; no HTTP endpoint sets roles at creation).
 
-import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before, beforeEach } from "node:test";
 import { realmRef } from "../../actors/index.ts";
-import type { Obj, OutEvent } from "../../actors/types.ts";
+import type { OutEvent } from "../../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../../server.ts";
-import { makeApi, type Api, type ApiResult, type Creds } from "./embedded.ts";
+import { makeApi, type Api, type Creds } from "./embedded.ts";
 
 export type User = Creds & { userId: number; fullName: string };
 
@@ -73,20 +73,49 @@ export async function startChat(): Promise<Chat> {
   return chat;
 }
 
-export function ok(res: ApiResult): Obj {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal(res.body.result, "success");
-  assert.equal(res.body.msg, "");
-  return res.body;
-}
-
-export function err(res: ApiResult, msg: string, code = "BAD_REQUEST", status = 400): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.result, "error");
-  assert.equal(res.body.msg, msg);
-  assert.equal(res.body.code, code);
-}
-
-export function uniq(prefix = "chan"): string {
-  return `${prefix} ${++seq}`;
+/**
+ * A chat server for the enclosing suite (the file, or the describe it is
+ * called in), started in before() and stopped in after(); the handle
+ * forwards to it, so a file keeps it in a const. `clearEvents`: empty
+ * `events` before each test.
+ */
+export function useChat(opts: { clearEvents?: boolean } = {}): Chat {
+  let c: Chat | undefined;
+  let starting: Promise<Chat> | undefined;
+  before(async () => {
+    starting = startChat();
+    c = await starting;
+  });
+  after(async () => {
+    await c?.stop();
+  });
+  if (opts.clearEvents) {
+    beforeEach(() => {
+      if (c) c.events.length = 0;
+    });
+  }
+  // Node 20 runs a file's top-level before() hooks concurrently: the API
+  // waits for the start, the fields are there once it is done.
+  const live = (): Chat => {
+    if (!c) throw new Error("the chat server starts in before(); until it is up, only its API can be called");
+    return c;
+  };
+  const started = async (): Promise<Chat> => {
+    if (!starting) throw new Error("the chat server starts in before()");
+    return c ?? (await starting);
+  };
+  return {
+    get srv() {
+      return live().srv;
+    },
+    get owner() {
+      return live().owner;
+    },
+    get events() {
+      return live().events;
+    },
+    api: async (...a) => (await started()).api(...a),
+    newUser: async (...a) => (await started()).newUser(...a),
+    stop: () => live().stop(),
+  };
 }

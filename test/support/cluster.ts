@@ -1,6 +1,10 @@
 // A real cluster for integration tests: nats-server, redis-server (AOF), N
 // node processes and a gateway process, each stopped by pid afterwards.
+import { after, before } from "node:test";
+import type { ActorRef } from "../../actors/types.ts";
 import { startProc, type Proc } from "../../bench/procs.ts";
+import { shardOf } from "../../cluster/addressing.ts";
+import { ownerOf } from "../../cluster/placement/rendezvous.ts";
 import { freePort, startNats, startRedis, type Service } from "./services.ts";
 import { makeApi, type Api, type Creds } from "./embedded.ts";
 
@@ -19,25 +23,25 @@ export interface TestCluster {
 
 export const OWNER = { email: "owner@example.com", password: "owner-password-1" };
 
-export async function startCluster(
-  opts: {
-    nodes?: string[];
-    shards?: number;
-    /** Extra environment for every node and the gateway (e.g. ADMIN_TOKEN). */
-    env?: Record<string, string>;
-    /** Give each node an ADMIN_PORT (its /metrics and admin view). */
-    adminPorts?: boolean;
-    /** Extra environment per node id (e.g. a test-only crash point on one node). */
-    nodeEnv?: Record<string, Record<string, string>>;
-    /** Extra environment for every node (after `env`), e.g. the node's NATS user and certificates. */
-    nodesEnv?: Record<string, string>;
-    /** Extra environment for the gateway (after `env`). */
-    gatewayEnv?: Record<string, string>;
-    /** Servers started by the caller (e.g. with TLS and passwords); stopped with the cluster. */
-    nats?: Service;
-    redis?: Service;
-  } = {},
-): Promise<TestCluster> {
+export interface ClusterOptions {
+  nodes?: string[];
+  shards?: number;
+  /** Extra environment for every node and the gateway (e.g. ADMIN_TOKEN). */
+  env?: Record<string, string>;
+  /** Give each node an ADMIN_PORT (its /metrics and admin view). */
+  adminPorts?: boolean;
+  /** Extra environment per node id (e.g. a test-only crash point on one node). */
+  nodeEnv?: Record<string, Record<string, string>>;
+  /** Extra environment for every node (after `env`), e.g. the node's NATS user and certificates. */
+  nodesEnv?: Record<string, string>;
+  /** Extra environment for the gateway (after `env`). */
+  gatewayEnv?: Record<string, string>;
+  /** Servers started by the caller (e.g. with TLS and passwords); stopped with the cluster. */
+  nats?: Service;
+  redis?: Service;
+}
+
+export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
   const shards = opts.shards ?? 32;
   const nodes = new Map<string, Proc & { grpcPort: number; adminPort?: number }>();
   const services: Service[] = [opts.nats, opts.redis].filter((s) => s !== undefined);
@@ -152,4 +156,66 @@ export async function startCluster(
     startNode,
     stop: stopAll,
   };
+}
+
+/**
+ * A cluster for the enclosing suite (usually a describe skipped without the
+ * binaries: `{ skip: requireBinaries("nats-server", "redis-server") }`),
+ * started in before() and stopped in after(); the handle forwards to it.
+ */
+export function useCluster(opts: ClusterOptions | (() => ClusterOptions) = {}): TestCluster {
+  let c: TestCluster | undefined;
+  let starting: Promise<TestCluster> | undefined;
+  before(async () => {
+    starting = startCluster(typeof opts === "function" ? opts() : opts);
+    c = await starting;
+  });
+  after(async () => {
+    await c?.stop();
+  });
+  // Node 20 runs a file's top-level before() hooks concurrently: the API
+  // waits for the start, the fields are there once it is done.
+  const live = (): TestCluster => {
+    if (!c) throw new Error("the cluster starts in before(); until it is up, only its API can be called");
+    return c;
+  };
+  const started = async (): Promise<TestCluster> => {
+    if (!starting) throw new Error("the cluster starts in before()");
+    return c ?? (await starting);
+  };
+  return {
+    get nats() {
+      return live().nats;
+    },
+    get redis() {
+      return live().redis;
+    },
+    get nodes() {
+      return live().nodes;
+    },
+    get gateway() {
+      return live().gateway;
+    },
+    get baseUrl() {
+      return live().baseUrl;
+    },
+    get owner() {
+      return live().owner;
+    },
+    get shards() {
+      return live().shards;
+    },
+    api: async (...a) => (await started()).api(...a),
+    startNode: (id) => live().startNode(id),
+    stop: () => live().stop(),
+  };
+}
+
+/** The node that owns this actor's shard, among `nodes` (by default every node the cluster started). */
+export function nodeOf(
+  c: Pick<TestCluster, "shards" | "nodes">,
+  ref: ActorRef,
+  nodes = [...c.nodes.keys()],
+): string {
+  return ownerOf(shardOf(ref, c.shards), nodes)!;
 }

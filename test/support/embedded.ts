@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { startEmbedded } from "../../server.ts";
 import type { EmbeddedOptions } from "../../cluster/compose/embedded.ts";
 
@@ -76,9 +77,12 @@ export interface EmbeddedHandle {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedForTest(
-  opts: { env?: Record<string, string>; wrapStore?: EmbeddedOptions["wrapStore"] } = {},
-): Promise<EmbeddedHandle> {
+export interface EmbeddedTestOptions {
+  env?: Record<string, string>;
+  wrapStore?: EmbeddedOptions["wrapStore"];
+}
+
+export async function startEmbeddedForTest(opts: EmbeddedTestOptions = {}): Promise<EmbeddedHandle> {
   const dir = mkdtempSync(join(tmpdir(), "zulip-embedded-"));
   const password = "owner-password-1";
   const email = opts.env?.OWNER_EMAIL ?? "owner@example.com";
@@ -135,3 +139,44 @@ export async function startEmbeddedForTest(
 }
 
 export { startEmbeddedForTest as startEmbedded };
+
+/**
+ * An embedded server for the enclosing suite (the file, or the describe it
+ * is called in), started in before() and stopped in after(). The handle
+ * forwards to the running server, so a file keeps it in a const; options
+ * given as a function are read when the server starts (after the suite's
+ * earlier before() hooks, e.g. one that starts an SMTP server).
+ */
+export function useEmbedded(opts: EmbeddedTestOptions | (() => EmbeddedTestOptions) = {}): EmbeddedHandle {
+  let h: EmbeddedHandle | undefined;
+  let starting: Promise<EmbeddedHandle> | undefined;
+  before(async () => {
+    starting = startEmbeddedForTest(typeof opts === "function" ? opts() : opts);
+    h = await starting;
+  });
+  after(async () => {
+    await h?.stop();
+  });
+  // Node 20 runs a file's top-level before() hooks concurrently: the API
+  // waits for the start, the fields are there once it is done.
+  const live = (): EmbeddedHandle => {
+    if (!h)
+      throw new Error("the embedded server starts in before(); until it is up, only its API can be called");
+    return h;
+  };
+  const started = async (): Promise<EmbeddedHandle> => {
+    if (!starting) throw new Error("the embedded server starts in before()");
+    return h ?? (await starting);
+  };
+  return {
+    get baseUrl() {
+      return live().baseUrl;
+    },
+    get owner() {
+      return live().owner;
+    },
+    api: async (...a) => (await started()).api(...a),
+    restart: () => live().restart(),
+    stop: () => live().stop(),
+  };
+}

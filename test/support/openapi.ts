@@ -294,6 +294,11 @@ export class EventSchemas {
     }
   }
 
+  /** Every event type the schema documents. */
+  types(): Set<string> {
+    return new Set(this.branches.flatMap((b) => b.types));
+  }
+
   check(event: Record<string, Json>, deviations: Deviation[] = []): EventCheck {
     const type = String(event.type);
     const op = typeof event.op === "string" ? event.op : undefined;
