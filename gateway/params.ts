@@ -17,6 +17,23 @@ export type { ParamSpec, Parser };
 /** Validates a decoded JSON value; `name` is the path used in error texts. */
 export type Checker<T> = (v: unknown, name: string) => T;
 
+/**
+ * A parameter declaration. The overloads keep `required: true` and a
+ * default in the spec's type, so a handler sees such a parameter as `T`
+ * rather than `T | undefined` (route-types.ts, ParamValue).
+ */
+export function param<T>(
+  parse: Parser<T>,
+  opts: { required: true; aliases?: string[] },
+): ParamSpec<T> & { required: true };
+export function param<T>(
+  parse: Parser<T>,
+  opts: { required?: boolean; aliases?: string[]; default: T },
+): ParamSpec<T> & { default: T };
+export function param<T>(
+  parse: Parser<T>,
+  opts?: { required?: boolean; aliases?: string[]; default?: T },
+): ParamSpec<T>;
 export function param<T>(
   parse: Parser<T>,
   opts: { required?: boolean; aliases?: string[]; default?: T } = {},
@@ -317,12 +334,17 @@ export const p = {
     return (raw, name) => parseJson(raw, name, stringListChecker);
   },
 
-  /** The base parser's value, which must be one of `values` ("Invalid <name>"). */
-  oneOf<T>(values: readonly T[], base: Parser<T>): Parser<T> {
+  /**
+   * The base parser's value, which must be one of `values` ("Invalid <name>");
+   * typed as their union when they are literals (["add", "remove"]).
+   */
+  oneOf<T, const U extends T>(values: readonly U[], base: Parser<T>): Parser<U> {
+    const allowed: readonly T[] = values;
     return (raw, name) => {
       const v = base(raw, name);
-      if (!values.includes(v)) throw errors.invalid(name);
-      return v;
+      if (!allowed.includes(v)) throw errors.invalid(name);
+      // includes() just found v among values.
+      return v as U;
     };
   },
 };
