@@ -272,6 +272,14 @@ function parseCommaInts(raw: string): number[] | null {
 
 // ---- Parsers ---------------------------------------------------------------
 
+// Overloaded (so a standalone function): without a checker the value is any
+// JSON Value, with one what the checker returns.
+function json(): Parser<Value>;
+function json<T>(check: Checker<T>): Parser<T>;
+function json<T>(check?: Checker<T>): Parser<T> {
+  return (raw, name) => parseJson(raw, name, check);
+}
+
 export const p = {
   /** Raw text, never JSON-decoded. maxLength counts code points, as Python does. */
   string(opts: { maxLength?: number } = {}): Parser<string> {
@@ -315,10 +323,8 @@ export const p = {
     };
   },
 
-  /** Any JSON text, then the checker when given. */
-  json<T = Value>(check?: Checker<T>): Parser<T> {
-    return (raw, name) => parseJson(raw, name, check);
-  },
+  /** Any JSON text (a Value), then the checker when given. */
+  json,
 
   /** A JSON list of integers, or the comma-joined form zulip-js sends in query strings. */
   intList(): Parser<number[]> {

@@ -5,7 +5,7 @@
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
 
 /**
@@ -44,7 +44,7 @@ function botId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const createBot: RouteDef = {
+const createBot = defineRoute({
   method: "POST",
   path: "/bots",
   auth: "required",
@@ -58,18 +58,18 @@ const createBot: RouteDef = {
   },
   async handler(req) {
     const args: Obj = {
-      fullName: req.params.full_name as string,
-      shortName: req.params.short_name as string,
+      fullName: req.params.full_name,
+      shortName: req.params.short_name,
     };
-    if (req.params.bot_type !== undefined) args.botType = req.params.bot_type as number;
-    if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url as string;
-    if (req.params.service_name !== undefined) args.serviceName = req.params.service_name as string;
-    if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type as number;
+    if (req.params.bot_type !== undefined) args.botType = req.params.bot_type;
+    if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url;
+    if (req.params.service_name !== undefined) args.serviceName = req.params.service_name;
+    if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type;
     return (await req.call(realmRef(req.realmId), "createBot", args)) as Obj;
   },
-};
+});
 
-const getBots: RouteDef = {
+const getBots = defineRoute({
   method: "GET",
   path: "/bots",
   auth: "required",
@@ -77,9 +77,9 @@ const getBots: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "getBots", {})) as Obj;
   },
-};
+});
 
-const updateBot: RouteDef = {
+const updateBot = defineRoute({
   method: "PATCH",
   path: "/bots/:bot_id",
   auth: "required",
@@ -93,7 +93,7 @@ const updateBot: RouteDef = {
   },
   async handler(req) {
     const args: Obj = { botId: botId(req) };
-    const map: [string, string][] = [
+    const map: [keyof typeof req.params, string][] = [
       ["full_name", "fullName"],
       ["role", "role"],
       ["bot_owner_id", "botOwnerId"],
@@ -102,16 +102,16 @@ const updateBot: RouteDef = {
       ["short_name", "shortName"],
     ];
     for (const [from, to] of map) {
-      if (req.params[from] !== undefined) args[to] = req.params[from] as Obj[string];
+      if (req.params[from] !== undefined) args[to] = req.params[from];
     }
     const { syncEmailOf, ...reply } = (await req.call(realmRef(req.realmId), "updateBot", args)) as Obj;
     // The bot's user actor keeps a copy of its address (actors/user/email-sync.ts).
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
     return reply;
   },
-};
+});
 
-const regenerateBotKey: RouteDef = {
+const regenerateBotKey = defineRoute({
   method: "POST",
   path: "/bots/:bot_id/api_key/regenerate",
   auth: "required",
@@ -119,9 +119,9 @@ const regenerateBotKey: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "regenerateBotKey", { botId: botId(req) })) as Obj;
   },
-};
+});
 
-const deactivateBot: RouteDef = {
+const deactivateBot = defineRoute({
   method: "DELETE",
   path: "/bots/:bot_id",
   auth: "required",
@@ -130,6 +130,6 @@ const deactivateBot: RouteDef = {
     const r = (await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) })) as Obj;
     return announceDeactivated(req, r);
   },
-};
+});
 
 export const botRoutes: RouteDef[] = [createBot, getBots, updateBot, regenerateBotKey, deactivateBot];

@@ -4,8 +4,8 @@
 // actors/channel/channel-extras.ts.
 
 import { channelConvRef, channelDirectoryRef } from "../../actors/index.ts";
-import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import type { Obj } from "../../actors/types.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
 /**
@@ -23,24 +23,24 @@ const streamIdParam = { stream_id: param(p.json(c.int()), { required: true }) };
 
 /** POST makes a channel default, DELETE stops it being one: the same call either way. */
 function defaultStreamRoute(method: "POST" | "DELETE", isDefault: boolean): RouteDef {
-  return {
+  return defineRoute({
     method,
     path: "/default_streams",
     auth: "required",
     params: streamIdParam,
     async handler(req) {
       return (await req.call(dir(req), "setDefaultChannel", {
-        stream_id: req.params.stream_id as number,
+        stream_id: req.params.stream_id,
         is_default: isDefault,
       })) as Obj;
     },
-  };
+  });
 }
 
 const addDefaultStream = defaultStreamRoute("POST", true);
 const removeDefaultStream = defaultStreamRoute("DELETE", false);
 
-const subscriptionStatus: RouteDef = {
+const subscriptionStatus = defineRoute({
   method: "GET",
   path: "/users/:user_id/subscriptions/:stream_id",
   auth: "required",
@@ -51,7 +51,7 @@ const subscriptionStatus: RouteDef = {
       stream_id: pathInt(req, "stream_id"),
     })) as Obj;
   },
-};
+});
 
 const addItem = c.dict<{ name: string; color?: string; description?: string }>({
   name: { check: c.string(), required: true },
@@ -59,7 +59,7 @@ const addItem = c.dict<{ name: string; color?: string; description?: string }>({
   description: { check: c.string() },
 });
 
-const updateSubscriptions: RouteDef = {
+const updateSubscriptions = defineRoute({
   method: "PATCH",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -69,15 +69,15 @@ const updateSubscriptions: RouteDef = {
   },
   async handler(req) {
     const args: Obj = {};
-    if (req.params.add !== undefined) args.add = req.params.add as Value;
-    if (req.params.delete !== undefined) args.delete = req.params.delete as Value;
+    if (req.params.add !== undefined) args.add = req.params.add;
+    if (req.params.delete !== undefined) args.delete = req.params.delete;
     // `created` is for announcements, which this endpoint never makes.
     const { created: _created, ...reply } = (await req.call(dir(req), "updateSubscriptions", args)) as Obj;
     return reply;
   },
-};
+});
 
-const deleteTopic: RouteDef = {
+const deleteTopic = defineRoute({
   method: "POST",
   path: "/streams/:stream_id/delete_topic",
   auth: "required",
@@ -87,7 +87,7 @@ const deleteTopic: RouteDef = {
     const stop = Date.now() + DELETE_TOPIC_BUDGET_MS;
     for (;;) {
       const r = (await req.call(conv, "deleteTopicBatch", {
-        topic_name: req.params.topic_name as string,
+        topic_name: req.params.topic_name,
       })) as {
         more: boolean;
       };
@@ -95,7 +95,7 @@ const deleteTopic: RouteDef = {
       if (Date.now() >= stop) return { complete: false };
     }
   },
-};
+});
 
 export const channelExtraRoutes: RouteDef[] = [
   addDefaultStream,

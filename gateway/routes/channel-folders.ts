@@ -6,7 +6,7 @@ import { channelDirectoryRef } from "../../actors/index.ts";
 import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel/folders.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
 
 function dir(req: RouteRequest) {
   return channelDirectoryRef(req.realmId);
@@ -18,7 +18,7 @@ function folderId(req: RouteRequest): number {
   return Number(raw);
 }
 
-const createFolder: RouteDef = {
+const createFolder = defineRoute({
   method: "POST",
   path: "/channel_folders/create",
   auth: "required",
@@ -28,37 +28,37 @@ const createFolder: RouteDef = {
   },
   async handler(req) {
     return (await req.call(dir(req), "createChannelFolder", {
-      name: req.params.name as string,
-      description: req.params.description as string,
+      name: req.params.name,
+      description: req.params.description,
     })) as Obj;
   },
-};
+});
 
-const listFolders: RouteDef = {
+const listFolders = defineRoute({
   method: "GET",
   path: "/channel_folders",
   auth: "required",
   params: { include_archived: param(p.bool(), { default: false }) },
   async handler(req) {
     return (await req.call(dir(req), "channelFolders", {
-      include_archived: req.params.include_archived as boolean,
+      include_archived: req.params.include_archived,
     })) as Obj;
   },
-};
+});
 
-const reorderFolders: RouteDef = {
+const reorderFolders = defineRoute({
   method: "PATCH",
   path: "/channel_folders",
   auth: "required",
   params: { order: param(p.intList(), { required: true }) },
   async handler(req) {
     return (await req.call(dir(req), "reorderChannelFolders", {
-      order: req.params.order as number[],
+      order: req.params.order,
     })) as Obj;
   },
-};
+});
 
-const updateFolder: RouteDef = {
+const updateFolder = defineRoute({
   method: "PATCH",
   path: "/channel_folders/:channel_folder_id",
   auth: "required",
@@ -73,6 +73,6 @@ const updateFolder: RouteDef = {
       ...sentParams(req.params, ["name", "description", "is_archived"]),
     })) as Obj;
   },
-};
+});
 
 export const channelFolderRoutes: RouteDef[] = [createFolder, listFolders, reorderFolders, updateFolder];

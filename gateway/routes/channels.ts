@@ -4,7 +4,16 @@
 import { channelDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, type Checker, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import {
+  c,
+  defineRoute,
+  p,
+  param,
+  type Checker,
+  type ParamSpec,
+  type RouteDef,
+  type RouteRequest,
+} from "../index.ts";
 import { includeSubscribersParser } from "./events.ts";
 import { announceNewChannels, notifyNewSubscribers } from "./notification-bot.ts";
 
@@ -86,7 +95,7 @@ const creationParams: Record<string, ParamSpec> = {
   ...groupParams(),
 };
 
-const createChannel: RouteDef = {
+const createChannel = defineRoute({
   method: "POST",
   path: "/channels/create",
   auth: "required",
@@ -99,8 +108,8 @@ const createChannel: RouteDef = {
   },
   async handler(req) {
     const { name, ...reply } = (await req.call(dir(req), "createChannel", {
-      name: req.params.name as string,
-      subscribers: req.params.subscribers as number[],
+      name: req.params.name,
+      subscribers: req.params.subscribers,
       ...sent(req, CREATE_FLAGS),
       groups: groupsSent(req),
     })) as Obj;
@@ -109,7 +118,7 @@ const createChannel: RouteDef = {
     }
     return reply;
   },
-};
+});
 
 const principalItem: Checker<number | string> = (v, name) => {
   if (typeof v === "string") return v;
@@ -120,7 +129,7 @@ const subscriptionItem = c.dict<{ name: string; description: string }>(
   { allowExtra: true },
 );
 
-const subscribe: RouteDef = {
+const subscribe = defineRoute({
   method: "POST",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -134,7 +143,7 @@ const subscribe: RouteDef = {
   },
   async handler(req) {
     const { created, notices, ...reply } = (await req.call(dir(req), "subscribe", {
-      subscriptions: req.params.subscriptions as Value,
+      subscriptions: req.params.subscriptions,
       ...sent(req, ["principals", "authorization_errors_fatal", ...CREATE_FLAGS]),
       groups: groupsSent(req),
     })) as Obj;
@@ -150,9 +159,9 @@ const subscribe: RouteDef = {
     }
     return reply;
   },
-};
+});
 
-const unsubscribe: RouteDef = {
+const unsubscribe = defineRoute({
   method: "DELETE",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -163,9 +172,9 @@ const unsubscribe: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "unsubscribe", sent(req, ["subscriptions", "principals"]))) as Obj;
   },
-};
+});
 
-const listSubscriptions: RouteDef = {
+const listSubscriptions = defineRoute({
   method: "GET",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -174,7 +183,7 @@ const listSubscriptions: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "mySubscriptions", sent(req, ["include_subscribers"]))) as Obj;
   },
-};
+});
 
 const LIST_FLAGS = [
   "include_public",
@@ -187,7 +196,7 @@ const LIST_FLAGS = [
   "include_can_access_content",
 ];
 
-const listChannels: RouteDef = {
+const listChannels = defineRoute({
   method: "GET",
   path: "/streams",
   auth: "required",
@@ -200,9 +209,9 @@ const listChannels: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "listChannels", sent(req, LIST_FLAGS))) as Obj;
   },
-};
+});
 
-const getChannel: RouteDef = {
+const getChannel = defineRoute({
   method: "GET",
   path: "/streams/:stream_id",
   auth: "required",
@@ -210,19 +219,19 @@ const getChannel: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "getChannel", { stream_id: pathId(req) })) as Obj;
   },
-};
+});
 
-const getChannelId: RouteDef = {
+const getChannelId = defineRoute({
   method: "GET",
   path: "/get_stream_id",
   auth: "required",
   params: { stream: param(p.string(), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "channelIdByName", { stream: req.params.stream as string })) as Obj;
+    return (await req.call(dir(req), "channelIdByName", { stream: req.params.stream })) as Obj;
   },
-};
+});
 
-const members: RouteDef = {
+const members = defineRoute({
   method: "GET",
   path: "/streams/:stream_id/members",
   auth: "required",
@@ -230,7 +239,7 @@ const members: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "members", { stream_id: pathId(req) })) as Obj;
   },
-};
+});
 
 const UPDATE_FIELDS = [
   "description",
@@ -246,7 +255,7 @@ const UPDATE_FIELDS = [
   "topics_policy",
 ];
 
-const updateChannel: RouteDef = {
+const updateChannel = defineRoute({
   method: "PATCH",
   path: "/streams/:stream_id",
   auth: "required",
@@ -272,9 +281,9 @@ const updateChannel: RouteDef = {
       groups: groupsSent(req),
     })) as Obj;
   },
-};
+});
 
-const archiveChannel: RouteDef = {
+const archiveChannel = defineRoute({
   method: "DELETE",
   path: "/streams/:stream_id",
   auth: "required",
@@ -282,7 +291,7 @@ const archiveChannel: RouteDef = {
   async handler(req) {
     return (await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) })) as Obj;
   },
-};
+});
 
 /** value is Json[bool] or a plain string (colour). */
 const propertyValue = (raw: string): Value => {
@@ -291,7 +300,7 @@ const propertyValue = (raw: string): Value => {
   return raw;
 };
 
-const updateSubscription: RouteDef = {
+const updateSubscription = defineRoute({
   method: "PATCH",
   path: "/users/me/subscriptions/:stream_id",
   auth: "required",
@@ -302,10 +311,10 @@ const updateSubscription: RouteDef = {
   async handler(req) {
     const stream_id = pathId(req);
     return (await req.call(dir(req), "setSubProperties", {
-      data: [{ stream_id, property: req.params.property as string, value: req.params.value as Value }],
+      data: [{ stream_id, property: req.params.property, value: req.params.value }],
     })) as Obj;
   },
-};
+});
 
 const propertyItem = c.dict<{ stream_id: number; property: string; value: Value }>({
   stream_id: { check: c.int(), required: true },
@@ -319,17 +328,17 @@ const propertyItem = c.dict<{ stream_id: number; property: string; value: Value 
   },
 });
 
-const updateSubscriptions: RouteDef = {
+const updateSubscriptions = defineRoute({
   method: "POST",
   path: "/users/me/subscriptions/properties",
   auth: "required",
   params: { subscription_data: param(p.json(c.list(propertyItem)), { required: true }) },
   async handler(req) {
     return (await req.call(dir(req), "setSubProperties", {
-      data: req.params.subscription_data as Value,
+      data: req.params.subscription_data,
     })) as Obj;
   },
-};
+});
 
 export const channelRoutes: RouteDef[] = [
   createChannel,

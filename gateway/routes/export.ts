@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { param, RawReply, type Parser, type RouteDef } from "../index.ts";
+import { defineRoute, param, RawReply, type Parser, type RouteDef } from "../index.ts";
 
 /**
  * export_type: Zulip's names since feature level 449, or the integers
@@ -23,7 +23,7 @@ const EXPORT_TYPE_IDS: ReadonlyMap<string, number> = new Map([
 ]);
 const exportType: Parser<number | string> = (raw) => EXPORT_TYPE_IDS.get(raw) ?? raw;
 
-const list: RouteDef = {
+const list = defineRoute({
   method: "GET",
   path: "/export/realm",
   auth: "required",
@@ -31,21 +31,21 @@ const list: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "listExports", {})) as Obj;
   },
-};
+});
 
-const create: RouteDef = {
+const create = defineRoute({
   method: "POST",
   path: "/export/realm",
   auth: "required",
   params: { export_type: param(exportType) },
   async handler(req) {
     const args: Obj = {};
-    if (req.params.export_type !== undefined) args.export_type = req.params.export_type as number | string;
+    if (req.params.export_type !== undefined) args.export_type = req.params.export_type;
     return (await req.call(realmRef(req.realmId), "requestExport", args)) as Obj;
   },
-};
+});
 
-const consents: RouteDef = {
+const consents = defineRoute({
   method: "GET",
   path: "/export/realm/consents",
   auth: "required",
@@ -59,10 +59,10 @@ const consents: RouteDef = {
     );
     return { export_consents };
   },
-};
+});
 
 /** The file at export_url: only an administrator of the organization gets it. */
-const download: RouteDef = {
+const download = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_avatars/exports/:realm_id/:secret/:name",
@@ -88,6 +88,6 @@ const download: RouteDef = {
       "x-content-type-options": "nosniff",
     });
   },
-};
+});
 
 export const exportRoutes: RouteDef[] = [list, create, consents, download];

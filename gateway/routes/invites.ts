@@ -8,7 +8,7 @@
 import { INVITE_AS, channelDirectoryRef, groupDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import type { Checker } from "../params.ts";
 import { WELCOME_MESSAGE_CUSTOM_TEXT_MAX } from "../../actors/realm/realm-properties.ts";
 
@@ -60,7 +60,7 @@ function inviteId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const listInvites: RouteDef = {
+const listInvites = defineRoute({
   method: "GET",
   path: "/invites",
   auth: "required",
@@ -68,9 +68,9 @@ const listInvites: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "listInvites", { scheme: req.scheme })) as Obj;
   },
-};
+});
 
-const sendInvites: RouteDef = {
+const sendInvites = defineRoute({
   method: "POST",
   path: "/invites",
   auth: "required",
@@ -94,9 +94,9 @@ const sendInvites: RouteDef = {
       );
     return {};
   },
-};
+});
 
-const createMultiuse: RouteDef = {
+const createMultiuse = defineRoute({
   method: "POST",
   path: "/invites/multiuse",
   auth: "required",
@@ -106,9 +106,9 @@ const createMultiuse: RouteDef = {
     await precheck(req, args, true);
     return (await req.call(realmRef(req.realmId), "createMultiuseInvite", args)) as Obj;
   },
-};
+});
 
-const revokeInvite: RouteDef = {
+const revokeInvite = defineRoute({
   method: "DELETE",
   path: "/invites/:invite_id",
   auth: "required",
@@ -116,9 +116,9 @@ const revokeInvite: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "revokeInvite", { invite_id: inviteId(req) })) as Obj;
   },
-};
+});
 
-const revokeMultiuse: RouteDef = {
+const revokeMultiuse = defineRoute({
   method: "DELETE",
   path: "/invites/multiuse/:invite_id",
   auth: "required",
@@ -128,9 +128,9 @@ const revokeMultiuse: RouteDef = {
       invite_id: inviteId(req),
     })) as Obj;
   },
-};
+});
 
-const resendInvite: RouteDef = {
+const resendInvite = defineRoute({
   method: "POST",
   path: "/invites/:invite_id/resend",
   auth: "required",
@@ -141,7 +141,7 @@ const resendInvite: RouteDef = {
       scheme: req.scheme,
     })) as Obj;
   },
-};
+});
 
 export const inviteRoutes: RouteDef[] = [
   listInvites,

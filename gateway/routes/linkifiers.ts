@@ -4,7 +4,7 @@
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function filterId(req: RouteRequest): number {
   const raw = req.path.filter_id ?? "";
@@ -28,7 +28,7 @@ function linkifierArgs(req: RouteRequest): Obj {
   return out;
 }
 
-const list: RouteDef = {
+const list = defineRoute({
   method: "GET",
   path: "/realm/linkifiers",
   auth: "required",
@@ -36,9 +36,9 @@ const list: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "listLinkifiers", {})) as Obj;
   },
-};
+});
 
-const add: RouteDef = {
+const add = defineRoute({
   method: "POST",
   path: "/realm/filters",
   auth: "required",
@@ -46,9 +46,9 @@ const add: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req))) as Obj;
   },
-};
+});
 
-const update: RouteDef = {
+const update = defineRoute({
   method: "PATCH",
   path: "/realm/filters/:filter_id",
   auth: "required",
@@ -58,9 +58,9 @@ const update: RouteDef = {
     await req.call(realmRef(req.realmId), "updateLinkifier", args);
     return {};
   },
-};
+});
 
-const remove: RouteDef = {
+const remove = defineRoute({
   method: "DELETE",
   path: "/realm/filters/:filter_id",
   auth: "required",
@@ -69,19 +69,19 @@ const remove: RouteDef = {
     await req.call(realmRef(req.realmId), "removeLinkifier", { id: filterId(req) });
     return {};
   },
-};
+});
 
-const reorder: RouteDef = {
+const reorder = defineRoute({
   method: "PATCH",
   path: "/realm/linkifiers",
   auth: "required",
   params: { ordered_linkifier_ids: param(p.intList(), { required: true }) },
   async handler(req) {
     await req.call(realmRef(req.realmId), "reorderLinkifiers", {
-      ids: req.params.ordered_linkifier_ids as number[],
+      ids: req.params.ordered_linkifier_ids,
     });
     return {};
   },
-};
+});
 
 export const linkifierRoutes: RouteDef[] = [list, add, update, remove, reorder];

@@ -4,7 +4,7 @@
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function fieldId(req: RouteRequest): number {
   const raw = req.path.field_id!;
@@ -42,7 +42,7 @@ const EDIT_PARAMS = {
   use_for_user_matching: param(p.bool()),
 };
 
-const listFields: RouteDef = {
+const listFields = defineRoute({
   method: "GET",
   path: "/realm/profile_fields",
   auth: "required",
@@ -50,9 +50,9 @@ const listFields: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "getProfileFields", {})) as Obj;
   },
-};
+});
 
-const createField: RouteDef = {
+const createField = defineRoute({
   method: "POST",
   path: "/realm/profile_fields",
   auth: "required",
@@ -60,9 +60,9 @@ const createField: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req))) as Obj;
   },
-};
+});
 
-const updateField: RouteDef = {
+const updateField = defineRoute({
   method: "PATCH",
   path: "/realm/profile_fields/:field_id",
   auth: "required",
@@ -73,9 +73,9 @@ const updateField: RouteDef = {
       fieldId: fieldId(req),
     })) as Obj;
   },
-};
+});
 
-const deleteField: RouteDef = {
+const deleteField = defineRoute({
   method: "DELETE",
   path: "/realm/profile_fields/:field_id",
   auth: "required",
@@ -83,43 +83,43 @@ const deleteField: RouteDef = {
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) })) as Obj;
   },
-};
+});
 
-const reorderFields: RouteDef = {
+const reorderFields = defineRoute({
   method: "PATCH",
   path: "/realm/profile_fields",
   auth: "required",
   params: { order: param(p.json(), { required: true }) },
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "reorderProfileFields", {
-      order: req.params.order as Obj[string],
+      order: req.params.order,
     })) as Obj;
   },
-};
+});
 
-const updateOwnData: RouteDef = {
+const updateOwnData = defineRoute({
   method: "PATCH",
   path: "/users/me/profile_data",
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "updateOwnProfileData", {
-      data: req.params.data as Obj[string],
+      data: req.params.data,
     })) as Obj;
   },
-};
+});
 
-const removeOwnData: RouteDef = {
+const removeOwnData = defineRoute({
   method: "DELETE",
   path: "/users/me/profile_data",
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
     return (await req.call(realmRef(req.realmId), "removeOwnProfileData", {
-      data: req.params.data as Obj[string],
+      data: req.params.data,
     })) as Obj;
   },
-};
+});
 
 export const profileFieldRoutes: RouteDef[] = [
   listFields,

@@ -10,7 +10,7 @@ import { channelConvRef, channelDirectoryRef, realmRef } from "../../actors/inde
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
 import { findMessages, loadMessages } from "../narrow.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 import { hashEncode, nearMessageUrl, silentMention } from "./notification-bot.ts";
 
@@ -140,7 +140,7 @@ async function reportContent(
   );
 }
 
-const reportMessage: RouteDef = {
+const reportMessage = defineRoute({
   method: "POST",
   path: "/messages/:message_id/report",
   auth: "required",
@@ -156,8 +156,8 @@ const reportMessage: RouteDef = {
   },
   async handler(req) {
     const id = pathInt(req, "message_id");
-    const type = req.params.report_type as string;
-    const description = req.params.description as string;
+    const type = req.params.report_type;
+    const description = req.params.description;
     if (type === "other" && description === "") throw errors.reportNeedsExplanation();
     const ctx = (await req.call(realmRef(req.realmId), "notificationContext", {})) as {
       moderationRequestChannelId?: number;
@@ -186,6 +186,6 @@ const reportMessage: RouteDef = {
     });
     return {};
   },
-};
+});
 
 export const reportRoutes: RouteDef[] = [reportMessage];

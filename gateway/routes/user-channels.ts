@@ -3,10 +3,10 @@
 
 import { channelDirectoryRef } from "../../actors/index.ts";
 import type { Obj } from "../../actors/types.ts";
-import type { RouteDef } from "../index.ts";
+import { defineRoute, type RouteDef } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
-const userChannels: RouteDef = {
+const userChannels = defineRoute({
   method: "GET",
   path: "/users/:user_id/channels",
   auth: "required",
@@ -16,6 +16,6 @@ const userChannels: RouteDef = {
       user_id: pathInt(req, "user_id"),
     })) as Obj;
   },
-};
+});
 
 export const userChannelRoutes: RouteDef[] = [userChannels];
