@@ -3,7 +3,13 @@
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
 import { parseArgs } from "node:util";
-import { userRef } from "./actors/addresses.ts";
+import {
+  channelDirectoryRef,
+  conversationRef,
+  realmDirectoryRef,
+  realmRef,
+  userRef,
+} from "./actors/addresses.ts";
 import { typedCall, type TypedCall } from "./actors/protocol.ts";
 import type { Value } from "./actors/types.ts";
 import { env } from "./cluster/config.ts";
@@ -54,10 +60,10 @@ async function main(): Promise<void> {
     return v;
   };
   const run = env.str("NATS_URL") ? withCluster : withEmbedded;
-  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  const directory = realmDirectoryRef();
   const realmOf = async (call: Call): Promise<number> => {
     if (values["realm-id"]) return Number(values["realm-id"]);
-    const realms = (await call(directory, "listRealms", {})) as { realmId: number }[];
+    const realms = await call(directory, "listRealms", {});
     if (!realms.length) throw new Error("no organization exists: run create-realm first");
     return realms[0]!.realmId;
   };
@@ -77,22 +83,23 @@ async function main(): Promise<void> {
     case "create-user":
       out = await run(async (call) => {
         const realm = await realmOf(call);
-        const made = await call({ kind: "realm", realm, key: "realm" }, "createUser", {
+        // Without a caller, the realm answers {userId, apiKey}.
+        const made = (await call(realmRef(realm), "createUser", {
           email: need("email"),
           password: need("password"),
           fullName: need("full-name"),
           role: Number(values.role ?? 400),
-        });
+        })) as { userId: number; apiKey: string };
         // Zulip subscribes a new human user to the realm's default channels.
-        await call({ kind: "channel", realm, key: "directory" }, "joinDefaultChannels", {
-          user_id: (made as { userId: number }).userId,
+        await call(channelDirectoryRef(realm), "joinDefaultChannels", {
+          user_id: made.userId,
         });
         return made;
       });
       break;
     case "api-key":
       out = await run(async (call) =>
-        call({ kind: "realm", realm: await realmOf(call), key: "realm" }, "apiKey", { email: need("email") }),
+        call(realmRef(await realmOf(call)), "apiKey", { email: need("email") }),
       );
       break;
     case "realms":
@@ -122,9 +129,9 @@ async function restore(file: string | undefined): Promise<Value> {
   const { readExport, restoreInto } = await import("./cluster/export.ts");
   const contents = await readExport(file);
   const { realmId, host, exportId } = contents.manifest;
-  const directory = { kind: "realm" as const, realm: 0, key: "directory" };
+  const directory = realmDirectoryRef();
   return withEmbedded(async (call, store, shards) => {
-    const realms = (await call(directory, "listRealms", {})) as { realmId: number; host: string }[];
+    const realms = await call(directory, "listRealms", {});
     const clash = realms.find((r) => r.realmId === realmId || r.host === host.toLowerCase());
     if (clash)
       throw new Error(
@@ -134,8 +141,7 @@ async function restore(file: string | undefined): Promise<Value> {
     await call(directory, "registerRealm", { realmId, host });
     // The export that made this file was still pending when it was read; its
     // file is not part of the new store.
-    if (exportId !== null)
-      await call({ kind: "realm", realm: realmId, key: "realm" }, "failExport", { exportId });
+    if (exportId !== null) await call(realmRef(realmId), "failExport", { exportId });
     return { realmId, host, ...counts } as unknown as Value;
   });
 }
@@ -147,26 +153,20 @@ async function restore(file: string | undefined): Promise<Value> {
  * conversion runs at activation: Behavior.upgrade).
  */
 async function migrate(call: Call): Promise<Value> {
-  const realms = (await call({ kind: "realm", realm: 0, key: "directory" }, "listRealms", {})) as {
-    realmId: number;
-  }[];
+  const realms = await call(realmDirectoryRef(), "listRealms", {});
   let conversations = 0;
   let messages = 0;
   for (const { realmId } of realms) {
     const keys = new Set<string>();
-    const dir = { kind: "channel" as const, realm: realmId, key: "directory" };
-    for (const id of ((await call(dir, "allChannelIds", {})) as { ids: number[] }).ids) keys.add(String(id));
-    const roster = (await call({ kind: "realm", realm: realmId, key: "realm" }, "roster", {})) as {
-      users?: { userId: number }[];
-    };
+    const dir = channelDirectoryRef(realmId);
+    for (const id of (await call(dir, "allChannelIds", {})).ids) keys.add(String(id));
+    const roster = await call(realmRef(realmId), "roster", {});
     for (const u of roster.users ?? []) {
       const r = await call(userRef(realmId, u.userId), "dmConversationKeys", {});
       for (const k of r.keys) keys.add(k);
     }
     for (const key of keys) {
-      const s = (await call({ kind: "channel", realm: realmId, key }, "storeStatus", {})) as {
-        count: number;
-      };
+      const s = await call(conversationRef(realmId, key), "storeStatus", {});
       conversations++;
       messages += s.count;
     }

@@ -7,9 +7,13 @@
 // The kinds' doors re-export these under their old names.
 
 import type { BlobProtocol } from "./blob/protocol.ts";
+import type { ChannelProtocol } from "./channel/protocol.ts";
+import type { ChannelDirectoryProtocol } from "./channel-directory/protocol.ts";
 import type { EmojiProtocol } from "./emoji/protocol.ts";
 import type { GroupProtocol } from "./group/protocol.ts";
 import type { QueueProtocol } from "./queue/protocol.ts";
+import type { RealmProtocol } from "./realm/protocol.ts";
+import type { RealmDirectoryProtocol } from "./realm-directory/protocol.ts";
 import { ref, type Ref } from "./protocol.ts";
 import { UPLOADS_KEY, type UploadsProtocol } from "./uploads/protocol.ts";
 import type { UserProtocol } from "./user/protocol.ts";
@@ -32,6 +36,39 @@ export function groupDirectoryRef(realmId: number): Ref<GroupProtocol> {
 /** The realm's custom emoji directory (the image bytes are in blob actors). */
 export function emojiDirectoryRef(realmId: number): Ref<EmojiProtocol> {
   return ref({ kind: "emoji", realm: realmId, key: "directory" });
+}
+
+/** The realm's channel directory (metadata, names, subscriptions). */
+export function channelDirectoryRef(realmId: number): Ref<ChannelDirectoryProtocol> {
+  return ref({ kind: "channelDirectory", realm: realmId, key: "directory" });
+}
+
+/** The messages of one channel. */
+export function channelConvRef(realmId: number, channelId: number): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: String(channelId) });
+}
+
+/** The messages of one direct-message conversation (its participants, sender included). */
+export function dmConvRef(realmId: number, userIds: number[]): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key: dmKey(userIds) });
+}
+
+/**
+ * A conversation by its key (a channel id, or a DM key), as the directory
+ * and the user actors list them (the retention sweep, `manage migrate`).
+ */
+export function conversationRef(realmId: number, key: string): Ref<ChannelProtocol> {
+  return ref({ kind: "channel", realm: realmId, key });
+}
+
+/** Whether a conversation key is a direct-message conversation's ("dm:<ids>"), not a channel id. */
+export function isDmKey(key: string): boolean {
+  return key.startsWith("dm:");
+}
+
+/** The key of a direct-message conversation: its participants' ids, sorted, without repeats. */
+export function dmKey(userIds: number[]): string {
+  return "dm:" + [...new Set(userIds)].sort((a, b) => a - b).join(",");
 }
 
 /** The event queues of one user (placed by the user id, so every gateway finds them). */
@@ -62,4 +99,14 @@ export function webhookIndexRef(realmId: number): Ref<WebhookIndexProtocol> {
 /** A user's actor: their profile, settings, message flags and personal lists (key: the user id). */
 export function userRef(realmId: number, userId: number): Ref<UserProtocol> {
   return ref({ kind: "user", realm: realmId, key: String(userId) });
+}
+
+/** One organization's realm actor: its settings and members, the data every request needs. */
+export function realmRef(realmId: number): Ref<RealmProtocol> {
+  return ref({ kind: "realm", realm: realmId, key: "realm" });
+}
+
+/** The deployment's one realm directory (hosts -> realm ids, creating organizations). */
+export function realmDirectoryRef(): Ref<RealmDirectoryProtocol> {
+  return ref({ kind: "realmDirectory", realm: 0, key: "directory" });
 }

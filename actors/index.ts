@@ -4,10 +4,12 @@
 
 import { blobBehavior } from "./blob/index.ts";
 import { channelBehavior } from "./channel/index.ts";
+import { channelDirectoryBehavior } from "./channel-directory/index.ts";
 import { emojiBehavior } from "./emoji/index.ts";
 import { groupBehavior } from "./group/index.ts";
 import { queueBehavior } from "./queue/index.ts";
 import { realmBehavior } from "./realm/index.ts";
+import { realmDirectoryBehavior } from "./realm-directory/index.ts";
 import type { Behavior, Kind } from "./types.ts";
 import { uploadsBehavior } from "./uploads/index.ts";
 import { userBehavior } from "./user/index.ts";
@@ -19,10 +21,12 @@ import { webhookIndexBehavior } from "./webhook-index/index.ts";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const behaviors: Partial<Record<Kind, Behavior<any>>> = {
   realm: realmBehavior,
+  realmDirectory: realmDirectoryBehavior,
   user: userBehavior,
   queue: queueBehavior,
   group: groupBehavior,
   channel: channelBehavior,
+  channelDirectory: channelDirectoryBehavior,
   emoji: emojiBehavior,
   blob: blobBehavior,
   uploads: uploadsBehavior,
@@ -35,17 +39,17 @@ export {
   LARGER_THAN_MAX_MESSAGE_ID,
   MAX_MESSAGES_PER_FETCH,
   channelConvRef,
-  channelDirectoryRef,
+  conversationRef,
   dmConvRef,
   windowIds,
 } from "./channel/index.ts";
+export { channelDirectoryRef } from "./channel-directory/index.ts";
 export {
   INVITE_ACCEPTED,
   INVITE_AS,
   INVITE_EMAIL,
   REALM_BOOL_PROPERTIES,
   REALM_CHOICE_PROPERTIES,
-  directoryRef,
   realmRef,
   userDefaultSettings,
 } from "./realm/index.ts";
@@ -55,6 +59,7 @@ export {
   settingTypes,
   userRef,
 } from "./user/index.ts";
+export { realmDirectoryRef } from "./realm-directory/index.ts";
 export { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION } from "./version.ts";
 export {
   DEFAULT_QUEUE_TIMEOUT_SECS,

@@ -89,6 +89,24 @@ export function typedCall(call: UntypedCall): TypedCall {
   return call as TypedCall;
 }
 
+/** A TypedCall made as a given user (node-side workers acting for one, e.g. a scheduled send). */
+export interface TypedCallAs {
+  <P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller: Caller,
+  ): Promise<ReplyOf<P, M>>;
+  (ref: UntypedRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+}
+
+/** Type a transport's call made as a user, as `typedCall` does. */
+export function typedCallAs(
+  call: (ref: ActorRef, method: string, args: Obj, caller: Caller) => Promise<Value>,
+): TypedCallAs {
+  return call as TypedCallAs;
+}
+
 /** A decision whose reply has the method's reply type. */
 export type DecisionOf<R> = Omit<Decision, "reply"> & { reply?: R };
 

@@ -36,8 +36,10 @@ export interface IndexRange {
 
 export type Kind =
   | "realm"
+  | "realmDirectory"
   | "user"
   | "channel"
+  | "channelDirectory"
   | "group"
   | "queue"
   | "emoji"
@@ -47,8 +49,10 @@ export type Kind =
   | "webhookIndex";
 export const KINDS: readonly Kind[] = [
   "realm",
+  "realmDirectory",
   "user",
   "channel",
+  "channelDirectory",
   "group",
   "queue",
   "emoji",
@@ -64,8 +68,8 @@ export type Obj = { [key: string]: Value };
 
 /**
  * Identity of an actor. `realm` is the organization id; `key` is the
- * actor's id within the realm and kind ("1" for the realm actor itself, the
- * user id for a user...). The shard is derived from (realm, shardKey), where
+ * actor's id within the realm and kind ("realm" for an organization's realm
+ * actor, the user id for a user...). The shard is derived from (realm, shardKey), where
  * shardKey defaults to key; a queue actor uses its owner's user id so a
  * user's queues live beside the user.
  */

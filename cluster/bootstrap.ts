@@ -3,15 +3,10 @@
 // embedded server (`npm start`) with neither set makes up the owner itself
 // and hands back the credentials, which it prints once.
 import { randomBytes } from "node:crypto";
-import type { Value } from "../actors/types.ts";
+import { realmDirectoryRef } from "../actors/index.ts";
+import type { TypedCall } from "../actors/protocol.ts";
 import type { BootstrapConfig } from "./config.ts";
 import { rootLogger } from "./log.ts";
-
-type Caller = (
-  ref: { kind: "realm"; realm: number; key: string },
-  method: string,
-  args: Record<string, Value>,
-) => Promise<Value>;
 
 export interface BootstrapResult {
   realmId: number;
@@ -29,13 +24,13 @@ export function generatedOwnerEmail(externalHost: string): string {
 }
 
 export async function bootstrap(
-  call: Caller,
+  call: TypedCall,
   cfg: BootstrapConfig,
   opts: { generateOwner?: boolean } = {},
 ): Promise<BootstrapResult | null> {
   if (!cfg.ownerEmail || !cfg.ownerPassword) {
-    const realms = (await call({ kind: "realm", realm: 0, key: "directory" }, "listRealms", {})) as unknown[];
-    if (!realms || (Array.isArray(realms) && realms.length === 0)) {
+    const realms = await call(realmDirectoryRef(), "listRealms", {});
+    if (realms.length === 0) {
       if (opts.generateOwner && !cfg.ownerEmail && !cfg.ownerPassword) {
         const email = generatedOwnerEmail(cfg.externalHost);
         const password = randomBytes(18).toString("base64url");
@@ -49,12 +44,11 @@ export async function bootstrap(
     }
     return null;
   }
-  const r = (await call({ kind: "realm", realm: 0, key: "directory" }, "bootstrap", {
+  return await call(realmDirectoryRef(), "bootstrap", {
     realmName: cfg.realmName,
     host: cfg.externalHost,
     ownerEmail: cfg.ownerEmail,
     ownerPassword: cfg.ownerPassword,
     ownerName: cfg.ownerName,
-  })) as unknown as BootstrapResult;
-  return r;
+  });
 }

@@ -25,6 +25,8 @@
 // same key, and the queue actors drop what they already applied.
 
 import { channelDirectoryRef, queueRef } from "../actors/index.ts";
+import type { ChannelDirectoryProtocol } from "../actors/channel-directory/index.ts";
+import type { ArgsOf } from "../actors/protocol.ts";
 import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { actorId, shardOf } from "./addressing.ts";
 import type { Store } from "./storage/contract.ts";
@@ -760,7 +762,7 @@ export class LiveQueues {
         ref,
         shard: shardOf(ref, this.host.shards),
         method: "subscribedChannels",
-        args: { user_ids: userIds },
+        args: { user_ids: userIds } satisfies ArgsOf<ChannelDirectoryProtocol, "subscribedChannels">,
         caller: null,
         deadline: Date.now() + ATTEMPT_MS * 5,
         replyGraceMs: 0,

@@ -12,8 +12,9 @@
 
 import { behaviors } from "../actors/index.ts";
 import type { ActorRef, Kind } from "../actors/types.ts";
-import { convIndex, isDmKey } from "../actors/channel/conversation-state.ts";
-import type { DirState } from "../actors/channel/state.ts";
+import { isDmKey } from "../actors/addresses.ts";
+import { convIndex } from "../actors/channel/conversation-state.ts";
+import type { DirState } from "../actors/channel-directory/index.ts";
 import type { RealmState } from "../actors/realm/state.ts";
 import type { UserState } from "../actors/user/state.ts";
 import { generateApiKey } from "../actors/user/validate.ts";
@@ -89,7 +90,7 @@ export class ExportScope {
       const u = replay(ref, stored).state as UserState;
       if (u.created && !u.isBot && u.settings.allow_private_data_export === true)
         this.consenting.add(u.userId);
-    } else if (ref.kind === "channel" && ref.key === "directory") {
+    } else if (ref.kind === "channelDirectory") {
       this.dir = replay(ref, stored).state as DirState;
     }
   }
@@ -112,7 +113,7 @@ export class ExportScope {
     return this.exportType !== PUBLIC && this.consenting.has(userId);
   }
 
-  /** Is this conversation (a channel actor key other than the directory) exported? */
+  /** Is this conversation (a channel actor's key) exported? */
   keepsConversation(key: string): boolean {
     if (isDmKey(key)) {
       const ids = key
@@ -130,7 +131,7 @@ export class ExportScope {
    * when it is left out with its records and indexes.
    */
   filter(ref: ActorRef, stored: StoredActor): StoredActor | null {
-    if (ref.kind === "channel" && ref.key !== "directory" && !this.keepsConversation(ref.key)) {
+    if (ref.kind === "channel" && !this.keepsConversation(ref.key)) {
       const index = convIndex({ realmId: this.realmId, key: ref.key });
       this.droppedPrefixes.push(index.slice(0, -"ids".length));
       return null;
@@ -145,7 +146,7 @@ export class ExportScope {
       for (const entry of Object.values((state as RealmState).users)) entry.apiKey = "";
       return snapshotOf(ref, state, seq);
     }
-    if (ref.kind === "channel" && ref.key === "directory") {
+    if (ref.kind === "channelDirectory") {
       const { state, seq } = replay(ref, stored);
       const dir = state as DirState;
       // The retention list names who wrote to whom: only the conversations exported.

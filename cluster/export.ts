@@ -101,7 +101,7 @@ async function* exportLines(store: Store, manifest: Manifest): AsyncGenerator<st
   const scope = new ExportScope(manifest.realmId, manifest.exportType ?? EXPORT_PUBLIC);
   for (const { shard, actor } of actors) {
     const ref = parseActorId(actor);
-    if (ref && (ref.kind === "user" || (ref.kind === "channel" && ref.key === "directory")))
+    if (ref && (ref.kind === "user" || ref.kind === "channelDirectory"))
       scope.learn(ref, await readActor(store, shard, actor));
   }
   scope.settle();
@@ -296,12 +296,7 @@ export function startExportWorker(
   const running = new Map<string, Promise<void>>();
   async function run(realmId: number, exportId: number): Promise<void> {
     const ref = realmRef(realmId);
-    const job = (await node.call(ref, "exportJob", { exportId })) as {
-      pending: boolean;
-      secret: string;
-      exportType: number;
-      host: string;
-    } | null;
+    const job = await node.call(ref, "exportJob", { exportId });
     if (!job || !job.pending) return;
     const file = join(dataDir, "exports", String(realmId), job.secret, exportFileName(realmId, exportId));
     try {

@@ -24,7 +24,8 @@ import {
   dmConvRef,
   groupDirectoryRef,
 } from "../actors/index.ts";
-import type { TypedCall } from "../actors/protocol.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
+import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
 import { NOTIFICATION_BOT_ID, WELCOME_BOT_ID } from "../actors/realm/system-bot.ts";
 import { WELCOME_BOT_DM } from "../actors/realm/welcome-messages.ts";
 import type { Obj } from "../actors/types.ts";
@@ -152,7 +153,7 @@ export function startInviteWorker(
         notification_bot: true,
         read_by_sender: false,
         send_key: `invite-accepted:${String(d.userId)}`,
-      },
+      } satisfies ArgsOf<ChannelProtocol, "send">,
       caller: { realmId, userId: referrerId, role: Number(d.referrerRole), isBot: false },
       deadline: Date.now() + 30_000,
     });
@@ -197,7 +198,7 @@ export function startInviteWorker(
             welcome_bot: true,
             read_by_sender: false,
             send_key: `welcome:${String(userId)}:${String(i)}`,
-          },
+          } satisfies ArgsOf<ChannelProtocol, "send">,
           caller: { realmId, userId, role: Number(d.role), isBot: false },
           deadline: Date.now() + 30_000,
         });

@@ -338,6 +338,14 @@ export class NodeRuntime {
   }
 
   /** Call an actor as `caller` (a worker acting on someone's behalf), returning its reply value, raising its error. */
+  callAs<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller: Caller,
+  ): Promise<ReplyOf<P, M>>;
+  /** Kinds without a protocol yet (actors/protocol.ts): goes when the last kind is converted. */
+  callAs(ref: UntypedRef, method: string, args: Obj, caller: Caller): Promise<Value>;
   async callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value> {
     return responseValue(
       await this.request({

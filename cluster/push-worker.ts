@@ -98,10 +98,10 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
   let stopped = false;
 
   async function realmOf(realmId: number): Promise<PushRealm> {
-    const [info, settings] = (await Promise.all([
+    const [info, settings] = await Promise.all([
       host.call(realmRef(realmId), "publicInfo", {}),
       host.call(realmRef(realmId), "pushSettings", {}),
-    ])) as [{ name?: string; host?: string }, { requireE2ee: boolean }];
+    ]);
     const hostName = info.host || process.env.EXTERNAL_HOST || "localhost";
     // The gateway's scheme is the request's; a node has none, so it takes the operator's.
     const scheme = process.env.WEBHOOK_REALM_SCHEME || "http";
@@ -121,9 +121,7 @@ export function startPushWorker(host: PushWorkerHost, o: Partial<PushWorkerOptio
     );
     const withQueue = lists.filter((id): id is number => id !== null);
     if (!withQueue.length) return new Set();
-    const r = (await host.call(realmRef(realmId), "presenceIdle", { user_ids: withQueue })) as {
-      idle: number[];
-    };
+    const r = await host.call(realmRef(realmId), "presenceIdle", { user_ids: withQueue });
     const idle = new Set(r.idle);
     return new Set(withQueue.filter((id) => !idle.has(id)));
   }

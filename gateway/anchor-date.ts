@@ -6,7 +6,6 @@
 
 import { LARGER_THAN_MAX_MESSAGE_ID } from "../actors/index.ts";
 import { errors } from "../actors/errors.ts";
-import type { Obj } from "../actors/types.ts";
 import type { RouteRequest } from "./index.ts";
 import { select, type Term } from "./narrow.ts";
 
@@ -27,7 +26,7 @@ export function parseAnchorDate(raw: string | undefined): number {
 /** The message id to anchor at for `seconds`. */
 export async function dateAnchor(req: RouteRequest, terms: Term[], seconds: number): Promise<number> {
   // Markdown off: the probes only read ids and timestamps.
-  const opts: Obj = { apply_markdown: false, client_gravatar: true, allow_empty_topic_name: true };
+  const opts = { apply_markdown: false, client_gravatar: true, allow_empty_topic_name: true };
   const firstFrom = async (id: number): Promise<{ id: number; timestamp: number } | undefined> => {
     const s = await select(req, terms, { anchor: id, numBefore: 0, numAfter: 1, includeAnchor: true }, opts);
     const m = s.messages[0];

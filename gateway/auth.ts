@@ -22,7 +22,10 @@
 import { timingSafeEqual } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { errors } from "../actors/errors.ts";
-import type { ActorRef, Caller } from "../actors/types.ts";
+import { realmRef } from "../actors/index.ts";
+import type { ArgsOf, ReplyOf } from "../actors/protocol.ts";
+import type { RealmProtocol } from "../actors/realm/index.ts";
+import type { Caller } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient, Bus, Subscription } from "../cluster/transport/contract.ts";
@@ -39,14 +42,8 @@ const MAX_HEADERS = 10_000;
 const INCOMING_WEBHOOK_BOT = 2;
 
 /** What the realm actor's authVerify answers for a known email and its key. */
-export interface AuthRecord {
-  userId: number;
-  role: number;
-  isBot: boolean;
-  botType: number | null;
-  isActive: boolean;
-  realmDeactivated: boolean;
-}
+/** The realm's answer to a credential (authVerify): the account's state, never its key. */
+type AuthRecord = NonNullable<ReplyOf<RealmProtocol, "authVerify">>;
 
 interface Entry {
   rec: AuthRecord;
@@ -192,12 +189,16 @@ export class Authenticator {
 
   private async fetch(realmId: number, cred: Credentials, deadline: number): Promise<Entry | null> {
     const gen = this.generation;
-    const ref: ActorRef = { kind: "realm", realm: realmId, key: "realm" };
+    const ref = realmRef(realmId);
+    const args: ArgsOf<RealmProtocol, "authVerify"> = {
+      email: cred.email,
+      apiKey: cred.key.toString("latin1"),
+    };
     const res = await this.client.request({
       ref,
       shard: shardOf(ref, this.shards),
       method: "authVerify",
-      args: { email: cred.email, apiKey: cred.key.toString("latin1") },
+      args,
       caller: null,
       deadline,
     });

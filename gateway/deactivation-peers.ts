@@ -6,9 +6,12 @@ import { channelDirectoryRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
 import type { RouteRequest } from "./index.ts";
 
-export async function announceDeactivated(req: RouteRequest, realmReply: Obj): Promise<Obj> {
+export async function announceDeactivated(
+  req: RouteRequest,
+  realmReply: { deactivated: number[] },
+): Promise<Obj> {
   const { deactivated, ...reply } = realmReply;
-  if (Array.isArray(deactivated) && deactivated.length) {
+  if (deactivated.length) {
     await req.call(channelDirectoryRef(req.realmId), "peersOfDeactivated", { user_ids: deactivated });
   }
   return reply;

@@ -28,8 +28,8 @@ function meId(req: RouteRequest): number {
 /** Channel id from a name or an id. */
 export async function channelIdOf(req: RouteRequest, v: string | number): Promise<number | null> {
   if (typeof v === "number") return v;
-  const found = (await req.call(channelDirectoryRef(req.realmId), "lookupNames", { names: [v] })) as Obj;
-  const hit = own(found, v.trim().toLowerCase()) as [number, string] | undefined;
+  const found = await req.call(channelDirectoryRef(req.realmId), "lookupNames", { names: [v] });
+  const hit = own(found, v.trim().toLowerCase());
   return hit ? hit[0] : null;
 }
 
@@ -180,7 +180,7 @@ interface Filters {
 }
 
 export async function narrowContext(req: RouteRequest): Promise<NarrowContext> {
-  return (await req.call(channelDirectoryRef(req.realmId), "narrowContext", {})) as unknown as NarrowContext;
+  return await req.call(channelDirectoryRef(req.realmId), "narrowContext", {});
 }
 
 async function muting(req: RouteRequest, ctx: NarrowContext): Promise<Muting> {
@@ -531,9 +531,7 @@ export async function findMessages(req: RouteRequest, ids: number[]): Promise<It
   const ctx = await narrowContext(req);
   const found = await Promise.all(
     ctx.readable.map(async (channelId) => {
-      const r = (await req.call(channelConvRef(req.realmId, channelId), "locateIds", { ids: missing })) as {
-        items: [number, string, number][];
-      };
+      const r = await req.call(channelConvRef(req.realmId, channelId), "locateIds", { ids: missing });
       return r.items.map(([id, topic, sender]) => ({
         id,
         conv: String(channelId),
@@ -563,15 +561,16 @@ export function convRef(req: RouteRequest, conv: string) {
 async function contentFilter(req: RouteRequest, items: Item[], plan: Plan): Promise<Item[]> {
   const f = plan.filters;
   if (!f.has.length && !f.mentions.length && f.search === undefined) return items;
-  const filters: Obj = { has: f.has as unknown as Value, mentions: f.mentions as unknown as Value };
-  if (f.search !== undefined) filters.search = f.search;
+  const filters = {
+    has: f.has,
+    mentions: f.mentions,
+    ...(f.search !== undefined ? { search: f.search } : {}),
+  };
   const keep = new Set<number>();
   await Promise.all(
     [...byConv(items)].map(async ([conv, ids]) => {
-      const r = (await req.call(convRef(req, conv), "getByIds", { ids, filters, matchOnly: true })) as {
-        matching: number[];
-      };
-      for (const id of r.matching) keep.add(id);
+      const r = await req.call(convRef(req, conv), "getByIds", { ids, filters, matchOnly: true });
+      if ("matching" in r) for (const id of r.matching) keep.add(id);
     }),
   );
   return items.filter((i) => keep.has(i.id));
@@ -580,18 +579,18 @@ async function contentFilter(req: RouteRequest, items: Item[], plan: Plan): Prom
 export async function loadMessages(
   req: RouteRequest,
   items: Item[],
-  opts: Obj,
+  opts: ClientOpts,
   search?: string,
 ): Promise<Obj[]> {
   const found = new Map<number, Obj>();
   await Promise.all(
     [...byConv(items)].map(async ([conv, ids]) => {
-      const r = (await req.call(convRef(req, conv), "getByIds", {
+      const r = await req.call(convRef(req, conv), "getByIds", {
         ids,
         ...opts,
         ...(search ? { search } : {}),
-      })) as { messages: Record<string, Obj> };
-      for (const [id, m] of Object.entries(r.messages)) found.set(Number(id), m);
+      });
+      if ("messages" in r) for (const [id, m] of Object.entries(r.messages)) found.set(Number(id), m);
     }),
   );
   const out: Obj[] = [];
@@ -611,6 +610,13 @@ export function parseAnchor(raw: string | undefined, useFirstUnread: boolean): n
   if (raw === "first_unread") return "first_unread";
   if (!/^-?\d+$/.test(raw)) throw errors.invalidAnchor();
   return Math.min(Math.max(0, Number(raw)), LARGER_THAN_MAX_MESSAGE_ID);
+}
+
+/** How the client wants messages shaped (GET /messages' options). */
+export interface ClientOpts {
+  apply_markdown: boolean;
+  client_gravatar: boolean;
+  allow_empty_topic_name: boolean;
 }
 
 export interface Selection {
@@ -635,17 +641,17 @@ async function channelFetch(
   channelId: number,
   operand: string,
   w: Window,
-  opts: Obj,
+  opts: ClientOpts,
 ): Promise<Selection> {
-  return (await req.call(channelConvRef(req.realmId, channelId), "fetch", {
+  return await req.call(channelConvRef(req.realmId, channelId), "fetch", {
     anchor: w.anchor,
     num_before: w.numBefore,
     num_after: w.numAfter,
     include_anchor: w.includeAnchor,
-    filters: channelFilters(plan, channelId) as unknown as Value,
+    filters: channelFilters(plan, channelId),
     operand,
     ...opts,
-  })) as unknown as Selection;
+  });
 }
 
 /** The messages of a narrow around an anchor (Zulip's fetch_messages). */
@@ -653,7 +659,7 @@ export async function select(
   req: RouteRequest,
   terms: Term[],
   w: Window,
-  opts: Obj,
+  opts: ClientOpts,
   messageIds?: number[],
 ): Promise<Selection> {
   const plan = await planNarrow(req, terms);
@@ -696,7 +702,7 @@ async function publicHistorySelect(
   req: RouteRequest,
   plan: Plan,
   w: { anchor: number; numBefore: number; numAfter: number; includeAnchor: boolean },
-  opts: Obj,
+  opts: ClientOpts,
 ): Promise<Selection> {
   const channels = plan.narrowCtx!.public.filter((id) => plan.convPreds.every((p) => p(String(id))));
   const parts = await Promise.all(
@@ -746,7 +752,7 @@ export async function byMessageIds(req: RouteRequest, ids: number[]): Promise<Ob
       "use_first_unread_anchor",
     ]);
   if (ids.length > MAX_MESSAGES_PER_FETCH) throw errors.tooManyMessages();
-  const opts: Obj = {
+  const opts: ClientOpts = {
     apply_markdown: pr.apply_markdown as boolean,
     client_gravatar: pr.client_gravatar as boolean,
     allow_empty_topic_name: pr.allow_empty_topic_name as boolean,

@@ -1,15 +1,17 @@
 // Host header -> realm id, cached per gateway.
 //
-// The directory actor (realm 0, key "directory") owns the host table. A
+// The realm directory (actors/realm-directory/) owns the host table. A
 // realm's host changes rarely, so a stale entry lives at most TTL_MS; errors
 // (unknown host) are not cached and reach the client as the actor raised them.
 //
 // An unknown host is Zulip's "Invalid subdomain" (404), unless the
 // deployment says it is a single organization (SINGLE_ORGANIZATION=1): then
-// every host reaches the only organization there is (directory-handlers.ts).
+// every host reaches the only organization there is (actors/realm-directory/handlers.ts).
 
 import { LRUCache } from "lru-cache";
-import type { ActorRef } from "../actors/types.ts";
+import { realmDirectoryRef } from "../actors/index.ts";
+import type { ArgsOf, ReplyOf } from "../actors/protocol.ts";
+import type { RealmDirectoryProtocol } from "../actors/realm-directory/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { responseValue } from "../cluster/responses.ts";
 import type { ActorClient } from "../cluster/transport/contract.ts";
@@ -18,7 +20,7 @@ const TTL_MS = 60_000;
 /** The Host header is client-controlled: bound what it can make us remember. */
 const MAX_ENTRIES = 10_000;
 
-const DIRECTORY: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+const DIRECTORY = realmDirectoryRef();
 
 export interface ResolvedHost {
   realmId: number;
@@ -79,15 +81,17 @@ export class RealmResolver {
 
   private async fetch(hostHeader: string, deadline: number): Promise<ResolvedHost> {
     const host = hostName(hostHeader);
+    const args: ArgsOf<RealmDirectoryProtocol, "resolveHost"> = { host, single: this.single };
     const res = await this.client.request({
       ref: DIRECTORY,
       shard: this.shard,
       method: "resolveHost",
-      args: { host, single: this.single },
+      args,
       caller: null,
       deadline,
     });
-    const value = responseValue(res) as { realmId?: unknown } | null;
+    // Trusted like every reply, but a mistake here would route requests to the wrong organization.
+    const value = responseValue(res) as Partial<ReplyOf<RealmDirectoryProtocol, "resolveHost">> | null;
     const realmId = value?.realmId;
     if (typeof realmId !== "number")
       throw new Error(`resolveHost(${host}) answered ${JSON.stringify(value)}`);

@@ -7,8 +7,8 @@
 // marking read, and finding messages by id.
 
 import { channelConvRef, channelDirectoryRef, userRef } from "../actors/index.ts";
-import type { TypedCall } from "../actors/protocol.ts";
-import type { Obj } from "../actors/types.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
+import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
 
 /** What asks: a route's request or a /register area's context (both carry the realm and `call`). */
 export interface Asker {
@@ -29,9 +29,7 @@ export interface ChannelRows {
 
 /** The channels (ids as conversation keys) where the caller has subscription spans. */
 export async function spannedChannels(a: Asker): Promise<string[]> {
-  const r = (await a.call(channelDirectoryRef(a.realmId), "narrowContext", {})) as {
-    spans?: Record<string, unknown>;
-  };
+  const r = await a.call(channelDirectoryRef(a.realmId), "narrowContext", {});
   return Object.keys(r.spans ?? {});
 }
 
@@ -42,16 +40,11 @@ export async function spannedChannels(a: Asker): Promise<string[]> {
 export async function channelRows(
   a: Asker,
   convs: string[],
-  args: (conv: string) => Obj,
+  args: (conv: string) => ArgsOf<ChannelProtocol, "receivedRows">,
 ): Promise<ChannelRows[]> {
   return Promise.all(
     convs.map(async (conv) => {
-      const r = (await a.call(channelConvRef(a.realmId, Number(conv)), "receivedRows", args(conv))) as {
-        rows: [number, string, number][];
-        newest: number;
-        lastReceived: number;
-        topicExists: boolean;
-      };
+      const r = await a.call(channelConvRef(a.realmId, Number(conv)), "receivedRows", args(conv));
       return {
         conv,
         rows: r.rows.map(([id, topic, sender]): ReceivedRow => [id, conv, topic, sender]),

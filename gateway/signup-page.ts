@@ -111,10 +111,7 @@ ${emailField}
 async function showForm(req: RouteRequest): Promise<RawReply> {
   const key = req.path.key ?? "";
   try {
-    const info = (await req.call(realmRef(req.realmId), "inviteInfo", { key })) as {
-      realmName: string;
-      email: string | null;
-    };
+    const info = await req.call(realmRef(req.realmId), "inviteInfo", { key });
     return formPage({ key, realmName: info.realmName, email: info.email });
   } catch (err) {
     return failure(req, err, errorPage);
@@ -160,19 +157,19 @@ const register: RouteDef = {
     const realm = realmRef(req.realmId);
     let info: { realmName: string; email: string | null };
     try {
-      info = (await req.call(realm, "inviteInfo", { key })) as typeof info;
+      info = await req.call(realm, "inviteInfo", { key });
     } catch (err) {
       return failure(req, err, errorPage);
     }
     const fullName = field(req, "full_name");
     const typedEmail = field(req, "email");
     try {
-      const r = (await req.call(realm, "acceptInvite", {
+      const r = await req.call(realm, "acceptInvite", {
         key,
         email: typedEmail,
         fullName,
         password: typeof req.params.password === "string" ? req.params.password : "",
-      })) as { userId: number; email: string };
+      });
       return page(
         `Welcome to ${info.realmName}`,
         `<h1>Your account is ready</h1>

@@ -5,8 +5,9 @@
 // guest's answer is computed once per request however many reads use it.
 
 import { channelDirectoryRef, userRef } from "../actors/index.ts";
-import type { TypedCall } from "../actors/protocol.ts";
-import type { Caller, Obj } from "../actors/types.ts";
+import type { ArgsOf, TypedCall } from "../actors/protocol.ts";
+import type { RealmProtocol } from "../actors/realm/index.ts";
+import type { Caller } from "../actors/types.ts";
 
 const ROLE_GUEST = 600;
 
@@ -16,16 +17,16 @@ interface Source {
   call: TypedCall;
 }
 
-const perRequest = new WeakMap<Source, Promise<Obj | undefined>>();
+/** A restricted guest's access, as the realm's user reads take it. */
+type Access = NonNullable<ArgsOf<RealmProtocol, "getMembers">["access"]>;
 
-async function compute(src: Source): Promise<Obj | undefined> {
+const perRequest = new WeakMap<Source, Promise<Access | undefined>>();
+
+async function compute(src: Source): Promise<Access | undefined> {
   const caller = src.caller;
   if (caller === null || caller.role !== ROLE_GUEST) return undefined;
   const [dir, user] = await Promise.all([
-    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}) as Promise<{
-      all: boolean;
-      channel_peers?: number[];
-    }>,
+    src.call(channelDirectoryRef(src.realmId), "accessibleUsers", {}),
     src.call(userRef(src.realmId, caller.userId), "dmPeers", {}),
   ]);
   if (dir.all) return undefined;
@@ -33,7 +34,7 @@ async function compute(src: Source): Promise<Obj | undefined> {
 }
 
 /** `{access}` to spread into a realm user read's arguments, or {} when unrestricted. */
-export async function accessArgs(src: Source): Promise<Obj> {
+export async function accessArgs(src: Source): Promise<{ access?: Access }> {
   let p = perRequest.get(src);
   if (!p) {
     p = compute(src);

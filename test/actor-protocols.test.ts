@@ -10,10 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  channelConvRef,
+  channelDirectoryRef,
   emojiBlobRef,
   emojiDirectoryRef,
   groupDirectoryRef,
   queueRef,
+  realmDirectoryRef,
+  realmRef,
   uploadsDirectoryRef,
   userRef,
   webhookIndexRef,
@@ -99,6 +103,101 @@ async function checkGroupArgs(
   assert.deepEqual(await groupNames(api), [...before, "forged"].sort());
 }
 
+/** The realm's channel names, through the API. */
+async function channelNames(api: Api): Promise<string[]> {
+  const res = await api("GET", "/streams", { include_all: true });
+  assertSuccess(res);
+  return (res.body.streams as Obj[]).map((c) => c.name as string).sort();
+}
+
+/** The caller's newest messages of a channel, through the API. */
+async function channelMessages(api: Api, streamId: number): Promise<number[]> {
+  const res = await api("GET", "/messages", {
+    anchor: "newest",
+    num_before: 100,
+    num_after: 0,
+    narrow: [{ operator: "channel", operand: streamId }],
+  });
+  assertSuccess(res);
+  return (res.body.messages as Obj[]).map((m) => m.id as number);
+}
+
+/**
+ * Wrong-typed and good args against the channel directory and a channel's
+ * conversation, as `caller`: the two kinds split out of the channel kind.
+ */
+async function checkChannelArgs(
+  forge: ReturnType<typeof forger>,
+  api: Api,
+  caller: Caller,
+  realmId: number,
+): Promise<void> {
+  const dir = channelDirectoryRef(realmId);
+  const made = await api("POST", "/channels/create", {
+    name: "protocol checks",
+    subscribers: [caller.userId],
+  });
+  assertSuccess(made);
+  const streamId = made.body.id as number;
+  const conv = channelConvRef(realmId, streamId);
+  const channelsBefore = await channelNames(api);
+  const messagesBefore = await channelMessages(api, streamId);
+
+  // The directory: a string id, a missing name, a wrong item in a list, a wrong flag.
+  refusedAsInvalid(
+    await forge(dir, "getChannel", { stream_id: String(streamId) }, caller),
+    "getChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "createChannel", { subscribers: [] }, caller),
+    "createChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "createChannel", { name: "forged", subscribers: ["x"] }, caller),
+    "createChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(dir, "updateChannel", { stream_id: streamId, new_name: "forged", is_private: "yes" }, caller),
+    "updateChannel",
+    "channelDirectory",
+  );
+  refusedAsInvalid(
+    await forge(
+      dir,
+      "setSubProperties",
+      { data: [{ stream_id: streamId, property: "color", value: 5 }] },
+      caller,
+    ),
+    "setSubProperties",
+    "channelDirectory",
+  );
+  // The conversation: a non-string content, a bad anchor, an unknown reaction op, a moved message without an id.
+  refusedAsInvalid(await forge(conv, "send", { content: 5, topic: "t" }, caller), "send", "channel");
+  refusedAsInvalid(await forge(conv, "fetch", { anchor: "oldest" }, caller), "fetch", "channel");
+  refusedAsInvalid(
+    await forge(conv, "react", { message_id: 1, op: "toggle", emoji_name: "smile" }, caller),
+    "react",
+    "channel",
+  );
+  refusedAsInvalid(await forge(conv, "moveIn", { msgs: [{ topic: "t" }] }, caller), "moveIn", "channel");
+  // Nothing changed.
+  assert.deepEqual(await channelNames(api), channelsBefore);
+  assert.deepEqual(await channelMessages(api, streamId), messagesBefore);
+
+  // The same calls with good args work.
+  const channel = await forge(dir, "getChannel", { stream_id: streamId }, caller);
+  assert.equal(channel.ok, true, JSON.stringify(channel));
+  const created = await forge(dir, "createChannel", { name: "forged", subscribers: [] }, caller);
+  assert.equal(created.ok, true, JSON.stringify(created));
+  const sent = await forge(conv, "send", { content: "checked", topic: "t" }, caller);
+  assert.equal(sent.ok, true, JSON.stringify(sent));
+  assert.deepEqual(await channelNames(api), [...channelsBefore, "forged"].sort());
+  assert.equal((await channelMessages(api, streamId)).length, messagesBefore.length + 1);
+}
+
 /** The caller's saved snippet titles, through the API. */
 async function snippetTitles(api: Api): Promise<string[]> {
   const res = await api("GET", "/saved_snippets");
@@ -133,6 +232,94 @@ async function checkUserArgs(forge: ReturnType<typeof forger>, api: Api, caller:
   assert.deepEqual(await snippetTitles(api), [...before, "forged"].sort());
   const flags = await forge(me, "updateFlags", { messages: [], op: "add", flag: "read" }, caller);
   assert.deepEqual(flags, { ok: true, value: { messages: [] } });
+}
+
+/** The caller's own full name, through the API. */
+async function ownName(api: Api): Promise<string> {
+  const res = await api("GET", "/users/me");
+  assertSuccess(res);
+  return res.body.full_name as string;
+}
+
+/** The realm's linkifier patterns, through the API. */
+async function linkifierPatterns(api: Api): Promise<string[]> {
+  const res = await api("GET", "/realm/linkifiers");
+  assertSuccess(res);
+  return (res.body.linkifiers as Obj[]).map((l) => l.pattern as string);
+}
+
+/** Wrong-typed and good args against the realm actor and the realm directory, as `caller`. */
+async function checkRealmArgs(
+  forge: ReturnType<typeof forger>,
+  api: Api,
+  caller: Caller,
+  realmId: number,
+): Promise<void> {
+  const realm = realmRef(realmId);
+  const name = await ownName(api);
+  const patterns = await linkifierPatterns(api);
+  const refused = (res: ActorResponse, method: string) => refusedAsInvalid(res, method, "realm");
+  // Wrong types with a caller: a string id, a number for a string, a list of strings.
+  refused(
+    await forge(realm, "updateMember", { userId: String(caller.userId), fullName: "Forged" }, caller),
+    "updateMember",
+  );
+  refused(await forge(realm, "updateMember", { userId: caller.userId, fullName: 7 }, caller), "updateMember");
+  refused(await forge(realm, "updateMember", { userId: caller.userId, role: 1.5 }, caller), "updateMember");
+  refused(await forge(realm, "addLinkifier", { pattern: "forged", url_template: 5 }, caller), "addLinkifier");
+  refused(
+    await forge(realm, "addLinkifier", { url_template: "https://x.example/{id}" }, caller),
+    "addLinkifier",
+  );
+  refused(await forge(realm, "reorderLinkifiers", { ids: "1,2" }, caller), "reorderLinkifiers");
+  refused(await forge(realm, "updatePresence", { status: 1 }, caller), "updatePresence");
+  refused(await forge(realm, "createBot", { fullName: "Forged Bot", shortName: ["x"] }, caller), "createBot");
+  refused(
+    await forge(realm, "updateRealmProperties", { updates: "name=Forged" }, caller),
+    "updateRealmProperties",
+  );
+  refused(
+    await forge(realm, "getMembers", { userIds: [caller.userId], access: { channelPeers: "all" } }, caller),
+    "getMembers",
+  );
+  // Without a caller too, before the realm's own checks.
+  refused(await forge(realm, "authVerify", { email: 1, apiKey: "x" }, null), "authVerify");
+  refused(await forge(realm, "getMembers", { userIds: ["1"] }, null), "getMembers");
+  refused(
+    await forge(realm, "acceptInvite", { key: 5, fullName: "X Y", password: "pw" }, null),
+    "acceptInvite",
+  );
+  // The realm directory's one external method.
+  const dir = realmDirectoryRef();
+  refusedAsInvalid(await forge(dir, "resolveHost", { host: 5 }, null), "resolveHost", "realmDirectory");
+  refusedAsInvalid(
+    await forge(dir, "resolveHost", { host: "localhost", single: "yes" }, null),
+    "resolveHost",
+    "realmDirectory",
+  );
+  // Nothing changed.
+  assert.equal(await ownName(api), name);
+  assert.deepEqual(await linkifierPatterns(api), patterns);
+
+  // The same calls with good args work; PATCH /realm's settings stay loose
+  // (the handler answers Zulip's own error for a wrong-typed value).
+  const renamed = await forge(
+    realm,
+    "updateMember",
+    { userId: caller.userId, fullName: `${name} II` },
+    caller,
+  );
+  assert.equal(renamed.ok, true, JSON.stringify(renamed));
+  assert.equal(await ownName(api), `${name} II`);
+  const bad = await forge(realm, "updateRealmProperties", { updates: { name: 5 } }, caller);
+  assert.deepEqual(bad.ok ? bad : { code: bad.code, msg: bad.msg }, {
+    code: "BAD_REQUEST",
+    msg: "Invalid name",
+  });
+  const restored = await forge(realm, "updateMember", { userId: caller.userId, fullName: name }, caller);
+  assert.equal(restored.ok, true, JSON.stringify(restored));
+  const found = await forge(dir, "resolveHost", { host: "localhost" }, null);
+  assert.deepEqual(found, { ok: true, value: { realmId } });
 }
 
 describe("actor protocols - args checked at the node (embedded gateway's client)", () => {
@@ -195,6 +382,10 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     assert.equal(reg.ok, true, JSON.stringify(reg));
     const list = await forge(emoji, "list", {}, owner);
     assert.equal(list.ok, true, JSON.stringify(list));
+  });
+
+  test("the channel directory and conversation kinds check their args too", async () => {
+    await checkChannelArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
   });
 
   test("the uploads and blob kinds check their args too", async () => {
@@ -279,6 +470,52 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     await checkUserArgs(forger(srv.gatewayClient, 16), api, owner);
   });
 
+  test("the realm and realm directory kinds check their args too", async () => {
+    await checkRealmArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
+  });
+
+  test("a spectator read without spectator access is still refused", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    const realm = realmRef(owner.realmId);
+    for (const method of [
+      "registerRealmState",
+      "crossRealmBots",
+      "profileFieldsState",
+      "listLinkifiers",
+      "listPlaygrounds",
+    ]) {
+      const res = await forge(realm, method, {}, null);
+      assert.deepEqual(res.ok ? res : { code: res.code, status: res.status }, {
+        code: "UNAUTHORIZED",
+        status: 401,
+      });
+      // With a caller, the same read answers.
+      const mine = await forge(realm, method, {}, owner);
+      assert.equal(mine.ok, true, JSON.stringify(mine));
+    }
+    // Bad args of a spectator read are refused before that check.
+    refusedAsInvalid(await forge(realm, "getMember", { userId: "1" }, null), "getMember", "realm");
+  });
+
+  test("the realm and realm directory kinds own no key of each other's (they share storage ids)", async () => {
+    const forge = forger(srv.gatewayClient, 16);
+    // Same storage id as the realm directory (realm.0.directory): refused before any activation.
+    const stray: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+    for (const method of ["publicInfo", "registerRealmState", "listLinkifiers"])
+      refusedAsInternal(await forge(stray, method, {}, null));
+    refusedAsInternal(
+      await forge(
+        { kind: "realmDirectory", realm: 0, key: "realm" },
+        "resolveHost",
+        { host: "localhost" },
+        null,
+      ),
+    );
+    // The directory itself still answers.
+    const found = await forge(realmDirectoryRef(), "resolveHost", { host: "localhost" }, null);
+    assert.deepEqual(found, { ok: true, value: { realmId: owner.realmId } });
+  });
+
   test("inside the node, internal methods answer (typed at compile time)", async () => {
     const r = await srv.node.call(groupDirectoryRef(owner.realmId), "expandGroups", { groupIds: [] });
     assert.deepEqual(r, { userIds: [] });
@@ -309,5 +546,6 @@ describe("actor protocols - args checked at the node (gRPC)", { skip }, () => {
     const owner: Caller = { realmId: REALM, userId: me.body.user_id as number, role: 100, isBot: false };
     await checkGroupArgs(forger(grpc, c.shards), c.api, owner, REALM);
     await checkUserArgs(forger(grpc, c.shards), c.api, owner);
+    await checkRealmArgs(forger(grpc, c.shards), c.api, owner, REALM);
   });
 });

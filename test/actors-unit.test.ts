@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { beforeEach, describe, test } from "node:test";
-import { behaviors, directoryRef, realmRef, userRef } from "../actors/index.ts";
+import { behaviors, realmDirectoryRef, realmRef, userRef } from "../actors/index.ts";
 import {
   checkEmojiRequest,
   emojiDataForName,
@@ -147,7 +147,7 @@ const OWNER_PASSWORD = "owner-password";
 
 async function world(): Promise<World> {
   const rt = new FakeRuntime();
-  const r = (await rt.call(directoryRef(), "bootstrap", {
+  const r = (await rt.call(realmDirectoryRef(), "bootstrap", {
     realmName: "Test Org",
     host: "chat.example.com",
     ownerEmail: OWNER_EMAIL,
@@ -267,7 +267,7 @@ describe("realm directory - hosts and bootstrap", () => {
   test("no realm: resolveHost is 404 NONEXISTENT_SUBDOMAIN", async () => {
     const rt = new FakeRuntime();
     await rejects(
-      rt.call(directoryRef(), "resolveHost", { host: "x.example.com" }),
+      rt.call(realmDirectoryRef(), "resolveHost", { host: "x.example.com" }),
       "Invalid subdomain",
       "NONEXISTENT_SUBDOMAIN",
       404,
@@ -276,20 +276,20 @@ describe("realm directory - hosts and bootstrap", () => {
 
   test("bootstrap is idempotent; resolveHost falls back to the only realm when told to", async () => {
     const w = await world();
-    assert.deepEqual(await w.rt.call(directoryRef(), "resolveHost", { host: "CHAT.example.com" }), {
+    assert.deepEqual(await w.rt.call(realmDirectoryRef(), "resolveHost", { host: "CHAT.example.com" }), {
       realmId: w.realmId,
     });
     await rejects(
-      w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com" }),
+      w.rt.call(realmDirectoryRef(), "resolveHost", { host: "other.example.com" }),
       "Invalid subdomain",
       "NONEXISTENT_SUBDOMAIN",
       404,
     );
     assert.deepEqual(
-      await w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com", single: true }),
+      await w.rt.call(realmDirectoryRef(), "resolveHost", { host: "other.example.com", single: true }),
       { realmId: w.realmId },
     );
-    const again = await w.rt.call(directoryRef(), "bootstrap", {
+    const again = await w.rt.call(realmDirectoryRef(), "bootstrap", {
       realmName: "Another",
       host: "x.example.com",
       ownerEmail: OWNER_EMAIL.toLowerCase(),
@@ -302,7 +302,7 @@ describe("realm directory - hosts and bootstrap", () => {
       apiKey: w.owner.apiKey,
       created: false,
     });
-    assert.deepEqual(await w.rt.call(directoryRef(), "listRealms", {}), [
+    assert.deepEqual(await w.rt.call(realmDirectoryRef(), "listRealms", {}), [
       { realmId: w.realmId, host: "chat.example.com" },
     ]);
     w.rt.checkReplay();
@@ -310,27 +310,27 @@ describe("realm directory - hosts and bootstrap", () => {
 
   test("createRealm makes a second realm with its own ids; hosts are unique", async () => {
     const w = await world();
-    const r = (await w.rt.call(directoryRef(), "createRealm", {
+    const r = await w.rt.call(realmDirectoryRef(), "createRealm", {
       realmName: "Second",
       host: "two.example.com",
       ownerEmail: "boss@two.example.com",
       ownerPassword: "boss-password",
       ownerName: "Boss Two",
-    })) as { realmId: number; userId: number; created: boolean };
+    });
     assert.notEqual(r.realmId, w.realmId);
     assert.equal(r.userId, 1); // user ids are per realm
-    assert.deepEqual(await w.rt.call(directoryRef(), "resolveHost", { host: "two.example.com" }), {
+    assert.deepEqual(await w.rt.call(realmDirectoryRef(), "resolveHost", { host: "two.example.com" }), {
       realmId: r.realmId,
     });
     // Two organizations: no host falls back to either, whatever the gateway says.
     await rejects(
-      w.rt.call(directoryRef(), "resolveHost", { host: "other.example.com", single: true }),
+      w.rt.call(realmDirectoryRef(), "resolveHost", { host: "other.example.com", single: true }),
       "Invalid subdomain",
       "NONEXISTENT_SUBDOMAIN",
       404,
     );
     await rejects(
-      w.rt.call(directoryRef(), "createRealm", {
+      w.rt.call(realmDirectoryRef(), "createRealm", {
         realmName: "Third",
         host: "two.example.com",
         ownerEmail: "c@example.com",
@@ -340,7 +340,7 @@ describe("realm directory - hosts and bootstrap", () => {
       "Host 'two.example.com' is already used by another organization",
     );
     await rejects(
-      w.rt.call(directoryRef(), "registerRealm", { realmId: 99, host: "two.example.com" }),
+      w.rt.call(realmDirectoryRef(), "registerRealm", { realmId: 99, host: "two.example.com" }),
       "Host 'two.example.com' is already used by another organization",
     );
     w.rt.checkReplay();
@@ -349,7 +349,18 @@ describe("realm directory - hosts and bootstrap", () => {
   test("end-user callers cannot reach internal methods", async () => {
     const w = await world();
     await rejects(
-      w.rt.call(directoryRef(), "bootstrap", {}, w.owner.caller),
+      w.rt.call(
+        realmDirectoryRef(),
+        "bootstrap",
+        {
+          realmName: "X",
+          host: "x.example.com",
+          ownerEmail: "x@example.com",
+          ownerPassword: "x",
+          ownerName: "X",
+        },
+        w.owner.caller,
+      ),
       "Access denied",
       "BAD_REQUEST",
       403,
@@ -513,10 +524,7 @@ describe("realm - fetch_api_key flow and its rate limit", () => {
   });
 
   async function fetchKey(username: string, password: string): Promise<Value> {
-    const found = (await w.rt.call(realmRef(w.realmId), "login", {
-      username,
-      emptyPassword: password === "",
-    })) as { userId: number };
+    const found = await w.rt.call(realmRef(w.realmId), "login", { username, emptyPassword: password === "" });
     return w.rt.call(userRef(w.realmId, found.userId), "login", { password });
   }
 
@@ -777,9 +785,7 @@ describe("user - PATCH /settings", () => {
       "New password is too weak!",
     );
     assert.deepEqual(await patch(member, { new_password: "brand-new-pw", old_password: "pass-word-1" }), {});
-    const found = (await w.rt.call(realmRef(w.realmId), "login", { username: "member@example.com" })) as {
-      userId: number;
-    };
+    const found = await w.rt.call(realmRef(w.realmId), "login", { username: "member@example.com" });
     assert.equal(
       (await w.rt.call(userRef(w.realmId, found.userId), "login", { password: "brand-new-pw" })).user_id,
       member.userId,

@@ -124,8 +124,7 @@ describe("all_public_streams - embedded", () => {
     const w = await chat.newUser();
     const realmId = chat.srv.bootstrapped!.realmId!;
     const view = async () =>
-      ((await chat.srv.node.call(realmRef(realmId), "roster", { sender: chat.owner.userId })) as Obj)
-        .allPublic as number[] | undefined;
+      (await chat.srv.node.call(realmRef(realmId), "roster", { sender: chat.owner.userId })).allPublic;
     await scenario(
       chat.api,
       { userId: w.userId, api: makeApi(chat.srv.url, w) },
@@ -179,8 +178,7 @@ describe("all_public_streams - embedded", () => {
     const api = makeApi(chat.srv.url, w);
     const realmId = chat.srv.bootstrapped!.realmId!;
     const view = async () =>
-      ((await chat.srv.node.call(realmRef(realmId), "roster", { sender: chat.owner.userId })) as Obj)
-        .allPublic as number[] | undefined;
+      (await chat.srv.node.call(realmRef(realmId), "roster", { sender: chat.owner.userId })).allPublic;
     ok(
       await api("POST", "/register", {
         all_public_streams: true,

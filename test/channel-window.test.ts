@@ -18,9 +18,9 @@ import {
   channelWindow,
   contentFilter,
   type ChannelWindowArgs,
-  type Filters,
-  type FlagSource,
 } from "../actors/channel/conversation-handlers.ts";
+import type { Filters } from "../actors/channel/protocol.ts";
+import type { FlagSource } from "../actors/channel/received.ts";
 import {
   addWrites,
   allIds,

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { createClient } from "redis";
+import { realmDirectoryRef } from "../actors/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { createRedisClusterStore, type Store } from "../cluster/storage/index.ts";
 import type { GrpcTls } from "../cluster/config.ts";
@@ -305,7 +306,7 @@ describe("cluster security - authenticated, encrypted internal links", { skip },
     const n1 = c.nodes.get("n1")!;
     const address = `127.0.0.1:${n1.grpcPort}`;
     const pem = (p: string) => readFileSync(p);
-    const ref = { kind: "realm" as const, realm: 0, key: "directory" };
+    const ref = realmDirectoryRef();
     const req = (): ActorRequest => ({
       ref,
       shard: shardOf(ref, c.shards),

@@ -507,14 +507,15 @@ describe("users - DELETE /users/{id} actions: actor handlers", () => {
     assert.deepEqual((await user.handlers.sentMessages!(uState, {}, { ...ctx, self: uRef }, admin)).reply, {
       items: [],
     });
-    const dRef: ActorRef = { kind: "channel", realm, key: "directory" };
-    const dState = channel.initial(dRef);
+    const directory = behaviors.channelDirectory!;
+    const dRef: ActorRef = { kind: "channelDirectory", realm, key: "directory" };
+    const dState = directory.initial(dRef);
     await assert.rejects(
-      async () => channel.handlers.publicChannelIds!(dState, {}, { ...ctx, self: dRef }, member),
+      async () => directory.handlers.publicChannelIds!(dState, {}, { ...ctx, self: dRef }, member),
       (e: unknown) => e instanceof ZulipError,
     );
     assert.deepEqual(
-      (await channel.handlers.publicChannelIds!(dState, {}, { ...ctx, self: dRef }, null)).reply,
+      (await directory.handlers.publicChannelIds!(dState, {}, { ...ctx, self: dRef }, null)).reply,
       {
         public: [],
       },

@@ -67,10 +67,7 @@ async function startOn(dir: string, restored = false): Promise<Server> {
 
 /** A user's credentials in a restored organization (restore gave everyone a new API key). */
 async function keyOn(s: Server, email: string): Promise<Creds & { userId: number }> {
-  const r = (await s.srv.node.call(realmRef(s.realmId), "apiKey", { email })) as {
-    userId: number;
-    apiKey: string;
-  };
+  const r = (await s.srv.node.call(realmRef(s.realmId), "apiKey", { email }))!;
   return { email, apiKey: r.apiKey, userId: r.userId };
 }
 

@@ -3,8 +3,11 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE, subscriberFields } from "../actors/channel/format.ts";
-import { initialDir, type Channel, type DirState } from "../actors/channel/state.ts";
+import {
+  MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE,
+  subscriberFields,
+} from "../actors/channel-directory/format.ts";
+import { initialDir, type Channel, type DirState } from "../actors/channel-directory/state.ts";
 import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";

@@ -12,16 +12,17 @@ import { startCluster, type TestCluster } from "./support/cluster.ts";
 import { requireBinaries } from "./support/services.ts";
 import { assertSuccess, eventsUntil, newUser, openQueue, type ApiHolder } from "./support/zulip-asserts.ts";
 import type { Creds } from "./support/embedded.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import type { ActorRef, Obj } from "../actors/types.ts";
 import { sweepRealmRetention } from "../actors/channel/retention.ts";
-import { channelDirectoryRef } from "../actors/channel/refs.ts";
-import { dmKey } from "../actors/channel/conversation-state.ts";
+import { typedCall } from "../actors/protocol.ts";
+import { channelDirectoryRef } from "../actors/channel-directory/refs.ts";
+import { dmKey } from "../actors/addresses.ts";
 import { createRedisStore } from "../cluster/storage/redis-store.ts";
 import { actorId, shardOf } from "../cluster/addressing.ts";
 import type { Store } from "../cluster/storage/contract.ts";
 import { decodeFact } from "../proto/codec.ts";
 import { ExportScope } from "../cluster/export-filter.ts";
-import { dirToSnapshot, initialDir } from "../actors/channel/state.ts";
+import { dirToSnapshot, initialDir } from "../actors/channel-directory/state.ts";
 
 const DAY = 86400_000;
 
@@ -37,8 +38,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
   let b: User;
   let c: User;
   let realmId: number;
-  const call = (ref: ActorRef, m: string, args: Record<string, unknown>) =>
-    chat.srv.node.call(ref, m, args as Obj) as Promise<Value>;
+  const call = typedCall((ref, m, args) => chat.srv.node.call(ref, m, args));
   const readable = async (id: number, u: User) =>
     (await chat.api("GET", `/messages/${id}`, {}, u)).status === 200;
 
@@ -93,9 +93,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
     assert.deepEqual(ids(evc), [group, self]);
 
     // The directory lists each conversation once, not each message.
-    const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 })) as {
-      dms: string[];
-    };
+    const plan = await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: 1 });
     assert.deepEqual(
       [...plan.dms].sort(),
       [dmKey([a.userId, b.userId]), dmKey([a.userId, b.userId, c.userId]), dmKey([c.userId])].sort(),
@@ -130,7 +128,7 @@ describe("FL 91: the realm's retention expires direct messages", () => {
 });
 
 test("FL 91: an export lists only the DM conversations it exports", () => {
-  const ref: ActorRef = { kind: "channel", realm: 7, key: "directory" };
+  const ref: ActorRef = { kind: "channelDirectory", realm: 7, key: "directory" };
   const dir = initialDir(ref);
   dir.dmConvs[dmKey([3, 4])] = true;
   dir.dmConvs[dmKey([3, 4, 5])] = true;
@@ -192,7 +190,8 @@ describe("FL 91: cluster", { skip }, () => {
     assertSuccess(me);
     const ownerId = me.body.user_id as number;
     const realmId = 1;
-    const dir = channelDirectoryRef(realmId);
+    // The directory's storage id is the channel kind's (Behavior.storedAs).
+    const dir: ActorRef = { kind: "channel", realm: realmId, key: "directory" };
     const id = await sendDm(cl, cl.owner, [u.userId], "hello");
     await sendDm(cl, u, [ownerId, v.userId], "group hello");
     const pair = dmKey([ownerId, u.userId]);

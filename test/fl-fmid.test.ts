@@ -21,7 +21,7 @@ import {
 } from "./support/zulip-asserts.ts";
 import type { Creds } from "./support/embedded.ts";
 import { startChat, type Chat } from "./support/chat.ts";
-import { channelDirectoryRef } from "../actors/channel/refs.ts";
+import { channelDirectoryRef } from "../actors/channel-directory/refs.ts";
 
 async function create(h: ApiHolder, name: string, extra: Record<string, unknown> = {}): Promise<number> {
   const r = await h.api("POST", "/users/me/subscriptions", {

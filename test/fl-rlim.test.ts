@@ -15,7 +15,7 @@ import { startEmbedded, type EmbeddedHandle } from "./support/embedded.ts";
 import type { ApiResult, Creds } from "./support/embedded.ts";
 import { requireBinaries } from "./support/services.ts";
 import { startChat, type Chat } from "./support/chat.ts";
-import type { ActorRef, Obj, Value } from "../actors/types.ts";
+import { typedCall } from "../actors/protocol.ts";
 import {
   assertError,
   assertSuccess,
@@ -519,8 +519,7 @@ describe("FL 91: the realm's message retention", () => {
     const readable = async (id: number) => (await api("GET", `/messages/${id}`, {}, member)).status === 200;
 
     const { sweepRealmRetention } = await import("../actors/channel/retention.ts");
-    const call = (ref: ActorRef, m: string, a: Record<string, unknown>) =>
-      chat.srv.node.call(ref, m, a as Obj) as Promise<Value>;
+    const call = typedCall((ref, m, a) => chat.srv.node.call(ref, m, a));
     const realmId = chat.srv.bootstrapped!.realmId!;
     // Two days on: the realm's one day has passed, the channel's five have not.
     await sweepRealmRetention(call, realmId, Date.now() + 2 * 86400_000);

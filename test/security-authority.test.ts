@@ -305,7 +305,7 @@ describe("forged requests through the embedded gateway's client", () => {
       401,
     );
     // Inside the node (CLI, bootstrap) the same method answers.
-    const own = (await srv.node.call(realmRef(realmId), "apiKey", { email: ownerEmail })) as Obj;
+    const own = (await srv.node.call(realmRef(realmId), "apiKey", { email: ownerEmail }))!;
     assert.equal(own.apiKey, ownerKey);
     // And the gateway's path is intact.
     const me = await api("GET", "/users/me");

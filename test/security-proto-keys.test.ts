@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { deflateSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
-import { channelBehavior, type DirState } from "../actors/channel/index.ts";
+import { channelDirectoryBehavior, type DirState } from "../actors/channel-directory/index.ts";
 import { realmBehavior } from "../actors/realm/index.ts";
+import { realmDirectoryBehavior } from "../actors/realm-directory/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import { basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/embedded.ts";
@@ -643,14 +644,14 @@ describe("prototype-named keys", () => {
 });
 
 describe("prototype-named keys in journal replay and snapshots", () => {
-  const dirRef: ActorRef = { kind: "channel", realm: 1, key: "directory" };
+  const dirRef: ActorRef = { kind: "channelDirectory", realm: 1, key: "directory" };
   const realm: ActorRef = { kind: "realm", realm: 1, key: "realm" };
-  const hostsRef: ActorRef = { kind: "realm", realm: 0, key: "directory" };
+  const hostsRef: ActorRef = { kind: "realmDirectory", realm: 0, key: "directory" };
   /** A lookup by a string that TypeScript does not resolve to an Object member. */
   const at = <T>(o: Record<string, T>, k: string): T | undefined => o[k];
 
   test("the channel name index replays and reloads __proto__ and constructor", () => {
-    const b = channelBehavior;
+    const b = channelDirectoryBehavior;
     let s = b.initial(dirRef);
     for (const [id, name] of [
       [1, "__proto__"],
@@ -690,10 +691,11 @@ describe("prototype-named keys in journal replay and snapshots", () => {
       assert.equal(at(users(st), "constructor")?.userId, 8);
       assert.equal(at(users(st), "tostring"), undefined);
     }
-    let d = b.initial(hostsRef);
-    d = b.apply(d, { type: "realmRegistered", realmId: 2, host: "constructor" }, hostsRef);
+    const h = realmDirectoryBehavior;
+    let d = h.initial(hostsRef);
+    d = h.apply(d, { type: "realmRegistered", realmId: 2, host: "constructor" }, hostsRef);
     const hosts = (st: unknown) => (st as { hosts: Record<string, number> }).hosts;
-    for (const st of [d, b.fromSnapshot(b.toSnapshot(d), hostsRef)]) {
+    for (const st of [d, h.fromSnapshot(h.toSnapshot(d), hostsRef)]) {
       assert.equal(at(hosts(st), "constructor"), 2);
       assert.equal(at(hosts(st), "__proto__"), undefined);
       assert.equal(at(hosts(st), "valueof"), undefined);

@@ -23,14 +23,23 @@ import {
   TRIGGER_NOTICE,
   ZULIP_VERSION,
   channelConvRef,
-  directoryRef,
   dmConvRef,
+  realmDirectoryRef,
   realmRef,
   webhookIndexRef,
   webhookRef,
 } from "../actors/index.ts";
-import { typedCall, type TypedCall } from "../actors/protocol.ts";
-import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import type { ChannelProtocol } from "../actors/channel/index.ts";
+import {
+  typedCall,
+  type ArgsOf,
+  type MethodOf,
+  type Protocol,
+  type Ref,
+  type ReplyOf,
+  type TypedCall,
+} from "../actors/protocol.ts";
+import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
@@ -60,8 +69,13 @@ const log = (): Logger => componentLogger("webhook");
 /** What the worker needs of a node. */
 export interface WorkerHost {
   call: TypedCall;
-  /** A call on behalf of a user (the bot posting its reply). */
-  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  /** A call on behalf of a user (the bot posting its reply), typed by the kind's protocol. */
+  callAs<P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+    caller: Caller,
+  ): Promise<ReplyOf<P, M>>;
   onNotice(l: (subject: string, data: Obj) => void): void;
   /** Durable hand-offs of a subject (the triggers); true acknowledges. */
   onHandoff(subject: string, handler: HandoffHandler): void;
@@ -75,7 +89,8 @@ export interface WorkerHost {
 export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost {
   return {
     call: typedCall((ref, method, args) => node.call(ref, method, args)),
-    callAs: async (ref, method, args, caller) =>
+    // Typed by its signature, as `typedCall` types a plain call.
+    callAs: (async (ref: ActorRef, method: string, args: Obj, caller: Caller) =>
       responseValue(
         await node.request({
           ref,
@@ -85,7 +100,7 @@ export function nodeHost(node: NodeRuntime, callTimeoutMs = 10_000): WorkerHost 
           caller,
           deadline: Date.now() + callTimeoutMs,
         }),
-      ),
+      )) as WorkerHost["callAs"],
     onNotice: (l) => node.onNotice(l),
     onHandoff: (subject, handler) => node.onHandoff(subject, handler),
     onShardAcquired: (l) => node.onShardAcquired(l),
@@ -284,13 +299,12 @@ export class WebhookWorker {
     this.sweepShards = new Set();
     if (this.stopped || shards.size === 0) return;
     this.stats.sweeps++;
-    let realms: Obj[] = [];
+    let realms: { realmId: number }[] = [];
     await this.retrying("list the realms for the webhook sweep", async () => {
-      realms = (await this.host.call(directoryRef(), "listRealms", {})) as unknown as Obj[];
+      realms = await this.host.call(realmDirectoryRef(), "listRealms", {});
     });
     await Promise.all(
-      realms.map(async (r) => {
-        const realmId = Number(r.realmId);
+      realms.map(async ({ realmId }) => {
         let bots: { botId: number }[] = [];
         await this.retrying(`read the webhook index of realm ${realmId}`, async () => {
           bots = (await this.host.call(webhookIndexRef(realmId), "pendingBots", {})).bots;
@@ -372,9 +386,7 @@ export class WebhookWorker {
 
   /** One attempt of one delivery, and everything that follows from its outcome. */
   private async run(realmId: number, botId: number, d: DeliveryView): Promise<void> {
-    const bot = (await this.host.call(realmRef(realmId), "webhookBot", { botId })) as unknown as BotInfo & {
-      found: boolean;
-    };
+    const bot = await this.host.call(realmRef(realmId), "webhookBot", { botId });
     // The bot was deactivated or is no longer an outgoing webhook: nothing to send.
     if (!bot.found || !bot.isActive || bot.botType !== OUTGOING_WEBHOOK_BOT || !bot.service) {
       await this.report(realmId, botId, d, "dropped");
@@ -517,18 +529,19 @@ export class WebhookWorker {
     }
   }
 
-  private async send(ref: ActorRef, bot: BotInfo, realmId: number, args: Obj): Promise<void> {
+  private async send(
+    ref: Ref<ChannelProtocol>,
+    bot: BotInfo,
+    realmId: number,
+    args: { content: string; topic?: string },
+  ): Promise<void> {
     const caller: Caller = { realmId, userId: bot.botId, role: bot.role, isBot: true };
     try {
-      await this.callAs(ref, "send", { ...args, client: CLIENT }, caller);
+      await this.host.callAs(ref, "send", { ...args, client: CLIENT }, caller);
     } catch (err) {
       // Like Zulip, a reply that cannot be posted (channel gone, no
       // permission) ends the delivery all the same.
       log().warn({ bot: bot.botId, err: (err as Error).message }, "could not post the bot's reply");
     }
-  }
-
-  private callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value> {
-    return this.host.callAs(ref, method, args, caller);
   }
 }

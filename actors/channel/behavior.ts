@@ -1,9 +1,12 @@
-// The channel kind, two roles chosen by ref.key: "directory" (the realm's
-// channel metadata, names and subscriptions) and conversations (a channel
-// id, or "dm:<ids>"): the messages of one channel or DM conversation.
+// The channel kind: conversations, one actor per channel (key = the
+// channel id) or direct-message conversation (key "dm:<ids>"), holding its
+// messages. The realm's channel metadata and subscriptions are the channel
+// directory kind's (actors/channel-directory), which keeps the key
+// "directory" among this kind's storage ids: a conversation owns every
+// other key (ownsKey).
 
-import { errors } from "../errors.ts";
-import type { ActorRef, Behavior, Handler, Obj } from "../types.ts";
+import { CHANNEL_DIRECTORY_KEY } from "../channel-directory/index.ts";
+import { defineBehavior, handlersOf, type MethodOf } from "../protocol.ts";
 import { conversationHandlers } from "./conversation-handlers.ts";
 import {
   applyConvFact,
@@ -13,55 +16,17 @@ import {
   upgradeConv,
   type ConvState,
 } from "./conversation-state.ts";
-import { directoryHandlers } from "./directory-handlers.ts";
-import { registerStateDirectoryHandlers } from "./register-state.ts";
-import { bulkDeleteConversationHandlers, bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
-import { messageExtrasConversationHandlers, messageExtrasDirectoryHandlers } from "./message-extras.ts";
-import { typingConversationHandlers, typingDirectoryHandlers } from "./typing.ts";
-import { channelExtrasConversationHandlers, channelExtrasDirectoryHandlers } from "./channel-extras.ts";
-import { receivedConversationHandlers, receivedDirectoryHandlers } from "./received.ts";
-import { inviteDirectoryHandlers } from "./invites.ts";
-import { roleAccessDirectoryHandlers } from "./role-access.ts";
-import { deactivatedPeersDirectoryHandlers } from "./deactivated-peers.ts";
-import { markdownLinksConversationHandlers, markdownLinksDirectoryHandlers } from "./markdown-links.ts";
-import { retentionConversationHandlers, retentionDirectoryHandlers, withDmListing } from "./retention.ts";
-import { applyFolderFact, folderDirectoryHandlers } from "./folders.ts";
-import { userAccessDirectoryHandlers } from "./user-access.ts";
-import { userChannelsDirectoryHandlers } from "./user-channels.ts";
+import { bulkDeleteConversationHandlers } from "./bulk-delete-handlers.ts";
+import { messageExtrasConversationHandlers } from "./message-extras.ts";
+import { typingConversationHandlers } from "./typing.ts";
+import { channelExtrasConversationHandlers } from "./channel-extras.ts";
+import { receivedConversationHandlers } from "./received.ts";
+import { markdownLinksConversationHandlers } from "./markdown-links.ts";
+import { retentionConversationHandlers, withDmListing } from "./retention.ts";
 import { subscriptionNoticeConversationHandlers } from "./subscription-notices.ts";
-import { firstMessageDirectoryHandlers } from "./first-message.ts";
-import { recentlyActiveDirectoryHandlers } from "./recently-active.ts";
-import { applyDirFact, dirFromSnapshot, dirToSnapshot, initialDir, type DirState } from "./state.ts";
+import { channelProtocol, type ChannelProtocol } from "./protocol.ts";
 
-type ChannelKindState = DirState | ConvState;
-const isDir = (ref: ActorRef) => ref.key === "directory";
-
-const handlers: Record<string, Handler<ChannelKindState>> = {};
-for (const [name, h] of Object.entries({
-  ...directoryHandlers,
-  ...bulkDeleteDirectoryHandlers,
-  ...messageExtrasDirectoryHandlers,
-  ...registerStateDirectoryHandlers,
-  ...typingDirectoryHandlers,
-  ...channelExtrasDirectoryHandlers,
-  ...receivedDirectoryHandlers,
-  ...inviteDirectoryHandlers,
-  ...roleAccessDirectoryHandlers,
-  ...deactivatedPeersDirectoryHandlers,
-  ...markdownLinksDirectoryHandlers,
-  ...retentionDirectoryHandlers,
-  ...folderDirectoryHandlers,
-  ...userAccessDirectoryHandlers,
-  ...userChannelsDirectoryHandlers,
-  ...firstMessageDirectoryHandlers,
-  ...recentlyActiveDirectoryHandlers,
-})) {
-  handlers[name] = (state, args, ctx, caller) => {
-    if (!isDir(ctx.self)) throw errors.internal(); // a caller bug: wrong key
-    return h(state as DirState, args, ctx, caller);
-  };
-}
-for (const [name, h] of Object.entries({
+const handlers = handlersOf<ConvState, ChannelProtocol>()({
   ...conversationHandlers,
   ...bulkDeleteConversationHandlers,
   ...messageExtrasConversationHandlers,
@@ -71,31 +36,21 @@ for (const [name, h] of Object.entries({
   ...markdownLinksConversationHandlers,
   ...retentionConversationHandlers,
   ...subscriptionNoticeConversationHandlers,
-})) {
-  const listed = withDmListing(h);
-  handlers[name] = (state, args, ctx, caller) => {
-    if (isDir(ctx.self)) throw errors.internal();
-    return listed(state as ConvState, args, ctx, caller);
-  };
-}
+});
 
-export const channelBehavior: Behavior<ChannelKindState> = {
+export const channelBehavior = defineBehavior<ConvState, ChannelProtocol>({
   kind: "channel",
-  initial: (ref) => (isDir(ref) ? initialDir(ref) : initialConv(ref)),
-  apply: (state, fact: Obj, ref) =>
-    isDir(ref)
-      ? applyFolderFact(applyDirFact(state as DirState, fact), fact)
-      : applyConvFact(state as ConvState, fact),
-  toSnapshot: (state) => ("channels" in state ? dirToSnapshot(state) : convToSnapshot(state)),
-  fromSnapshot: (data, ref) => (isDir(ref) ? dirFromSnapshot(data, ref) : convFromSnapshot(data, ref)),
+  protocol: channelProtocol,
+  ownsKey: (key) => key !== CHANNEL_DIRECTORY_KEY,
+  initial: initialConv,
+  apply: (state, fact) => applyConvFact(state, fact),
+  toSnapshot: convToSnapshot,
+  fromSnapshot: convFromSnapshot,
   handlers,
   // A send only adds a message (its id is new): sends batch together even
   // though each writes records; every other method reads what earlier turns wrote.
-  blind: ["send"],
+  blind: ["send"] satisfies MethodOf<ChannelProtocol>[],
   // History reads answer from the last durable state beside the sends.
-  // The directory has none of these methods (its wrapper refuses them), so
-  // it keeps no committed copy of its state.
-  servesReaders: (ref) => !isDir(ref),
   readers: [
     "fetch",
     "getByIds",
@@ -106,61 +61,12 @@ export const channelBehavior: Behavior<ChannelKindState> = {
     "matchNarrow",
     "receivedRows",
     "topicLatest",
-  ],
-  upgrade: (state, ref) => (isDir(ref) ? null : upgradeConv(state as ConvState)),
-  // Nothing without a caller: channels and messages have no spectator reads yet.
-  external: {
-    createChannel: "caller",
-    subscribe: "caller",
-    unsubscribe: "caller",
-    mySubscriptions: "caller",
-    listChannels: "caller",
-    getChannel: "caller",
-    channelIdByName: "caller",
-    members: "caller",
-    updateChannel: "caller",
-    archiveChannel: "caller",
-    setSubProperties: "caller",
-    registerState: "caller",
-    peersOfDeactivated: "caller",
-    defaultChannelIds: "caller",
-    channelNamesByIds: "caller",
-    sendContext: "caller",
-    lookupNames: "caller",
-    narrowContext: "caller",
-    publicChannelIds: "caller",
-    send: "caller",
-    fetch: "caller",
-    getByIds: "caller",
-    locateIds: "caller",
-    topics: "caller",
-    react: "caller",
-    edit: "caller",
-    remove: "caller",
-    prepareMove: "caller",
-    moveIn: "caller",
-    completeMove: "caller",
-    removeMany: "caller",
-    messageEditHistory: "caller",
-    readReceipts: "caller",
-    matchNarrow: "caller",
-    renderPreview: "caller",
-    editTyping: "caller",
-    setDefaultChannel: "caller",
-    joinDefaultChannels: "caller",
-    subscriptionStatus: "caller",
-    updateSubscriptions: "caller",
-    deleteTopicBatch: "caller",
-    receivedRows: "caller",
-    checkInviteChannels: "caller",
-    roleAccessChanged: "caller",
-    createChannelFolder: "caller",
-    channelFolders: "caller",
-    updateChannelFolder: "caller",
-    reorderChannelFolders: "caller",
-    registerChannelFolders: "caller",
-    accessibleUsers: "caller",
-    userChannels: "caller",
-    subscriptionNotice: "caller",
-  },
-};
+  ] satisfies MethodOf<ChannelProtocol>[],
+  upgrade: upgradeConv,
+});
+
+// A DM conversation lists itself with the directory for the retention sweep,
+// once per activation, after its first turn that finds or leaves messages
+// in it (retention.ts).
+for (const [name, h] of Object.entries(channelBehavior.handlers))
+  channelBehavior.handlers[name] = withDmListing(h);

@@ -2,26 +2,21 @@
 // /users/{id} with `actions` (Zulip's delete_deactivated_user_messages).
 // The gateway coordinates: it finds what the user sent (the user actor's
 // `sentMessages`), sorts it by scope with the directory's
-// `publicChannelIds`, and calls `removeMany` on each conversation. Both are
-// leaves or call only leaves (the directory's sendContext, user actors'
-// messagesDeleted), like the single-message `remove`.
+// `publicChannelIds` (actors/channel-directory/bulk-delete-handlers.ts),
+// and calls `removeMany` on each conversation. Both are leaves or call
+// only leaves (the directory's sendContext, user actors' messagesDeleted),
+// like the single-message `remove`.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { Caller, Obj, OutEvent } from "../types.ts";
 import { uploadsDirectoryRef } from "../uploads/index.ts";
 import { userRef } from "../user/index.ts";
-import {
-  getMsgs,
-  isDmKey,
-  removedFacts,
-  removeWrites,
-  type ConvState,
-  type Msg,
-} from "./conversation-state.ts";
-import { accessibleIds, historyProtected } from "./access.ts";
-import { channelDirectoryRef } from "./refs.ts";
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { getMsgs, removedFacts, removeWrites, type Msg } from "./conversation-state.ts";
+import { historyProtected } from "../channel-directory/index.ts";
+import { accessibleIds } from "./received.ts";
 import { firstMessageRemoved } from "./first-message.ts";
-import type { DirState } from "./state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Internal callers, or an administrator of this realm acting through the gateway. */
 function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
@@ -34,10 +29,9 @@ function requireAdminOrInternal(realmId: number, caller: Caller | null): void {
  * from the recipients' flag indexes, and send delete_message: one event per
  * topic in a channel (the event names one topic), one for a DM conversation.
  */
-export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) => {
+export const removeMany: ConvHandler<"removeMany"> = async (state, args, ctx, caller) => {
   requireAdminOrInternal(state.realmId, caller);
-  const wanted = Array.isArray(args.ids) ? args.ids.filter((id): id is number => typeof id === "number") : [];
-  const sorted = [...new Set(wanted)].sort((a, b) => a - b);
+  const sorted = [...new Set(args.ids)].sort((a, b) => a - b);
   const msgs = (await getMsgs(ctx, state, sorted)).filter((m): m is Msg => m !== null);
   if (!msgs.length) return { reply: { deleted: [] } };
   const ids = msgs.map((m) => m.id);
@@ -48,14 +42,9 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   if (isDmKey(state.key)) {
     audience = state.key.slice(3).split(",").map(Number);
   } else {
-    const ch = (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+    const ch = await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
       stream_id: Number(state.key),
-    })) as {
-      stream_id: number;
-      subscribers: number[];
-      invite_only: boolean;
-      history_public_to_subscribers: boolean;
-    };
+    });
     streamId = ch.stream_id;
     audience = ch.subscribers;
     isProtected = historyProtected(ch);
@@ -116,20 +105,4 @@ export const removeMany: Handler<ConvState> = async (state, args, ctx, caller) =
   };
 };
 
-/**
- * {} -> {public: [ids]}: the channels whose messages count as public
- * channel messages for deletion, as Zulip's get_public_streams_queryset
- * decides (not invite-only and with public history; archived ones too).
- * Every other channel is private.
- */
-const publicChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
-  requireAdminOrInternal(state.realmId, caller);
-  const ids = Object.values(state.channels)
-    .filter((ch) => !ch.inviteOnly && ch.historyPublic)
-    .map((ch) => ch.id)
-    .sort((a, b) => a - b);
-  return { reply: { public: ids } };
-};
-
-export const bulkDeleteConversationHandlers: Record<string, Handler<ConvState>> = { removeMany };
-export const bulkDeleteDirectoryHandlers: Record<string, Handler<DirState>> = { publicChannelIds };
+export const bulkDeleteConversationHandlers: ConvHandlers<"removeMany"> = { removeMany };

@@ -1,162 +1,19 @@
-// Channel endpoints beside the directory's core (Zulip's
-// zerver/views/streams.py): the default channels and their application to
-// new users, a user's subscription status, the combined subscribe and
-// unsubscribe of PATCH /users/me/subscriptions, and deleting a topic in
-// batches. The directory handlers only read the roster (a leaf); the topic
-// batch runs in the conversation and calls leaves only (sendContext, user
-// actors), like the single-message `remove`.
+// Deleting a topic in batches (POST /streams/{id}/delete_topic, Zulip's
+// zerver/views/streams.py): the batch runs in the conversation and calls
+// leaves only (sendContext, user actors), like the single-message `remove`.
+// The directory's channel endpoints are channel-directory/channel-extras.ts.
 
-import { accessChangeHandoffs } from "./user-access.ts";
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
-import { Turn, accessibleIds, canSeeMetadata, historyProtected, isAdmin, isSubscribed } from "./access.ts";
+import type { Caller } from "../types.ts";
+import { historyProtected, isAdmin } from "../channel-directory/index.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
 import { channelInfo, EMPTY_TOPIC_NAME, canRead, me } from "./conversation-handlers.ts";
-import { allIds, type ConvState } from "./conversation-state.ts";
-import {
-  defaultStreamsEvent,
-  directoryHandlers,
-  newSub,
-  spanBound,
-  subscriptionEvents,
-} from "./directory-handlers.ts";
-import { applyDirFact, cloneDir, type Channel, type DirState } from "./state.ts";
+import { allIds } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
+import { accessibleIds } from "./received.ts";
 
 /** Zulip's RETENTION_STREAM_MESSAGE_BATCH_SIZE: messages deleted per batch. */
 export const TOPIC_DELETE_BATCH = 100;
-
-function channelOf(state: DirState, id: unknown): Channel | undefined {
-  return typeof id === "number" ? state.channels[String(id)] : undefined;
-}
-
-/**
- * POST / DELETE /default_streams {stream_id, is_default}. Zulip checks the
- * role first, then channel access as the admin (a private channel they are
- * not subscribed to is an invalid id); adding needs a live channel, removing
- * takes an archived one too. Both announce the list, changed or not.
- */
-const setDefaultChannel: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId, state);
-  const u = t.me(caller);
-  if (!isAdmin(u.role)) throw errors.mustBeAdmin();
-  const wanted = args.is_default === true;
-  const ch = channelOf(state, args.stream_id);
-  if (!ch || (ch.inviteOnly && !isSubscribed(state, ch, u.userId))) throw errors.invalidChannelId();
-  if (wanted && ch.isArchived) throw errors.invalidChannelId();
-  if (wanted && ch.inviteOnly) throw errors.privateCannotBeDefault();
-  const facts: Obj[] = [];
-  if (ch.isDefault !== wanted) {
-    facts.push({ type: "channelChanged", channelId: ch.id, changes: { isDefault: wanted } });
-  }
-  // Zulip's do_add_default_stream tells clients only when it adds a row.
-  if (wanted && !facts.length) return { reply: {} };
-  let s = cloneDir(state);
-  for (const f of facts) s = applyDirFact(s, f);
-  return { facts, events: [defaultStreamsEvent(t, s)], reply: {} };
-};
-
-/**
- * {user_id}: subscribe a just-created human user to the realm's default
- * channels (Zulip's process_new_human_user; bots get none). The gateway
- * calls it after POST /users, the CLI after create-user: an administrator
- * or an internal caller.
- */
-const joinDefaultChannels: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId, state);
-  if (caller) {
-    if (caller.realmId !== state.realmId) throw errors.accessDenied();
-    if (!isAdmin(t.me(caller).role)) throw errors.mustBeAdmin();
-  }
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
-  if (!target || !target.isActive || target.isBot) throw errors.noSuchUser();
-  let s = cloneDir(state);
-  const facts: Obj[] = [];
-  const added: { channelId: number; userId: number }[] = [];
-  let from: number | undefined;
-  for (const ch of Object.values(state.channels)) {
-    if (!ch.isDefault || ch.isArchived || isSubscribed(s, ch, target.userId)) continue;
-    from ??= await spanBound(ctx, state.realmId);
-    const f: Obj = {
-      type: "subscribed",
-      channelId: ch.id,
-      userId: target.userId,
-      sub: newSub(s, target.userId, ch) as unknown as Obj,
-      from,
-    };
-    facts.push(f);
-    s = applyDirFact(s, f);
-    added.push({ channelId: ch.id, userId: target.userId });
-  }
-  const events = subscriptionEvents(t, s, [], added);
-  // Guests sharing a default channel may now access the new user (FL 228).
-  const handoffs = await accessChangeHandoffs(
-    t,
-    state,
-    s,
-    added.map((a) => a.channelId),
-  );
-  return {
-    facts,
-    events,
-    handoffs,
-    replyAfterEvents: true,
-    reply: { stream_ids: added.map((a) => a.channelId) },
-  };
-};
-
-/**
- * GET /users/{user_id}/subscriptions/{stream_id}: the user first ("No such
- * user" for unknown ids; bots are answered for since FL 458), then the
- * channel as the caller may see it (administrators see private ones).
- */
-const subscriptionStatus: Handler<DirState> = async (state, args, ctx, caller) => {
-  const t = await Turn.load(ctx, state.realmId, state);
-  const u = t.me(caller);
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
-  if (!target) throw errors.noSuchUser();
-  if (!target.isActive) throw errors.userDeactivated();
-  const ch = channelOf(state, args.stream_id);
-  if (!ch || ch.isArchived || !canSeeMetadata(state, ch, u, t)) throw errors.invalidChannelId();
-  return { reply: { is_subscribed: isSubscribed(state, ch, target.userId) } };
-};
-
-/**
- * PATCH /users/me/subscriptions {add, delete}: the legacy subscribe, then
- * the unsubscribe on its outcome, in one turn, so a failure of either
- * changes nothing (Zulip's compose_views runs both in one transaction).
- */
-const updateSubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
-  const add = (args.add as Obj[] | undefined) ?? [];
-  const del = (args.delete as string[] | undefined) ?? [];
-  if (!add.length && !del.length) throw errors.nothingToDoSubgroups();
-  const first = await directoryHandlers.subscribe!(state, { subscriptions: add }, ctx, caller);
-  let s = cloneDir(state);
-  for (const f of first.facts ?? []) s = applyDirFact(s, f);
-  const second = await directoryHandlers.unsubscribe!(s, { subscriptions: del }, ctx, caller);
-  const a = (first.reply ?? {}) as Obj;
-  const b = (second.reply ?? {}) as Obj;
-  return {
-    facts: [...(first.facts ?? []), ...(second.facts ?? [])],
-    events: [...(first.events ?? []), ...(second.events ?? [])],
-    replyAfterEvents: true,
-    reply: {
-      subscribed: a.subscribed ?? {},
-      already_subscribed: a.already_subscribed ?? {},
-      removed: b.removed ?? [],
-      not_removed: b.not_removed ?? [],
-      created: a.created ?? [],
-    },
-  };
-};
-
-export const channelExtrasDirectoryHandlers: Record<string, Handler<DirState>> = {
-  setDefaultChannel,
-  joinDefaultChannels,
-  subscriptionStatus,
-  updateSubscriptions,
-};
-
-// ---- topic deletion ----------------------------------------------------------
 
 /**
  * POST /streams/{id}/delete_topic, one batch: {topic_name} -> {deleted,
@@ -166,13 +23,13 @@ export const channelExtrasDirectoryHandlers: Record<string, Handler<DirState>> =
  * received, and the delete_message events go only to users who held them.
  * The gateway repeats batches until none is left or its time is up.
  */
-const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) => {
+const deleteTopicBatch: ConvHandler<"deleteTopicBatch"> = async (state, args, ctx, caller) => {
   const c: Caller = me(caller);
   if (!isAdmin(c.role)) throw errors.mustBeAdmin();
   const ch = await channelInfo(ctx, state);
   // access_stream_by_id: a live channel whose content the administrator may read.
   if (ch.is_archived || !canRead(ch, c)) throw errors.invalidChannelId();
-  let topic = typeof args.topic_name === "string" ? args.topic_name : "";
+  let topic = args.topic_name;
   if (topic === EMPTY_TOPIC_NAME) topic = "";
   if (!state.topics.has(topic.toLowerCase())) return { reply: { deleted: 0, more: false } };
   const isProtected = historyProtected(ch);
@@ -190,4 +47,4 @@ const deleteTopicBatch: Handler<ConvState> = async (state, args, ctx, caller) =>
   };
 };
 
-export const channelExtrasConversationHandlers: Record<string, Handler<ConvState>> = { deleteTopicBatch };
+export const channelExtrasConversationHandlers: ConvHandlers<"deleteTopicBatch"> = { deleteTopicBatch };

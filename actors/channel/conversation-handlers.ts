@@ -14,14 +14,23 @@ import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID, realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, RecordWrite, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts";
+import type { ArgsOf } from "../protocol.ts";
+import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, userRef, type Delivery } from "../user/index.ts";
 import { jdenticonPath } from "../user/avatar.ts";
-import { accessibleIds, historyProtected, type RosterEntry } from "./access.ts";
-import { channelDirectoryRef } from "./refs.ts";
-import { topicLatestFor } from "./markdown-links.ts";
-import { checkGroupMentions, mentionGroupsFor } from "./group-mentions.ts";
+import { channelDirectoryRef, dmKey, isDmKey } from "../addresses.ts";
+import {
+  checkGroupMentions,
+  historyProtected,
+  mentionGroupsFor,
+  roster,
+  topicLatestFor,
+  type ChannelInfo,
+  type Roster,
+} from "../channel-directory/index.ts";
+import { localLatest } from "./markdown-links.ts";
 import { lowerBound } from "../sorted-ids.ts";
 import {
   addWrites,
@@ -29,8 +38,6 @@ import {
   changeOf,
   getMsgs,
   idsRange,
-  dmKey,
-  isDmKey,
   newestId,
   presentIds,
   removedFacts,
@@ -40,21 +47,13 @@ import {
   type Msg,
   type Reader,
 } from "./conversation-state.ts";
-import {
-  emptyEnv,
-  needsChannels,
-  renderMarkdown,
-  topicLinks,
-  type Mentions,
-  type RenderEnv,
-} from "./markdown.ts";
-import { applyRoster, rosterSince, type RosterReply } from "./roster-view.ts";
+import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "../markdown/index.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff } from "./delivery.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
-import { channelSpans, receivedFlagSource, receivedIds } from "./received.ts";
-import { inSpans } from "./state.ts";
+import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
+import { inSpans } from "../spans.ts";
 import { alertedUsers, cachedStamp, realmMatcher } from "./alert-words.ts";
 import { linkedPathIds, uploadsDirectoryRef } from "../uploads/index.ts";
 import {
@@ -77,28 +76,6 @@ function fact(f: ConvFact): Obj {
   return f as unknown as Obj;
 }
 
-export interface ChannelInfo {
-  stream_id: number;
-  name: string;
-  invite_only: boolean;
-  is_web_public: boolean;
-  history_public_to_subscribers: boolean;
-  is_archived: boolean;
-  topics_policy: string;
-  groups: Record<string, number | { direct_members: number[]; direct_subgroups: number[] }>;
-  /** Active subscribers, ascending (the directory's activeSubscriberIds): binary-searched. */
-  subscribers: number[];
-  /** For the send's recently-active check (recently-active.ts). */
-  recently_active?: boolean;
-  last_message_day?: number | null;
-  /** Subscribers who muted the channel (sends only). */
-  muted_by?: number[];
-  /** The `userId` asked about, when they have content access through the channel's groups (FL 354). */
-  content_access_user?: number;
-  /** Subscribers with the channel's push_notifications on (sends only). */
-  push_on?: number[];
-}
-
 /** `userId`: the user whose content access through groups the directory checks (see canRead). */
 export async function channelInfo(
   ctx: ActorContext,
@@ -106,61 +83,11 @@ export async function channelInfo(
   forSend = false,
   userId?: number,
 ): Promise<ChannelInfo> {
-  return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
+  return await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
     stream_id: Number(state.key),
     forSend,
     ...(userId === undefined ? {} : { userId }),
-  })) as unknown as ChannelInfo;
-}
-
-type Linkifiers = RenderEnv["linkifiers"];
-/**
- * For a send, also the realm's send view (actors/realm/send-prefs.ts):
- * mutes, alert words and who has a queue watching public channels (all_public_streams, narrows).
- */
-interface SendPrefs {
-  mutedBy?: number[];
-  alertStamp?: string;
-  alertWords?: Record<string, string[]>;
-  allPublic?: number[];
-}
-export interface Roster {
-  get(userId: number): RosterEntry | undefined;
-  linkifiers: Linkifiers;
-  prefs: SendPrefs;
-  mentions: Mentions;
-  /** The realm's topics_policy, for channels that inherit it. */
-  topicsPolicy: string;
-}
-
-/**
- * The realm's users (this process's copy, brought up to date: see
- * roster-view.ts), its linkifiers, and for a send (args `sender`) the
- * sender's send preferences. The map is shared: read it, never change it.
- */
-export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
-  const since = rosterSince(realmId);
-  const ask = async (withSince: boolean) =>
-    (await ctx.call(
-      realmRef(realmId),
-      "roster",
-      withSince && since ? { ...args, since } : args,
-    )) as unknown as {
-      linkifiers?: Linkifiers;
-      topicsPolicy?: string;
-    } & RosterReply &
-      SendPrefs;
-  let r = await ask(true);
-  let view = applyRoster(realmId, r);
-  if (!view) view = applyRoster(realmId, (r = await ask(false)))!;
-  const users = view.users;
-  return {
-    get: (userId) => users.get(userId),
-    linkifiers: r.linkifiers ?? [],
-    prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
-    mentions: view.mentions,
-    topicsPolicy: r.topicsPolicy ?? "allow_empty_topic",
-  };
+  });
 }
 
 /** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
@@ -299,9 +226,7 @@ async function currentApiEmails(
   for (const m of msgs) ids.add(m.senderId);
   for (const r of state.dmRecipients ?? []) ids.add(Number(r.id));
   if (!ids.size) return undefined;
-  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", {
-    userIds: [...ids],
-  })) as Partial<ApiEmails>;
+  const r: Partial<ApiEmails> = await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [...ids] });
   return { emails: r.emails ?? {}, fullNames: r.fullNames ?? {}, avatarVersions: r.avatarVersions ?? {} };
 }
 
@@ -388,12 +313,10 @@ async function renderEnv(
   env.linkifiers = users.linkifiers ?? [];
   env.users = users.mentions;
   if (needsChannels(content)) {
-    env.channels = (await ctx.call(
-      channelDirectoryRef(state.realmId),
-      "allNames",
-      {},
-    )) as unknown as RenderEnv["channels"];
-    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, { local: state });
+    env.channels = await ctx.call(channelDirectoryRef(state.realmId), "allNames", {});
+    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, writer, {
+      local: localLatest(ctx, state),
+    });
   }
   env.groups = await mentionGroupsFor(ctx, state.realmId, content, writer.userId, true);
   const linked = linkedPathIds(content, state.realmId);
@@ -444,7 +367,7 @@ async function claimUploads(
   }
 }
 
-const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decision> => {
+export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
   // channel and is no recipient; `read_by_sender` then marks it read for the acting user.
@@ -454,7 +377,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // every check of a send and answers the rendering without sending.
   // Internal callers only: the gateway never passes them on.
   const internal = ctx.origin !== "external";
-  const sendKey = internal && typeof args.send_key === "string" ? args.send_key : null;
+  const sendKey = internal && args.send_key !== undefined ? args.send_key : null;
   if (sendKey !== null) {
     const sent = state.sendKeys.find(([k]) => k === sendKey);
     if (sent) return { reply: { id: sent[1] } };
@@ -475,7 +398,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     : args.notification_bot === true && (!isDmKey(state.key) || internal);
   const botEntry = welcome ? WELCOME_BOT_ENTRY : NOTIFICATION_BOT_ENTRY;
   const c: Caller = bot ? { ...actor, userId: botEntry.userId, role: 400, isBot: true } : actor;
-  const content = normalizeContent(String(args.content ?? ""));
+  const content = normalizeContent(args.content);
   const users = await roster(ctx, state.realmId, {
     sender: c.userId,
     ...(cachedStamp(state.realmId) === undefined ? {} : { alertStamp: cachedStamp(state.realmId)! }),
@@ -535,7 +458,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     ) {
       throw errors.noPostPermission();
     }
-    if (typeof args.topic !== "string") throw errors.missingTopic();
+    if (args.topic === undefined) throw errors.missingTopic();
     topic = normalizeTopic(args.topic);
     checkTopicPolicy(ch.topics_policy, topic, users.topicsPolicy);
     senderMutedChannel = ch.muted_by?.includes(c.userId) ?? false;
@@ -573,7 +496,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     senderName: sender.fullName,
     senderAvatarVersion: sender.avatarVersion,
     ...("avatarSource" in sender && sender.avatarSource === "J" ? { senderAvatarSource: "J" as const } : {}),
-    client: typeof args.client === "string" ? args.client : "API",
+    client: args.client ?? "API",
     content,
     rendered,
     topic,
@@ -600,7 +523,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
   // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
   // whether this send starts the topic, the sender's mute of the channel,
   // and the active humans it personally mentions.
-  const autoTopic: Obj = {
+  const autoTopic = {
     initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
     channel_muted: senderMutedChannel,
     mentioned: [...env.mentionedUserIds].filter((uid) => isRecipient(uid) && users.get(uid)?.isBot === false),
@@ -667,7 +590,7 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
     user_flags: userFlags,
     watchers,
   };
-  if (typeof args.queue_id === "string" && typeof args.local_id === "string") {
+  if (args.queue_id !== undefined && args.local_id !== undefined) {
     event.sender_queue_id = args.queue_id;
     event.local_id = args.local_id;
   }
@@ -720,29 +643,6 @@ const send: Handler<ConvState> = async (state, args, ctx, caller): Promise<Decis
 };
 
 // ---- fetch -------------------------------------------------------------------------
-
-/**
- * A narrow's message-level terms, evaluated where the message lives (the
- * gateway's narrow planner builds them; see gateway/narrow.ts).
- */
-export interface Filters {
-  topics?: { value: string; negated: boolean }[];
-  senders?: { value: number; negated: boolean }[];
-  search?: string;
-  is?: { flag: string; negated: boolean }[];
-  /** has: link | image | attachment | reaction. */
-  has?: { operand: string; negated: boolean }[];
-  /** mentions: (FL 446): users the current content personally mentions (not silently). */
-  mentions?: { value: number; negated: boolean }[];
-  /** id terms. */
-  ids?: { value: number; negated: boolean }[];
-  /** GET /messages' message_ids: only these messages. */
-  idIn?: number[];
-  /** in:home inside one channel: the user's muted topics there (lowercased). */
-  home?: { negated: boolean; mutedTopics: string[] };
-  /** Zulip's ok_to_include_history is false (an is: term): only the user's own messages. */
-  noHistory?: boolean;
-}
 
 function flagFilter(flags: string[], is: Filters["is"]): boolean {
   for (const t of is ?? []) {
@@ -809,18 +709,13 @@ interface ClientOpts {
   allowEmptyTopic: boolean;
 }
 
-function clientOpts(args: Obj): ClientOpts {
+function clientOpts(args: ArgsOf<ChannelProtocol, "fetch" | "getByIds">): ClientOpts {
   return {
     applyMarkdown: args.apply_markdown !== false,
     clientGravatar: args.client_gravatar !== false,
     allowEmptyTopic: args.allow_empty_topic_name === true,
   };
 }
-
-/** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
-export type FlagSource = (
-  q: { ids: number[] } | { unread: true } | { all: true },
-) => Promise<Record<string, string[]>>;
 
 export interface ChannelWindowArgs {
   anchor: number | "first_unread";
@@ -913,21 +808,21 @@ export async function channelWindow(
 }
 
 /** GET /messages bound to this channel: anchor, window, filters, the caller's flags. */
-const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
+const fetch: ConvHandler<"fetch"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   const ch = await channelInfo(ctx, state, false, c.userId);
   // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
   if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
-  const filters = (args.filters ?? {}) as unknown as Filters;
+  const filters = args.filters ?? {};
   const flagsOf = receivedFlagSource(ctx, state, c.userId);
   const win = await channelWindow(
     ctx,
     state,
     {
-      anchor: args.anchor === "first_unread" ? "first_unread" : Number(args.anchor),
-      numBefore: Number(args.num_before ?? 0),
-      numAfter: Number(args.num_after ?? 0),
+      anchor: args.anchor,
+      numBefore: args.num_before ?? 0,
+      numAfter: args.num_after ?? 0,
       includeAnchor: args.include_anchor !== false,
       filters,
       protectedHistory: historyProtected(ch),
@@ -965,28 +860,27 @@ const fetch: Handler<ConvState> = async (state, args, ctx, caller) => {
  * caller's own flag index listed, so access was settled by receipt. With
  * `search`, only the ids matching it are returned (as `matching`).
  */
-const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
+const getByIds: ConvHandler<"getByIds"> = async (state, args, ctx, caller) => {
   me(caller);
-  const asked = (args.ids as number[] | undefined) ?? [];
-  const found = await getMsgs(ctx, state, asked);
+  const found = await getMsgs(ctx, state, args.ids);
   const msgs = found.filter((m): m is Msg => m !== null);
-  const search = typeof args.search === "string" ? args.search : undefined;
+  const search = args.search;
   if (args.matchOnly === true) {
-    const f = (args.filters ?? (search === undefined ? {} : { search })) as unknown as Filters;
+    const f: Filters = args.filters ?? (search === undefined ? {} : { search });
     const matching = msgs.filter((m) => contentFilter(m, f)).map((m) => m.id);
-    return { reply: { matching } as Obj };
+    return { reply: { matching } };
   }
   const name = isDmKey(state.key) ? null : (await channelInfo(ctx, state)).name;
   const o = clientOpts(args);
   const emails = await currentApiEmails(ctx, state, msgs);
-  const messages: Obj = {};
+  const messages: Record<string, Obj> = {};
   for (const m of msgs) {
     const id = m.id;
     const out = shapeForClient(formatMessage(state, m, name, emails), o);
     decorate(out, m, search, o.allowEmptyTopic);
     messages[String(id)] = out;
   }
-  return { reply: { messages } as Obj };
+  return { reply: { messages } };
 };
 
 /**
@@ -995,12 +889,10 @@ const getByIds: Handler<ConvState> = async (state, args, ctx, caller) => {
  * historical UserMessage rows and `with` for unreceived messages.
  * [[id, topic, sender id]].
  */
-const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
+const locateIds: ConvHandler<"locateIds"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) return { reply: { items: [] } };
-  const msgs = (await getMsgs(ctx, state, (args.ids as number[] | undefined) ?? [])).filter(
-    (m): m is Msg => m !== null,
-  );
+  const msgs = (await getMsgs(ctx, state, args.ids)).filter((m): m is Msg => m !== null);
   if (!msgs.length) return { reply: { items: [] } };
   let ch: ChannelInfo;
   try {
@@ -1009,14 +901,14 @@ const locateIds: Handler<ConvState> = async (state, args, ctx, caller) => {
     return { reply: { items: [] } };
   }
   if (!canRead(ch, c) || historyProtected(ch)) return { reply: { items: [] } };
-  const items = msgs.map((m) => [m.id, m.topic, m.senderId]);
+  const items = msgs.map((m): Row => [m.id, m.topic, m.senderId]);
   return { reply: { items } };
 };
 
 // ---- topics ------------------------------------------------------------------------
 
 /** GET /users/me/{stream_id}/topics: most recent first, protected history respected. */
-const topics: Handler<ConvState> = async (state, args, ctx, caller) => {
+const topics: ConvHandler<"topics"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   let ch: ChannelInfo;
@@ -1074,22 +966,22 @@ export async function audience(
   return { userIds: [...new Set([...ch.subscribers, c.userId])], ch };
 }
 
-export async function msgOf(reader: Reader, state: ConvState, id: unknown): Promise<Msg> {
-  const m = typeof id === "number" ? (await getMsgs(reader, state, [id]))[0] : null;
+export async function msgOf(reader: Reader, state: ConvState, id: number): Promise<Msg> {
+  const m = (await getMsgs(reader, state, [id]))[0];
   if (!m) throw errors.invalidMessages();
   return m;
 }
 
 /** POST / DELETE /messages/{id}/reactions. */
-const react: Handler<ConvState> = async (state, args, ctx, caller) => {
+const react: ConvHandler<"react"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
   const userIds = await holders(ctx, state, ch, c, subscribers, [m.id]);
   const add = args.op === "add";
-  const name = typeof args.emoji_name === "string" ? args.emoji_name : undefined;
-  let code = typeof args.emoji_code === "string" ? args.emoji_code : undefined;
-  let type = typeof args.reaction_type === "string" ? args.reaction_type : undefined;
+  const name = args.emoji_name;
+  let code = args.emoji_code;
+  let type = args.reaction_type;
   if (add) {
     if (name === undefined) throw errors.missingArgument("emoji_name");
     if (code === undefined) {
@@ -1131,7 +1023,7 @@ const react: Handler<ConvState> = async (state, args, ctx, caller) => {
   const change = changeOf(state, m, { reactions: reactions as unknown as Value });
   // Reacting is participation (FL 214): the gateway hands this to the
   // reactor's automatic topic policies (actors/user/auto-topics.ts).
-  const reply: Obj =
+  const reply =
     add && ch
       ? {
           auto_topic: {
@@ -1157,7 +1049,7 @@ const PROPAGATE_MODES = ["change_one", "change_later", "change_all"];
  * since. Checked for topic moves too, as Zulip does, so the parameter
  * means the same thing everywhere.
  */
-function checkPrevContent(m: Msg, args: Obj): void {
+function checkPrevContent(m: Msg, args: { prev_content_sha256?: string }): void {
   const expected = args.prev_content_sha256;
   if (typeof expected !== "string") return;
   if (createHash("sha256").update(m.content, "utf8").digest("hex") !== expected)
@@ -1165,7 +1057,7 @@ function checkPrevContent(m: Msg, args: Obj): void {
 }
 
 /** PATCH /messages/{id}: content and/or topic (within this channel). */
-const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
+const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
@@ -1175,9 +1067,9 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
     !(await accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), [m.id])).length
   )
     throw errors.invalidMessages();
-  const newContentRaw = typeof args.content === "string" ? args.content : undefined;
-  const newTopicRaw = typeof args.topic === "string" ? args.topic : undefined;
-  const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
+  const newContentRaw = args.content;
+  const newTopicRaw = args.topic;
+  const mode = args.propagate_mode ?? "change_one";
   if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
   if (newContentRaw === undefined && newTopicRaw === undefined) throw errors.nothingToChange();
   checkPrevContent(m, args);
@@ -1327,9 +1219,7 @@ const edit: Handler<ConvState> = async (state, args, ctx, caller) => {
 
 async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number): Promise<ChannelInfo> {
   try {
-    return (await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
-      stream_id: streamId,
-    })) as unknown as ChannelInfo;
+    return await ctx.call(channelDirectoryRef(state.realmId), "sendContext", { stream_id: streamId });
   } catch {
     throw errors.invalidChannelId();
   }
@@ -1403,18 +1293,18 @@ async function holders(
 }
 
 /** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
-const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
+const prepareMove: ConvHandler<"prepareMove"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   if (isDmKey(state.key)) throw errors.dmCannotMoveToChannel();
   const ch = await channelInfo(ctx, state);
   if (!canRead(ch, c)) throw errors.invalidMessages();
   const pool = await topicPool(ctx, state, ch, c, m);
-  if (typeof args.content === "string") throw errors.contentWhileMovingChannel();
+  if (args.content !== undefined) throw errors.contentWhileMovingChannel();
   checkPrevContent(m, args);
-  const mode = typeof args.propagate_mode === "string" ? args.propagate_mode : "change_one";
+  const mode = args.propagate_mode ?? "change_one";
   if (!PROPAGATE_MODES.includes(mode)) throw errors.invalid("propagate_mode");
-  const target = await targetInfo(ctx, state, Number(args.stream_id));
+  const target = await targetInfo(ctx, state, args.stream_id);
   if (
     target.is_archived ||
     !canRead(target, c) ||
@@ -1443,7 +1333,7 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const now = Math.floor(ctx.now() / 1000);
   const limits = await messageLimits(ctx, state.realmId);
   checkChannelMoveLimit(limits, c, m, now);
-  const topic = typeof args.topic === "string" ? normalizeTopic(args.topic) : m.topic;
+  const topic = args.topic !== undefined ? normalizeTopic(args.topic) : m.topic;
   const topicChanged = topic !== m.topic;
   if (topicChanged) await checkTopicChange(ctx, state.realmId, limits, c, m, topic, ch, target, now);
   const realmNow = await roster(ctx, state.realmId);
@@ -1470,7 +1360,7 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   });
   return {
     reply: {
-      msgs: msgs as unknown as Value,
+      msgs,
       orig_topic: m.topic,
       // For the gateway's move notifications: Zulip's moved_all_visible_messages
       // (no message of the original topic the caller may read stays behind).
@@ -1484,10 +1374,10 @@ const prepareMove: Handler<ConvState> = async (state, args, ctx, caller) => {
 };
 
 /** Step 2 (target): take the moved messages in. Idempotent. */
-const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
+const moveIn: ConvHandler<"moveIn"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
-  const all = (args.msgs as unknown as Msg[] | undefined) ?? [];
+  const all = args.msgs;
   const present = new Set(
     await presentIds(
       ctx,
@@ -1521,19 +1411,17 @@ const moveIn: Handler<ConvState> = async (state, args, ctx, caller) => {
  * and those who lose access get delete_message; subscribers of a target
  * with protected history gain read rows. Zulip's do_update_message.
  */
-const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
+const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const movedMsgs = (await getMsgs(ctx, state, (args.ids as number[] | undefined) ?? [])).filter(
-    (m): m is Msg => m !== null,
-  );
+  const movedMsgs = (await getMsgs(ctx, state, args.ids)).filter((m): m is Msg => m !== null);
   if (!movedMsgs.length) return { reply: {} };
   const ids = movedMsgs.map((m) => m.id);
   const byId = new Map(movedMsgs.map((m) => [m.id, m]));
   const ch = await channelInfo(ctx, state);
-  const target = await targetInfo(ctx, state, Number(args.stream_id));
+  const target = await targetInfo(ctx, state, args.stream_id);
   const users = await roster(ctx, state.realmId);
-  const topic = String(args.topic);
-  const origTopic = String(args.orig_topic);
+  const topic = args.topic;
+  const origTopic = args.orig_topic;
   const targetKey = String(target.stream_id);
   const oldSubs = new Set(ch.subscribers);
   const newSubs = new Set(target.subscribers);
@@ -1615,18 +1503,18 @@ const completeMove: Handler<ConvState> = async (state, args, ctx, caller) => {
   const event: Obj = {
     type: "update_message",
     user_id: c.userId,
-    edit_timestamp: Number(args.timestamp),
-    message_id: Number(args.message_id),
+    edit_timestamp: args.timestamp,
+    message_id: args.message_id,
     message_ids: ids,
     rendering_only: false,
     flags: [],
     stream_id: ch.stream_id,
     stream_name: ch.name,
     new_stream_id: target.stream_id,
-    propagate_mode: String(args.propagate_mode),
+    propagate_mode: args.propagate_mode,
     orig_subject: origTopic,
   };
-  if (args.topic_changed === true) {
+  if (args.topic_changed) {
     event.subject = topic;
     event.topic_links = topicLinks(topic, users.linkifiers ?? []) as unknown as Value;
   }
@@ -1692,7 +1580,7 @@ async function checkWildcardMention(
     : errors.topicWildcardMentionNotAllowed();
 }
 
-const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
+const remove: ConvHandler<"remove"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   const { userIds: subscribers, ch } = await audience(ctx, state, c);
@@ -1725,12 +1613,25 @@ const remove: Handler<ConvState> = async (state, args, ctx, caller) => {
  * it converts old-shape state (Behavior.upgrade) before this turn runs, so
  * `manage migrate` calls it on every conversation.
  */
-const storeStatus: Handler<ConvState> = (state, _args, _ctx, caller) => {
+const storeStatus: ConvHandler<"storeStatus"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   return { reply: { count: state.count, topics: state.topics.size, legacy: state.legacy !== null } };
 };
 
-export const conversationHandlers: Record<string, Handler<ConvState>> = {
+export const conversationHandlers: ConvHandlers<
+  | "storeStatus"
+  | "send"
+  | "fetch"
+  | "getByIds"
+  | "locateIds"
+  | "topics"
+  | "react"
+  | "edit"
+  | "remove"
+  | "prepareMove"
+  | "moveIn"
+  | "completeMove"
+> = {
   storeStatus,
   send,
   fetch,

@@ -130,14 +130,6 @@ export type ConvFact =
   | { type: "msgRemoved"; id: number; topic?: string; senderId?: number }
   | { type: "legacyStored"; ids: number[] };
 
-export function isDmKey(key: string): boolean {
-  return key.startsWith("dm:");
-}
-
-export function dmKey(userIds: number[]): string {
-  return "dm:" + [...new Set(userIds)].sort((a, b) => a - b).join(",");
-}
-
 export function initialConv(ref: ActorRef): ConvState {
   return {
     key: ref.key,

@@ -7,7 +7,7 @@
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting, systemGroupId } from "../permissions/index.ts";
 import type { ActorContext } from "../types.ts";
-import type { RosterEntry } from "./access.ts";
+import type { RosterEntry } from "../channel-directory/index.ts";
 
 const EVERYONE_GROUP = 7;
 

@@ -8,7 +8,7 @@ import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts
 import { realmRef } from "../realm/index.ts";
 import type { MessageLimits } from "../realm/message-limits.ts";
 import type { ActorContext, Caller } from "../types.ts";
-import type { ChannelInfo } from "./conversation-handlers.ts";
+import type { ChannelInfo } from "../channel-directory/index.ts";
 import type { Msg } from "./conversation-state.ts";
 
 /** Zulip's edit_limit_buffer / message_move_limit_buffer: 20 s past an edit or move limit. */
@@ -21,7 +21,7 @@ const RESOLVED_PREFIX = "✔ ";
 const isModerator = (role: number) => role <= 300;
 
 export async function messageLimits(ctx: ActorContext, realmId: number): Promise<MessageLimits> {
-  return (await ctx.call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
+  return await ctx.call(realmRef(realmId), "messageLimits", {});
 }
 
 /** Zulip's validate_user_can_edit_message: a content edit (edit typing passes no grace). */

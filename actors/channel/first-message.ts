@@ -8,55 +8,12 @@
 // goes or a moved-in message is older than the oldest. Then the directory
 // journals the new value and sends Zulip's `stream` `update` event
 // (property "first_message_id") to those who may see the channel, as
-// Zulip's check_update_first_message_id does after a deletion.
+// Zulip's check_update_first_message_id does after a deletion. The
+// directory's side is channel-directory/first-message.ts.
 
-import { errors } from "../errors.ts";
-import type { ActorContext, Handler, Obj } from "../types.ts";
-import { Turn, metadataAudience } from "./access.ts";
-import { idsRange, isDmKey, type ConvState } from "./conversation-state.ts";
-import { channelDirectoryRef } from "./refs.ts";
-import type { DirState } from "./state.ts";
-
-function internalOnly(origin: string | undefined): void {
-  if (origin === "external") throw errors.accessDenied();
-}
-
-/**
- * Directory, internal: {stream_id, message_id, event}. `event` false (a
- * send): sets the field only while it is null, silently. `event` true (a
- * deletion or move): sets it to `message_id` (null: no message left) and
- * tells the channel's audience when it changed.
- */
-const setFirstMessageId: Handler<DirState> = async (state, args, ctx) => {
-  internalOnly(ctx.origin);
-  const ch = state.channels[String(args.stream_id)];
-  if (!ch) return { reply: {} };
-  const value = typeof args.message_id === "number" ? args.message_id : null;
-  if (args.event !== true) {
-    if (ch.firstMessageId !== null || value === null) return { reply: {} };
-    return {
-      facts: [{ type: "channelChanged", channelId: ch.id, changes: { firstMessageId: value } }],
-      reply: {},
-    };
-  }
-  if (ch.firstMessageId === value) return { reply: {} };
-  const t = await Turn.load(ctx, state.realmId, state);
-  const event: Obj = {
-    type: "stream",
-    op: "update",
-    stream_id: ch.id,
-    name: ch.name,
-    property: "first_message_id",
-    value,
-  };
-  return {
-    facts: [{ type: "channelChanged", channelId: ch.id, changes: { firstMessageId: value } }],
-    events: [{ event, userIds: metadataAudience(t, state, ch) }],
-    reply: {},
-  };
-};
-
-export const firstMessageDirectoryHandlers: Record<string, Handler<DirState>> = { setFirstMessageId };
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import type { ActorContext } from "../types.ts";
+import { idsRange, type ConvState } from "./conversation-state.ts";
 
 /** A channel conversation's first send: the directory records its id (one write, once). */
 export async function firstMessageSent(ctx: ActorContext, state: ConvState, id: number): Promise<void> {

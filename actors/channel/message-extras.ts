@@ -1,28 +1,23 @@
 // Reads about single messages (Zulip's zerver/views/message_edit.py
 // get_message_edit_history, read_receipts.py, message_fetch.py
-// messages_in_narrow_backend) on the conversation holding them, and the
-// preview renderer (message_send.py render_message_backend) on the channel
-// directory, which knows the channel names links need.
+// messages_in_narrow_backend) on the conversation holding them. The
+// preview renderer is the directory's (channel-directory/message-extras.ts).
 //
 // Calls go one way, as in conversation-handlers.ts: to the channel directory
 // (`sendContext`), the realm (`roster`, `registerRealmState`) and user actors
 // (`messageFlags`, `readReceipt`): all leaves.
 
-import { channelSpans } from "./received.ts";
-import { inSpans } from "./state.ts";
-import { dict } from "../dict.ts";
+import { inSpans } from "../spans.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Caller, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { accessibleIds, historyProtected } from "./access.ts";
-import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME, roster } from "./conversation-handlers.ts";
-import type { Filters } from "./conversation-handlers.ts";
-import { getMsgs, isDmKey, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
-import { emptyEnv, needsChannels, renderMarkdown } from "./markdown.ts";
-import { topicLatestFor } from "./markdown-links.ts";
-import { mentionGroupsFor } from "./group-mentions.ts";
-import type { DirState } from "./state.ts";
+import { isDmKey } from "../addresses.ts";
+import { historyProtected, roster } from "../channel-directory/index.ts";
+import { accessibleIds, channelSpans } from "./received.ts";
+import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME } from "./conversation-handlers.ts";
+import { getMsgs, presentIds, type ConvState, type Msg } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 import { highlight } from "./window.ts";
 
 function me(caller: Caller | null): Caller {
@@ -31,7 +26,7 @@ function me(caller: Caller | null): Caller {
 }
 
 async function realmSettings(ctx: ActorContext, realmId: number): Promise<Obj> {
-  const r = (await ctx.call(realmRef(realmId), "registerRealmState", {})) as { settings: Obj };
+  const r = await ctx.call(realmRef(realmId), "registerRealmState", {});
   return r.settings;
 }
 
@@ -58,8 +53,7 @@ async function readableIds(ctx: ActorContext, state: ConvState, c: Caller, ids: 
   return accessibleIds(ctx, state.realmId, c.userId, state.key, historyProtected(ch), present);
 }
 
-async function readableMsg(ctx: ActorContext, state: ConvState, c: Caller, id: unknown): Promise<Msg> {
-  if (typeof id !== "number") throw errors.invalidMessages();
+async function readableMsg(ctx: ActorContext, state: ConvState, c: Caller, id: number): Promise<Msg> {
   if (!(await readableIds(ctx, state, c, [id])).length) throw errors.invalidMessages();
   return (await getMsgs(ctx, state, [id]))[0]!;
 }
@@ -157,13 +151,13 @@ export function messageHistory(m: Msg, isChannel: boolean, policy: string, allow
   return visible.reverse();
 }
 
-const messageEditHistory: Handler<ConvState> = async (state, args, ctx, caller) => {
+const messageEditHistory: ConvHandler<"messageEditHistory"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const policy = String((await realmSettings(ctx, state.realmId)).message_edit_history_visibility_policy);
   if (policy === "none") throw errors.editHistoryDisabled();
   const m = await readableMsg(ctx, state, c, args.message_id);
   const history = messageHistory(m, !isDmKey(state.key), policy, args.allow_empty_topic_name === true);
-  return { reply: { message_history: history as unknown as Value } };
+  return { reply: { message_history: history } };
 };
 
 // ---- GET /messages/{id}/read_receipts -------------------------------------------
@@ -180,7 +174,7 @@ const messageEditHistory: Handler<ConvState> = async (state, args, ctx, caller) 
  * subscriber (unsubscribed since, or a historical row of a public channel)
  * is not asked, so is not listed.
  */
-const readReceipts: Handler<ConvState> = async (state, args, ctx, caller) => {
+const readReceipts: ConvHandler<"readReceipts"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await readableMsg(ctx, state, c, args.message_id);
   if ((await realmSettings(ctx, state.realmId)).enable_read_receipts === false)
@@ -218,18 +212,12 @@ const escapeTopic = (t: string) => t.replace(/[&<>"]/g, (ch) => `&#${ch.charCode
  * with Zulip's match_content / match_subject: highlighted for a search,
  * else the rendered content and the escaped topic.
  */
-const matchNarrow: Handler<ConvState> = async (state, args, ctx, caller) => {
+const matchNarrow: ConvHandler<"matchNarrow"> = async (state, args, ctx, caller) => {
   const c = me(caller);
-  const raw = Array.isArray(args.ids) ? (args.ids as Value[]) : [];
-  const ids = await readableIds(
-    ctx,
-    state,
-    c,
-    raw.filter((x): x is number => typeof x === "number"),
-  );
-  const f = (args.filters ?? {}) as unknown as Filters;
-  const search = typeof f.search === "string" ? f.search : undefined;
-  const messages: Obj = {};
+  const ids = await readableIds(ctx, state, c, args.ids);
+  const f = args.filters ?? {};
+  const search = f.search;
+  const messages: Record<string, { match_content: string; match_subject: string }> = {};
   const msgs = await getMsgs(ctx, state, ids);
   for (const m of msgs) {
     if (!m || !contentFilter(m, f)) continue;
@@ -243,35 +231,10 @@ const matchNarrow: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { reply: { messages } };
 };
 
-export const messageExtrasConversationHandlers: Record<string, Handler<ConvState>> = {
+export const messageExtrasConversationHandlers: ConvHandlers<
+  "messageEditHistory" | "readReceipts" | "matchNarrow"
+> = {
   messageEditHistory,
   readReceipts,
   matchNarrow,
 };
-
-// ---- POST /messages/render (channel directory) ------------------------------------
-
-/**
- * The content as a message of the caller would render now: the realm's
- * active users for mentions, its linkifiers, this directory's live
- * channels for #**channel** links.
- */
-const renderPreview: Handler<DirState> = async (state, args, ctx, caller) => {
-  me(caller);
-  const content = String(args.content ?? "");
-  const users = await roster(ctx, state.realmId);
-  const env = emptyEnv();
-  env.linkifiers = users.linkifiers ?? [];
-  env.users = users.mentions;
-  if (needsChannels(content)) {
-    const channels = dict<[number, string]>();
-    for (const ch of Object.values(state.channels))
-      if (!ch.isArchived) channels[ch.name.toLowerCase()] = [ch.id, ch.name];
-    env.channels = channels;
-    env.topicLatest = await topicLatestFor(ctx, state.realmId, content, me(caller), { dir: state });
-  }
-  env.groups = await mentionGroupsFor(ctx, state.realmId, content, me(caller).userId, false);
-  return { reply: { rendered: renderMarkdown(content, env) } };
-};
-
-export const messageExtrasDirectoryHandlers: Record<string, Handler<DirState>> = { renderPreview };

@@ -13,7 +13,7 @@
 // (listed by the channel directory).
 
 import type { Obj } from "../types.ts";
-import type { RenderEnv } from "./markdown.ts";
+import type { RenderEnv } from "../markdown/index.ts";
 
 export const PUSH_NOTIFY = "push.notify";
 

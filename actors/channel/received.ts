@@ -7,17 +7,28 @@
 // together where a conversation needs the caller's flags, and gives the
 // gateway the received rows of one channel (`receivedRows`).
 //
-// Calls: the directory's leaves `userSpans` / `channelSpans` and the user
-// actor's leaf `messageFlags`; conversations call only leaves, as before.
+// Calls: the directory's leaves `userSpans` / `channelSpans`
+// (channel-directory/received.ts) and the user actor's leaf
+// `messageFlags`; conversations call only leaves, as before.
 
 import { errors } from "../errors.ts";
 import { lowerBound } from "../sorted-ids.ts";
-import type { ActorContext, Handler, Obj, Value } from "../types.ts";
+import type { ActorContext, Caller } from "../types.ts";
 import { userRef, type FlagsWithReadThrough } from "../user/index.ts";
-import { channelDirectoryRef } from "./index.ts";
-import { me, type FlagSource } from "./conversation-handlers.ts";
-import { allIds, getMsgs, idsRange, isDmKey, type ConvState, type Reader } from "./conversation-state.ts";
-import { inSpans, spansOf, type DirState, type Span } from "./state.ts";
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { inSpans, type Span } from "../spans.ts";
+import { allIds, getMsgs, idsRange, type ConvState, type Reader } from "./conversation-state.ts";
+import type { ConvHandler, ConvHandlers, Row } from "./protocol.ts";
+
+/** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
+export type FlagSource = (
+  q: { ids: number[] } | { unread: true } | { all: true },
+) => Promise<Record<string, string[]>>;
+
+function me(caller: Caller | null): Caller {
+  if (!caller) throw errors.accessDenied();
+  return caller;
+}
 
 /** The user's spans in this channel (none for DMs: every DM row is delivered). */
 export async function userSpans(ctx: ActorContext, state: ConvState, userId: number): Promise<Span[]> {
@@ -26,10 +37,7 @@ export async function userSpans(ctx: ActorContext, state: ConvState, userId: num
 
 async function spansIn(ctx: ActorContext, realmId: number, conv: string, userId: number): Promise<Span[]> {
   if (isDmKey(conv)) return [];
-  const r = (await ctx.call(channelDirectoryRef(realmId), "userSpans", {
-    stream_id: Number(conv),
-    userId,
-  })) as { spans: Span[] };
+  const r = await ctx.call(channelDirectoryRef(realmId), "userSpans", { stream_id: Number(conv), userId });
   return r.spans;
 }
 
@@ -48,13 +56,33 @@ export async function receivedIds(
   return new Set(ids.filter((id) => Object.hasOwn(own, String(id)) || inSpans(spans, id)));
 }
 
+/**
+ * Those of `ids` (messages of conversation `conv`, a channel the user has
+ * content access to) the user may read: all of them, or in a channel with
+ * protected history only those the user received (Zulip's
+ * bulk_access_stream_messages_query). Order kept. One call to the user
+ * actor (a leaf), visiting only `ids`.
+ */
+export async function accessibleIds(
+  ctx: ActorContext,
+  realmId: number,
+  userId: number,
+  conv: string,
+  isProtected: boolean,
+  ids: readonly number[],
+): Promise<number[]> {
+  if (!isProtected || !ids.length) return [...ids];
+  const got = await receivedIds(ctx, realmId, conv, userId, ids);
+  return ids.filter((id) => got.has(id));
+}
+
 /** Every user's spans in this channel: {user id: spans}. */
 export async function channelSpans(ctx: ActorContext, state: ConvState): Promise<Map<number, Span[]>> {
   const out = new Map<number, Span[]>();
   if (isDmKey(state.key)) return out;
-  const r = (await ctx.call(channelDirectoryRef(state.realmId), "channelSpans", {
+  const r = await ctx.call(channelDirectoryRef(state.realmId), "channelSpans", {
     stream_id: Number(state.key),
-  })) as { spans: Record<string, Span[]> };
+  });
   for (const [uid, spans] of Object.entries(r.spans)) out.set(Number(uid), spans);
   return out;
 }
@@ -134,24 +162,22 @@ export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: 
  * lastReceived (the newest id the caller received here, 0 when none)}.
  * The gateway adds the flags (read-through mark, entries).
  */
-const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
+const receivedRows: ConvHandler<"receivedRows"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
   const spans = await userSpans(ctx, state, c.userId);
-  const after = typeof args.after === "number" ? args.after : 0;
-  const topic = typeof args.topic === "string" ? args.topic : undefined;
+  const after = args.after ?? 0;
+  const topic = args.topic;
   // By ids: only those walk, not the channel.
-  let ids = Array.isArray(args.ids)
-    ? [...new Set(args.ids as number[])]
-        .filter((id) => typeof id === "number" && inSpans(spans, id))
-        .sort((a, b) => a - b)
+  let ids = args.ids
+    ? [...new Set(args.ids)].filter((id) => inSpans(spans, id)).sort((a, b) => a - b)
     : await storedIdsInSpans(ctx, state, topic ?? null, spans);
   const found = await getMsgs(ctx, state, ids);
   const msgs = found.filter((m) => m !== null);
   ids = msgs.map((m) => m.id);
   const topicExists = topic !== undefined && ids.length > 0;
   const start = after ? lowerBound(ids, after + 1) : 0;
-  const rows = msgs.slice(start).map((m) => [m.id, m.topic, m.senderId]);
+  const rows = msgs.slice(start).map((m): Row => [m.id, m.topic, m.senderId]);
   // The newest message, and the newest the caller received here (0: none).
   const [newest, ...lasts] = await Promise.all([
     idsRange(ctx, state, null, { limit: 1, reverse: true }),
@@ -162,31 +188,7 @@ const receivedRows: Handler<ConvState> = async (state, args, ctx, caller) => {
     ),
   ]);
   const lastReceived = Math.max(0, ...lasts);
-  return { reply: { rows: rows as unknown as Value, newest: newest[0] ?? 0, topicExists, lastReceived } };
+  return { reply: { rows, newest: newest[0] ?? 0, topicExists, lastReceived } };
 };
 
-export const receivedConversationHandlers: Record<string, Handler<ConvState>> = { receivedRows };
-
-/** Leaf: one user's spans in a channel. {spans} */
-const userSpansHandler: Handler<DirState> = (state, args) => {
-  const ch = state.channels[String(args.stream_id)];
-  const sub = ch ? state.subs[String(ch.id)]?.[String(args.userId)] : undefined;
-  return { reply: { spans: (ch && sub ? spansOf(ch, sub) : []) as unknown as Value } };
-};
-
-/** Leaf: every user's spans in a channel (those with any). {spans: {user id: spans}} */
-const channelSpansHandler: Handler<DirState> = (state, args) => {
-  const ch = state.channels[String(args.stream_id)];
-  const out: Record<string, Span[]> = {};
-  if (ch)
-    for (const [uid, sub] of Object.entries(state.subs[String(ch.id)] ?? {})) {
-      const s = spansOf(ch, sub);
-      if (s.length) out[uid] = s;
-    }
-  return { reply: { spans: out as unknown as Obj } };
-};
-
-export const receivedDirectoryHandlers: Record<string, Handler<DirState>> = {
-  userSpans: userSpansHandler,
-  channelSpans: channelSpansHandler,
-};
+export const receivedConversationHandlers: ConvHandlers<"receivedRows"> = { receivedRows };

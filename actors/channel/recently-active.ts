@@ -12,91 +12,14 @@
 // retention worker's schedule and reads only the directory: O(channels).
 // Deleting a channel's newest messages does not move the day back (Zulip
 // looks at the messages left; this keeps the sweep free of conversation reads).
+//
+// This is the conversation's side; the directory's is
+// channel-directory/recently-active.ts.
 
-import { errors } from "../errors.ts";
-import type { ActorContext, Handler, Obj, OutEvent } from "../types.ts";
-import { Turn, metadataAudience } from "./access.ts";
-import { channelDirectoryRef } from "./refs.ts";
-import type { Channel, DirState } from "./state.ts";
+import type { ActorContext } from "../types.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 
 const DAY_SECONDS = 86400;
-/** Zulip's Stream.LAST_ACTIVITY_DAYS_BEFORE_FOR_ACTIVE. */
-export const RECENTLY_ACTIVE_DAYS = 180;
-
-function internalOnly(origin: string | undefined): void {
-  if (origin === "external") throw errors.accessDenied();
-}
-
-function activeEvent(t: Turn, state: DirState, ch: Channel, value: boolean): OutEvent {
-  const event: Obj = {
-    type: "stream",
-    op: "update",
-    stream_id: ch.id,
-    name: ch.name,
-    property: "is_recently_active",
-    value,
-  };
-  return { event, userIds: metadataAudience(t, state, ch) };
-}
-
-/** Directory, internal: {stream_id, day}: a message was sent to the channel on `day`. */
-const recordMessageDay: Handler<DirState> = async (state, args, ctx) => {
-  internalOnly(ctx.origin);
-  const ch = state.channels[String(args.stream_id)];
-  const day = typeof args.day === "number" ? args.day : null;
-  if (!ch || day === null) return { reply: {} };
-  const wasActive = ch.isRecentlyActive !== false;
-  if (wasActive && ch.lastMessageDay !== undefined && ch.lastMessageDay !== null && ch.lastMessageDay >= day)
-    return { reply: {} };
-  const facts = [
-    { type: "channelChanged", channelId: ch.id, changes: { lastMessageDay: day, isRecentlyActive: true } },
-  ];
-  if (wasActive) return { facts, reply: {} };
-  const t = await Turn.load(ctx, state.realmId, state);
-  return { facts, events: [activeEvent(t, state, ch, true)], reply: {} };
-};
-
-/**
- * Directory, internal: {now} (ms) -> {inactive: ids}: channels with no send
- * in the last RECENTLY_ACTIVE_DAYS turn inactive, with Zulip's event to
- * those who may see them. A channel whose day is unknown (state from before
- * the day was kept) counts from this sweep on, so none turns inactive early.
- */
-const sweepRecentlyActive: Handler<DirState> = async (state, args, ctx) => {
-  internalOnly(ctx.origin);
-  const now = typeof args.now === "number" ? Math.floor(args.now / 1000) : 0;
-  const today = Math.floor(now / DAY_SECONDS);
-  const cutoff = now - RECENTLY_ACTIVE_DAYS * DAY_SECONDS;
-  const facts: Obj[] = [];
-  const stale: Channel[] = [];
-  for (const ch of Object.values(state.channels)) {
-    if (ch.isRecentlyActive === false) continue;
-    if (ch.lastMessageDay === undefined) {
-      facts.push({ type: "channelChanged", channelId: ch.id, changes: { lastMessageDay: today } });
-      continue;
-    }
-    // The day's last second still before the cutoff: no message since. A
-    // channel that never had a message counts from its creation, as Zulip's
-    // job leaves channels created within the period active.
-    const last = ch.lastMessageDay === null ? Math.floor(ch.dateCreated / DAY_SECONDS) : ch.lastMessageDay;
-    if ((last + 1) * DAY_SECONDS <= cutoff) {
-      facts.push({ type: "channelChanged", channelId: ch.id, changes: { isRecentlyActive: false } });
-      stale.push(ch);
-    }
-  }
-  if (!facts.length) return { reply: { inactive: [] } };
-  const t = stale.length ? await Turn.load(ctx, state.realmId, state) : null;
-  return {
-    facts,
-    events: stale.map((ch) => activeEvent(t!, state, ch, false)),
-    reply: { inactive: stale.map((ch) => ch.id) },
-  };
-};
-
-export const recentlyActiveDirectoryHandlers: Record<string, Handler<DirState>> = {
-  recordMessageDay,
-  sweepRecentlyActive,
-};
 
 /** A channel send at `nowSeconds`: record its day unless the directory already has it. */
 export async function channelSendDay(

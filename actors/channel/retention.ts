@@ -12,6 +12,9 @@
 // is decided from the messages' times, so a sweep lost in a crash is simply
 // done by the next one, and a repeated sweep finds nothing left to delete.
 //
+// The directory's part (`retentionPlan`, `listDmConversation`) is
+// channel-directory/retention.ts.
+//
 // Cost: the directory lists the channels and DM conversations once
 // (O(channels + DM conversations)); each conversation reads its messages
 // in id order from the oldest and stops at the first one that has not
@@ -31,13 +34,13 @@
 // has touched since the list existed is not listed yet, and so not swept.
 
 import { errors } from "../errors.ts";
-import { directoryRef, realmRef } from "../realm/index.ts";
-import type { MessageLimits } from "../realm/message-limits.ts";
-import type { ActorRef, Caller, Handler, Obj, Value } from "../types.ts";
+import type { Ref, TypedCall } from "../protocol.ts";
+import type { ActorRef, Caller, Handler } from "../types.ts";
 import { removeMany } from "./bulk-delete-handlers.ts";
-import { getMsgs, idsRange, isDmKey, type ConvState, type Msg } from "./conversation-state.ts";
-import { channelConvRef, channelDirectoryRef } from "./refs.ts";
-import type { DirState } from "./state.ts";
+import { channelDirectoryRef, conversationRef, isDmKey, realmDirectoryRef, realmRef } from "../addresses.ts";
+import { getMsgs, idsRange, type ConvState, type Msg } from "./conversation-state.ts";
+import type { ChannelProtocol, ConvHandler, ConvHandlers } from "./protocol.ts";
+import { channelConvRef } from "./refs.ts";
 
 const DAY_SECONDS = 86400;
 /** Zulip runs archive_messages daily; hourly keeps the lag well under a day. */
@@ -50,32 +53,6 @@ const SWEEP_DELAY_MS = 500;
 function requireInternal(caller: Caller | null, origin: string | undefined): void {
   if (caller || origin === "external") throw errors.accessDenied();
 }
-
-/**
- * Directory, internal: {realmDays} -> {channels: [{streamId, days}], dms},
- * the channels whose messages expire (effective retention > 0) and, when
- * the realm's retention is not unlimited, its DM conversations' keys.
- */
-const retentionPlan: Handler<DirState> = (state, args, ctx, caller) => {
-  requireInternal(caller, ctx.origin);
-  const realmDays = typeof args.realmDays === "number" ? args.realmDays : -1;
-  const channels: Obj[] = [];
-  for (const ch of Object.values(state.channels)) {
-    const days = ch.retentionDays ?? realmDays;
-    if (days > 0) channels.push({ streamId: ch.id, days });
-  }
-  const dms = realmDays > 0 ? Object.keys(state.dmConvs) : [];
-  return { reply: { channels, dms } };
-};
-
-/** Directory, internal: {key} -> {}: remember a DM conversation (once; a known one writes nothing). */
-const listDmConversation: Handler<DirState> = (state, args, ctx, caller) => {
-  requireInternal(caller, ctx.origin);
-  const key = typeof args.key === "string" ? args.key : "";
-  if (!isDmKey(key)) throw errors.internal();
-  if (Object.hasOwn(state.dmConvs, key)) return { reply: {} };
-  return { facts: [{ type: "dmConvListed", key }], reply: {} };
-};
 
 /**
  * A conversation handler that, in a DM conversation, lists the
@@ -104,9 +81,9 @@ export function withDmListing(h: Handler<ConvState>): Handler<ConvState> {
  * delete the oldest messages sent before `before`, at most PAGE of them per
  * turn (`more` says another turn is due), as `removeMany` deletes them.
  */
-const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
+const expireMessages: ConvHandler<"expireMessages"> = async (state, args, ctx, caller) => {
   requireInternal(caller, ctx.origin);
-  const before = typeof args.before === "number" ? args.before : 0;
+  const { before } = args;
   const ids = await idsRange(ctx, state, null, { limit: PAGE });
   const msgs = (await getMsgs(ctx, state, ids)).filter((m): m is Msg => m !== null);
   const expired: number[] = [];
@@ -119,28 +96,20 @@ const expireMessages: Handler<ConvState> = async (state, args, ctx, caller) => {
   return { ...d, reply: { deleted: expired, more: expired.length === PAGE } };
 };
 
-export const retentionDirectoryHandlers: Record<string, Handler<DirState>> = {
-  retentionPlan,
-  listDmConversation,
-};
-export const retentionConversationHandlers: Record<string, Handler<ConvState>> = { expireMessages };
-
-type Call = (ref: ActorRef, method: string, args: Obj) => Promise<Value>;
+export const retentionConversationHandlers: ConvHandlers<"expireMessages"> = { expireMessages };
 
 /** One realm's sweep at `nowMs`: every channel with a retention, page by page. */
-export async function sweepRealmRetention(call: Call, realmId: number, nowMs: number): Promise<void> {
-  const limits = (await call(realmRef(realmId), "messageLimits", {})) as unknown as MessageLimits;
-  const plan = (await call(channelDirectoryRef(realmId), "retentionPlan", {
-    realmDays: limits.retentionDays,
-  })) as { channels: { streamId: number; days: number }[]; dms?: string[] };
+export async function sweepRealmRetention(call: TypedCall, realmId: number, nowMs: number): Promise<void> {
+  const limits = await call(realmRef(realmId), "messageLimits", {});
+  const plan = await call(channelDirectoryRef(realmId), "retentionPlan", { realmDays: limits.retentionDays });
   const now = Math.floor(nowMs / 1000);
-  const work: { ref: ActorRef; before: number }[] = plan.channels.map(({ streamId, days }) => ({
+  const work: { ref: Ref<ChannelProtocol>; before: number }[] = plan.channels.map(({ streamId, days }) => ({
     ref: channelConvRef(realmId, streamId),
     before: now - days * DAY_SECONDS,
   }));
   for (const key of plan.dms ?? [])
     work.push({
-      ref: { kind: "channel", realm: realmId, key },
+      ref: conversationRef(realmId, key),
       before: now - limits.retentionDays * DAY_SECONDS,
     });
   // One conversation's failure (its shard moving) does not hold up the others; the next sweep retries it.
@@ -148,7 +117,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
   for (const { ref, before } of work) {
     try {
       for (;;) {
-        const r = (await call(ref, "expireMessages", { before })) as { more: boolean };
+        const r = await call(ref, "expireMessages", { before });
         if (!r.more) break;
       }
     } catch (err) {
@@ -159,7 +128,7 @@ export async function sweepRealmRetention(call: Call, realmId: number, nowMs: nu
 }
 
 export interface RetentionHost {
-  call: Call;
+  call: TypedCall;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
   servingShards(): number[];
@@ -169,9 +138,7 @@ export interface RetentionHost {
 
 /** The realms whose realm actor is on one of `shards`, each swept once; failures wait for the next sweep. */
 async function sweep(host: RetentionHost, shards: Set<number>): Promise<void> {
-  const realms = (await host.call(directoryRef(), "listRealms", {})) as Obj[];
-  for (const r of realms) {
-    const realmId = Number(r.realmId);
+  for (const { realmId } of await host.call(realmDirectoryRef(), "listRealms", {})) {
     if (!shards.has(host.shardOf(realmRef(realmId)))) continue;
     await sweepRealmRetention(host.call, realmId, Date.now()).catch(() => undefined);
     // FL 323 (recently-active.ts): the same schedule turns idle channels inactive.

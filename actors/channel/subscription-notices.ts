@@ -14,10 +14,11 @@
 
 import { errors } from "../errors.ts";
 import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
-import type { ActorContext, Handler, Obj } from "../types.ts";
-import { conversationHandlers, roster } from "./conversation-handlers.ts";
-import { isDmKey, type ConvState } from "./conversation-state.ts";
-import { channelDirectoryRef } from "./refs.ts";
+import type { ActorContext } from "../types.ts";
+import { send } from "./conversation-handlers.ts";
+import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { roster } from "../channel-directory/index.ts";
+import type { ConvHandler, ConvHandlers } from "./protocol.ts";
 
 /** Zulip's silent_mention_syntax_for_user. */
 function silentMention(fullName: string, userId: number): string {
@@ -34,7 +35,7 @@ export function subscribedNoticeText(actor: string, names: string[]): string {
 /** At most this many channels per notice: a request names no more than the realm has. */
 const MAX_CHANNELS = 10_000;
 
-const subscriptionNotice: Handler<ConvState> = async (state, args, ctx, caller) => {
+const subscriptionNotice: ConvHandler<"subscriptionNotice"> = async (state, args, ctx, caller) => {
   if (!caller || !isDmKey(state.key)) throw errors.accessDenied();
   const ids = state.key.slice(3).split(",").map(Number);
   const recipient = ids.find((id) => id !== NOTIFICATION_BOT_ID);
@@ -43,33 +44,31 @@ const subscriptionNotice: Handler<ConvState> = async (state, args, ctx, caller) 
   }
   if (recipient === caller.userId) throw errors.accessDenied();
   const raw = args.stream_ids;
-  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_CHANNELS) throw errors.accessDenied();
+  if (raw.length === 0 || raw.length > MAX_CHANNELS) throw errors.accessDenied();
   const streamIds = [...new Set(raw)];
-  if (!streamIds.every((id) => typeof id === "number" && Number.isSafeInteger(id)))
-    throw errors.accessDenied();
   const users = await roster(ctx, state.realmId);
   const who = users.get(recipient);
   const actor = users.get(caller.userId);
   if (!who || !who.isActive || who.isBot || !actor) throw errors.accessDenied();
   const names: string[] = [];
-  for (const id of streamIds as number[]) {
-    const ch = (await ctx
+  for (const id of streamIds) {
+    const ch = await ctx
       .call(channelDirectoryRef(state.realmId), "sendContext", { stream_id: id })
-      .catch(() => null)) as { name?: string; subscribers?: number[]; is_archived?: boolean } | null;
-    if (!ch || ch.is_archived || !ch.subscribers?.includes(recipient)) throw errors.accessDenied();
-    names.push(String(ch.name));
+      .catch(() => null);
+    if (!ch || ch.is_archived || !ch.subscribers.includes(recipient)) throw errors.accessDenied();
+    names.push(ch.name);
   }
   // The bot's own send (internal: this method did the checks a caller's send cannot).
   const internal = Object.create(ctx, { origin: { value: "internal" } }) as ActorContext;
-  const send: Obj = {
+  const notice = {
     content: subscribedNoticeText(silentMention(actor.fullName, actor.userId), names),
     client: "Internal",
     notification_bot: true,
     read_by_sender: false,
   };
-  return conversationHandlers.send!(state, send, internal, caller);
+  return send(state, notice, internal, caller);
 };
 
-export const subscriptionNoticeConversationHandlers: Record<string, Handler<ConvState>> = {
+export const subscriptionNoticeConversationHandlers: ConvHandlers<"subscriptionNotice"> = {
   subscriptionNotice,
 };

@@ -95,7 +95,7 @@ function requireRealmCaller(state: EmojiDirState, caller: Caller | null): Caller
 }
 
 async function activeUserIds(ctx: ActorContext, realmId: number): Promise<number[]> {
-  const r = (await ctx.call(realmRef(realmId), "memberContext", {})) as { activeUserIds: number[] };
+  const r = await ctx.call(realmRef(realmId), "memberContext", {});
   return r.activeUserIds;
 }
 

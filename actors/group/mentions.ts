@@ -1,6 +1,6 @@
 // The group directory's part in user group mentions (`@*group*`, silent
 // `@_*group*`; feature level 333): the mentioned groups by name, for the
-// renderer (actors/channel/group-mentions.ts), with the members a
+// renderer (actors/channel-directory/group-mentions.ts), with the members a
 // non-silent mention flags and whether the writer may mention each
 // (Zulip's sender_can_mention_group).
 

@@ -3,17 +3,16 @@
 // users). The status change itself is the target's user actor's.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
-import { isAdminRole, optInt } from "../user/index.ts";
+import { isAdminRole } from "../user/index.ts";
 import { accessUser, actorOf } from "./member-handlers.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
-const adminStatusTarget: Handler<RealmState> = (state, args, _ctx, caller) => {
+const adminStatusTarget: RealmHandler<"adminStatusTarget"> = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
   const me = actorOf(state, caller);
   if (!isAdminRole(me.role)) throw errors.mustBeAdmin();
-  accessUser(state, { userId: optInt(args, "userId") ?? 0 }, me, { forAdmin: true });
+  accessUser(state, { userId: args.userId }, me, { forAdmin: true });
   return { reply: {} };
 };
 
-export const adminStatusRealmHandlers: Record<string, Handler<RealmState>> = { adminStatusTarget };
+export const adminStatusRealmHandlers = { adminStatusTarget };

@@ -1,9 +1,10 @@
-// The realm kind: one behaviour serving two roles chosen by ref.key, the
-// global directory ("directory", realm 0) and each organization ("realm").
+// The realm kind: one actor per organization (key "realm"). The
+// deployment's host -> realm id map is the realm directory's own kind
+// (actors/realm-directory/).
 
 import { errors } from "../errors.ts";
-import type { Behavior, Exposure, Handler } from "../types.ts";
-import { directoryHandlers } from "./directory-handlers.ts";
+import { defineBehavior, handlersOf } from "../protocol.ts";
+import type { ActorContext, Caller } from "../types.ts";
 import { realmHandlers } from "./realm-handlers.ts";
 import { realmSetting } from "./defaults.ts";
 import { realmRegisterHandlers } from "./register-handlers.ts";
@@ -25,77 +26,48 @@ import { messageLimitHandlers } from "./message-limits.ts";
 import { adminStatusRealmHandlers } from "./admin-status.ts";
 import { deletedUserHandlers } from "./deleted-users.ts";
 import { pushPresenceHandlers } from "./push-presence.ts";
+import { realmProtocol, type RealmProtocol } from "./protocol.ts";
 import {
-  applyRealmKindFact,
-  initialRealmKind,
-  realmKindFromSnapshot,
-  realmKindToSnapshot,
-  type DirectoryState,
-  type RealmKindState,
+  applyRealmFact,
+  initialRealm,
+  realmFromSnapshot,
+  realmToSnapshot,
   type RealmState,
 } from "./state.ts";
 
-function forRole<S extends RealmKindState>(role: S["role"], handler: Handler<S>): Handler<RealmKindState> {
-  return (state, args, ctx, caller) => {
-    // A method of the other role is a caller bug (wrong ref.key).
-    if (state.role !== role) throw errors.internal();
-    return handler(state as S, args, ctx, caller);
-  };
-}
-
-const handlers: Record<string, Handler<RealmKindState>> = {};
-for (const [name, h] of Object.entries(directoryHandlers))
-  handlers[name] = forRole<DirectoryState>("directory", h);
-for (const [name, h] of Object.entries(realmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(rosterHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(realmRegisterHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(realmSettingsHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(linkifierHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(webhookRealmHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(deactivationPlanHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(typingRealmHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(sendPrefsHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(playgroundHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(exportHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(userDefaultsHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(inviteHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(botApiKeyHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(scheduledIndexHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(exportConsentAudienceHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(messageLimitHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(adminStatusRealmHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(deletedUserHandlers)) handlers[name] = forRole<RealmState>("realm", h);
-for (const [name, h] of Object.entries(pushPresenceHandlers))
-  handlers[name] = forRole<RealmState>("realm", h);
+const table = handlersOf<RealmState, RealmProtocol>()({
+  ...realmHandlers,
+  ...rosterHandlers,
+  ...realmRegisterHandlers,
+  ...realmSettingsHandlers,
+  ...linkifierHandlers,
+  ...webhookRealmHandlers,
+  ...deactivationPlanHandlers,
+  ...typingRealmHandlers,
+  ...sendPrefsHandlers,
+  ...playgroundHandlers,
+  ...exportHandlers,
+  ...userDefaultsHandlers,
+  ...inviteHandlers,
+  ...botApiKeyHandlers,
+  ...scheduledIndexHandlers,
+  ...exportConsentAudienceHandlers,
+  ...messageLimitHandlers,
+  ...adminStatusRealmHandlers,
+  ...deletedUserHandlers,
+  ...pushPresenceHandlers,
+});
 
 /**
- * Reads of a spectator's /register. The gateway asks them without a caller
+ * A read of a spectator's /register. The gateway asks it without a caller
  * only once publicInfo said the realm allows spectators; a request from
  * outside that skips that step is refused as the gateway would refuse it.
  */
-const SPECTATOR_READS = [
-  "registerRealmState",
-  "crossRealmBots",
-  "profileFieldsState",
-  "listLinkifiers",
-  "listPlaygrounds",
-];
-for (const name of SPECTATOR_READS) {
-  const h = handlers[name]!;
-  handlers[name] = (state, args, ctx, caller) => {
+function spectatorRead<A, R>(h: (state: RealmState, args: A, ctx: ActorContext, caller: Caller | null) => R) {
+  return (state: RealmState, args: A, ctx: ActorContext, caller: Caller | null): R => {
     if (
       caller === null &&
       ctx.origin === "external" &&
-      state.role === "realm" &&
       realmSetting(state, "enable_spectator_access") !== true
     )
       throw errors.notLoggedIn();
@@ -104,88 +76,28 @@ for (const name of SPECTATOR_READS) {
 }
 
 /**
- * What a gateway may call. Without a caller: resolving a Host, the
- * credential checks (authVerify compares a presented key, login starts
- * POST /fetch_api_key) and the reads of /server_settings and spectators'
- * /register and /users. Never: creating realms or users without a caller,
- * API keys by email, rate-limit bookkeeping, the leaf reads of user actors.
+ * What a gateway may call is marked in the protocol (`external`). Without a
+ * caller: resolving credentials (authVerify compares a presented key, login
+ * starts POST /fetch_api_key), the sign-up page, and the reads of
+ * /server_settings and spectators' /register and /users. Never: creating
+ * realms or users without a caller, API keys by email, rate-limit
+ * bookkeeping, the leaf reads of other actors.
  */
-const external: Record<string, Exposure> = {
-  resolveHost: "anonymous",
-  authVerify: "anonymous",
-  login: "anonymous",
-  publicInfo: "anonymous",
-  getMembers: "anonymous",
-  getMember: "anonymous",
-  registerRealmState: "anonymous",
-  crossRealmBots: "anonymous",
-  profileFieldsState: "anonymous",
-  listLinkifiers: "anonymous",
-  createUser: "caller",
-  updateMember: "caller",
-  deactivateMember: "caller",
-  deactivateSelf: "caller",
-  reactivateMember: "caller",
-  createBot: "caller",
-  getBots: "caller",
-  administeredBots: "caller",
-  updateBot: "caller",
-  regenerateBotKey: "caller",
-  getBotKey: "caller",
-  regenerateOwnKey: "caller",
-  deactivateBot: "caller",
-  getProfileFields: "caller",
-  createProfileField: "caller",
-  updateProfileField: "caller",
-  deleteProfileField: "caller",
-  reorderProfileFields: "caller",
-  updateOwnProfileData: "caller",
-  removeOwnProfileData: "caller",
-  updatePresence: "caller",
-  realmPresence: "caller",
-  presenceState: "caller",
-  userPresence: "caller",
-  resolveEmails: "caller",
-  updateRealmGroupSettings: "caller",
-  updateRealmProperties: "caller",
-  updateAnnouncementStreams: "caller",
-  notificationContext: "caller",
-  addLinkifier: "caller",
-  updateLinkifier: "caller",
-  removeLinkifier: "caller",
-  reorderLinkifiers: "caller",
-  planDeactivation: "caller",
-  statusTarget: "caller",
-  addPlayground: "caller",
-  removePlayground: "caller",
-  listPlaygrounds: "anonymous",
-  updateUserSettingsDefaults: "caller",
-  userSettingsDefaults: "caller",
-  checkInvite: "caller",
-  createInvites: "caller",
-  createMultiuseInvite: "caller",
-  listInvites: "caller",
-  revokeInvite: "caller",
-  revokeMultiuseInvite: "caller",
-  resendInvite: "caller",
-  // The sign-up page: a visitor holding the link's key.
-  inviteInfo: "anonymous",
-  acceptInvite: "anonymous",
-  listExports: "caller",
-  requestExport: "caller",
-  exportDownload: "caller",
-  exportConsentUsers: "caller",
-  updateMessageLimits: "caller",
-  adminStatusTarget: "caller",
-  markProfileDeleted: "caller",
-};
-
-export const realmBehavior: Behavior<RealmKindState> = {
+export const realmBehavior = defineBehavior<RealmState, RealmProtocol>({
   kind: "realm",
-  initial: initialRealmKind,
-  apply: applyRealmKindFact,
-  toSnapshot: realmKindToSnapshot,
-  fromSnapshot: realmKindFromSnapshot,
-  handlers,
-  external,
-};
+  // The realm directory keeps this kind's `realm.0.directory` (its storedAs): each owns its key.
+  ownsKey: (key) => key === "realm",
+  protocol: realmProtocol,
+  initial: initialRealm,
+  apply: applyRealmFact,
+  toSnapshot: realmToSnapshot,
+  fromSnapshot: realmFromSnapshot,
+  handlers: {
+    ...table,
+    registerRealmState: spectatorRead(table.registerRealmState),
+    crossRealmBots: spectatorRead(table.crossRealmBots),
+    profileFieldsState: spectatorRead(table.profileFieldsState),
+    listLinkifiers: spectatorRead(table.listLinkifiers),
+    listPlaygrounds: spectatorRead(table.listPlaygrounds),
+  },
+});

@@ -2,17 +2,15 @@
 // current API key, for those who may administer the bot (its owner and
 // organization administrators), without regenerating it.
 
-import type { Handler } from "../types.ts";
 import { accessBot, memberOrAdmin } from "./bot-handlers.ts";
 import { requireCreated } from "./member-handlers.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
-const getBotKey: Handler<RealmState> = (state, args, _ctx, caller) => {
+const getBotKey: RealmHandler<"getBotKey"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const botId = typeof args.botId === "number" ? args.botId : 0;
-  const bot = accessBot(state, me, botId);
+  const bot = accessBot(state, me, args.botId);
   return { reply: { api_key: bot.apiKey } };
 };
 
-export const botApiKeyHandlers: Record<string, Handler<RealmState>> = { getBotKey };
+export const botApiKeyHandlers = { getBotKey };

@@ -13,21 +13,18 @@ import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { syncGroupMember } from "../group/index.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import {
   ROLES,
   ROLE_GUEST,
   ROLE_MEMBER,
   ROLE_OWNER,
-  argString,
   checkFullName,
   emailKey,
   generateApiKey,
   gravatarUrl,
   isAdminRole,
   isValidEmail,
-  optInt,
-  optString,
   userRef,
 } from "../user/index.ts";
 import {
@@ -46,6 +43,7 @@ import {
 } from "./member-handlers.ts";
 import { apiEmail, fakeEmailDomain, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
 /** Zulip's UserProfile bot types. */
@@ -120,7 +118,7 @@ function botEvent(op: string, bot: Obj): Obj {
 /** Zulip's check_bot_creation_policy under the group-valued settings. */
 async function checkBotCreationPolicy(
   state: RealmState,
-  ctx: Parameters<Handler<RealmState>>[2],
+  ctx: ActorContext,
   me: DirEntry,
   botType: number,
 ): Promise<void> {
@@ -136,17 +134,17 @@ async function checkBotCreationPolicy(
 }
 
 /** POST /bots. Checks in add_bot_backend's order. */
-const createBot: Handler<RealmState> = async (state, args, ctx, caller) => {
+const createBot: RealmHandler<"createBot"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const shortName = argString(args, "shortName").trim();
+  const shortName = args.shortName.trim();
   if (shortName === "") throw errors.badNameOrUsername();
-  const botType = optInt(args, "botType") ?? BOT_TYPES.generic;
-  const interfaceType = optInt(args, "interfaceType") ?? 1;
-  const payloadUrl = optString(args, "payloadUrl") ?? "";
+  const botType = args.botType ?? BOT_TYPES.generic;
+  const interfaceType = args.interfaceType ?? 1;
+  const payloadUrl = args.payloadUrl ?? "";
   if (payloadUrl !== "" && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("payload_url");
-  const serviceName = optString(args, "serviceName") || shortName;
-  const fullName = checkFullName(argString(args, "fullName"));
+  const serviceName = args.serviceName || shortName;
+  const fullName = checkFullName(args.fullName);
   checkUniqueName(state, fullName, null);
   const email = `${shortName}-bot@${fakeEmailDomain(state.host)}`;
   if (!isValidEmail(email)) throw errors.badNameOrUsername();
@@ -215,7 +213,7 @@ const createBot: Handler<RealmState> = async (state, args, ctx, caller) => {
 };
 
 /** GET /bots: the caller's own active bots, oldest first. */
-const getBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const getBots: RealmHandler<"getBots"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
   const bots = Object.values(state.users)
@@ -238,7 +236,7 @@ const getBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
 };
 
 /** /register realm_bots: every bot for administrators, else the caller's own (active or not). */
-const administeredBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const administeredBots: RealmHandler<"administeredBots"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const bots = Object.values(state.users)
@@ -248,13 +246,13 @@ const administeredBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
 };
 
 /** PATCH /bots/{bot_id}: full_name, role, bot_owner_id, service_payload_url/service_interface. */
-const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
+const updateBot: RealmHandler<"updateBot"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const bot = accessBot(state, me, optInt(args, "botId") ?? 0);
+  const bot = accessBot(state, me, args.botId);
   const changes: MemberChanges = {};
 
-  const rawName = optString(args, "fullName");
+  const rawName = args.fullName;
   if (rawName !== undefined && rawName.trim() !== bot.fullName) {
     // Zulip's check_change_bot_full_name.
     const name = checkFullName(rawName);
@@ -264,7 +262,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
       changes.fullName = name;
     }
   }
-  const role = optInt(args, "role");
+  const role = args.role;
   if (role !== undefined && !ROLES.includes(role)) throw errors.invalid("role");
   if (role !== undefined && role !== bot.role) {
     if ((role === ROLE_OWNER || bot.role === ROLE_OWNER) && me.role !== ROLE_OWNER)
@@ -272,7 +270,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (!isAdminRole(me.role)) throw errors.mustBeAdmin();
     changes.role = role;
   }
-  const ownerId = optInt(args, "botOwnerId");
+  const ownerId = args.botOwnerId;
   let newOwner: DirEntry | undefined;
   if (ownerId !== undefined) {
     newOwner = memberById(state, ownerId);
@@ -281,9 +279,9 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (newOwner.isBot) throw errors.botOwnerIsBot();
     if (newOwner.userId !== bot.botOwnerId) changes.botOwnerId = newOwner.userId;
   }
-  const payloadUrl = optString(args, "servicePayloadUrl");
+  const payloadUrl = args.servicePayloadUrl;
   if (payloadUrl !== undefined && !isWebhookUrl(payloadUrl)) throw errors.notAUrl("service_payload_url");
-  const serviceInterface = optInt(args, "serviceInterface") ?? 1;
+  const serviceInterface = args.serviceInterface ?? 1;
   if (payloadUrl !== undefined) {
     if (!INTERFACE_TYPES.includes(serviceInterface)) throw errors.invalidInterfaceType();
     // Only outgoing webhook bots have a service to point elsewhere.
@@ -294,7 +292,7 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
 
   // FL 447: a new short name moves the bot to `<short_name>-bot@<domain>`,
   // checked as at creation (Zulip's do_change_user_delivery_email).
-  const rawShort = optString(args, "shortName");
+  const rawShort = args.shortName;
   let newEmail: string | undefined;
   if (rawShort !== undefined) {
     const shortName = rawShort.trim();
@@ -377,10 +375,10 @@ const updateBot: Handler<RealmState> = async (state, args, ctx, caller) => {
 };
 
 /** POST /bots/{bot_id}/api_key/regenerate: the old key stops working at once. */
-const regenerateBotKey: Handler<RealmState> = (state, args, _ctx, caller) => {
+const regenerateBotKey: RealmHandler<"regenerateBotKey"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const bot = accessBot(state, me, optInt(args, "botId") ?? 0);
+  const bot = accessBot(state, me, args.botId);
   const apiKey = generateApiKey();
   return {
     facts: [fact({ type: "memberUpdated", userId: bot.userId, changes: { apiKey } })],
@@ -391,15 +389,15 @@ const regenerateBotKey: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** DELETE /bots/{bot_id}. */
-const deactivateBot: Handler<RealmState> = (state, args, ctx, caller) => {
+const deactivateBot: RealmHandler<"deactivateBot"> = (state, args, ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const bot = accessBot(state, me, optInt(args, "botId") ?? 0);
+  const bot = accessBot(state, me, args.botId);
   if (!bot.isActive) throw errors.userDeactivated();
   return deactivation(state, bot, ctx);
 };
 
-export const botHandlers: Record<string, Handler<RealmState>> = {
+export const botHandlers = {
   createBot,
   getBots,
   administeredBots,

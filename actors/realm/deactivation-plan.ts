@@ -6,17 +6,16 @@
 // after idempotent deletions that a retry completes.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
 import { ROLE_OWNER } from "../user/index.ts";
 import { accessUser, actorOf, isLastOwner, requireCreated } from "./member-handlers.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
 /**
  * {userId} -> {victims}: the active bots the user owns, then the user
  * (the order in which Zulip applies the actions), or the error that
  * deactivateMember would give.
  */
-const planDeactivation: Handler<RealmState> = (state, args, _ctx, caller) => {
+const planDeactivation: RealmHandler<"planDeactivation"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const target = accessUser(state, args, me, { forAdmin: true });
@@ -29,4 +28,4 @@ const planDeactivation: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { reply: { victims: [...bots, target.userId] } };
 };
 
-export const deactivationPlanHandlers: Record<string, Handler<RealmState>> = { planDeactivation };
+export const deactivationPlanHandlers = { planDeactivation };

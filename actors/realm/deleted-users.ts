@@ -3,11 +3,12 @@
 // The gateway calls this before the deactivation, for the user and each of
 // their bots (the planDeactivation victims).
 
-import type { Handler, Obj, OutEvent } from "../types.ts";
+import type { Obj, OutEvent } from "../types.ts";
 import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-handlers.ts";
-import type { RealmFact, RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
+import type { RealmFact } from "./state.ts";
 
-const markProfileDeleted: Handler<RealmState> = (state, args, _ctx, caller) => {
+const markProfileDeleted: RealmHandler<"markProfileDeleted"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const target = accessUser(state, args, me, { allowBots: true, allowDeactivated: true, forAdmin: true });
@@ -19,4 +20,4 @@ const markProfileDeleted: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { facts: [f as unknown as Obj], events, reply: {} };
 };
 
-export const deletedUserHandlers: Record<string, Handler<RealmState>> = { markProfileDeleted };
+export const deletedUserHandlers = { markProfileDeleted };

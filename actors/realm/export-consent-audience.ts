@@ -3,13 +3,12 @@
 // administrators, who decide on exports. Internal: the user actor asks.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
 import { activeAdminIds } from "./member-handlers.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
-const exportConsentAudience: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const exportConsentAudience: RealmHandler<"exportConsentAudience"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   return { reply: { ids: activeAdminIds(state) } };
 };
 
-export const exportConsentAudienceHandlers: Record<string, Handler<RealmState>> = { exportConsentAudience };
+export const exportConsentAudienceHandlers = { exportConsentAudience };

@@ -10,9 +10,11 @@
 
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
-import type { Caller, Decision, Handler, Obj, Value } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { Caller, Decision, Obj } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
 import { requireAdmin } from "./admin.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 
 /** Hand-off subject of a requested export (the worker's queue). */
@@ -118,12 +120,12 @@ function adminIds(state: RealmState): number[] {
 }
 
 /** The event with every row after `fact`. */
-function change(
+function change<R>(
   state: RealmState,
   fact: ExportFact,
-  reply: Value = {},
-  extra: Partial<Decision> = {},
-): Decision {
+  reply: R,
+  extra: Pick<Decision, "handoffs"> = {},
+): DecisionOf<R> {
   const after = exportsOf(state).map((r) => ({ ...r }));
   applyExportFact({ exports: after } as unknown as RealmState, fact);
   return {
@@ -139,13 +141,13 @@ function requireInternal(caller: Caller | null): void {
 }
 
 /** GET /export/realm. */
-const listExports: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const listExports: RealmHandler<"listExports"> = (state, _args, _ctx, caller) => {
   requireAdmin(state, caller);
   return { reply: { exports: exportsOf(state).map(serialize) } };
 };
 
 /** POST /export/realm {export_type} -> {id}. */
-const requestExport: Handler<RealmState> = async (state, args, ctx, caller) => {
+const requestExport: RealmHandler<"requestExport"> = async (state, args, ctx, caller) => {
   const me = requireAdmin(state, caller);
   const exportType = args.export_type ?? EXPORT_PUBLIC;
   if (exportType !== EXPORT_PUBLIC && exportType !== EXPORT_FULL_WITH_CONSENT)
@@ -175,12 +177,12 @@ const requestExport: Handler<RealmState> = async (state, args, ctx, caller) => {
 };
 
 /** The worker: the file is written. A row no longer pending is left alone (a repeated hand-off). */
-const completeExport: Handler<RealmState> = (state, args, _ctx, caller) => {
+const completeExport: RealmHandler<"completeExport"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const id = Number(args.exportId);
+  const id = args.exportId;
   const row = exportsOf(state).find((r) => r.id === id);
   if (!row || !row.pending) return { reply: { done: false } };
-  const file = String(args.file ?? "");
+  const file = args.file;
   if (file === "") throw errors.internal();
   return change(
     state,
@@ -190,18 +192,18 @@ const completeExport: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** The worker (or a restore): the export cannot be produced. */
-const failExport: Handler<RealmState> = (state, args, ctx, caller) => {
+const failExport: RealmHandler<"failExport"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  const id = Number(args.exportId);
+  const id = args.exportId;
   const row = exportsOf(state).find((r) => r.id === id);
   if (!row || !row.pending) return { reply: { failed: false } };
   return change(state, { type: "exportFailed", id, at: ctx.now() / 1000 }, { failed: true });
 };
 
 /** The worker: what it needs to know of a requested export. */
-const exportJob: Handler<RealmState> = (state, args, _ctx, caller) => {
+const exportJob: RealmHandler<"exportJob"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const row = exportsOf(state).find((r) => r.id === Number(args.exportId));
+  const row = exportsOf(state).find((r) => r.id === args.exportId);
   if (!row) return { reply: null };
   return {
     reply: { pending: row.pending, secret: row.secret, exportType: row.export_type, host: state.host },
@@ -209,17 +211,16 @@ const exportJob: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** The download route: the file of a finished export, for administrators only. */
-const exportDownload: Handler<RealmState> = (state, args, _ctx, caller) => {
+const exportDownload: RealmHandler<"exportDownload"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const secret = String(args.secret ?? "");
-  const name = String(args.name ?? "");
+  const { secret, name } = args;
   const row = exportsOf(state).find((r) => r.secret === secret);
   if (!row || row.file === null || name !== exportFileName(state.realmId, row.id)) return { reply: null };
   return { reply: { file: row.file } };
 };
 
 /** GET /export/realm/consents: whose consent to ask (active human users). */
-const exportConsentUsers: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const exportConsentUsers: RealmHandler<"exportConsentUsers"> = (state, _args, _ctx, caller) => {
   requireAdmin(state, caller);
   const ids = Object.values(state.users)
     .filter((u) => u.isActive && !u.isBot)
@@ -228,7 +229,7 @@ const exportConsentUsers: Handler<RealmState> = (state, _args, _ctx, caller) => 
   return { reply: { user_ids: ids } };
 };
 
-export const exportHandlers: Record<string, Handler<RealmState>> = {
+export const exportHandlers = {
   exportConsentUsers,
   listExports,
   requestExport,

@@ -3,13 +3,18 @@
 // their date_joined, announced with a realm_user update. Other accounts
 // (the bootstrap owner, invitation sign-ups) joined when they were created.
 
-import type { Decision, Obj, OutEvent } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { Obj, OutEvent } from "../types.ts";
 import { emailKey, isoMinutes } from "../user/index.ts";
 import { activeIds, updateEvent } from "./member-handlers.ts";
 import type { RealmFact, RealmState } from "./state.ts";
 
 /** The facts and event of `email`'s first login, or nothing when it is not one. */
-export function firstLoginDecision(state: RealmState, email: string, now: number): Decision {
+export function firstLoginDecision(
+  state: RealmState,
+  email: string,
+  now: number,
+): DecisionOf<Record<string, never>> {
   const entry = state.users[emailKey(email)];
   if (!entry || entry.awaitingFirstLogin !== true) return { reply: {} };
   const f: RealmFact = {

@@ -6,8 +6,9 @@ export { AUTH_ATTEMPTS_MAX, AUTH_WINDOW_MS } from "./rate-limit.ts";
 export { applyLinkifiers } from "./linkifiers.ts";
 export { FIELD_TYPES } from "./profile-fields.ts";
 export { userDefaultSettings } from "./user-defaults.ts";
-export { directoryRef, realmRef } from "./refs.ts";
-export type { DirEntry, DirectoryState, RealmKindState, RealmState } from "./state.ts";
+export { realmRef } from "./refs.ts";
+export type { DirEntry, RealmState } from "./state.ts";
+export type { RealmProtocol } from "./protocol.ts";
 export {
   NOTIFICATION_BOT_EMAIL,
   NOTIFICATION_BOT_ENTRY,

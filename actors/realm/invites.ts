@@ -17,7 +17,8 @@ import { randomBytes } from "node:crypto";
 import { dict, own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { ArgsOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import {
   ROLE_ADMINISTRATOR,
   ROLE_GUEST,
@@ -31,6 +32,7 @@ import {
 import { realmSetting } from "./defaults.ts";
 import { actorOf, requireCreated } from "./member-handlers.ts";
 import { addUser } from "./realm-handlers.ts";
+import type { RealmHandler, RealmProtocol } from "./protocol.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { welcomeHandoff } from "./welcome-messages.ts";
 
@@ -189,7 +191,10 @@ function newKey(): string {
   return out;
 }
 
-function realmBase(state: RealmState, args: Obj): string {
+/** An invitation's parameters (POST /invites and /invites/multiuse). */
+type InvitationArgs = ArgsOf<RealmProtocol, "createMultiuseInvite">;
+
+function realmBase(state: RealmState, args: { scheme?: string }): string {
   // The gateway says whether the client came over https; the host is the
   // organization's own, never the request's.
   const scheme = args.scheme === "https" ? "https" : "http";
@@ -223,24 +228,20 @@ function checkRole(me: DirEntry, invitedAs: number, requireAdmin: boolean): void
   if (requireAdmin && !isAdminRole(me.role)) throw errors.inviteNeedsAdmin();
 }
 
-function invitedAsArg(args: Obj): number {
+function invitedAsArg(args: InvitationArgs): number {
   const v = args.invite_as ?? 400;
-  if (typeof v !== "number" || !INVITE_AS.includes(v)) throw errors.invalid("invite_as");
+  if (!INVITE_AS.includes(v)) throw errors.invalid("invite_as");
   return v;
 }
 
-function intList(args: Obj, name: string): number[] {
-  const v = args[name] ?? [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== "number" || !Number.isSafeInteger(x)))
-    throw errors.notList(name);
-  return [...new Set(v as number[])];
+function idList(ids: readonly number[] | null | undefined): number[] {
+  return [...new Set(ids ?? [])];
 }
 
-function expiryArg(args: Obj, now: number): number | null {
+function expiryArg(args: InvitationArgs, now: number): number | null {
   const v = args.invite_expires_in_minutes;
   if (v === null) return null;
   if (v === undefined) return now + INVITATION_LINK_VALIDITY_MINUTES * 60_000;
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw errors.notInteger("invite_expires_in_minutes");
   const at = now + v * 60_000;
   if (at > MAX_EXPIRY_MS) throw errors.invalid("invite_expires_in_minutes");
   return at;
@@ -255,17 +256,17 @@ async function checkMayInvite(
   state: RealmState,
   ctx: ActorContext,
   caller: Caller | null,
-  args: Obj,
+  args: InvitationArgs,
+  multiuse: boolean,
 ): Promise<{ me: DirEntry; invitedAs: number }> {
   const me = inviter(state, caller);
-  const multiuse = args.multiuse === true;
   const setting = multiuse ? "create_multiuse_invite_group" : "can_invite_users_group";
   const value = await realmGroupSetting(ctx, state.realmId, setting);
   if (!(await isUserInGroupSetting(ctx, state.realmId, value, me.userId, { allowEveryone: false })))
     throw errors.insufficientPermission();
   const invitedAs = invitedAsArg(args);
   checkRole(me, invitedAs, invitedAs === ROLE_OWNER || invitedAs === ROLE_ADMINISTRATOR);
-  if (!multiuse && (typeof args.invitee_emails !== "string" || args.invitee_emails === ""))
+  if (!multiuse && (args.invitee_emails === undefined || args.invitee_emails === ""))
     throw errors.inviteNoEmails();
   // FL 416: only administrators choose an invitation's welcome text.
   if (typeof args.welcome_message_custom_text === "string" && !isAdminRole(me.role))
@@ -273,7 +274,7 @@ async function checkMayInvite(
   return { me, invitedAs };
 }
 
-function welcomeTextArg(args: Obj): { welcomeText?: string } {
+function welcomeTextArg(args: InvitationArgs): { welcomeText?: string } {
   const t = args.welcome_message_custom_text;
   return typeof t === "string" ? { welcomeText: t } : {};
 }
@@ -365,8 +366,8 @@ export function revokeInvitesBy(state: RealmState, userId: number): { facts: Obj
 // ---- handlers --------------------------------------------------------------------
 
 /** The gateway's first step of POST /invites and /invites/multiuse: may the caller invite at all? */
-const checkInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
-  await checkMayInvite(state, ctx, caller, args);
+const checkInvite: RealmHandler<"checkInvite"> = async (state, args, ctx, caller) => {
+  await checkMayInvite(state, ctx, caller, args, args.multiuse);
   return { reply: {} };
 };
 
@@ -377,10 +378,10 @@ const checkInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
  * an account when others were invited (the gateway answers Zulip's
  * partial-success error).
  */
-const createInvites: Handler<RealmState> = async (state, args, ctx, caller) => {
-  const { me, invitedAs } = await checkMayInvite(state, ctx, caller, { ...args, multiuse: false });
+const createInvites: RealmHandler<"createInvites"> = async (state, args, ctx, caller) => {
+  const { me, invitedAs } = await checkMayInvite(state, ctx, caller, args, false);
   const now = ctx.now();
-  const emails = inviteeEmails(args.invitee_emails as string);
+  const emails = inviteeEmails(args.invitee_emails);
   if (emails.length + sentToday(state, now) > INVITES_DAILY_MAX) throw dailyLimitError();
   // In an organization anyone may join, a brand-new account may not
   // invite others (spam); administrators may.
@@ -395,8 +396,8 @@ const createInvites: Handler<RealmState> = async (state, args, ctx, caller) => {
       false,
     );
   const expiresAt = expiryArg(args, now);
-  const streamIds = intList(args, "stream_ids");
-  const groupIds = intList(args, "group_ids");
+  const streamIds = idList(args.stream_ids);
+  const groupIds = idList(args.group_ids);
 
   const bad: [string, string, boolean][] = [];
   const good: string[] = [];
@@ -444,13 +445,13 @@ const createInvites: Handler<RealmState> = async (state, args, ctx, caller) => {
     facts: [fact({ type: "invitesAdded", invites, at: now })],
     events: [invitesChanged(state, me.userId)],
     handoffs: invites.map((inv) => emailHandoff(state, me, inv, base, 0)),
-    reply: { skipped: skipped as unknown as Value },
+    reply: { skipped },
   };
 };
 
 /** POST /invites/multiuse, after the channel and group checks. */
-const createMultiuseInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
-  const { me, invitedAs } = await checkMayInvite(state, ctx, caller, { ...args, multiuse: true });
+const createMultiuseInvite: RealmHandler<"createMultiuseInvite"> = async (state, args, ctx, caller) => {
+  const { me, invitedAs } = await checkMayInvite(state, ctx, caller, args, true);
   const now = ctx.now();
   const invite: MultiuseInvite = {
     id: await ctx.nextId(`multiuse.${state.realmId}`),
@@ -458,8 +459,8 @@ const createMultiuseInvite: Handler<RealmState> = async (state, args, ctx, calle
     invitedAt: now,
     expiresAt: expiryArg(args, now),
     invitedAs,
-    streamIds: intList(args, "stream_ids"),
-    groupIds: intList(args, "group_ids"),
+    streamIds: idList(args.stream_ids),
+    groupIds: idList(args.group_ids),
     includeDefaults: args.include_realm_default_subscriptions === true,
     key: newKey(),
     revoked: false,
@@ -477,7 +478,7 @@ function seconds(ms: number | null): number | null {
 }
 
 /** GET /invites: do_get_invites_controlled_by_user. */
-const listInvites: Handler<RealmState> = (state, args, ctx, caller) => {
+const listInvites: RealmHandler<"listInvites"> = (state, args, ctx, caller) => {
   const me = inviter(state, caller);
   const all = isAdminRole(me.role);
   const now = ctx.now();
@@ -511,23 +512,17 @@ const listInvites: Handler<RealmState> = (state, args, ctx, caller) => {
   return { reply: { invites: out } };
 };
 
-function idArg(args: Obj): number {
-  const v = args.invite_id;
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw errors.noSuchInvitation();
-  return v;
-}
-
 /** Zulip's access_invite_by_id (an email invitation still pending). */
-function accessEmailInvite(state: RealmState, me: DirEntry, args: Obj): EmailInvite {
-  const inv = own(state.invites?.email, String(idArg(args)));
+function accessEmailInvite(state: RealmState, me: DirEntry, inviteId: number): EmailInvite {
+  const inv = own(state.invites?.email, String(inviteId));
   if (!inv || inv.status !== PENDING) throw errors.noSuchInvitation();
   if (inv.referrerId !== me.userId) checkRole(me, inv.invitedAs, true);
   return inv;
 }
 
 /** DELETE /invites/{invite_id}. */
-const revokeInvite: Handler<RealmState> = (state, args, _ctx, caller) => {
-  const inv = accessEmailInvite(state, inviter(state, caller), args);
+const revokeInvite: RealmHandler<"revokeInvite"> = (state, args, _ctx, caller) => {
+  const inv = accessEmailInvite(state, inviter(state, caller), args.invite_id);
   return {
     facts: [fact({ type: "inviteRevoked", id: inv.id, multiuse: false })],
     events: [invitesChanged(state, inv.referrerId)],
@@ -536,9 +531,9 @@ const revokeInvite: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** DELETE /invites/multiuse/{invite_id}: Zulip's access_multiuse_invite_by_id. */
-const revokeMultiuseInvite: Handler<RealmState> = (state, args, _ctx, caller) => {
+const revokeMultiuseInvite: RealmHandler<"revokeMultiuseInvite"> = (state, args, _ctx, caller) => {
   const me = inviter(state, caller);
-  const inv = own(state.invites?.multiuse, String(idArg(args)));
+  const inv = own(state.invites?.multiuse, String(args.invite_id));
   if (!inv) throw errors.noSuchInvitation();
   if (inv.referrerId !== me.userId) checkRole(me, inv.invitedAs, true);
   if (inv.revoked) throw errors.invitationAlreadyRevoked();
@@ -550,9 +545,9 @@ const revokeMultiuseInvite: Handler<RealmState> = (state, args, _ctx, caller) =>
 };
 
 /** POST /invites/{invite_id}/resend: the same link again, within the daily limit. */
-const resendInvite: Handler<RealmState> = (state, args, ctx, caller) => {
+const resendInvite: RealmHandler<"resendInvite"> = (state, args, ctx, caller) => {
   const me = inviter(state, caller);
-  const inv = accessEmailInvite(state, me, args);
+  const inv = accessEmailInvite(state, me, args.invite_id);
   const now = ctx.now();
   if (sentToday(state, now) + 1 > INVITES_DAILY_MAX) throw dailyLimitError();
   const referrer = memberOf(state, inv.referrerId) ?? me;
@@ -564,8 +559,8 @@ const resendInvite: Handler<RealmState> = (state, args, ctx, caller) => {
 };
 
 /** The invitation behind a sign-up link, or the page's error. */
-function byKey(state: RealmState, key: unknown, now: number): EmailInvite | MultiuseInvite {
-  const ref = typeof key === "string" ? own(state.invites?.keys, key) : undefined;
+function byKey(state: RealmState, key: string, now: number): EmailInvite | MultiuseInvite {
+  const ref = own(state.invites?.keys, key);
   if (!ref) throw errors.confirmationNotFound();
   const inv = ref.multiuse ? state.invites!.multiuse[String(ref.id)]! : state.invites!.email[String(ref.id)]!;
   const live = "revoked" in inv ? !inv.revoked : inv.status === PENDING;
@@ -574,7 +569,7 @@ function byKey(state: RealmState, key: unknown, now: number): EmailInvite | Mult
 }
 
 /** The sign-up page's GET: what the form shows (no account is touched). */
-const inviteInfo: Handler<RealmState> = (state, args, ctx) => {
+const inviteInfo: RealmHandler<"inviteInfo"> = (state, args, ctx) => {
   requireCreated(state);
   const inv = byKey(state, args.key, ctx.now());
   return { reply: { realmName: state.name, email: "email" in inv ? inv.email : null } };
@@ -587,16 +582,16 @@ const inviteInfo: Handler<RealmState> = (state, args, ctx) => {
  * the worker; answers once those are done, so the new user's first
  * /register already has them.
  */
-const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
+const acceptInvite: RealmHandler<"acceptInvite"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   if (caller) throw errors.accessDenied();
   if (state.deactivated) throw errors.confirmationExpired();
   const inv = byKey(state, args.key, ctx.now());
   const multiuse = !("email" in inv);
-  const email = multiuse ? String(args.email ?? "").trim() : inv.email;
+  const email = multiuse ? (args.email ?? "").trim() : inv.email;
   if (!isValidEmail(email)) throw errors.invalidLoginEmail();
-  const fullName = checkFullName(String(args.fullName ?? ""));
-  const password = String(args.password ?? "");
+  const fullName = checkFullName(args.fullName);
+  const password = args.password;
   if (own(state.users, emailKey(email))) throw errors.emailInUse(email);
   if (!isStrongPassword(password)) throw errors.passwordTooWeak();
   // The address has an account now: its other pending invitations are
@@ -609,13 +604,13 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
     spent.push({ type: "inviteRevoked", id: other.id, multiuse: false });
     referrers.add(other.referrerId);
   }
-  const decision: Decision = await addUser(
+  const decision = await addUser(
     state,
     ctx,
     { email, password, fullName, role: inv.invitedAs, canCreateUsers: false },
     spent as unknown as RealmFact[],
   );
-  const { userId } = decision.reply as { userId: number };
+  const { userId } = decision.reply!;
   // Zulip tells the referrer of an email invitation (notify_referrer_on_join)
   // through the Notification Bot, if the referrer is still active.
   const referrer = multiuse || !inv.notifyReferrer ? undefined : memberOf(state, inv.referrerId);
@@ -645,7 +640,7 @@ const acceptInvite: Handler<RealmState> = async (state, args, ctx, caller) => {
   };
 };
 
-export const inviteHandlers: Record<string, Handler<RealmState>> = {
+export const inviteHandlers = {
   checkInvite,
   createInvites,
   createMultiuseInvite,

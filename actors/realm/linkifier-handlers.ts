@@ -4,7 +4,8 @@
 // linkifier_url_template capability drop it (queue/shape.ts).
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Decision, Handler, Obj, Value } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { Obj } from "../types.ts";
 import {
   checkLinkifier,
   formatLinkifiers,
@@ -14,17 +15,20 @@ import {
   applyLinkifierFact,
 } from "./linkifiers.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 
 /** Facts plus the realm_linkifiers event with the list as it will be. */
-function change(state: RealmState, facts: LinkifierFact[], reply: Value = {}): Decision {
+function change(state: RealmState, facts: LinkifierFact[]): DecisionOf<Record<string, never>>;
+function change<R>(state: RealmState, facts: LinkifierFact[], reply: R): DecisionOf<R>;
+function change(state: RealmState, facts: LinkifierFact[], reply: unknown = {}): DecisionOf<unknown> {
   const after = { linkifiers: structuredClone(state.linkifiers ?? { items: [] }) };
   for (const f of facts) applyLinkifierFact(after, f);
   return {
     facts: facts as unknown as Obj[],
     events: [
       {
-        event: { type: "realm_linkifiers", realm_linkifiers: formatLinkifiers(after) as Value },
+        event: { type: "realm_linkifiers", realm_linkifiers: formatLinkifiers(after) },
         userIds: activeUserIds(state),
       },
     ],
@@ -32,12 +36,12 @@ function change(state: RealmState, facts: LinkifierFact[], reply: Value = {}): D
   };
 }
 
-function input(args: Obj): LinkifierInput {
-  const out: LinkifierInput = { pattern: String(args.pattern), url_template: String(args.url_template) };
+function input(args: LinkifierInput): LinkifierInput {
+  const out: LinkifierInput = { pattern: args.pattern, url_template: args.url_template };
   if (typeof args.example_input === "string") out.example_input = args.example_input;
   if (typeof args.reverse_template === "string") out.reverse_template = args.reverse_template;
-  if (Array.isArray(args.alternative_url_templates))
-    out.alternative_url_templates = args.alternative_url_templates.map(String);
+  if (args.alternative_url_templates !== undefined)
+    out.alternative_url_templates = [...args.alternative_url_templates];
   return out;
 }
 
@@ -46,13 +50,13 @@ function items(state: RealmState): Linkifier[] {
 }
 
 /** GET /realm/linkifiers (any member; Zulip serves it to every user). */
-const listLinkifiers: Handler<RealmState> = (state) => {
+const listLinkifiers: RealmHandler<"listLinkifiers"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
-  return { reply: { linkifiers: formatLinkifiers(state) as Value } };
+  return { reply: { linkifiers: formatLinkifiers(state) } };
 };
 
 /** POST /realm/filters -> {id}. */
-const addLinkifier: Handler<RealmState> = async (state, args, ctx: ActorContext, caller) => {
+const addLinkifier: RealmHandler<"addLinkifier"> = async (state, args, ctx, caller) => {
   requireAdmin(state, caller);
   const checked = checkLinkifier(input(args), items(state));
   const id = await ctx.nextId(`linkifier.${state.realmId}`);
@@ -60,9 +64,9 @@ const addLinkifier: Handler<RealmState> = async (state, args, ctx: ActorContext,
 };
 
 /** PATCH /realm/filters/{id}. */
-const updateLinkifier: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateLinkifier: RealmHandler<"updateLinkifier"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const id = Number(args.id);
+  const id = args.id;
   const current = items(state).find((l) => l.id === id);
   if (!current) throw errors.linkifierNotFound();
   const checked = checkLinkifier(
@@ -73,17 +77,17 @@ const updateLinkifier: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** DELETE /realm/filters/{id}. */
-const removeLinkifier: Handler<RealmState> = (state, args, _ctx, caller) => {
+const removeLinkifier: RealmHandler<"removeLinkifier"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const id = Number(args.id);
+  const id = args.id;
   if (!items(state).some((l) => l.id === id)) throw errors.filterNotFound();
   return change(state, [{ type: "linkifierRemoved", id }]);
 };
 
 /** PATCH /realm/linkifiers: ordered_linkifier_ids, every linkifier exactly once. */
-const reorderLinkifiers: Handler<RealmState> = (state, args, _ctx, caller) => {
+const reorderLinkifiers: RealmHandler<"reorderLinkifiers"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const ids = (args.ids as number[]) ?? [];
+  const ids = args.ids;
   if (new Set(ids).size < ids.length) throw errors.linkifierOrderDuplicates();
   const existing = new Set(items(state).map((l) => l.id));
   if (existing.size !== ids.length || ids.some((id) => !existing.has(id)))
@@ -91,7 +95,7 @@ const reorderLinkifiers: Handler<RealmState> = (state, args, _ctx, caller) => {
   return change(state, [{ type: "linkifiersReordered", ids }]);
 };
 
-export const linkifierHandlers: Record<string, Handler<RealmState>> = {
+export const linkifierHandlers = {
   listLinkifiers,
   addLinkifier,
   updateLinkifier,

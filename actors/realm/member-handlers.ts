@@ -8,7 +8,8 @@
 
 import { errors } from "../errors.ts";
 import { syncGroupMember } from "../group/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj, OutEvent } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import {
   ROLES,
   ROLE_GUEST,
@@ -18,10 +19,6 @@ import {
   generateApiKey,
   isAdminRole,
   isValidEmail,
-  optBool,
-  optInt,
-  optIntList,
-  optString,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
 import {
@@ -37,6 +34,7 @@ import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from ".
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 import { mediumAvatarUrl } from "../user/avatar.ts";
 
@@ -98,10 +96,15 @@ interface Access {
   forAdmin?: boolean;
 }
 
+/** A user named by id or by email (the id wins when both are given). */
+export interface Target {
+  userId?: number;
+  email?: string;
+}
+
 /** Zulip's access_user_by_id / access_user_by_email, in its order of checks. */
-export function accessUser(state: RealmState, args: Obj, me: DirEntry | null, a: Access): DirEntry {
-  const userId = optInt(args, "userId");
-  const email = optString(args, "email");
+export function accessUser(state: RealmState, who: Target, me: DirEntry | null, a: Access): DirEntry {
+  const { userId, email } = who;
   let target: DirEntry | undefined;
   if (userId !== undefined) target = memberById(state, userId);
   else if (email !== undefined) target = findByEmail(state, me, email);
@@ -112,10 +115,13 @@ export function accessUser(state: RealmState, args: Obj, me: DirEntry | null, a:
   return target;
 }
 
-function formatOptions(args: Obj): FormatOptions {
+function formatOptions(args: {
+  clientGravatar?: boolean;
+  includeCustomProfileFields?: boolean;
+}): FormatOptions {
   return {
-    clientGravatar: optBool(args, "clientGravatar") ?? true,
-    includeCustomProfileFields: optBool(args, "includeCustomProfileFields") ?? false,
+    clientGravatar: args.clientGravatar ?? true,
+    includeCustomProfileFields: args.includeCustomProfileFields ?? false,
   };
 }
 
@@ -129,10 +135,10 @@ function viewerForRead(state: RealmState, caller: Caller | null): DirEntry | nul
 // ---- reads --------------------------------------------------------------------
 
 /** GET /users: every user (or the listed ids) in one turn. */
-const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
+const getMembers: RealmHandler<"getMembers"> = (state, args, _ctx, caller) => {
   const viewer = viewerForRead(state, caller);
   const opts = formatOptions(args);
-  const ids = optIntList(args, "userIds");
+  const ids = args.userIds;
   let targets: DirEntry[];
   if (ids === undefined) {
     targets = Object.values(state.users);
@@ -149,7 +155,7 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
   if (can === null) return { reply: { members: targets.map((t) => formatMember(state, t, viewer, opts)) } };
   // Inaccessible users are left out, or (register without the
   // user_list_incomplete capability) replaced by "Unknown user" placeholders.
-  const placeholders = optBool(args, "unknownPlaceholders") ?? false;
+  const placeholders = args.unknownPlaceholders ?? false;
   const members: Obj[] = [];
   for (const t of targets) {
     if (can(t)) members.push(formatMember(state, t, viewer, opts));
@@ -159,10 +165,10 @@ const getMembers: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** GET /users/{user_id}, GET /users/{email}, GET /users/me. */
-const getMember: Handler<RealmState> = (state, args, _ctx, caller) => {
+const getMember: RealmHandler<"getMember"> = (state, args, _ctx, caller) => {
   const viewer = viewerForRead(state, caller);
   // Zulip's access_user_by_id_including_cross_realm: the system bots answer too.
-  const bot = systemBotEntry(optInt(args, "userId"), optString(args, "email"));
+  const bot = systemBotEntry(args.userId, args.email);
   if (bot) return { reply: { user: formatSystemBot(state, bot, viewer === null) } };
   const target = accessUser(state, args, viewer, { allowDeactivated: true, allowBots: true });
   // Zulip's access_user_common: a user the guest may not access is refused.
@@ -287,12 +293,11 @@ function visibilityChangeEvents(state: RealmState, before: DirEntry, after: DirE
 }
 
 /** PATCH /users/{user_id} and /users/{email}: full_name, role, profile_data and new_email. */
-const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
+const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const target = accessUser(state, args, me, { allowDeactivated: true, allowBots: true, forAdmin: true });
-  const role = optInt(args, "role");
-  const fullNameRaw = optString(args, "fullName");
+  const { role, fullName: fullNameRaw } = args;
   if (role !== undefined && !ROLES.includes(role)) throw errors.invalid("role");
 
   const changes: MemberChanges = {};
@@ -316,7 +321,7 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
     }
   }
   // Every check runs before any change: a refused part changes nothing.
-  const newEmail = checkNewEmail(state, me, target, optString(args, "newEmail"));
+  const newEmail = checkNewEmail(state, me, target, args.newEmail);
   // profile_data: an administrator may set any field; empty values remove.
   const profile =
     args.profileData === undefined
@@ -327,7 +332,7 @@ const updateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
   const facts: Obj[] = [];
   const events: OutEvent[] = [...profile.events];
   const notices: { subject: string; data: Obj }[] = [];
-  const reply: Obj = {};
+  const reply: { roleChange?: { userId: number; oldRole: number }; syncEmailOf?: number } = {};
   if (Object.keys(changes).length)
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
@@ -385,7 +390,7 @@ export async function deactivation(
   state: RealmState,
   target: DirEntry,
   ctx: ActorContext,
-): Promise<Decision> {
+): Promise<DecisionOf<{ deactivated: number[] }>> {
   const victims: DirEntry[] = [];
   if (!target.isBot) {
     for (const u of Object.values(state.users)) {
@@ -427,7 +432,7 @@ export async function deactivation(
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */
-const deactivateMember: Handler<RealmState> = (state, args, ctx, caller) => {
+const deactivateMember: RealmHandler<"deactivateMember"> = (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const target = accessUser(state, args, me, { forAdmin: true });
@@ -437,7 +442,7 @@ const deactivateMember: Handler<RealmState> = (state, args, ctx, caller) => {
 };
 
 /** DELETE /users/me. */
-const deactivateSelf: Handler<RealmState> = (state, _args, ctx, caller) => {
+const deactivateSelf: RealmHandler<"deactivateSelf"> = (state, _args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   if (activeIds(state).length === 1) throw errors.cannotDeactivateLastUser(false);
@@ -446,7 +451,7 @@ const deactivateSelf: Handler<RealmState> = (state, _args, ctx, caller) => {
 };
 
 /** POST /users/{user_id}/reactivate. Reactivating an active user changes nothing. */
-const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) => {
+const reactivateMember: RealmHandler<"reactivateMember"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const target = accessUser(state, args, me, { allowDeactivated: true, allowBots: true, forAdmin: true });
@@ -478,21 +483,18 @@ const reactivateMember: Handler<RealmState> = async (state, args, ctx, caller) =
  * changed (PATCH /settings), so the directory's user objects follow.
  * Returns the active user ids for the user actor's realm_user events.
  */
-const syncMember: Handler<RealmState> = async (state, args, ctx, caller) => {
+const syncMember: RealmHandler<"syncMember"> = async (state, args, ctx, caller) => {
   if (caller) throw errors.accessDenied();
   requireCreated(state);
   const target = accessUser(state, args, null, { allowDeactivated: true, allowBots: true });
   const changes: MemberChanges = {};
-  const fullName = optString(args, "fullName");
-  const timezone = optString(args, "timezone");
-  const visibility = optInt(args, "emailVisibility");
+  const { fullName, timezone, emailVisibility: visibility, receivesTyping } = args;
   if (fullName !== undefined && fullName !== target.fullName) {
     checkUniqueName(state, fullName, target.userId);
     changes.fullName = fullName;
   }
   if (timezone !== undefined && timezone !== target.timezone) changes.timezone = timezone;
   if (visibility !== undefined && visibility !== target.emailVisibility) changes.emailVisibility = visibility;
-  const receivesTyping = optBool(args, "receivesTyping");
   if (receivesTyping !== undefined && receivesTyping !== (target.receivesTyping ?? true))
     changes.receivesTyping = receivesTyping;
   const after: DirEntry = { ...target, ...changes };
@@ -517,10 +519,10 @@ const syncMember: Handler<RealmState> = async (state, args, ctx, caller) => {
 };
 
 /** Leaf for the user actor's syncEmail: the authoritative delivery email of a user. */
-const memberEmail: Handler<RealmState> = (state, args, _ctx, caller) => {
+const memberEmail: RealmHandler<"memberEmail"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   requireCreated(state);
-  const target = memberById(state, optInt(args, "userId") ?? 0);
+  const target = memberById(state, args.userId);
   if (!target) throw errors.noSuchUser();
   return { reply: { email: target.email } };
 };
@@ -530,7 +532,7 @@ const memberEmail: Handler<RealmState> = (state, args, _ctx, caller) => {
  * call it for themselves too). The notice makes every gateway drop its
  * cached record, so the old key fails at once everywhere.
  */
-const regenerateOwnKey: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const regenerateOwnKey: RealmHandler<"regenerateOwnKey"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   const apiKey = generateApiKey();
@@ -544,7 +546,7 @@ const regenerateOwnKey: Handler<RealmState> = (state, _args, _ctx, caller) => {
   };
 };
 
-export const memberHandlers: Record<string, Handler<RealmState>> = {
+export const memberHandlers = {
   regenerateOwnKey,
   memberEmail,
   getMembers,

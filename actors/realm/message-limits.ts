@@ -5,10 +5,10 @@
 // `messageLimits`, a leaf, when they check an edit, a move or a deletion.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { Obj, OutEvent, Value } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import { realmSetting } from "./defaults.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
 const ROLE_OWNER = 100;
 
@@ -59,9 +59,9 @@ export function parseRetentionDays(v: Value): number {
  * changes; each changed setting emits its own event, as Zulip's
  * do_set_realm_property does (FL 150), and only those are echoed.
  */
-const updateMessageLimits: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateMessageLimits: RealmHandler<"updateMessageLimits"> = (state, args, _ctx, caller) => {
   const me = requireAdmin(state, caller);
-  const updates = (args.updates ?? {}) as Obj;
+  const updates = args.updates;
   const parsed: Obj = {};
   for (const name of MESSAGE_LIMIT_PARAMS) {
     const v = updates[name];
@@ -100,7 +100,7 @@ export interface MessageLimits {
 }
 
 /** Internal leaf for conversations: the settings their edit, move and delete checks apply. */
-const messageLimits: Handler<RealmState> = (state) => {
+const messageLimits: RealmHandler<"messageLimits"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
   const n = (name: string) => realmSetting(state, name) as number | null;
   const limits: MessageLimits = {
@@ -111,10 +111,10 @@ const messageLimits: Handler<RealmState> = (state) => {
     moveBetweenSeconds: n("move_messages_between_streams_limit_seconds"),
     retentionDays: n("message_retention_days") ?? -1,
   };
-  return { reply: limits as unknown as Obj };
+  return { reply: limits };
 };
 
-export const messageLimitHandlers: Record<string, Handler<RealmState>> = {
+export const messageLimitHandlers = {
   updateMessageLimits,
   messageLimits,
 };

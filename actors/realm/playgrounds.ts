@@ -8,9 +8,11 @@
 // pass (linkifiers.ts), since clients turn it into a link.
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Decision, Handler, Obj, Value } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { Obj } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import { parseUrlTemplate, templateSchemeOk } from "./linkifiers.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 
 export interface Playground {
@@ -102,14 +104,16 @@ export function checkPlayground(
   return { name, pygments_language: language, url_template: urlTemplate };
 }
 
-function change(state: RealmState, f: PlaygroundFact, reply: Value = {}): Decision {
+function change(state: RealmState, f: PlaygroundFact): DecisionOf<Record<string, never>>;
+function change<R>(state: RealmState, f: PlaygroundFact, reply: R): DecisionOf<R>;
+function change(state: RealmState, f: PlaygroundFact, reply: unknown = {}): DecisionOf<unknown> {
   const after = { playgrounds: structuredClone(state.playgrounds ?? { items: [] }) };
   applyPlaygroundFact(after, f);
   return {
     facts: [f as unknown as Obj],
     events: [
       {
-        event: { type: "realm_playgrounds", realm_playgrounds: formatPlaygrounds(after) as Value },
+        event: { type: "realm_playgrounds", realm_playgrounds: formatPlaygrounds(after) },
         userIds: activeUserIds(state),
       },
     ],
@@ -118,14 +122,10 @@ function change(state: RealmState, f: PlaygroundFact, reply: Value = {}): Decisi
 }
 
 /** POST /realm/playgrounds -> {id}. */
-const addPlayground: Handler<RealmState> = async (state, args, ctx: ActorContext, caller) => {
+const addPlayground: RealmHandler<"addPlayground"> = async (state, args, ctx, caller) => {
   requireAdmin(state, caller);
   const checked = checkPlayground(
-    {
-      name: String(args.name ?? ""),
-      pygments_language: String(args.pygments_language ?? ""),
-      url_template: String(args.url_template ?? ""),
-    },
+    { name: args.name, pygments_language: args.pygments_language, url_template: args.url_template },
     state.playgrounds?.items ?? [],
   );
   const id = await ctx.nextId(`playground.${state.realmId}`);
@@ -133,21 +133,21 @@ const addPlayground: Handler<RealmState> = async (state, args, ctx: ActorContext
 };
 
 /** DELETE /realm/playgrounds/{id}. */
-const removePlayground: Handler<RealmState> = (state, args, _ctx, caller) => {
+const removePlayground: RealmHandler<"removePlayground"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const id = Number(args.id);
+  const id = args.id;
   if (!(state.playgrounds?.items ?? []).some((p) => p.id === id))
     throw errors.badRequest("Invalid playground");
   return change(state, { type: "playgroundRemoved", id });
 };
 
 /** The /register key (spectators too, as Zulip). */
-const listPlaygrounds: Handler<RealmState> = (state) => {
+const listPlaygrounds: RealmHandler<"listPlaygrounds"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
-  return { reply: { realm_playgrounds: formatPlaygrounds(state) as Value } };
+  return { reply: { realm_playgrounds: formatPlaygrounds(state) } };
 };
 
-export const playgroundHandlers: Record<string, Handler<RealmState>> = {
+export const playgroundHandlers = {
   addPlayground,
   removePlayground,
   listPlaygrounds,

@@ -6,11 +6,11 @@
 // comes online or becomes active again, so steady heartbeats fan out nothing.
 
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj } from "../types.ts";
-import { argString, optBool, optInt } from "../user/index.ts";
+import type { Caller, Obj } from "../types.ts";
 import { realmSetting } from "./defaults.ts";
 import { apiEmail, findByEmail } from "./members.ts";
 import { activeIds, memberById } from "./member-handlers.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { DirEntry, PresenceEntry, RealmState } from "./state.ts";
 
 /** Zulip's OFFLINE_THRESHOLD_SECS: no heartbeat for this long means offline. */
@@ -145,13 +145,13 @@ function fetchPresences(
 }
 
 /** POST /users/me/presence. */
-const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
+const updatePresence: RealmHandler<"updatePresence"> = (state, args, ctx, caller) => {
   const user = me(state, caller);
-  const status = argString(args, "status");
+  const status = args.status;
   if (status !== "active" && status !== "idle") throw errors.invalidWithDetail("status", status);
-  const pingOnly = optBool(args, "pingOnly") ?? false;
-  const lastUpdateId = optInt(args, "lastUpdateId");
-  const slim = (optBool(args, "slimPresence") ?? false) || lastUpdateId !== undefined;
+  const pingOnly = args.pingOnly ?? false;
+  const lastUpdateId = args.lastUpdateId;
+  const slim = (args.slimPresence ?? false) || lastUpdateId !== undefined;
   const nowMs = ctx.now();
   const now = Math.floor(nowMs / 1000);
 
@@ -193,7 +193,7 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
   const { presences, lastId } = fetchPresences(state, now, {
     slim,
     sinceId: lastUpdateId,
-    historyLimitDays: optInt(args, "historyLimitDays"),
+    historyLimitDays: args.historyLimitDays,
   });
   const reply: Obj = {
     presences,
@@ -205,7 +205,7 @@ const updatePresence: Handler<RealmState> = (state, args, ctx, caller) => {
 };
 
 /** GET /realm/presence. */
-const realmPresence: Handler<RealmState> = (state, args, ctx, caller) => {
+const realmPresence: RealmHandler<"realmPresence"> = (state, _args, ctx, caller) => {
   me(state, caller);
   const nowMs = ctx.now();
   return {
@@ -224,9 +224,9 @@ const realmPresence: Handler<RealmState> = (state, args, ctx, caller) => {
  * legacy keys at 487 and restored them at 497; keeping them serves clients
  * of every level.
  */
-const userPresence: Handler<RealmState> = (state, args, ctx, caller) => {
+const userPresence: RealmHandler<"userPresence"> = (state, args, ctx, caller) => {
   const viewer = me(state, caller);
-  const key = argString(args, "userIdOrEmail");
+  const key = args.userIdOrEmail;
   // A hidden real address answers like an unknown one (findByEmail).
   const target = /^\d+$/.test(key) ? memberById(state, Number(key)) : findByEmail(state, viewer, key);
   if (!target || !target.isActive) throw errors.noSuchUser();
@@ -252,12 +252,12 @@ const userPresence: Handler<RealmState> = (state, args, ctx, caller) => {
  * id for slim clients, else legacy keyed by email), the newest update id
  * the map reflects, and the server's time of the read.
  */
-const presenceState: Handler<RealmState> = (state, args, ctx, caller) => {
+const presenceState: RealmHandler<"presenceState"> = (state, args, ctx, caller) => {
   me(state, caller);
   const nowMs = ctx.now();
   const { presences, lastId } = fetchPresences(state, Math.floor(nowMs / 1000), {
-    slim: optBool(args, "slimPresence") ?? false,
-    historyLimitDays: optInt(args, "historyLimitDays"),
+    slim: args.slimPresence ?? false,
+    historyLimitDays: args.historyLimitDays,
   });
   return {
     reply: {
@@ -270,7 +270,7 @@ const presenceState: Handler<RealmState> = (state, args, ctx, caller) => {
   };
 };
 
-export const presenceHandlers: Record<string, Handler<RealmState>> = {
+export const presenceHandlers = {
   presenceState,
   updatePresence,
   realmPresence,

@@ -9,11 +9,12 @@
 // deterministic whatever the renderer's version does later.
 
 import { withholdFromGuests } from "./user-access.ts";
-import { renderMarkdown } from "../channel/markdown.ts";
+import { renderMarkdown } from "../markdown/index.ts";
 import { errors } from "../errors.ts";
-import type { Caller, Handler, Obj, OutEvent, Value } from "../types.ts";
-import { isAdminRole, optBool, optInt, optString } from "../user/index.ts";
+import type { Caller, Obj, OutEvent, Value } from "../types.ts";
+import { isAdminRole } from "../user/index.ts";
 import { activeIds, actorOf, memberById, requireCreated, updateEvent } from "./member-handlers.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { DirEntry, ProfileField, ProfileValue, RealmFact, RealmState } from "./state.ts";
 
 /** Zulip's CustomProfileField types. */
@@ -214,27 +215,27 @@ function findField(state: RealmState, fieldId: number): ProfileField {
 }
 
 /** GET /realm/profile_fields. */
-const getProfileFields: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const getProfileFields: RealmHandler<"getProfileFields"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   actorOf(state, caller);
   return { reply: { custom_fields: sortedFields(state.profileFields).map(formatField) } };
 };
 
 /** /register custom_profile_fields (spectators see them too, like Zulip). */
-const profileFieldsState: Handler<RealmState> = (state) => {
+const profileFieldsState: RealmHandler<"profileFieldsState"> = (state) => {
   requireCreated(state);
   return { reply: { fields: sortedFields(state.profileFields).map(formatField) } };
 };
 
 /** POST /realm/profile_fields. */
-const createProfileField: Handler<RealmState> = async (state, args, ctx, caller) => {
+const createProfileField: RealmHandler<"createProfileField"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   requireAdmin(state, caller);
-  let name = (optString(args, "name") ?? "").trim();
-  let hint = optString(args, "hint") ?? "";
-  const type = optInt(args, "fieldType") ?? 0;
+  let name = (args.name ?? "").trim();
+  let hint = args.hint ?? "";
+  const type = args.fieldType ?? 0;
   const data = checkFieldDataShape(args.fieldData) ?? {};
-  const summary = optBool(args, "displayInProfileSummary") ?? false;
+  const summary = args.displayInProfileSummary ?? false;
   if (summary && summaryLimitReached(state)) {
     bad("Only 2 custom profile fields can be displayed in the profile summary.");
   }
@@ -258,10 +259,10 @@ const createProfileField: Handler<RealmState> = async (state, args, ctx, caller)
     fieldData,
     // Zulip gives a new field its id as its order, so it sorts last.
     order: id,
-    required: optBool(args, "required") ?? false,
-    editableByUser: optBool(args, "editableByUser") ?? true,
+    required: args.required ?? false,
+    editableByUser: args.editableByUser ?? true,
     displayInProfileSummary: summary,
-    useForUserMatching: optBool(args, "useForUserMatching") ?? false,
+    useForUserMatching: args.useForUserMatching ?? false,
   };
   const fields = [...state.profileFields, field];
   return {
@@ -272,17 +273,16 @@ const createProfileField: Handler<RealmState> = async (state, args, ctx, caller)
 };
 
 /** PATCH /realm/profile_fields/{field_id}. */
-const updateProfileField: Handler<RealmState> = async (state, args, ctx, caller) => {
+const updateProfileField: RealmHandler<"updateProfileField"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   requireAdmin(state, caller);
-  const field = findField(state, optInt(args, "fieldId") ?? 0);
-  const rawName = optString(args, "name");
-  const name = rawName === undefined ? undefined : rawName.trim();
-  const hint = optString(args, "hint");
+  const field = findField(state, args.fieldId);
+  const name = args.name?.trim();
+  const hint = args.hint;
   const data = checkFieldDataShape(args.fieldData);
-  const summary = optBool(args, "displayInProfileSummary");
-  const required = optBool(args, "required");
-  const editable = optBool(args, "editableByUser");
+  const summary = args.displayInProfileSummary;
+  const required = args.required;
+  const editable = args.editableByUser;
   if (summary && summaryLimitReached(state, field.id)) {
     bad("Only 2 custom profile fields can be displayed in the profile summary.");
   }
@@ -301,7 +301,7 @@ const updateProfileField: Handler<RealmState> = async (state, args, ctx, caller)
     displayInProfileSummary: summary ?? field.displayInProfileSummary,
     required: required ?? field.required,
     editableByUser: editable ?? field.editableByUser,
-    useForUserMatching: optBool(args, "useForUserMatching") ?? field.useForUserMatching === true,
+    useForUserMatching: args.useForUserMatching ?? field.useForUserMatching === true,
   };
   validateField(next.name, next.hint, field.type, data ?? oldData, next.displayInProfileSummary);
   if (data !== undefined && (field.type === T.select || field.type === T.external)) {
@@ -337,10 +337,10 @@ const updateProfileField: Handler<RealmState> = async (state, args, ctx, caller)
 };
 
 /** DELETE /realm/profile_fields/{field_id}. */
-const deleteProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
+const deleteProfileField: RealmHandler<"deleteProfileField"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   requireAdmin(state, caller);
-  const field = findField(state, optInt(args, "fieldId") ?? 0);
+  const field = findField(state, args.fieldId);
   const fields = state.profileFields.filter((f) => f.id !== field.id);
   return {
     facts: [fact({ type: "profileFieldDeleted", fieldId: field.id })],
@@ -350,7 +350,7 @@ const deleteProfileField: Handler<RealmState> = (state, args, _ctx, caller) => {
 };
 
 /** PATCH /realm/profile_fields: `order` lists field ids in their new order. */
-const reorderProfileFields: Handler<RealmState> = (state, args, _ctx, caller) => {
+const reorderProfileFields: RealmHandler<"reorderProfileFields"> = (state, args, _ctx, caller) => {
   requireCreated(state);
   requireAdmin(state, caller);
   const order = args.order;
@@ -499,7 +499,7 @@ export function profileDataDecision(
 }
 
 /** PATCH /users/me/profile_data. */
-const updateOwnProfileData: Handler<RealmState> = async (state, args, ctx, caller) => {
+const updateOwnProfileData: RealmHandler<"updateOwnProfileData"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   if (me.isBot) throw errors.botsNotAllowed();
@@ -510,7 +510,7 @@ const updateOwnProfileData: Handler<RealmState> = async (state, args, ctx, calle
 };
 
 /** DELETE /users/me/profile_data: `data` lists field ids whose values to remove. */
-const removeOwnProfileData: Handler<RealmState> = async (state, args, ctx, caller) => {
+const removeOwnProfileData: RealmHandler<"removeOwnProfileData"> = async (state, args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
   if (me.isBot) throw errors.botsNotAllowed();
@@ -545,7 +545,7 @@ const removeOwnProfileData: Handler<RealmState> = async (state, args, ctx, calle
   };
 };
 
-export const profileFieldHandlers: Record<string, Handler<RealmState>> = {
+export const profileFieldHandlers = {
   getProfileFields,
   profileFieldsState,
   createProfileField,

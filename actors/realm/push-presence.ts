@@ -4,28 +4,26 @@
 // (cluster/push-worker.ts) once per message, for the candidates that have a queue.
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
 import { realmSetting } from "./defaults.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
 /** Zulip's OFFLINE_THRESHOLD_SECS. */
 const ACTIVE_WITHIN_SECS = 140;
 
-const presenceIdle: Handler<RealmState> = (state, args, ctx, caller) => {
+const presenceIdle: RealmHandler<"presenceIdle"> = (state, args, ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const now = Math.floor(ctx.now() / 1000);
-  const ids = Array.isArray(args.user_ids) ? (args.user_ids as unknown[]) : [];
-  const idle = ids.filter((id) => {
-    const p = typeof id === "number" ? state.presence.get(id) : undefined;
+  const idle = args.user_ids.filter((id) => {
+    const p = state.presence.get(id);
     return p === undefined || now - p.activeTimestamp > ACTIVE_WITHIN_SECS;
   });
-  return { reply: { idle: idle as number[] } };
+  return { reply: { idle } };
 };
 
 /** The realm's settings a notification's payload follows (require_e2ee_push_notifications, level 409). */
-const pushSettings: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const pushSettings: RealmHandler<"pushSettings"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   return { reply: { requireE2ee: realmSetting(state, "require_e2ee_push_notifications") === true } };
 };
 
-export const pushPresenceHandlers: Record<string, Handler<RealmState>> = { presenceIdle, pushSettings };
+export const pushPresenceHandlers = { presenceIdle, pushSettings };

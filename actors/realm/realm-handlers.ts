@@ -10,22 +10,18 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
 import { groupDirectoryRef, syncGroupMember } from "../group/index.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
+import type { DecisionOf } from "../protocol.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
 import {
   ROLES,
   ROLE_MEMBER,
   ROLE_OWNER,
-  argString,
   checkFullName,
   emailKey,
   generateApiKey,
   isAdminRole,
   isStrongPassword,
   isValidEmail,
-  optBool,
-  optInt,
-  optIntList,
-  optString,
   userRef,
 } from "../user/index.ts";
 import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
@@ -33,6 +29,7 @@ import { botHandlers } from "./bot-handlers.ts";
 import { profileFieldHandlers } from "./profile-fields.ts";
 import { memberHandlers } from "./member-handlers.ts";
 import { presenceHandlers } from "./presence-handlers.ts";
+import type { RealmHandler } from "./protocol.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { newUserSettings, userDefault } from "./user-defaults.ts";
 import { firstLoginDecision } from "./first-login.ts";
@@ -104,7 +101,7 @@ export async function addUser(
   ctx: ActorContext,
   u: NewUser,
   prior: RealmFact[] = [],
-): Promise<Decision> {
+): Promise<DecisionOf<{ userId: number; apiKey: string }>> {
   const userId = await ctx.nextId(`user.${state.realmId}`);
   const dateJoined = ctx.now();
   const settings = newUserSettings(state);
@@ -155,16 +152,16 @@ export async function addUser(
 // ---- creation -----------------------------------------------------------------
 
 /** Create the organization and its owner; idempotent (CLI, directory). */
-const create: Handler<RealmState> = async (state, args, ctx, caller) => {
+const create: RealmHandler<"create"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
-  const ownerEmail = argString(args, "ownerEmail");
+  const ownerEmail = args.ownerEmail;
   const prior: RealmFact[] = [];
   if (!state.created) {
     prior.push({
       type: "created",
-      name: argString(args, "name"),
-      description: optString(args, "description") ?? "",
-      host: argString(args, "host").toLowerCase(),
+      name: args.name,
+      description: args.description ?? "",
+      host: args.host.toLowerCase(),
       dateCreated: ctx.now(),
       settings: { ...REALM_SETTING_DEFAULTS },
     });
@@ -182,26 +179,25 @@ const create: Handler<RealmState> = async (state, args, ctx, caller) => {
     ctx,
     {
       email: ownerEmail,
-      password: argString(args, "ownerPassword"),
-      fullName: checkFullName(argString(args, "ownerName")),
+      password: args.ownerPassword,
+      fullName: checkFullName(args.ownerName),
       role: ROLE_OWNER,
       canCreateUsers: true,
     },
     prior,
   );
-  const r = decision.reply as { userId: number; apiKey: string };
-  return { ...decision, reply: { realmId: state.realmId, userId: r.userId, apiKey: r.apiKey } };
+  const { userId, apiKey } = decision.reply!;
+  return { ...decision, reply: { realmId: state.realmId, userId, apiKey } };
 };
 
 /**
  * POST /users (with a caller), or the CLI (without one, any role).
  * Checks and texts follow Zulip's create_user_backend, in its order.
  */
-const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
+const createUser: RealmHandler<"createUser"> = async (state, args, ctx, caller) => {
   requireCreated(state);
-  const email = argString(args, "email");
-  const password = argString(args, "password");
-  const fullNameRaw = argString(args, "fullName");
+  const { email, password } = args;
+  const fullNameRaw = args.fullName;
   let role = ROLE_MEMBER;
   if (caller) {
     // Our own directory is authoritative for the caller's role.
@@ -209,7 +205,7 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
     if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
     if (!me.canCreateUsers) throw errors.notAuthorizedToCreateUsers();
   } else {
-    role = optInt(args, "role") ?? ROLE_MEMBER;
+    role = args.role ?? ROLE_MEMBER;
     if (!ROLES.includes(role)) throw errors.invalid("role");
   }
   const fullName = checkFullName(fullNameRaw);
@@ -228,7 +224,7 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
     canCreateUsers: !caller && isAdminRole(role),
     awaitingFirstLogin: caller !== null,
   });
-  const reply = decision.reply as { userId: number; apiKey: string };
+  const reply = decision.reply!;
   if (!caller) return { ...decision, reply };
   // Zulip's Welcome Bot greets a user an administrator created (the CLI's accounts are not greeted).
   return {
@@ -246,9 +242,9 @@ const createUser: Handler<RealmState> = async (state, args, ctx, caller) => {
  * (no API key ever travels to a gateway). Null for an unknown email and for
  * a wrong key alike, which the gateway answers "Invalid API key".
  */
-const authVerify: Handler<RealmState> = (state, args) => {
-  const entry = state.users[emailKey(argString(args, "email"))];
-  const presented = argString(args, "apiKey");
+const authVerify: RealmHandler<"authVerify"> = (state, args) => {
+  const entry = state.users[emailKey(args.email)];
+  const presented = args.apiKey;
   if (!state.created || !entry || !sameKey(entry.apiKey, presented)) return { reply: null };
   return {
     reply: {
@@ -270,9 +266,9 @@ function sameKey(stored: string, presented: string): boolean {
 }
 
 /** CLI: a user's id and API key by email. */
-const apiKey: Handler<RealmState> = (state, args, _ctx, caller) => {
+const apiKey: RealmHandler<"apiKey"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
-  const entry = state.users[emailKey(argString(args, "email"))];
+  const entry = state.users[emailKey(args.email)];
   return { reply: entry ? { userId: entry.userId, apiKey: entry.apiKey } : null };
 };
 
@@ -281,13 +277,13 @@ const apiKey: Handler<RealmState> = (state, args, _ctx, caller) => {
  * in its order (email syntax, rate limit, empty password, account state).
  * The route then asks the user actor to verify the password.
  */
-const login: Handler<RealmState> = (state, args, ctx, caller) => {
+const login: RealmHandler<"login"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  const username = argString(args, "username");
+  const username = args.username;
   if (!isValidEmail(username)) throw errors.invalidLoginEmail();
   const attempt = state.attempts.attempt(username, ctx.now());
   if (!attempt.allowed) throw errors.rateLimited(attempt.retryAfter);
-  if (optBool(args, "emptyPassword")) throw errors.authenticationFailed();
+  if (args.emptyPassword === true) throw errors.authenticationFailed();
   const entry = state.users[emailKey(username)];
   if (!state.created || !entry) throw errors.authenticationFailed();
   if (!entry.isActive) throw errors.userDeactivatedLogin();
@@ -297,29 +293,29 @@ const login: Handler<RealmState> = (state, args, ctx, caller) => {
 };
 
 /** The user actor's login: may it check a password for this attempt (one `login` let through)? */
-const authAdmitted: Handler<RealmState> = (state, args, ctx, caller) => {
+const authAdmitted: RealmHandler<"authAdmitted"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  return { reply: { admitted: state.attempts.consume(argString(args, "email"), ctx.now()) } };
+  return { reply: { admitted: state.attempts.consume(args.email, ctx.now()) } };
 };
 
 /** A password check elsewhere (PATCH /settings) counting against the same limit. */
-const authAttempt: Handler<RealmState> = (state, args, ctx, caller) => {
+const authAttempt: RealmHandler<"authAttempt"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  return { reply: state.attempts.attempt(argString(args, "email"), ctx.now()) };
+  return { reply: state.attempts.attempt(args.email, ctx.now()) };
 };
 
-const authSucceeded: Handler<RealmState> = (state, args, ctx, caller) => {
+const authSucceeded: RealmHandler<"authSucceeded"> = (state, args, ctx, caller) => {
   requireInternal(caller);
-  state.attempts.clear(argString(args, "email"));
-  return firstLoginDecision(state, argString(args, "email"), ctx.now());
+  state.attempts.clear(args.email);
+  return firstLoginDecision(state, args.email, ctx.now());
 };
 
 // ---- leaf reads for user actors -----------------------------------------------
 
-const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
+const memberContext: RealmHandler<"memberContext"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   requireCreated(state);
-  const email = optString(args, "email");
+  const email = args.email;
   const holder = email === undefined ? undefined : state.users[emailKey(email)];
   return {
     reply: {
@@ -339,19 +335,17 @@ const memberContext: Handler<RealmState> = (state, args, _ctx, caller) => {
  * change. Deactivated users are included (Zulip does, so reactivated users
  * keep the change); bots are dropped.
  */
-const resolveTargets: Handler<RealmState> = async (state, args, ctx, caller) => {
+const resolveTargets: RealmHandler<"resolveTargets"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
   requireCreated(state);
-  const groupIds = optIntList(args, "groupIds") ?? [];
+  const groupIds = args.groupIds ?? [];
   const out = new Set<number>();
   if (groupIds.length) {
     // Group members, transitively (realm -> group directory, a leaf call).
-    const r = (await ctx.call(groupDirectoryRef(state.realmId), "expandGroups", { groupIds })) as {
-      userIds: number[];
-    };
+    const r = await ctx.call(groupDirectoryRef(state.realmId), "expandGroups", { groupIds });
     for (const id of r.userIds) if (!entryById(state, id)?.isBot) out.add(id);
   }
-  for (const id of optIntList(args, "userIds") ?? []) {
+  for (const id of args.userIds ?? []) {
     const entry = entryById(state, id);
     if (!entry) throw errors.invalidUserId(id);
     if (!entry.isBot) out.add(id);
@@ -359,13 +353,13 @@ const resolveTargets: Handler<RealmState> = async (state, args, ctx, caller) => 
   return { reply: { userIds: [...out] } };
 };
 
-const userIds: Handler<RealmState> = (state) => {
+const userIds: RealmHandler<"userIds"> = (state) => {
   requireCreated(state);
   return { reply: { userIds: activeUserIds(state) } };
 };
 
 /** What GET /server_settings shows about the organization. */
-const publicInfo: Handler<RealmState> = (state) => {
+const publicInfo: RealmHandler<"publicInfo"> = (state) => {
   requireCreated(state);
   return {
     reply: {
@@ -379,7 +373,7 @@ const publicInfo: Handler<RealmState> = (state) => {
   };
 };
 
-export const realmHandlers: Record<string, Handler<RealmState>> = {
+export const realmHandlers = {
   create,
   createUser,
   authVerify,

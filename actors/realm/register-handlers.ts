@@ -2,11 +2,11 @@
 // realm settings this actor holds, with defaults filled in. Calls nobody.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
-const registerRealmState: Handler<RealmState> = (state) => {
+const registerRealmState: RealmHandler<"registerRealmState"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
   const settings: Obj = {};
   for (const name of new Set([...Object.keys(REALM_SETTING_DEFAULTS), ...Object.keys(state.settings)])) {
@@ -21,4 +21,4 @@ const registerRealmState: Handler<RealmState> = (state) => {
   return { reply: { settings, dateCreated: state.dateCreated } };
 };
 
-export const realmRegisterHandlers: Record<string, Handler<RealmState>> = { registerRealmState };
+export const realmRegisterHandlers = { registerRealmState };

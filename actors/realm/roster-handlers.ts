@@ -3,15 +3,15 @@
 // nobody, so channel actors may call it inside their turns.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
 import { realmSetting } from "./defaults.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
 import { memberById } from "./member-handlers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
+import type { RealmHandler, RosterEntry } from "./protocol.ts";
 import { sendPrefsReply } from "./send-prefs.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 
-function rosterEntry(state: RealmState, u: DirEntry): Obj {
+function rosterEntry(state: RealmState, u: DirEntry): RosterEntry {
   return {
     userId: u.userId,
     // The API email: what messages, reactions and principals name users by.
@@ -34,18 +34,18 @@ function rosterEntry(state: RealmState, u: DirEntry): Obj {
  * that changed since (`changed`), so a send costs the same in any size of
  * organization. Every reply carries the current `epoch` and `version`.
  */
-const roster: Handler<RealmState> = (state, args, _ctx, caller) => {
+const roster: RealmHandler<"roster"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
   const log = state.rosterLog;
-  const since = args.since as { epoch?: unknown; version?: unknown } | undefined;
-  const from = since && since.epoch === log.epoch && typeof since.version === "number" ? since.version : null;
-  const users: Obj = {};
+  const since = args.since;
+  const from = since !== undefined && since.epoch === log.epoch ? since.version : null;
+  const users: { users?: RosterEntry[]; changed?: RosterEntry[] } = {};
   if (from !== null && from >= log.floor && from <= log.version) {
     const ids = new Set<number>();
     for (let i = log.changes.length - 1; i >= 0 && log.changes[i]!.version > from; i--)
       ids.add(log.changes[i]!.userId);
-    const changed: Obj[] = [];
+    const changed: RosterEntry[] = [];
     for (const id of ids) {
       const u = memberById(state, id);
       if (u) changed.push(rosterEntry(state, u));
@@ -74,12 +74,11 @@ const roster: Handler<RealmState> = (state, args, _ctx, caller) => {
  * users of the caller's realm, or "Invalid email '<email>'". A real address
  * resolves only for a caller who may see it (findByEmail).
  */
-const resolveEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
+const resolveEmails: RealmHandler<"resolveEmails"> = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
   if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
   const viewer = caller ? (memberById(state, caller.userId) ?? null) : null;
-  const emails = Array.isArray(args.emails) ? args.emails.map(String) : [];
-  const ids = emails.map((email) => {
+  const ids = args.emails.map((email) => {
     const u = findByEmail(state, viewer, email);
     if (!u || !u.isActive) throw errors.invalidEmail(email);
     return u.userId;
@@ -93,15 +92,14 @@ const resolveEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
  * sending time, and are shown with today's (a user may have renamed
  * themselves or hidden their address since).
  */
-const apiEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
+const apiEmails: RealmHandler<"apiEmails"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
-  const ids = Array.isArray(args.userIds) ? args.userIds : [];
-  const emails: Obj = {};
-  const fullNames: Obj = {};
-  const avatarVersions: Obj = {};
-  for (const id of ids) {
-    const u = typeof id === "number" ? memberById(state, id) : undefined;
+  const emails: Record<string, string> = {};
+  const fullNames: Record<string, string> = {};
+  const avatarVersions: Record<string, number> = {};
+  for (const id of args.userIds) {
+    const u = memberById(state, id);
     if (!u) continue;
     emails[String(id)] = apiEmail(state, u);
     fullNames[String(id)] = u.fullName;
@@ -110,4 +108,4 @@ const apiEmails: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { reply: { emails, fullNames, avatarVersions } };
 };
 
-export const rosterHandlers: Record<string, Handler<RealmState>> = { roster, resolveEmails, apiEmails };
+export const rosterHandlers = { roster, resolveEmails, apiEmails };

@@ -9,8 +9,7 @@
 // turn that journals the first waiting message, so a waiting message always
 // has its mark; a stale mark costs one poke. These handlers call nobody.
 
-import type { Handler } from "../types.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
 /** RealmState.scheduledUsers (absent until the first mark): user ids, ascending. */
 export type ScheduledIndexFact =
@@ -32,30 +31,26 @@ export function applyScheduledIndexFact(
   state.scheduledUsers = ids;
 }
 
-function userIdOf(v: unknown): number {
-  return typeof v === "number" && Number.isSafeInteger(v) ? v : -1;
-}
-
 /** Internal: from the user's own actor. */
-const markScheduled: Handler<RealmState> = (state, args) => {
-  const userId = userIdOf(args.userId);
+const markScheduled: RealmHandler<"markScheduled"> = (state, args) => {
+  const userId = args.userId;
   if (userId < 0 || state.scheduledUsers?.includes(userId)) return { reply: {} };
   return { facts: [{ type: "scheduledMarked", userId }], reply: {} };
 };
 
 /** Internal: from the user's own actor, in a turn that found nothing waiting. */
-const clearScheduled: Handler<RealmState> = (state, args) => {
-  const userId = userIdOf(args.userId);
+const clearScheduled: RealmHandler<"clearScheduled"> = (state, args) => {
+  const userId = args.userId;
   if (!state.scheduledUsers?.includes(userId)) return { reply: {} };
   return { facts: [{ type: "scheduledCleared", userId }], reply: {} };
 };
 
 /** Internal: for the sweep of a node that took over shards. */
-const scheduledUsers: Handler<RealmState> = (state) => ({
+const scheduledUsers: RealmHandler<"scheduledUsers"> = (state) => ({
   reply: { userIds: [...(state.scheduledUsers ?? [])] },
 });
 
-export const scheduledIndexHandlers: Record<string, Handler<RealmState>> = {
+export const scheduledIndexHandlers = {
   markScheduled,
   clearScheduled,
   scheduledUsers,

@@ -21,9 +21,10 @@
 
 import { randomUUID } from "node:crypto";
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
-import { ROLE_GUEST, optBool, optInt } from "../user/index.ts";
+import type { Obj } from "../types.ts";
+import { ROLE_GUEST } from "../user/index.ts";
 import { accessUser, actorOf, memberById } from "./member-handlers.ts";
+import type { RealmHandler, RosterReply } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 import { isSystemBot } from "./system-bot.ts";
 
@@ -74,12 +75,15 @@ export function applySendPrefsFact(state: RealmState, fact: SendPrefsFact): void
  * who muted `sender`, and every user's alert words unless the caller's
  * cached copy (`alertStamp`) is current. Nothing when the view is empty.
  */
-export function sendPrefsReply(state: RealmState, args: Obj): Obj {
+export function sendPrefsReply(
+  state: RealmState,
+  args: { sender?: number; alertStamp?: string },
+): Pick<RosterReply, "mutedBy" | "allPublic" | "alertStamp" | "alertWords"> {
   const v = state.sendPrefs;
   // Other roster reads (no sender) get none of it.
-  const sender = optInt(args, "sender");
+  const sender = args.sender;
   if (!v || sender === undefined) return {};
-  const out: Obj = {};
+  const out: Pick<RosterReply, "mutedBy" | "allPublic" | "alertStamp" | "alertWords"> = {};
   const muters = v.mutedBy[String(sender)];
   if (muters?.length) out.mutedBy = [...muters];
   if (v.allPublic?.length) out.allPublic = [...v.allPublic];
@@ -90,30 +94,24 @@ export function sendPrefsReply(state: RealmState, args: Obj): Obj {
   return out;
 }
 
-function stringList(v: unknown): string[] | undefined {
-  return Array.isArray(v) && v.every((w) => typeof w === "string") ? (v as string[]) : undefined;
-}
-
 /**
  * Leaf for the user actor: `alertWords` (the whole new list) and/or
  * `mutedId` with `muted`; for the queue actor: `allPublic` (whether the
  * user has a live queue that watches public channels). Idempotent, so an actor
  * retrying after a failed turn converges the view.
  */
-const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
+const syncSendPrefs: RealmHandler<"syncSendPrefs"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
-  const userId = optInt(args, "userId");
-  if (userId === undefined) throw errors.internal();
+  const userId = args.userId;
   const facts: Obj[] = [];
-  const words = stringList(args.alertWords);
+  const words = args.alertWords;
   if (words !== undefined) {
     const old = state.sendPrefs?.alertWords[String(userId)] ?? [];
     if (old.length !== words.length || old.some((w, i) => w !== words[i]))
       facts.push({ type: "alertWordsSynced", userId, words, stamp: randomUUID() });
   }
-  const mutedId = optInt(args, "mutedId");
-  const muted = optBool(args, "muted");
+  const { mutedId, muted } = args;
   if (mutedId !== undefined && muted !== undefined) {
     // Zulip's access_user_by_id_including_cross_realm with bots and
     // deactivated users allowed: only an unknown id is refused.
@@ -121,7 +119,7 @@ const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
     const now = (state.sendPrefs?.mutedBy[String(mutedId)] ?? []).includes(userId);
     if (now !== muted) facts.push({ type: "muteSynced", userId, mutedId, muted });
   }
-  const allPublic = optBool(args, "allPublic");
+  const allPublic = args.allPublic;
   if (allPublic !== undefined) {
     // Zulip's can_access_public_streams: never a guest (the gateway refuses
     // the registration; this keeps a forged report out of the view too).
@@ -137,11 +135,11 @@ const syncSendPrefs: Handler<RealmState> = (state, args, _ctx, caller) => {
  * GET /users/{user_id}/status: Zulip's access_user_by_id for reading
  * (no bots, no deactivated users). The status itself is the user actor's.
  */
-const statusTarget: Handler<RealmState> = (state, args, _ctx, caller) => {
+const statusTarget: RealmHandler<"statusTarget"> = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
   const me = actorOf(state, caller);
-  accessUser(state, { userId: optInt(args, "userId") ?? 0 }, me, {});
+  accessUser(state, { userId: args.userId }, me, {});
   return { reply: {} };
 };
 
-export const sendPrefsHandlers: Record<string, Handler<RealmState>> = { syncSendPrefs, statusTarget };
+export const sendPrefsHandlers = { syncSendPrefs, statusTarget };

@@ -7,7 +7,7 @@
 
 import { errors } from "../errors.ts";
 import { REALM_GROUP_SETTINGS, groupDirectoryRef } from "../group/index.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import {
   ANNOUNCEMENT_STREAM_SETTINGS,
   REALM_BOOL_PROPERTIES,
@@ -21,7 +21,7 @@ import {
   REALM_STRING_PROPERTIES,
   checkRealmProperty,
 } from "./realm-properties.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 import { renderDescription } from "./realm-handlers.ts";
 import {
   NOTIFICATION_BOT_ID,
@@ -33,16 +33,19 @@ import {
 const ROLE_OWNER = 100;
 
 /** {updates: {setting: {new, old?}}} -> the changed settings in API form (Zulip's update_realm data). */
-const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, caller) => {
+const updateRealmGroupSettings: RealmHandler<"updateRealmGroupSettings"> = async (
+  state,
+  args,
+  ctx,
+  caller,
+) => {
   const me = requireAdmin(state, caller);
-  const updates = (args.updates ?? {}) as Obj;
+  const updates = args.updates;
   for (const name of Object.keys(updates)) {
     if (!REALM_GROUP_SETTINGS[name]) throw errors.internal();
     if (REALM_GROUP_SETTINGS[name].ownerOnly && me.role !== ROLE_OWNER) throw errors.mustBeOwner();
   }
-  const r = (await ctx.call(groupDirectoryRef(state.realmId), "updateRealmSettings", { updates })) as {
-    data: Obj;
-  };
+  const r = await ctx.call(groupDirectoryRef(state.realmId), "updateRealmSettings", { updates });
   return { reply: r.data };
 };
 
@@ -55,9 +58,9 @@ const updateRealmGroupSettings: Handler<RealmState> = async (state, args, ctx, c
  * differs, a negative id disables it, and each applied one emits realm
  * update {property, value} to every active user and is echoed in the reply.
  */
-const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateAnnouncementStreams: RealmHandler<"updateAnnouncementStreams"> = (state, args, _ctx, caller) => {
   requireAdmin(state, caller);
-  const updates = (args.updates ?? {}) as Obj;
+  const updates = args.updates;
   const data: Obj = {};
   const values: Obj = {};
   for (const name of ANNOUNCEMENT_STREAM_SETTINGS) {
@@ -86,9 +89,9 @@ const updateAnnouncementStreams: Handler<RealmState> = (state, args, _ctx, calle
  * change is left out; each changed one emits realm update {property, value}
  * to every active user and is echoed in the reply.
  */
-const updateRealmProperties: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateRealmProperties: RealmHandler<"updateRealmProperties"> = (state, args, _ctx, caller) => {
   const me = requireAdmin(state, caller);
-  const updates = (args.updates ?? {}) as Obj;
+  const updates = args.updates;
   if (me.role !== ROLE_OWNER && Object.keys(updates).some((n) => OWNER_ONLY_PROPERTIES.has(n)))
     throw errors.mustBeOwner();
   const values: Obj = {};
@@ -142,7 +145,7 @@ function realmUpdateEvent(property: string, value: Obj[string]): Obj {
 }
 
 /** What the gateway needs to post an automated message: the bot and the announcements channel. */
-const notificationContext: Handler<RealmState> = (state) => {
+const notificationContext: RealmHandler<"notificationContext"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
   return {
     reply: {
@@ -154,7 +157,7 @@ const notificationContext: Handler<RealmState> = (state) => {
 };
 
 /** POST /register's cross_realm_bots: the realm's system bots (system-bot.ts). */
-const crossRealmBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
+const crossRealmBots: RealmHandler<"crossRealmBots"> = (state, _args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();
   const spectator = caller === null;
   return {
@@ -164,7 +167,7 @@ const crossRealmBots: Handler<RealmState> = (state, _args, _ctx, caller) => {
   };
 };
 
-export const realmSettingsHandlers: Record<string, Handler<RealmState>> = {
+export const realmSettingsHandlers = {
   updateRealmGroupSettings,
   updateRealmProperties,
   updateAnnouncementStreams,

@@ -1,10 +1,12 @@
-// State of the realm kind. One behaviour, two roles chosen by ref.key:
-// "directory" (realm 0): the global host -> realm id map; "realm": one
-// organization with its settings and its user directory (email -> id, API
-// key, role...), the data every authenticated request needs.
+// State of the realm kind (key "realm"): one organization with its
+// settings and its user directory (email -> id, API key, role...), the data
+// every authenticated request needs. The deployment's host -> realm id map
+// is the realm directory's (actors/realm-directory/).
 //
-// SNAPSHOT NOTE: a field added to either state needs a default in
-// `realmKindFromSnapshot`, because snapshots written before it lack it.
+// SNAPSHOT NOTE: a field added here needs a default in `realmFromSnapshot`,
+// because snapshots written before it lack it. Snapshots written before the
+// realm directory became its own kind carry `role: "realm"`, which is
+// read and dropped.
 
 import { randomUUID } from "node:crypto";
 import { dict } from "../dict.ts";
@@ -18,16 +20,6 @@ import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
 import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
 import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
-
-export interface DirectoryState {
-  role: "directory";
-  /** realm id (as string) -> its host. */
-  realms: Record<string, { realmId: number; host: string }>;
-  /** lowercased host -> realm id (null prototype: see dict.ts). */
-  hosts: Record<string, number>;
-  /** The first registered realm (SINGLE_ORGANIZATION: every host reaches it while it is the only one). */
-  defaultRealmId: number | null;
-}
 
 /** One user as the realm's directory knows them. */
 export interface DirEntry {
@@ -170,7 +162,6 @@ export function entryDefaults(e: Partial<DirEntry> & { userId: number; email: st
 }
 
 export interface RealmState {
-  role: "realm";
   realmId: number;
   created: boolean;
   name: string;
@@ -298,10 +289,6 @@ function noteRosterChange(state: RealmState, userId: number): void {
   }
 }
 
-export type RealmKindState = DirectoryState | RealmState;
-
-export type DirectoryFact = { type: "realmRegistered"; realmId: number; host: string };
-
 export type RealmFact =
   | {
       type: "created";
@@ -326,14 +313,8 @@ export type RealmFact =
   /** PATCH /realm name or description. */
   | { type: "identityChanged"; name?: string; description?: string };
 
-export function isDirectoryRef(ref: ActorRef): boolean {
-  return ref.key === "directory";
-}
-
-export function initialRealmKind(ref: ActorRef): RealmKindState {
-  if (isDirectoryRef(ref)) return { role: "directory", realms: {}, hosts: dict(), defaultRealmId: null };
+export function initialRealm(ref: ActorRef): RealmState {
   return {
-    role: "realm",
     realmId: ref.realm,
     created: false,
     name: "",
@@ -355,16 +336,8 @@ export function initialRealmKind(ref: ActorRef): RealmKindState {
   };
 }
 
-function applyDirectoryFact(state: DirectoryState, fact: DirectoryFact): DirectoryState {
-  if (fact.type === "realmRegistered") {
-    state.realms[String(fact.realmId)] = { realmId: fact.realmId, host: fact.host };
-    state.hosts[fact.host.toLowerCase()] = fact.realmId;
-    state.defaultRealmId ??= fact.realmId;
-  }
-  return state;
-}
-
-function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
+export function applyRealmFact(state: RealmState, raw: Obj): RealmState {
+  const fact = raw as unknown as RealmFact;
   switch (fact.type) {
     case "created":
       Object.assign(state, {
@@ -450,12 +423,7 @@ function applyRealmFact(state: RealmState, fact: RealmFact): RealmState {
   return state;
 }
 
-export function applyRealmKindFact(state: RealmKindState, fact: Obj): RealmKindState {
-  if (state.role === "directory") return applyDirectoryFact(state, fact as unknown as DirectoryFact);
-  return applyRealmFact(state, fact as unknown as RealmFact);
-}
-
-export function realmKindToSnapshot(state: RealmKindState): string {
+export function realmToSnapshot(state: RealmState): string {
   // `attempts`, `presence`, `presenceLog`, `rosterLog` and `userIndex` are deliberately left out (see RealmState).
   return JSON.stringify(state, (key, value) =>
     key === "attempts" ||
@@ -483,30 +451,22 @@ function renameLegacySettings(values: Obj): Obj {
   return out;
 }
 
-export function realmKindFromSnapshot(data: string, ref: ActorRef): RealmKindState {
-  const base = initialRealmKind(ref);
-  const snap = JSON.parse(data) as Partial<RealmKindState>;
-  const out = {
-    ...base,
+export function realmFromSnapshot(data: string, ref: ActorRef): RealmState {
+  // `role` is the role tag of snapshots written before the realm directory became its own kind.
+  const { role: _role, ...snap } = JSON.parse(data) as Partial<RealmState> & { role?: string };
+  const out: RealmState = {
+    ...initialRealm(ref),
     ...snap,
-    ...(base.role === "realm"
-      ? {
-          attempts: new AuthRateLimiter(),
-          presence: new Map(),
-          presenceUpdateId: 0,
-          presenceLog: { ids: [], users: [] },
-          rosterLog: newRosterLog(),
-        }
-      : {}),
-  } as RealmKindState;
-  if (out.role === "realm") {
-    out.settings = renameLegacySettings(out.settings);
-    out.users = dict(out.users);
-    for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
-    invitesFromSnapshot(out);
-    buildUserIndex(out);
-  } else {
-    out.hosts = dict(out.hosts);
-  }
+    attempts: new AuthRateLimiter(),
+    presence: new Map(),
+    presenceUpdateId: 0,
+    presenceLog: { ids: [], users: [] },
+    rosterLog: newRosterLog(),
+  };
+  out.settings = renameLegacySettings(out.settings);
+  out.users = dict(out.users);
+  for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
+  invitesFromSnapshot(out);
+  buildUserIndex(out);
   return out;
 }

@@ -5,10 +5,9 @@
 // roster. Calls nobody: user and channel actors call it inside their turns.
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
 import { memberById, requireCreated } from "./member-handlers.ts";
 import { apiEmail } from "./members.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler, ReplyOfRealm } from "./protocol.ts";
 import { systemBotEntry } from "./system-bot.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events. */
@@ -22,16 +21,14 @@ export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
  * notify nobody. `notify`: the active users among them who receive typing
  * notifications.
  */
-const typingAudience: Handler<RealmState> = (state, args, _ctx, caller) => {
+const typingAudience: RealmHandler<"typingAudience"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   requireCreated(state);
-  const ids = Array.isArray(args.userIds) ? args.userIds : [];
   const validate = args.validate === true;
-  const recipients: Obj[] = [];
+  const recipients: { user_id: number; email: string }[] = [];
   let notify: number[] = [];
   let active = 0;
-  for (const raw of ids) {
-    const id = typeof raw === "number" ? raw : NaN;
+  for (const id of args.userIds) {
     const bot = systemBotEntry(id);
     if (bot) {
       // A cross-realm bot names the conversation; it has no queue to notify.
@@ -49,11 +46,14 @@ const typingAudience: Handler<RealmState> = (state, args, _ctx, caller) => {
     if (u.receivesTyping !== false) notify.push(id);
   }
   if (args.channel === true && active > MAX_CHANNEL_SIZE_FOR_TYPING) notify = [];
-  const sender = memberById(state, typeof args.senderId === "number" ? args.senderId : NaN);
+  const sender = memberById(state, args.senderId);
   if (!sender) throw errors.accessDenied();
-  const reply: Obj = { sender: { user_id: sender.userId, email: apiEmail(state, sender) }, notify };
+  const reply: ReplyOfRealm<"typingAudience"> = {
+    sender: { user_id: sender.userId, email: apiEmail(state, sender) },
+    notify,
+  };
   if (validate) reply.recipients = recipients;
   return { reply };
 };
 
-export const typingRealmHandlers: Record<string, Handler<RealmState>> = { typingAudience };
+export const typingRealmHandlers = { typingAudience };

@@ -2,7 +2,7 @@
 // check_can_access_user, get_user_dicts_in_realm and
 // get_data_for_inaccessible_user; feature levels 225, 232, 314). The
 // realm formats users but does not know subscriptions: the gateway first
-// asks the channel directory (actors/channel/user-access.ts) and the
+// asks the channel directory (actors/channel-directory/user-access.ts) and the
 // caller's user actor (DM peers), and passes the answer as `access`. The
 // realm applies it only to a viewer its own directory shows as a guest.
 
@@ -31,9 +31,12 @@ function idSet(raw: unknown): Set<number> {
  * active (Zulip counts subscriptions of active users only), DM peers even
  * once deactivated.
  */
-export function accessFilter(viewer: DirEntry | null, args: Obj): ((t: DirEntry) => boolean) | null {
-  const access = args.access as Partial<AccessArg> | undefined;
-  if (viewer === null || viewer.role !== ROLE_GUEST || access === undefined || access === null) return null;
+export function accessFilter(
+  viewer: DirEntry | null,
+  args: { access?: AccessArg },
+): ((t: DirEntry) => boolean) | null {
+  const access = args.access;
+  if (viewer === null || viewer.role !== ROLE_GUEST || access === undefined) return null;
   const channel = idSet(access.channelPeers);
   const dm = idSet(access.dmPeers);
   return (t) =>
@@ -74,7 +77,7 @@ export function unknownUser(state: Pick<RealmState, "host">, userId: number): Ob
   };
 }
 
-/** Hand-off subject: events about a user for the guests who may access them (actors/channel/user-access.ts). */
+/** Hand-off subject: events about a user for the guests who may access them (actors/channel-directory/user-access.ts). */
 export const ACCESS_RELAY = "access.relay";
 
 /**
@@ -144,7 +147,7 @@ export const UNKNOWN_USER_ADD = "inaccessible_placeholder";
  * a restricted guest, who shares nothing with a user that has just been
  * created, gets the placeholder or nothing (feature level 232). Guests
  * sharing a default channel then hear of the real user from the channel
- * directory (actors/channel/user-access.ts accessChangeEvents).
+ * directory (actors/channel-directory/user-access.ts accessChangeEvents).
  */
 export async function newUserAddEvents(
   state: RealmState,

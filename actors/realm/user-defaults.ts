@@ -8,10 +8,10 @@
 // defaults: absent on realms that never changed one (older snapshots too).
 
 import { formatUserSettings, SETTINGS, checkSetting, type UserState } from "../user/index.ts";
-import type { Decision, Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import { errors } from "../errors.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler } from "./protocol.ts";
 
 /**
  * Personal settings the endpoint does not accept: the language (Zulip
@@ -66,7 +66,12 @@ export function formatUserDefaults(state: { userDefaults?: Obj }): Obj {
 }
 
 /** PATCH /realm/user_settings_defaults: one event per changed setting, to every active user. */
-const updateUserSettingsDefaults: Handler<RealmState> = (state, args, _ctx, caller) => {
+const updateUserSettingsDefaults: RealmHandler<"updateUserSettingsDefaults"> = (
+  state,
+  args,
+  _ctx,
+  caller,
+) => {
   requireAdmin(state, caller);
   const accepted = new Set(userDefaultSettings());
   const checked: Obj = {};
@@ -79,7 +84,7 @@ const updateUserSettingsDefaults: Handler<RealmState> = (state, args, _ctx, call
     if (userDefault(state, name) !== value) changed[name] = value;
   if (Object.keys(changed).length === 0) return { reply: {} };
   const userIds = activeUserIds(state);
-  const decision: Decision = {
+  return {
     facts: [{ type: "userDefaultsChanged", values: changed }],
     events: Object.entries(changed).map(([property, value]) => ({
       event: { type: "realm_user_settings_defaults", op: "update", property, value },
@@ -87,16 +92,15 @@ const updateUserSettingsDefaults: Handler<RealmState> = (state, args, _ctx, call
     })),
     reply: {},
   };
-  return decision;
 };
 
 /** The /register key. */
-const userSettingsDefaults: Handler<RealmState> = (state) => {
+const userSettingsDefaults: RealmHandler<"userSettingsDefaults"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();
   return { reply: { realm_user_settings_defaults: formatUserDefaults(state) } };
 };
 
-export const userDefaultsHandlers: Record<string, Handler<RealmState>> = {
+export const userDefaultsHandlers = {
   updateUserSettingsDefaults,
   userSettingsDefaults,
 };

@@ -4,17 +4,16 @@
 // audience's replies and events (bot-handlers.ts).
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj } from "../types.ts";
 import { memberById } from "./member-handlers.ts";
-import type { RealmState } from "./state.ts";
+import type { RealmHandler, WebhookBotReply } from "./protocol.ts";
 
-const webhookBot: Handler<RealmState> = (state, args, _ctx, caller) => {
+const webhookBot: RealmHandler<"webhookBot"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   if (!state.created) throw errors.invalidSubdomain();
-  const bot = memberById(state, Number(args.botId));
+  const bot = memberById(state, args.botId);
   if (!bot || !bot.isBot) return { reply: { found: false } };
   const owner = bot.botOwnerId === null ? undefined : memberById(state, bot.botOwnerId);
-  const reply: Obj = {
+  const reply: WebhookBotReply = {
     found: true,
     botId: bot.userId,
     email: bot.email,
@@ -32,4 +31,4 @@ const webhookBot: Handler<RealmState> = (state, args, _ctx, caller) => {
   return { reply };
 };
 
-export const webhookRealmHandlers: Record<string, Handler<RealmState>> = { webhookBot };
+export const webhookRealmHandlers = { webhookBot };

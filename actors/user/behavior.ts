@@ -110,8 +110,7 @@ function requireInternal(caller: Caller | null): void {
 }
 
 async function memberContext(state: UserState, ctx: ActorContext, email?: string): Promise<MemberContext> {
-  const args: Obj = email === undefined ? {} : { email };
-  return (await ctx.call(realmRef(state.realmId), "memberContext", args)) as unknown as MemberContext;
+  return await ctx.call(realmRef(state.realmId), "memberContext", email === undefined ? {} : { email });
 }
 
 function settingEvent(name: string, value: Value): Obj {
@@ -213,9 +212,7 @@ const login: H<"login"> = async (state, args, ctx, caller) => {
   if (!state.isActive) throw errors.userDeactivatedLogin();
   // Only an attempt the realm's `login` counted against the rate limit gets a password check.
   const realm = realmRef(state.realmId);
-  const { admitted } = (await ctx.call(realm, "authAdmitted", { email: state.email })) as {
-    admitted: boolean;
-  };
+  const { admitted } = await ctx.call(realm, "authAdmitted", { email: state.email });
   if (!admitted) throw errors.authenticationFailed();
   if (!(await verifyPassword(password, state.passwordHash))) throw errors.authenticationFailed();
   // Zulip clears the username's rate-limit record on success.
@@ -265,10 +262,10 @@ async function updateOthers(
     if (SECURITY_SENSITIVE_SETTINGS.has(name)) throw errors.cannotChangeForOthers();
   }
   // full_name and old_password are not user settings: Zulip ignores them here.
-  const resolved = (await ctx.call(realmRef(state.realmId), "resolveTargets", {
+  const resolved = await ctx.call(realmRef(state.realmId), "resolveTargets", {
     userIds: target.userIds,
     groupIds: target.groupIds,
-  })) as { userIds: number[] };
+  });
   let own: { facts?: Obj[]; events?: OutEvent[] } = {};
   for (const userId of resolved.userIds) {
     if (userId === state.userId) {
@@ -303,8 +300,8 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
   if (typeof personal.new_password === "string") {
     const oldPassword = typeof personal.old_password === "string" ? personal.old_password : "";
     const realm = realmRef(state.realmId);
-    const attempt = (await ctx.call(realm, "authAttempt", { email: state.email })) as Obj;
-    if (attempt.allowed !== true) throw errors.tooManyAttempts(Math.trunc(Number(attempt.retryAfter)));
+    const attempt = await ctx.call(realm, "authAttempt", { email: state.email });
+    if (!attempt.allowed) throw errors.tooManyAttempts(Math.trunc(attempt.retryAfter));
     if (oldPassword === "" || !(await verifyPassword(oldPassword, state.passwordHash))) {
       throw errors.wrongPassword();
     }
@@ -337,7 +334,7 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
     if (realm.emailHolder === "deactivated") throw errors.accountDeactivatedEmail();
   }
 
-  const sync: Obj = {};
+  const sync: { fullName?: string; timezone?: string; emailVisibility?: number } = {};
   if (wantsName && realm && !(realm.nameChangesDisabled && !callerIsAdmin)) {
     // (Zulip silently skips name changes that the realm disables for non-admins.)
     sync.fullName = checkFullName(personal.full_name as string);
@@ -348,9 +345,7 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
   // FL 312: the administrators hear of a changed export consent.
   const consent = settings.allow_private_data_export;
   if (typeof consent === "boolean" && consent !== settingValue(state, "allow_private_data_export")) {
-    const { ids } = (await ctx.call(realmRef(state.realmId), "exportConsentAudience", {})) as unknown as {
-      ids: number[];
-    };
+    const { ids } = await ctx.call(realmRef(state.realmId), "exportConsentAudience", {});
     events.push({
       event: { type: "realm_export_consent", user_id: state.userId, consented: consent },
       userIds: ids,
@@ -362,10 +357,10 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
   events.push(...own.events);
 
   if (Object.keys(sync).length) {
-    const synced = (await ctx.call(realmRef(state.realmId), "syncMember", {
+    const synced: SyncReply = await ctx.call(realmRef(state.realmId), "syncMember", {
       userId: state.userId,
       ...sync,
-    })) as unknown as SyncReply;
+    });
     const changed = new Set(synced.changed);
     if (changed.has("fullName")) {
       const name = sync.fullName as string;

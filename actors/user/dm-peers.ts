@@ -1,6 +1,6 @@
 // The users a guest shares a direct-message conversation with: with
 // channel co-subscribers, whom a guest restricted by the realm's
-// can_access_all_users_group may see (actors/channel/user-access.ts).
+// can_access_all_users_group may see (actors/channel-directory/user-access.ts).
 // Walks only the caller's own message index.
 
 import { errors } from "../errors.ts";

@@ -12,7 +12,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.drafts`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { realmRef } from "../realm/index.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
@@ -144,8 +144,9 @@ function newCache(): RequestCache {
 
 async function rosterOf(ctx: ActorContext, state: UserState, cache: RequestCache) {
   if (!cache.users) {
-    const r = (await ctx.call(realmRef(state.realmId), "roster", {})) as unknown as { users: RosterUser[] };
-    cache.users = new Map(r.users.map((u) => [u.userId, u]));
+    // Asked without `since`: every user.
+    const { users = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
+    cache.users = new Map(users.map((u): [number, RosterUser] => [u.userId, u]));
   }
   return cache.users;
 }
@@ -171,11 +172,11 @@ async function validate(
     const streamId = d.to[0]!;
     let ok = cache.channels.get(streamId);
     if (ok === undefined) {
-      const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+      const r = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
         stream_id: streamId,
         userId: caller.userId,
         role: caller.role,
-      })) as { ok: boolean };
+      });
       ok = r.ok;
       cache.channels.set(streamId, ok);
     }

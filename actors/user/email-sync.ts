@@ -17,9 +17,7 @@ type Handlers = SomeHandlersOf<UserState, UserProtocol, "syncEmail">;
 const syncEmail: Handlers["syncEmail"] = async (state, _args, ctx, caller) => {
   if (!state.created) throw errors.noSuchUser();
   if (caller && caller.realmId !== state.realmId) throw errors.accessDenied();
-  const r = (await ctx.call(realmRef(state.realmId), "memberEmail", { userId: state.userId })) as {
-    email: string;
-  };
+  const r = await ctx.call(realmRef(state.realmId), "memberEmail", { userId: state.userId });
   if (r.email === state.email) return { reply: {} };
   return { facts: [{ type: "email", email: r.email } as Obj], reply: {} };
 };

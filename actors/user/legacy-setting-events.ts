@@ -65,9 +65,9 @@ export async function legacySettingEvents(
   const names = Object.keys(changed).filter((n) => NOTIFICATION_SETTINGS.has(n) || DISPLAY_SETTINGS.has(n));
   if (!names.length) return [];
   // Zulip names the user by its API email, which only the realm knows.
-  const r = (await ctx.call(realmRef(state.realmId), "apiEmails", { userIds: [state.userId] })) as {
-    emails?: Obj;
-  };
+  const r: { emails?: Record<string, string> } = await ctx.call(realmRef(state.realmId), "apiEmails", {
+    userIds: [state.userId],
+  });
   const user = (r.emails ?? {})[String(state.userId)] ?? state.email;
   return names.map((name) => {
     const setting = changed[name]!;

@@ -8,7 +8,7 @@
 // (Zulip's access_stream_by_id), as the topic-policy handlers do; so it is
 // not a leaf itself, and conversation actors never call it.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { Caller, Obj } from "../types.ts";
@@ -63,11 +63,11 @@ const markAllAsRead: Handlers["markAllAsRead"] = (state, args, _ctx, caller) => 
 const markChannelAsRead: Handlers["markChannelAsRead"] = async (state, args, ctx, caller) => {
   const c = requireSelf(state, caller);
   const streamId = args.stream_id;
-  const access = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+  const access = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
     stream_id: streamId,
     userId: c.userId,
     role: c.role,
-  })) as { ok: boolean };
+  });
   if (!access.ok) throw errors.invalidChannelId();
 
   const conv = String(streamId);

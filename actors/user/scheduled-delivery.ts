@@ -11,10 +11,9 @@
 // repeated after a crash sends once.
 
 import { errors, ZulipError } from "../errors.ts";
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
-import { NOTIFICATION_BOT_ID, directoryRef, realmRef } from "../realm/index.ts";
-import { userRef } from "../addresses.ts";
-import type { ArgsOf, TypedCall } from "../protocol.ts";
+import { channelConvRef, dmConvRef, realmDirectoryRef, realmRef, userRef } from "../addresses.ts";
+import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
+import type { ArgsOf, TypedCall, TypedCallAs } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import { SCHEDULED_SEND } from "./scheduled-messages.ts";
@@ -24,7 +23,7 @@ type Outcome = Omit<ArgsOf<UserProtocol, "scheduledResult">, "id" | "attempt">;
 
 export interface ScheduledHost {
   call: TypedCall;
-  callAs(ref: ActorRef, method: string, args: Obj, caller: Caller): Promise<Value>;
+  callAs: TypedCallAs;
   onHandoff(subject: string, handler: (data: Obj[]) => Promise<boolean>): void;
   onShardAcquired(l: (shard: number) => void): void;
   shardOf(ref: ActorRef): number;
@@ -66,7 +65,7 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   const member = await retrying(() => host.callAs(realmRef(realmId), "getMember", { userId }, self));
   if (!member) return false;
   if ("refused" in member) return report({ error: member.refused.message, notify: false });
-  const u = (member.ok as Obj).user as Obj;
+  const u = member.ok.user;
   // Zulip's UserDeactivatedError; the user is not notified.
   if (u.is_active !== true) return report({ error: errors.userDeactivatedLogin().message, notify: false });
   const caller: Caller = { realmId, userId, role: Number(u.role), isBot: u.is_bot === true };
@@ -74,9 +73,14 @@ async function deliver(host: ScheduledHost, d: Obj): Promise<boolean> {
   if (d.remind === true) return deliverReminder(host, d, caller, report);
   const to = (d.to as number[]).map(Number);
   const conv = d.type === "stream" ? channelConvRef(realmId, to[0]!) : dmConvRef(realmId, [...to, userId]);
-  const args: Obj = { content: d.content!, client: d.client!, send_key: d.key! };
-  if (d.type === "stream") args.topic = d.topic!;
-  if (typeof d.read_by_sender === "boolean") args.read_by_sender = d.read_by_sender;
+  const str = (v: Value | undefined) => (typeof v === "string" ? v : undefined);
+  const args = {
+    content: String(d.content ?? ""),
+    client: str(d.client),
+    send_key: str(d.key),
+    topic: d.type === "stream" ? str(d.topic) : undefined,
+    read_by_sender: typeof d.read_by_sender === "boolean" ? d.read_by_sender : undefined,
+  };
   const sent = await retrying(() => host.callAs(conv, "send", args, caller));
   if (!sent) return false;
   if ("ok" in sent) return report({ messageId: Number((sent.ok as Obj).id) });
@@ -115,11 +119,11 @@ async function deliverReminder(
       dmConvRef(caller.realmId, [caller.userId, NOTIFICATION_BOT_ID]),
       "send",
       {
-        content: d.content!,
+        content: String(d.content ?? ""),
         client: "Internal",
         notification_bot: true,
         read_by_sender: false,
-        send_key: d.key!,
+        send_key: typeof d.key === "string" ? d.key : undefined,
       },
       caller,
     ),
@@ -151,14 +155,13 @@ export function failureNotice(deliverAt: number, error: string): string {
  * at start-up).
  */
 async function sweep(host: ScheduledHost, shards: Set<number>): Promise<void> {
-  const realms = await retrying(() => host.call(directoryRef(), "listRealms", {}));
+  const realms = await retrying(() => host.call(realmDirectoryRef(), "listRealms", {}));
   if (!realms || !("ok" in realms)) return;
   await Promise.all(
-    (realms.ok as Obj[]).map(async (r) => {
-      const realmId = Number(r.realmId);
+    realms.ok.map(async ({ realmId }) => {
       const idx = await retrying(() => host.call(realmRef(realmId), "scheduledUsers", {}));
       if (!idx || !("ok" in idx)) return;
-      for (const userId of (idx.ok as Obj).userIds as number[]) {
+      for (const userId of idx.ok.userIds) {
         const ref = userRef(realmId, userId);
         if (!shards.has(host.shardOf(ref))) continue;
         // A failure means the shard moved on again: its next owner sweeps it.

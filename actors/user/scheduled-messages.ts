@@ -20,11 +20,11 @@
 // SNAPSHOT NOTE: the state lives in `UserState.scheduled`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelConvRef, dmConvRef } from "../channel/index.ts";
+import { channelConvRef, dmConvRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, ActorRef, Caller, Obj, OutEvent } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
 
@@ -245,7 +245,7 @@ interface RosterUser {
 }
 
 /** The conversation a scheduled message goes to. */
-function convOf(state: UserState, t: { type: string; to: number[] }): ActorRef {
+function convOf(state: UserState, t: { type: string; to: number[] }) {
   return t.type === "stream"
     ? channelConvRef(state.realmId, t.to[0]!)
     : dmConvRef(state.realmId, [...t.to, state.userId]);
@@ -270,8 +270,9 @@ export async function check(
     to = [t.to[0]!];
   } else {
     if (t.to.length === 0) throw errors.messageNeedsRecipients();
-    const r = (await ctx.call(realmRef(state.realmId), "roster", {})) as unknown as { users: RosterUser[] };
-    const users = new Map(r.users.map((u) => [u.userId, u]));
+    // Asked without `since`: every user.
+    const { users: all = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
+    const users = new Map(all.map((u): [number, RosterUser] => [u.userId, u]));
     const ids = [...new Set(t.to)].sort((a, b) => a - b);
     const found: RosterUser[] = [];
     for (const id of ids) {
@@ -285,8 +286,7 @@ export async function check(
     to = ids.length === 1 ? ids : ids.filter((id) => id !== state.userId);
     if (to.length === 0) to = [state.userId];
   }
-  const args: Obj = { content, client, check_only: true };
-  if (t.type === "stream") args.topic = t.topic!;
+  const args = { content, client, check_only: true, ...(t.type === "stream" ? { topic: t.topic! } : {}) };
   const r = (await ctx.call(convOf(state, { type: t.type, to }), "send", args, caller)) as Obj;
   return {
     type: t.type,

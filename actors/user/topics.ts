@@ -9,7 +9,7 @@
 // SNAPSHOT NOTE: the state lives in `UserState.userTopics`; old snapshots
 // lack it and `topicsOf` supplies the empty default.
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
@@ -57,11 +57,11 @@ async function checkChannel(
   caller: Caller,
   streamId: number,
 ): Promise<string> {
-  const r = (await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
+  const r = await ctx.call(channelDirectoryRef(state.realmId), "contentAccess", {
     stream_id: streamId,
     userId: caller.userId,
     role: caller.role,
-  })) as { ok: boolean; name?: string };
+  });
   if (!r.ok) throw errors.invalidChannelId();
   return r.name!;
 }
@@ -82,9 +82,9 @@ async function mutedTopicsEvent(ctx: ActorContext, state: UserState, t: UserTopi
   const after = { ...topicsOf(state), [keyOf(t.stream_id, t.topic_name)]: t };
   const muted = Object.values(after).filter((u) => u.visibility_policy === MUTED);
   const names = muted.length
-    ? ((await ctx.call(channelDirectoryRef(state.realmId), "channelNamesByIds", {
+    ? await ctx.call(channelDirectoryRef(state.realmId), "channelNamesByIds", {
         ids: [...new Set(muted.map((u) => u.stream_id))],
-      })) as Record<string, string>)
+      })
     : {};
   const rows = muted
     .filter((u) => Object.hasOwn(names, String(u.stream_id)))

@@ -9,9 +9,9 @@
 // silence; clients expire a start after
 // server_typing_started_expiry_period_milliseconds (POST /register).
 
-import { channelDirectoryRef } from "../channel/index.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import { isUserInGroupSetting, type GroupSettingValue } from "../permissions/index.ts";
+import { isUserInGroupSetting } from "../permissions/index.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
@@ -38,12 +38,12 @@ async function audience(
   userIds: number[],
   opts: { validate?: boolean; channel?: boolean },
 ): Promise<Audience> {
-  return (await ctx.call(realmRef(state.realmId), "typingAudience", {
+  return await ctx.call(realmRef(state.realmId), "typingAudience", {
     senderId: state.userId,
     userIds,
     validate: opts.validate === true,
     channel: opts.channel === true,
-  })) as unknown as Audience;
+  });
 }
 
 function self(state: UserState, caller: Caller | null): Caller {
@@ -69,11 +69,11 @@ const typing: Handlers["typing"] = async (state, args, ctx, caller) => {
     if (typeof args.topic !== "string") throw errors.missingTopic();
     if (settingValue(state, "send_stream_typing_notifications") !== true)
       throw errors.typingDisabledChannel();
-    const ch = (await ctx.call(channelDirectoryRef(state.realmId), "typingChannel", {
+    const ch = await ctx.call(channelDirectoryRef(state.realmId), "typingChannel", {
       stream_id: args.stream_id,
       userId: me.userId,
       role: me.role,
-    })) as { ok: boolean; canSend?: GroupSettingValue; subscribers?: number[] | null };
+    });
     if (!ch.ok) throw errors.invalidChannelId();
     if (ch.canSend !== EVERYONE_GROUP) {
       let allowed = await isUserInGroupSetting(ctx, state.realmId, ch.canSend!, me.userId);

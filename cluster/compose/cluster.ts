@@ -1,6 +1,7 @@
 // Cluster mode: nodes (Redis store, NATS between nodes, gRPC from gateways)
 // and stateless gateways. Loads the Redis, gRPC and NATS clients: embedded
 // mode never imports this module.
+import { typedCall } from "../../actors/protocol.ts";
 import { startNodeAdminServer } from "../../gateway/admin/node-server.ts";
 import { buildApp } from "../../gateway/index.ts";
 import { uploadStorageFromEnv } from "../upload-storage.ts";
@@ -156,7 +157,10 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
 
   let bootstrapped: BootstrapResult | null = null;
   try {
-    bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap);
+    bootstrapped = await bootstrap(
+      typedCall((ref, m, a) => node.call(ref, m, a)),
+      o.bootstrap,
+    );
   } catch (err) {
     rootLogger().error({ err: (err as Error).message }, "bootstrap failed (another node may be doing it)");
   }

@@ -12,7 +12,7 @@ import {
   ACCESS_CHANGE,
   emitAccessChangeEvents,
   relayAccessEvents,
-} from "../../actors/channel/user-access.ts";
+} from "../../actors/channel-directory/index.ts";
 import { typedCall } from "../../actors/protocol.ts";
 import { ACCESS_RELAY } from "../../actors/realm/user-access.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
@@ -50,14 +50,14 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   // Scheduled messages: their delivery attempts and the sweep after a takeover.
   attachScheduledDelivery({
     call,
-    callAs: (ref, method, args, caller) => node.callAs(ref, method, args, caller),
+    callAs: node.callAs.bind(node),
     onHandoff: (subject, handler) => node.onHandoff(subject, handler),
     onShardAcquired: (l) => node.onShardAcquired(l),
     shardOf: (ref) => shardOf(ref, node.shards),
   });
   // Message retention: sweeps of the realms this node serves (actors/channel/retention.ts).
   attachRetention({
-    call: (ref, m, a) => node.call(ref, m, a),
+    call,
     onShardAcquired: (l) => node.onShardAcquired(l),
     shardOf: (ref) => shardOf(ref, node.shards),
     servingShards: () => node.servingShards(),

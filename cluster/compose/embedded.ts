@@ -3,6 +3,7 @@
 // cluster mode. Also the management CLI's way into a stopped server's store.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { typedCall } from "../../actors/protocol.ts";
 import { buildApp } from "../../gateway/index.ts";
 import { routes } from "../../gateway/routes/index.ts";
 import {
@@ -99,9 +100,13 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
   if (!(await node.ready())) throw new Error("embedded node could not take its shards");
-  const bootstrapped = await bootstrap((ref, m, a) => node.call(ref, m, a), o.bootstrap, {
-    generateOwner: o.generateOwner,
-  });
+  const bootstrapped = await bootstrap(
+    typedCall((ref, m, a) => node.call(ref, m, a)),
+    o.bootstrap,
+    {
+      generateOwner: o.generateOwner,
+    },
+  );
 
   const app = await buildApp({
     client: transport.gateway,

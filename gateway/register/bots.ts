@@ -9,7 +9,7 @@ export const botsArea: RegisterArea = {
   fetchTypes: ["realm_bot"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    const { bots } = (await ctx.call(realmRef(ctx.realmId), "administeredBots", {})) as { bots: Obj[] };
+    const { bots } = await ctx.call(realmRef(ctx.realmId), "administeredBots", {});
     return { realm_bots: bots };
   },
 };

@@ -9,6 +9,6 @@ export const channelFoldersArea: RegisterArea = {
   fetchTypes: ["channel_folders"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    return (await ctx.call(channelDirectoryRef(ctx.realmId), "registerChannelFolders", {})) as Obj;
+    return await ctx.call(channelDirectoryRef(ctx.realmId), "registerChannelFolders", {});
   },
 };

@@ -2,17 +2,15 @@
 // "subscription") and streams ("stream"), from the channel directory.
 
 import { channelDirectoryRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 
 export const channelsArea: RegisterArea = {
   fetchTypes: ["subscription", "stream"],
   async fetch(ctx) {
     if (!ctx.caller) return {};
-    const r = (await ctx.call(channelDirectoryRef(ctx.realmId), "registerState", {
+    return await ctx.call(channelDirectoryRef(ctx.realmId), "registerState", {
       include_subscribers: ctx.params.include_subscribers,
       archived_channels: ctx.params.client_capabilities.archived_channels === true,
-    })) as Obj;
-    return r;
+    });
   },
 };

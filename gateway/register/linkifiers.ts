@@ -3,7 +3,6 @@
 // rule: they cannot read url_template); realm_filters is always empty.
 
 import { realmRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import type { RegisterArea } from "./types.ts";
 
 export const linkifiersArea: RegisterArea = {
@@ -11,7 +10,7 @@ export const linkifiersArea: RegisterArea = {
   async fetch(ctx) {
     if (!ctx.params.client_capabilities.linkifier_url_template)
       return { realm_linkifiers: [], realm_filters: [] };
-    const r = (await ctx.call(realmRef(ctx.realmId), "listLinkifiers", {})) as { linkifiers: Obj[] };
+    const r = await ctx.call(realmRef(ctx.realmId), "listLinkifiers", {});
     return { realm_linkifiers: r.linkifiers, realm_filters: [] };
   },
 };

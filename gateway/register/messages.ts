@@ -95,10 +95,7 @@ export const messagesArea: RegisterArea = {
     const [max, unread, narrow] = await Promise.all([
       ctx.call(ref, "maxMessageId", {}),
       ctx.call(ref, "unreads", {}),
-      ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}) as Promise<{
-        spans?: Record<string, unknown>;
-        muted?: number[];
-      }>,
+      ctx.call(channelDirectoryRef(ctx.realmId), "narrowContext", {}),
     ]);
     const spanned = Object.keys(narrow.spans ?? {});
     // Received rows above the read-through marks, without an entry, are unread too.

@@ -13,9 +13,10 @@ export const presenceArea: RegisterArea = {
     if (!ctx.caller) return {};
     const slim =
       ctx.params.slim_presence || ctx.params.client_capabilities.simplified_presence_events === true;
-    const args: Obj = { slimPresence: slim };
-    if (ctx.params.presence_history_limit_days !== null)
-      args.historyLimitDays = ctx.params.presence_history_limit_days;
-    return (await ctx.call(realmRef(ctx.realmId), "presenceState", args)) as Obj;
+    const days = ctx.params.presence_history_limit_days;
+    return await ctx.call(realmRef(ctx.realmId), "presenceState", {
+      slimPresence: slim,
+      ...(days !== null ? { historyLimitDays: days } : {}),
+    });
   },
 };

@@ -9,7 +9,7 @@ import type { RegisterArea } from "./types.ts";
 export const profileFieldsArea: RegisterArea = {
   fetchTypes: ["custom_profile_fields"],
   async fetch(ctx): Promise<Obj> {
-    const { fields } = (await ctx.call(realmRef(ctx.realmId), "profileFieldsState", {})) as { fields: Obj[] };
+    const { fields } = await ctx.call(realmRef(ctx.realmId), "profileFieldsState", {});
     return { custom_profile_fields: fields, custom_profile_field_types: FIELD_TYPES };
   },
 };

@@ -4,7 +4,7 @@
 // does (a Zulip default where the server behaves as that default says,
 // otherwise the value that matches its behaviour). A setting the realm
 // actor holds overrides its entry here (gateway/register/realm.ts).
-import { CHANNEL_GROUP_DEFAULTS, CHANNEL_NO_EVERYONE } from "../../actors/channel/index.ts";
+import { CHANNEL_GROUP_DEFAULTS, CHANNEL_NO_EVERYONE } from "../../actors/channel-directory/index.ts";
 import { GROUP_SETTINGS, REALM_GROUP_SETTINGS, SYSTEM_GROUPS } from "../../actors/group/index.ts";
 import type { SettingRules } from "../../actors/group/index.ts";
 import type { Obj } from "../../actors/types.ts";

@@ -39,23 +39,14 @@ export const REALM_CONSTANTS: Obj = {
   max_bulk_new_subscription_messages: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
 };
 
-interface PublicInfo {
-  name: string;
-  description: string;
-  icon: string;
-  host: string;
-}
-
 export const realmArea: RegisterArea = {
   fetchTypes: ["realm"],
   async fetch(ctx): Promise<Obj> {
     const ref = realmRef(ctx.realmId);
-    const [info, reg] = (await Promise.all([
+    const [pub, { settings, dateCreated }] = await Promise.all([
       ctx.call(ref, "publicInfo", {}),
       ctx.call(ref, "registerRealmState", {}),
-    ])) as [unknown, unknown];
-    const pub = info as PublicInfo;
-    const { settings, dateCreated } = reg as { settings: Obj; dateCreated: number };
+    ]);
     const url = `${ctx.scheme}://${pub.host || process.env.EXTERNAL_HOST || ctx.host}`;
     const out: Obj = {};
     for (const [name, value] of Object.entries(settings)) out[`realm_${name}`] = value;

@@ -46,9 +46,7 @@ export const serverStateAreas: RegisterArea[] = [
     async fetch(ctx): Promise<Obj> {
       if (!ctx.caller) return {};
       if (ctx.caller.role >= ROLE_GUEST) return { realm_default_streams: [] };
-      const { ids } = (await ctx.call(channelDirectoryRef(ctx.realmId), "defaultChannelIds", {})) as {
-        ids: number[];
-      };
+      const { ids } = await ctx.call(channelDirectoryRef(ctx.realmId), "defaultChannelIds", {});
       return { realm_default_streams: ids };
     },
   },

@@ -34,9 +34,9 @@ const mutedTopicsArea: RegisterArea = {
     const { user_topics } = await ctx.call(userRef(ctx.realmId, ctx.caller.userId), "userTopics", {});
     const muted = user_topics.filter((t) => t.visibility_policy === MUTED);
     if (!muted.length) return { muted_topics: [] };
-    const names = (await ctx.call(channelDirectoryRef(ctx.realmId), "channelNamesByIds", {
+    const names = await ctx.call(channelDirectoryRef(ctx.realmId), "channelNamesByIds", {
       ids: [...new Set(muted.map((t) => t.stream_id))],
-    })) as Record<string, string>;
+    });
     // Without empty_topic_name, the empty topic reads as realm_empty_topic_display_name.
     const emptyName = ctx.params.client_capabilities.empty_topic_name ? "" : EMPTY_TOPIC_DISPLAY_NAME;
     const out = muted

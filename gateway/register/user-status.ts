@@ -10,9 +10,9 @@ export const userStatusArea: RegisterArea = {
   fetchTypes: ["user_status"],
   async fetch(ctx): Promise<Obj> {
     if (!ctx.caller) return {};
-    const { members } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {
+    const { members } = await ctx.call(realmRef(ctx.realmId), "getMembers", {
       ...(await accessArgs(ctx)),
-    })) as { members: Obj[] };
+    });
     const ids = members.filter((m) => m.is_active !== false).map((m) => m.user_id as number);
     const statuses = await Promise.all(ids.map((id) => ctx.call(userRef(ctx.realmId, id), "userStatus", {})));
     const out: Obj = {};

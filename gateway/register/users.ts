@@ -16,7 +16,7 @@ export const usersArea: RegisterArea = {
   fetchTypes: ["realm_user"],
   async fetch(ctx): Promise<Obj> {
     // Zulip's register includes profile_data for humans (authenticated callers).
-    const [{ members }, { bots }] = (await Promise.all([
+    const [{ members }, { bots }] = await Promise.all([
       ctx.call(realmRef(ctx.realmId), "getMembers", {
         clientGravatar: ctx.params.client_gravatar,
         includeCustomProfileFields: ctx.caller !== null,
@@ -26,7 +26,7 @@ export const usersArea: RegisterArea = {
       }),
       // The realm's Notification Bot (actors/realm/system-bot.ts).
       ctx.call(realmRef(ctx.realmId), "crossRealmBots", {}),
-    ])) as [{ members: Obj[] }, { bots: Obj[] }];
+    ]);
     const active: Obj[] = [];
     const inactive: Obj[] = [];
     for (const m of members) {
@@ -37,10 +37,10 @@ export const usersArea: RegisterArea = {
     const out: Obj = { realm_users: active, realm_non_active_users: inactive, cross_realm_bots: bots };
     if (!ctx.caller) return out;
     // The caller's own fields use the real avatar URL whatever client_gravatar says.
-    const { members: mine } = (await ctx.call(realmRef(ctx.realmId), "getMembers", {
+    const { members: mine } = await ctx.call(realmRef(ctx.realmId), "getMembers", {
       clientGravatar: false,
       userIds: [ctx.caller.userId],
-    })) as { members: Obj[] };
+    });
     const me = mine[0]!;
     const role = me.role as number;
     const avatar = String(me.avatar_url);

@@ -34,7 +34,7 @@ const jdenticon = defineRoute({
   async handler(req) {
     const f = parseJdenticonFile(req.path.file ?? "");
     if (!f || req.path.realm_id !== String(req.realmId)) throw errors.noSuchRoute();
-    const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { host?: string };
+    const info = await req.call(realmRef(req.realmId), "publicInfo", {});
     // The UUID register reports (gateway/register/realm.ts), so a client's
     // local rendering matches this one.
     const uuid = realmUuid(`${req.scheme}://${info.host || process.env.EXTERNAL_HOST || req.host}`);

@@ -2,7 +2,6 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { defineRoute, type RouteDef } from "../index.ts";
 
 const getBotApiKey = defineRoute({
@@ -16,7 +15,7 @@ const getBotApiKey = defineRoute({
     if (!/^\d+$/.test(raw)) throw errors.noSuchRoute();
     const id = Number(raw);
     const botId = Number.isSafeInteger(id) ? id : 0;
-    return (await req.call(realmRef(req.realmId), "getBotKey", { botId })) as Obj;
+    return await req.call(realmRef(req.realmId), "getBotKey", { botId });
   },
 });
 

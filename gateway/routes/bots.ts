@@ -4,7 +4,8 @@
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
 
@@ -57,7 +58,7 @@ const createBot = defineRoute({
     interface_type: param(p.int()),
   },
   async handler(req) {
-    const args: Obj = {
+    const args: ArgsOf<RealmProtocol, "createBot"> = {
       fullName: req.params.full_name,
       shortName: req.params.short_name,
     };
@@ -65,7 +66,7 @@ const createBot = defineRoute({
     if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url;
     if (req.params.service_name !== undefined) args.serviceName = req.params.service_name;
     if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type;
-    return (await req.call(realmRef(req.realmId), "createBot", args)) as Obj;
+    return await req.call(realmRef(req.realmId), "createBot", args);
   },
 });
 
@@ -75,7 +76,7 @@ const getBots = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "getBots", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "getBots", {});
   },
 });
 
@@ -92,19 +93,15 @@ const updateBot = defineRoute({
     short_name: param(p.string()),
   },
   async handler(req) {
-    const args: Obj = { botId: botId(req) };
-    const map: [keyof typeof req.params, string][] = [
-      ["full_name", "fullName"],
-      ["role", "role"],
-      ["bot_owner_id", "botOwnerId"],
-      ["service_payload_url", "servicePayloadUrl"],
-      ["service_interface", "serviceInterface"],
-      ["short_name", "shortName"],
-    ];
-    for (const [from, to] of map) {
-      if (req.params[from] !== undefined) args[to] = req.params[from];
-    }
-    const { syncEmailOf, ...reply } = (await req.call(realmRef(req.realmId), "updateBot", args)) as Obj;
+    const sent = req.params;
+    const args: ArgsOf<RealmProtocol, "updateBot"> = { botId: botId(req) };
+    if (sent.full_name !== undefined) args.fullName = sent.full_name;
+    if (sent.role !== undefined) args.role = sent.role;
+    if (sent.bot_owner_id !== undefined) args.botOwnerId = sent.bot_owner_id;
+    if (sent.service_payload_url !== undefined) args.servicePayloadUrl = sent.service_payload_url;
+    if (sent.service_interface !== undefined) args.serviceInterface = sent.service_interface;
+    if (sent.short_name !== undefined) args.shortName = sent.short_name;
+    const { syncEmailOf, ...reply } = await req.call(realmRef(req.realmId), "updateBot", args);
     // The bot's user actor keeps a copy of its address (actors/user/email-sync.ts).
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
     return reply;
@@ -117,7 +114,7 @@ const regenerateBotKey = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "regenerateBotKey", { botId: botId(req) })) as Obj;
+    return await req.call(realmRef(req.realmId), "regenerateBotKey", { botId: botId(req) });
   },
 });
 
@@ -127,8 +124,10 @@ const deactivateBot = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    const r = (await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) })) as Obj;
-    return announceDeactivated(req, r);
+    return announceDeactivated(
+      req,
+      await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) }),
+    );
   },
 });
 

@@ -1,10 +1,9 @@
 // Channel endpoints beside the core ones (Zulip's zerver/views/streams.py):
 // default channels, a user's subscription status, the combined
 // subscribe/unsubscribe, and topic deletion. Logic in
-// actors/channel/channel-extras.ts.
+// actors/channel-directory/channel-extras.ts and actors/channel/channel-extras.ts.
 
 import { channelConvRef, channelDirectoryRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
@@ -29,10 +28,10 @@ function defaultStreamRoute(method: "POST" | "DELETE", isDefault: boolean): Rout
     auth: "required",
     params: streamIdParam,
     async handler(req) {
-      return (await req.call(dir(req), "setDefaultChannel", {
+      return await req.call(dir(req), "setDefaultChannel", {
         stream_id: req.params.stream_id,
         is_default: isDefault,
-      })) as Obj;
+      });
     },
   });
 }
@@ -46,10 +45,10 @@ const subscriptionStatus = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "subscriptionStatus", {
+    return await req.call(dir(req), "subscriptionStatus", {
       user_id: pathInt(req, "user_id"),
       stream_id: pathInt(req, "stream_id"),
-    })) as Obj;
+    });
   },
 });
 
@@ -68,11 +67,11 @@ const updateSubscriptions = defineRoute({
     delete: param(p.json(c.list(c.string()))),
   },
   async handler(req) {
-    const args: Obj = {};
-    if (req.params.add !== undefined) args.add = req.params.add;
-    if (req.params.delete !== undefined) args.delete = req.params.delete;
     // `created` is for announcements, which this endpoint never makes.
-    const { created: _created, ...reply } = (await req.call(dir(req), "updateSubscriptions", args)) as Obj;
+    const { created: _created, ...reply } = await req.call(dir(req), "updateSubscriptions", {
+      add: req.params.add as { name: string; color?: string; description?: string }[] | undefined,
+      delete: req.params.delete,
+    });
     return reply;
   },
 });
@@ -86,11 +85,7 @@ const deleteTopic = defineRoute({
     const conv = channelConvRef(req.realmId, pathInt(req, "stream_id"));
     const stop = Date.now() + DELETE_TOPIC_BUDGET_MS;
     for (;;) {
-      const r = (await req.call(conv, "deleteTopicBatch", {
-        topic_name: req.params.topic_name,
-      })) as {
-        more: boolean;
-      };
+      const r = await req.call(conv, "deleteTopicBatch", { topic_name: req.params.topic_name });
       if (!r.more) return { complete: true };
       if (Date.now() >= stop) return { complete: false };
     }

@@ -1,12 +1,11 @@
 // Channel folders (Zulip's zerver/views/channel_folders.py; FL 389, 414):
 // parse, one call to the realm's channel directory, which holds the folders
-// and checks who may change them (actors/channel/folders.ts).
+// and checks who may change them (actors/channel-directory/folders.ts).
 
 import { channelDirectoryRef } from "../../actors/index.ts";
-import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel/folders.ts";
+import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel-directory/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
-import { defineRoute, p, param, sentParams, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function dir(req: RouteRequest) {
   return channelDirectoryRef(req.realmId);
@@ -27,10 +26,10 @@ const createFolder = defineRoute({
     name: param(p.string({ maxLength: FOLDER_NAME_MAX }), { required: true }),
   },
   async handler(req) {
-    return (await req.call(dir(req), "createChannelFolder", {
+    return await req.call(dir(req), "createChannelFolder", {
       name: req.params.name,
       description: req.params.description,
-    })) as Obj;
+    });
   },
 });
 
@@ -40,9 +39,9 @@ const listFolders = defineRoute({
   auth: "required",
   params: { include_archived: param(p.bool(), { default: false }) },
   async handler(req) {
-    return (await req.call(dir(req), "channelFolders", {
+    return await req.call(dir(req), "channelFolders", {
       include_archived: req.params.include_archived,
-    })) as Obj;
+    });
   },
 });
 
@@ -52,9 +51,7 @@ const reorderFolders = defineRoute({
   auth: "required",
   params: { order: param(p.intList(), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "reorderChannelFolders", {
-      order: req.params.order,
-    })) as Obj;
+    return await req.call(dir(req), "reorderChannelFolders", { order: req.params.order });
   },
 });
 
@@ -68,10 +65,12 @@ const updateFolder = defineRoute({
     name: param(p.string({ maxLength: FOLDER_NAME_MAX })),
   },
   async handler(req) {
-    return (await req.call(dir(req), "updateChannelFolder", {
+    return await req.call(dir(req), "updateChannelFolder", {
       id: folderId(req),
-      ...sentParams(req.params, ["name", "description", "is_archived"]),
-    })) as Obj;
+      name: req.params.name,
+      description: req.params.description,
+      is_archived: req.params.is_archived,
+    });
   },
 });
 

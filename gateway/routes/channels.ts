@@ -39,7 +39,7 @@ function groupParams(): Record<string, ParamSpec> {
 }
 
 /** message_retention_days is Json[str | int]; a bare word (unlimited) is taken as the string. */
-const retentionParser = (raw: string): Value => {
+const retentionParser = (raw: string): string | number => {
   try {
     const v = JSON.parse(raw) as unknown;
     if (typeof v === "string" || typeof v === "number") return v;
@@ -62,27 +62,35 @@ function dir(req: RouteRequest) {
   return channelDirectoryRef(req.realmId);
 }
 
-/** Parameters the client sent, by name (absent ones left out). */
-function sent(req: RouteRequest, names: string[]): Obj {
+/** A parameter as its parser returned it (undefined when absent). */
+function given<T>(req: RouteRequest, name: string): T | undefined {
+  return req.params[name] as T | undefined;
+}
+
+/** The group settings the client sent, by name (absent ones left out): raw JSON values. */
+function groupsSent(req: RouteRequest): Obj {
   const out: Obj = {};
-  for (const n of names) if (req.params[n] !== undefined) out[n] = req.params[n] as Value;
+  for (const n of GROUP_SETTING_PARAMS) {
+    const v = given<Value>(req, n);
+    if (v !== undefined) out[n] = v;
+  }
   return out;
 }
 
-function groupsSent(req: RouteRequest): Obj {
-  return sent(req, GROUP_SETTING_PARAMS);
+/** A new channel's settings, as createChannel and subscribe take them. */
+function creationArgs(req: RouteRequest) {
+  return {
+    description: given<string>(req, "description"),
+    invite_only: given<boolean>(req, "invite_only"),
+    is_web_public: given<boolean>(req, "is_web_public"),
+    is_default_stream: given<boolean>(req, "is_default_stream"),
+    history_public_to_subscribers: given<boolean>(req, "history_public_to_subscribers"),
+    message_retention_days: given<string | number>(req, "message_retention_days"),
+    topics_policy: given<string>(req, "topics_policy"),
+    folder_id: given<number | null>(req, "folder_id"),
+    groups: groupsSent(req),
+  };
 }
-
-const CREATE_FLAGS = [
-  "description",
-  "invite_only",
-  "is_web_public",
-  "is_default_stream",
-  "history_public_to_subscribers",
-  "message_retention_days",
-  "topics_policy",
-  "folder_id",
-];
 
 const creationParams: Record<string, ParamSpec> = {
   invite_only: param(p.bool()),
@@ -107,15 +115,12 @@ const createChannel = defineRoute({
     ...creationParams,
   },
   async handler(req) {
-    const { name, ...reply } = (await req.call(dir(req), "createChannel", {
+    const { name, ...reply } = await req.call(dir(req), "createChannel", {
       name: req.params.name,
       subscribers: req.params.subscribers,
-      ...sent(req, CREATE_FLAGS),
-      groups: groupsSent(req),
-    })) as Obj;
-    if (req.params.announce === true) {
-      await announceNewChannels(req, [{ id: reply.id as number, name: name as string }]);
-    }
+      ...creationArgs(req),
+    });
+    if (req.params.announce === true) await announceNewChannels(req, [{ id: reply.id, name }]);
     return reply;
   },
 });
@@ -142,22 +147,21 @@ const subscribe = defineRoute({
     ...creationParams,
   },
   async handler(req) {
-    const { created, notices, ...reply } = (await req.call(dir(req), "subscribe", {
-      subscriptions: req.params.subscriptions,
-      ...sent(req, ["principals", "authorization_errors_fatal", ...CREATE_FLAGS]),
-      groups: groupsSent(req),
-    })) as Obj;
-    if (req.params.send_new_subscription_messages !== false) {
-      reply.new_subscription_messages_sent = await notifyNewSubscribers(
+    const { created, notices, ...reply } = await req.call(dir(req), "subscribe", {
+      subscriptions: req.params.subscriptions as { name: string; description?: string }[],
+      principals: req.params.principals,
+      authorization_errors_fatal: req.params.authorization_errors_fatal,
+      ...creationArgs(req),
+    });
+    const out: Obj = reply;
+    if (req.params.send_new_subscription_messages !== false)
+      out.new_subscription_messages_sent = await notifyNewSubscribers(
         req,
-        Object.keys(reply.subscribed as Obj).length,
-        (notices ?? []) as { user_id: number; stream_ids: number[] }[],
+        Object.keys(reply.subscribed).length,
+        notices,
       );
-    }
-    if (req.params.announce === true) {
-      await announceNewChannels(req, (created ?? []) as { id: number; name: string }[]);
-    }
-    return reply;
+    if (req.params.announce === true) await announceNewChannels(req, created);
+    return out;
   },
 });
 
@@ -170,7 +174,10 @@ const unsubscribe = defineRoute({
     principals: param(p.json(c.list(principalItem))),
   },
   async handler(req) {
-    return (await req.call(dir(req), "unsubscribe", sent(req, ["subscriptions", "principals"]))) as Obj;
+    return await req.call(dir(req), "unsubscribe", {
+      subscriptions: req.params.subscriptions,
+      principals: req.params.principals,
+    });
   },
 });
 
@@ -181,7 +188,9 @@ const listSubscriptions = defineRoute({
   // true, false or "partial" (FL 412).
   params: { include_subscribers: param(includeSubscribersParser) },
   async handler(req) {
-    return (await req.call(dir(req), "mySubscriptions", sent(req, ["include_subscribers"]))) as Obj;
+    return await req.call(dir(req), "mySubscriptions", {
+      include_subscribers: req.params.include_subscribers,
+    });
   },
 });
 
@@ -207,7 +216,16 @@ const listChannels = defineRoute({
     ]),
   ),
   async handler(req) {
-    return (await req.call(dir(req), "listChannels", sent(req, LIST_FLAGS))) as Obj;
+    // include_owner_subscribed is accepted and has no effect here.
+    return await req.call(dir(req), "listChannels", {
+      include_public: given<boolean>(req, "include_public"),
+      include_web_public: given<boolean>(req, "include_web_public"),
+      include_subscribed: given<boolean>(req, "include_subscribed"),
+      exclude_archived: given<boolean>(req, "exclude_archived"),
+      include_all: given<boolean>(req, "include_all"),
+      include_default: given<boolean>(req, "include_default"),
+      include_can_access_content: given<boolean>(req, "include_can_access_content"),
+    });
   },
 });
 
@@ -217,7 +235,7 @@ const getChannel = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "getChannel", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "getChannel", { stream_id: pathId(req) });
   },
 });
 
@@ -227,7 +245,7 @@ const getChannelId = defineRoute({
   auth: "required",
   params: { stream: param(p.string(), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "channelIdByName", { stream: req.params.stream })) as Obj;
+    return await req.call(dir(req), "channelIdByName", { stream: req.params.stream });
   },
 });
 
@@ -237,23 +255,9 @@ const members = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "members", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "members", { stream_id: pathId(req) });
   },
 });
-
-const UPDATE_FIELDS = [
-  "description",
-  "new_name",
-  "is_private",
-  "is_web_public",
-  "history_public_to_subscribers",
-  "is_default_stream",
-  "message_retention_days",
-  "default_push_notifications",
-  "is_archived",
-  "folder_id",
-  "topics_policy",
-];
 
 const updateChannel = defineRoute({
   method: "PATCH",
@@ -274,12 +278,21 @@ const updateChannel = defineRoute({
     ...groupParams(),
   },
   async handler(req) {
-    const stream_id = pathId(req);
-    return (await req.call(dir(req), "updateChannel", {
-      stream_id,
-      ...sent(req, UPDATE_FIELDS),
+    return await req.call(dir(req), "updateChannel", {
+      stream_id: pathId(req),
+      description: req.params.description,
+      new_name: req.params.new_name,
+      is_private: req.params.is_private,
+      is_web_public: req.params.is_web_public,
+      history_public_to_subscribers: req.params.history_public_to_subscribers,
+      is_default_stream: req.params.is_default_stream,
+      message_retention_days: req.params.message_retention_days,
+      default_push_notifications: req.params.default_push_notifications,
+      is_archived: req.params.is_archived,
+      folder_id: req.params.folder_id,
+      topics_policy: req.params.topics_policy,
       groups: groupsSent(req),
-    })) as Obj;
+    });
   },
 });
 
@@ -289,12 +302,12 @@ const archiveChannel = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) })) as Obj;
+    return await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) });
   },
 });
 
 /** value is Json[bool] or a plain string (colour). */
-const propertyValue = (raw: string): Value => {
+const propertyValue = (raw: string): boolean | string => {
   if (raw === "true") return true;
   if (raw === "false") return false;
   return raw;
@@ -310,13 +323,13 @@ const updateSubscription = defineRoute({
   },
   async handler(req) {
     const stream_id = pathId(req);
-    return (await req.call(dir(req), "setSubProperties", {
+    return await req.call(dir(req), "setSubProperties", {
       data: [{ stream_id, property: req.params.property, value: req.params.value }],
-    })) as Obj;
+    });
   },
 });
 
-const propertyItem = c.dict<{ stream_id: number; property: string; value: Value }>({
+const propertyItem = c.dict<{ stream_id: number; property: string; value: boolean | string }>({
   stream_id: { check: c.int(), required: true },
   property: { check: c.string(), required: true },
   value: {
@@ -334,9 +347,13 @@ const updateSubscriptions = defineRoute({
   auth: "required",
   params: { subscription_data: param(p.json(c.list(propertyItem)), { required: true }) },
   async handler(req) {
-    return (await req.call(dir(req), "setSubProperties", {
-      data: req.params.subscription_data,
-    })) as Obj;
+    return await req.call(dir(req), "setSubProperties", {
+      data: req.params.subscription_data as {
+        stream_id: number;
+        property: string;
+        value: boolean | string;
+      }[],
+    });
   },
 });
 

@@ -171,9 +171,7 @@ const register = defineRoute({
     if (caller === null) {
       // Spectators: only where the realm allows public access (Zulip's
       // MissingAuthenticationError otherwise), with no queue.
-      const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as {
-        webPublicAccessEnabled: boolean;
-      };
+      const info = await req.call(realmRef(req.realmId), "publicInfo", {});
       if (!info.webPublicAccessEnabled) throw errors.notLoggedIn();
       if (clientGravatar) throw errors.anonymousRegisterParam("client_gravatar");
       if (params.include_subscribers !== "false") throw errors.anonymousRegisterParam("include_subscribers");

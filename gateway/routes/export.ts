@@ -7,7 +7,6 @@
 import { readFile } from "node:fs/promises";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { defineRoute, param, RawReply, type Parser, type RouteDef } from "../index.ts";
 
 /**
@@ -29,7 +28,7 @@ const list = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "listExports", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "listExports", {});
   },
 });
 
@@ -39,9 +38,9 @@ const create = defineRoute({
   auth: "required",
   params: { export_type: param(exportType) },
   async handler(req) {
-    const args: Obj = {};
-    if (req.params.export_type !== undefined) args.export_type = req.params.export_type;
-    return (await req.call(realmRef(req.realmId), "requestExport", args)) as Obj;
+    return await req.call(realmRef(req.realmId), "requestExport", {
+      export_type: req.params.export_type,
+    });
   },
 });
 
@@ -51,9 +50,7 @@ const consents = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    const { user_ids } = (await req.call(realmRef(req.realmId), "exportConsentUsers", {})) as {
-      user_ids: number[];
-    };
+    const { user_ids } = await req.call(realmRef(req.realmId), "exportConsentUsers", {});
     const export_consents = await Promise.all(
       user_ids.map((id) => req.call(userRef(req.realmId, id), "exportConsent", {})),
     );
@@ -70,10 +67,10 @@ const download = defineRoute({
   params: {},
   async handler(req) {
     if (req.path.realm_id !== String(req.realmId)) throw errors.noSuchRoute();
-    const found = (await req.call(realmRef(req.realmId), "exportDownload", {
+    const found = await req.call(realmRef(req.realmId), "exportDownload", {
       secret: req.path.secret ?? "",
       name: req.path.name ?? "",
-    })) as { file: string } | null;
+    });
     if (!found) throw errors.noSuchRoute();
     let body: Buffer;
     try {

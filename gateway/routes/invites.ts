@@ -7,8 +7,9 @@
 
 import { INVITE_AS, channelDirectoryRef, groupDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
-import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
+import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 import type { Checker } from "../params.ts";
 import { WELCOME_MESSAGE_CUSTOM_TEXT_MAX } from "../../actors/realm/realm-properties.ts";
 
@@ -32,22 +33,35 @@ const COMMON = {
   welcome_message_custom_text: param(p.string({ maxLength: WELCOME_MESSAGE_CUSTOM_TEXT_MAX })),
 };
 
-function inviteArgs(req: RouteRequest): Obj {
-  const out: Obj = { scheme: req.scheme };
-  for (const name of [...Object.keys(COMMON), "invitee_emails", "notify_referrer_on_join"]) {
-    const v = req.params[name];
-    if (v !== undefined) out[name] = v as Obj[string];
-  }
-  return out;
+type Invitation = ArgsOf<RealmProtocol, "createMultiuseInvite">;
+
+/** The parameters sent (those not sent stay undefined), as the realm's invitation methods take them. */
+function inviteArgs(
+  req: RouteRequest<
+    ParamValues<typeof COMMON> & { invitee_emails?: string; notify_referrer_on_join?: boolean | undefined }
+  >,
+): Invitation {
+  const sent = req.params;
+  return {
+    scheme: req.scheme,
+    invite_expires_in_minutes: sent.invite_expires_in_minutes,
+    invite_as: sent.invite_as,
+    stream_ids: sent.stream_ids,
+    group_ids: sent.group_ids,
+    include_realm_default_subscriptions: sent.include_realm_default_subscriptions,
+    welcome_message_custom_text: sent.welcome_message_custom_text,
+    invitee_emails: sent.invitee_emails,
+    notify_referrer_on_join: sent.notify_referrer_on_join,
+  };
 }
 
 /** Zulip's order: the caller may invite, then the channels, then the groups. */
-async function precheck(req: RouteRequest, args: Obj, multiuse: boolean): Promise<void> {
+async function precheck(req: RouteRequest, args: Invitation, multiuse: boolean): Promise<void> {
   await req.call(realmRef(req.realmId), "checkInvite", { ...args, multiuse });
-  const streamIds = (args.stream_ids as number[] | undefined) ?? [];
+  const streamIds = args.stream_ids ?? [];
   if (streamIds.length)
     await req.call(channelDirectoryRef(req.realmId), "checkInviteChannels", { stream_ids: streamIds });
-  const groupIds = (args.group_ids as number[] | null | undefined) ?? [];
+  const groupIds = args.group_ids ?? [];
   if (groupIds.length)
     await req.call(groupDirectoryRef(req.realmId), "checkInviteGroups", { group_ids: groupIds });
 }
@@ -66,7 +80,7 @@ const listInvites = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "listInvites", { scheme: req.scheme })) as Obj;
+    return await req.call(realmRef(req.realmId), "listInvites", { scheme: req.scheme });
   },
 });
 
@@ -81,11 +95,9 @@ const sendInvites = defineRoute({
     notify_referrer_on_join: param(p.bool()),
   },
   async handler(req) {
-    const args = inviteArgs(req);
+    const args = { ...inviteArgs(req), invitee_emails: req.params.invitee_emails };
     await precheck(req, args, false);
-    const r = (await req.call(realmRef(req.realmId), "createInvites", args)) as {
-      skipped: [string, string, boolean][];
-    };
+    const r = await req.call(realmRef(req.realmId), "createInvites", args);
     if (r.skipped.length)
       throw errors.invitationFailed(
         "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
@@ -104,7 +116,7 @@ const createMultiuse = defineRoute({
   async handler(req) {
     const args = inviteArgs(req);
     await precheck(req, args, true);
-    return (await req.call(realmRef(req.realmId), "createMultiuseInvite", args)) as Obj;
+    return await req.call(realmRef(req.realmId), "createMultiuseInvite", args);
   },
 });
 
@@ -114,7 +126,7 @@ const revokeInvite = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "revokeInvite", { invite_id: inviteId(req) })) as Obj;
+    return await req.call(realmRef(req.realmId), "revokeInvite", { invite_id: inviteId(req) });
   },
 });
 
@@ -124,9 +136,7 @@ const revokeMultiuse = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "revokeMultiuseInvite", {
-      invite_id: inviteId(req),
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "revokeMultiuseInvite", { invite_id: inviteId(req) });
   },
 });
 
@@ -136,10 +146,10 @@ const resendInvite = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "resendInvite", {
+    return await req.call(realmRef(req.realmId), "resendInvite", {
       invite_id: inviteId(req),
       scheme: req.scheme,
-    })) as Obj;
+    });
   },
 });
 

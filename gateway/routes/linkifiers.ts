@@ -3,8 +3,9 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
-import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
+import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 
 function filterId(req: RouteRequest): number {
   const raw = req.path.filter_id ?? "";
@@ -21,11 +22,17 @@ const linkifierParams = {
   alternative_url_templates: param(p.json(c.list(c.string()))),
 };
 
-function linkifierArgs(req: RouteRequest): Obj {
-  const out: Obj = {};
-  for (const k of Object.keys(linkifierParams))
-    if (req.params[k] !== undefined) out[k] = req.params[k] as Obj[string];
-  return out;
+function linkifierArgs(
+  req: RouteRequest<ParamValues<typeof linkifierParams>>,
+): ArgsOf<RealmProtocol, "addLinkifier"> {
+  const sent = req.params;
+  return {
+    pattern: sent.pattern,
+    url_template: sent.url_template,
+    example_input: sent.example_input,
+    reverse_template: sent.reverse_template,
+    alternative_url_templates: sent.alternative_url_templates,
+  };
 }
 
 const list = defineRoute({
@@ -34,7 +41,7 @@ const list = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "listLinkifiers", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "listLinkifiers", {});
   },
 });
 
@@ -44,7 +51,7 @@ const add = defineRoute({
   auth: "required",
   params: linkifierParams,
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req))) as Obj;
+    return await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req));
   },
 });
 

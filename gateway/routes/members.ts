@@ -4,7 +4,8 @@
 
 import { channelConvRef, channelDirectoryRef, dmConvRef, realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
 import { accessArgs } from "../user-access.ts";
@@ -14,7 +15,10 @@ const READ_PARAMS = {
   include_custom_profile_fields: param(p.bool(), { default: false }),
 };
 
-function readArgs(req: RouteRequest<ParamValues<typeof READ_PARAMS>>): Obj {
+function readArgs(req: RouteRequest<ParamValues<typeof READ_PARAMS>>): {
+  clientGravatar: boolean;
+  includeCustomProfileFields: boolean;
+} {
   return {
     clientGravatar: req.params.client_gravatar,
     includeCustomProfileFields: req.params.include_custom_profile_fields,
@@ -22,7 +26,7 @@ function readArgs(req: RouteRequest<ParamValues<typeof READ_PARAMS>>): Obj {
 }
 
 /** A path segment naming a user: an id, or (where Zulip allows it) an email. */
-function target(req: RouteRequest, allowEmail: boolean): Obj {
+function target(req: RouteRequest, allowEmail: boolean): { userId: number } | { email: string } {
   const raw = req.path.user_id!;
   if (/^\d+$/.test(raw)) {
     const userId = Number(raw);
@@ -40,12 +44,12 @@ const getMembers = defineRoute({
   auth: "optional",
   params: { ...READ_PARAMS, user_ids: param(p.intList()) },
   async handler(req) {
-    const args = readArgs(req);
-    if (req.params.user_ids !== undefined) args.userIds = req.params.user_ids;
-    return (await req.call(realmRef(req.realmId), "getMembers", {
-      ...args,
+    const ids = req.params.user_ids;
+    return await req.call(realmRef(req.realmId), "getMembers", {
+      ...readArgs(req),
+      ...(ids !== undefined ? { userIds: ids } : {}),
       ...(await accessArgs(req)),
-    })) as Obj;
+    });
   },
 });
 
@@ -55,11 +59,11 @@ const getMember = defineRoute({
   auth: "optional",
   params: READ_PARAMS,
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "getMember", {
+    return await req.call(realmRef(req.realmId), "getMember", {
       ...readArgs(req),
       ...target(req, true),
       ...(await accessArgs(req)),
-    })) as Obj;
+    });
   },
 });
 
@@ -74,21 +78,17 @@ const updateMember = defineRoute({
     new_email: param(p.string()),
   },
   async handler(req) {
-    const args: Obj = target(req, true);
+    const args: ArgsOf<RealmProtocol, "updateMember"> = target(req, true);
     if (req.params.profile_data !== undefined) args.profileData = req.params.profile_data;
     if (req.params.full_name !== undefined) args.fullName = req.params.full_name;
     if (req.params.role !== undefined) args.role = req.params.role;
     if (req.params.new_email !== undefined) args.newEmail = req.params.new_email;
-    const { syncEmailOf, roleChange, ...reply } = (await req.call(
-      realmRef(req.realmId),
-      "updateMember",
-      args,
-    )) as Obj;
+    const { syncEmailOf, roleChange, ...reply } = await req.call(realmRef(req.realmId), "updateMember", args);
     // The user actor's copy of the address follows the realm's (see
     // actors/user/email-sync.ts): the realm may not call it in its turn.
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
     // Channels that came into or went out of the user's view (FL 205).
-    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange as Obj);
+    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange);
     return reply;
   },
 });
@@ -177,15 +177,11 @@ const deactivateMember = defineRoute({
       // profile; the deactivation itself is the last step. Every step
       // before it is idempotent, so a request that fails midway leaves
       // the user active and a retry completes it.
-      const { victims } = (await req.call(realmRef(req.realmId), "planDeactivation", who)) as {
-        victims: number[];
-      };
+      const { victims } = await req.call(realmRef(req.realmId), "planDeactivation", who);
       let publicSet: Set<number> | null = null;
       const publicIds = async () => {
         if (publicSet === null) {
-          const r = (await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {})) as {
-            public: number[];
-          };
+          const r = await req.call(channelDirectoryRef(req.realmId), "publicChannelIds", {});
           publicSet = new Set(r.public);
         }
         return publicSet;
@@ -198,7 +194,7 @@ const deactivateMember = defineRoute({
         }
       }
     }
-    return announceDeactivated(req, (await req.call(realmRef(req.realmId), "deactivateMember", who)) as Obj);
+    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateMember", who));
   },
 });
 
@@ -208,7 +204,7 @@ const deactivateSelf = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return announceDeactivated(req, (await req.call(realmRef(req.realmId), "deactivateSelf", {})) as Obj);
+    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateSelf", {}));
   },
 });
 
@@ -218,7 +214,7 @@ const reactivateMember = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "reactivateMember", target(req, false))) as Obj;
+    return await req.call(realmRef(req.realmId), "reactivateMember", target(req, false));
   },
 });
 
@@ -235,7 +231,7 @@ const updatePresence = defineRoute({
     history_limit_days: param(p.int({ min: 0 })),
   },
   async handler(req) {
-    const args: Obj = {
+    const args: ArgsOf<RealmProtocol, "updatePresence"> = {
       status: req.params.status,
       pingOnly: req.params.ping_only,
       slimPresence: req.params.slim_presence,
@@ -244,7 +240,7 @@ const updatePresence = defineRoute({
     if (req.params.history_limit_days !== undefined) {
       args.historyLimitDays = req.params.history_limit_days;
     }
-    return (await req.call(realmRef(req.realmId), "updatePresence", args)) as Obj;
+    return await req.call(realmRef(req.realmId), "updatePresence", args);
   },
 });
 
@@ -254,7 +250,7 @@ const realmPresence = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "realmPresence", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "realmPresence", {});
   },
 });
 
@@ -264,9 +260,7 @@ const userPresence = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "userPresence", {
-      userIdOrEmail: req.path.user_id!,
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "userPresence", { userIdOrEmail: req.path.user_id! });
   },
 });
 

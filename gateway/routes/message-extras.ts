@@ -6,7 +6,7 @@
 
 import { channelDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj, Value } from "../../actors/types.ts";
+import type { Obj } from "../../actors/types.ts";
 import { c, defineRoute, p, param, type RouteDef } from "../index.ts";
 import { byConv, convRef, indexCandidates, locate, narrowChecker, planNarrow } from "../narrow.ts";
 import { pathInt } from "./messages.ts";
@@ -22,15 +22,13 @@ const messageHistory = defineRoute({
   async handler(req) {
     const id = pathInt(req, "message_id");
     // Zulip refuses before looking the message up: a disabled history says so for any id.
-    const { settings } = (await req.call(realmRef(req.realmId), "registerRealmState", {})) as {
-      settings: Obj;
-    };
+    const { settings } = await req.call(realmRef(req.realmId), "registerRealmState", {});
     if (settings.message_edit_history_visibility_policy === "none") throw errors.editHistoryDisabled();
     const item = await locate(req, id);
-    return (await req.call(convRef(req, item.conv), "messageEditHistory", {
+    return await req.call(convRef(req, item.conv), "messageEditHistory", {
       message_id: id,
       allow_empty_topic_name: req.params.allow_empty_topic_name,
-    })) as Obj;
+    });
   },
 });
 
@@ -40,9 +38,9 @@ const renderMessage = defineRoute({
   auth: "required",
   params: { content: param(p.string({ maxLength: MAX_RENDER_LENGTH }), { required: true }) },
   async handler(req) {
-    return (await req.call(channelDirectoryRef(req.realmId), "renderPreview", {
+    return await req.call(channelDirectoryRef(req.realmId), "renderPreview", {
       content: req.params.content,
-    })) as Obj;
+    });
   },
 });
 
@@ -54,7 +52,7 @@ const readReceipts = defineRoute({
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
-    return (await req.call(convRef(req, item.conv), "readReceipts", { message_id: id })) as Obj;
+    return await req.call(convRef(req, item.conv), "readReceipts", { message_id: id });
   },
 });
 
@@ -76,18 +74,16 @@ const matchesNarrow = defineRoute({
     const ids = [...new Set(req.params.msg_ids)];
     const plan = await planNarrow(req, req.params.narrow);
     const items = ids.length ? await indexCandidates(req, plan, ids) : [];
-    const filters: Obj = {
-      has: plan.filters.has as unknown as Value,
-      mentions: plan.filters.mentions as unknown as Value,
+    const f = plan.filters;
+    const filters = {
+      has: f.has,
+      mentions: f.mentions,
+      ...(f.search !== undefined ? { search: f.search } : {}),
     };
-    if (plan.filters.search !== undefined) filters.search = plan.filters.search;
     const messages: Obj = {};
     const parts = await Promise.all(
-      [...byConv(items)].map(
-        async ([conv, convIds]) =>
-          (await req.call(convRef(req, conv), "matchNarrow", { ids: convIds, filters })) as {
-            messages: Obj;
-          },
+      [...byConv(items)].map(([conv, convIds]) =>
+        req.call(convRef(req, conv), "matchNarrow", { ids: convIds, filters }),
       ),
     );
     for (const part of parts) Object.assign(messages, part.messages);

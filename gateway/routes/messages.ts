@@ -11,19 +11,11 @@ import {
   userRef,
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
+import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import type { RowRef, UserProtocol } from "../../actors/user/index.ts";
-import {
-  c,
-  clientName,
-  defineRoute,
-  p,
-  param,
-  sentParams,
-  type RouteDef,
-  type RouteRequest,
-} from "../index.ts";
+import { c, clientName, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import {
   byMessageIds,
   channelIdOf,
@@ -52,7 +44,7 @@ export function pathInt(req: RouteRequest, name: string): number {
 
 async function emailsToIds(req: RouteRequest, emails: string[]): Promise<number[]> {
   if (!emails.length) return [];
-  const r = (await req.call(realmRef(req.realmId), "resolveEmails", { emails })) as { ids: number[] };
+  const r = await req.call(realmRef(req.realmId), "resolveEmails", { emails });
   return r.ids;
 }
 
@@ -77,24 +69,23 @@ function parseTo(raw: string): Value {
  * send replies once the message is in every recipient's index, which is
  * what the user actors check (actors/user/auto-topics.ts).
  */
-async function autoTopicVisibility(req: RouteRequest, sent: Obj): Promise<Obj> {
-  const { auto_topic: auto, ...reply } = sent;
-  if (!auto || typeof auto !== "object" || Array.isArray(auto)) return reply;
-  const a = auto as Obj;
-  const args = { message_id: reply.id as number };
+async function autoTopicVisibility(req: RouteRequest, sent: SendReply): Promise<Obj> {
+  if (!("id" in sent)) return sent;
+  const { auto_topic: a, ...reply } = sent;
+  if (!a) return reply;
+  const args = { message_id: reply.id };
   // The sender first, as Zulip does: its reply reports the sender's change.
   const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
     ...args,
-    initiated: a.initiated === true,
-    channel_muted: a.channel_muted === true,
+    initiated: a.initiated,
+    channel_muted: a.channel_muted,
   });
   await Promise.all(
-    ((a.mentioned as number[] | undefined) ?? []).map((uid) =>
-      req.call(userRef(req.realmId, uid), "followWhereMentioned", args),
-    ),
+    a.mentioned.map((uid) => req.call(userRef(req.realmId, uid), "followWhereMentioned", args)),
   );
-  if (own.visibility_policy !== undefined) reply.automatic_new_visibility_policy = own.visibility_policy;
-  return reply;
+  const out: Obj = reply;
+  if (own.visibility_policy !== undefined) out.automatic_new_visibility_policy = own.visibility_policy;
+  return out;
 }
 
 const sendMessage = defineRoute({
@@ -113,10 +104,13 @@ const sendMessage = defineRoute({
   async handler(req) {
     const type = req.params.type;
     const to = req.params.to;
-    const args: Obj = {
+    const args = {
       content: req.params.content,
       client: clientName(req),
-      ...sentParams(req.params, ["topic", "queue_id", "local_id", "read_by_sender"]),
+      topic: req.params.topic,
+      queue_id: req.params.queue_id,
+      local_id: req.params.local_id,
+      read_by_sender: req.params.read_by_sender,
     };
     if (type === "stream" || type === "channel") {
       let target: Value = to;
@@ -125,15 +119,12 @@ const sendMessage = defineRoute({
         target = to[0]!;
       }
       if (typeof target === "number" && Number.isInteger(target)) {
-        return autoTopicVisibility(
-          req,
-          (await req.call(channelConvRef(req.realmId, target), "send", args)) as Obj,
-        );
+        return autoTopicVisibility(req, await req.call(channelConvRef(req.realmId, target), "send", args));
       }
       const name = String(target);
       const id = await channelIdOf(req, name);
       if (id === null) throw errors.channelDoesNotExist(name.trim());
-      return autoTopicVisibility(req, (await req.call(channelConvRef(req.realmId, id), "send", args)) as Obj);
+      return autoTopicVisibility(req, await req.call(channelConvRef(req.realmId, id), "send", args));
     }
     const items: Value[] = Array.isArray(to) ? to : typeof to === "number" ? [to] : String(to).split(",");
     const ids: number[] = [];
@@ -145,7 +136,7 @@ const sendMessage = defineRoute({
     }
     ids.push(...(await emailsToIds(req, emails)));
     if (!ids.length) throw errors.badRequest("Message must have recipients");
-    return (await req.call(dmConvRef(req.realmId, [...ids, meId(req)]), "send", args)) as Obj;
+    return await req.call(dmConvRef(req.realmId, [...ids, meId(req)]), "send", args);
   },
 });
 
@@ -180,7 +171,7 @@ const getMessages = defineRoute({
     const includeAnchor = req.params.include_anchor;
     if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw errors.tooManyMessages();
     if (!includeAnchor && numBefore > 0 && numAfter > 0) throw errors.anchorExcluded();
-    const opts: Obj = {
+    const opts = {
       apply_markdown: req.params.apply_markdown,
       client_gravatar: req.params.client_gravatar,
       allow_empty_topic_name: req.params.allow_empty_topic_name,
@@ -368,9 +359,9 @@ const getTopics = defineRoute({
   async handler(req) {
     const raw = req.path.stream_id ?? "";
     if (!/^\d{1,15}$/.test(raw)) throw errors.invalidChannelId();
-    return (await req.call(channelConvRef(req.realmId, Number(raw)), "topics", {
+    return await req.call(channelConvRef(req.realmId, Number(raw)), "topics", {
       allow_empty_topic_name: req.params.allow_empty_topic_name,
-    })) as Obj;
+    });
   },
 });
 
@@ -398,19 +389,14 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
     async handler(req) {
       const id = pathInt(req, "message_id");
       const item = await locate(req, id);
-      const args: Obj = {
+      const { auto_topic: auto, ...reply } = await req.call(convRef(req, item.conv), "react", {
         message_id: id,
         op: method === "POST" ? "add" : "remove",
-        ...sentParams(req.params, ["emoji_name", "emoji_code", "reaction_type"]),
-      };
-      const { auto_topic: auto, ...reply } = (await req.call(convRef(req, item.conv), "react", args)) as Obj;
-      // The conversation's reply (untyped until its kind has a protocol) names the reaction's topic.
-      if (auto && typeof auto === "object" && !Array.isArray(auto))
-        await req.call(
-          userRef(req.realmId, meId(req)),
-          "autoTopicOnParticipation",
-          auto as ArgsOf<UserProtocol, "autoTopicOnParticipation">,
-        );
+        emoji_name: req.params.emoji_name,
+        emoji_code: req.params.emoji_code,
+        reaction_type: req.params.reaction_type,
+      });
+      if (auto) await req.call(userRef(req.realmId, meId(req)), "autoTopicOnParticipation", auto);
       return reply;
     },
   });
@@ -432,22 +418,18 @@ const editMessage = defineRoute({
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
-    const args: Obj = {
+    const args = {
       message_id: id,
-      ...sentParams(req.params, ["content", "topic", "propagate_mode", "prev_content_sha256"]),
+      content: req.params.content,
+      topic: req.params.topic,
+      propagate_mode: req.params.propagate_mode,
+      prev_content_sha256: req.params.prev_content_sha256,
     };
     const streamId = req.params.stream_id;
     if (streamId === undefined || String(streamId) === item.conv) {
-      const { moved, ...reply } = (await req.call(convRef(req, item.conv), "edit", args)) as Obj;
-      if (moved) {
+      const { moved: m, ...reply } = await req.call(convRef(req, item.conv), "edit", args);
+      if (m) {
         // Breadcrumbs of a topic move within the channel (notification-bot.ts).
-        const m = moved as {
-          count: number;
-          all: boolean;
-          preexisting: boolean;
-          orig_topic: string;
-          topic: string;
-        };
         const ch = Number(item.conv);
         const name = await channelName(req, ch);
         await sendMoveBreadcrumbs(
@@ -478,38 +460,40 @@ const editMessage = defineRoute({
  * (see actors/channel/conversation-handlers.ts): check and shape on the
  * source, add on the target, drop and notify on the source.
  */
-async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<Obj> {
+async function moveToChannel(
+  req: RouteRequest,
+  item: Item,
+  args: ArgsOf<ChannelProtocol, "prepareMove">,
+): Promise<Obj> {
   const source = convRef(req, item.conv);
-  const prepared = (await req.call(source, "prepareMove", args)) as Obj & { msgs: Obj[] };
-  const into = (await req.call(channelConvRef(req.realmId, args.stream_id as number), "moveIn", {
-    msgs: prepared.msgs,
-  })) as { preexisting?: boolean };
+  const prepared = await req.call(source, "prepareMove", args);
+  const into = await req.call(channelConvRef(req.realmId, args.stream_id), "moveIn", { msgs: prepared.msgs });
   await req.call(source, "completeMove", {
-    ids: prepared.msgs.map((m) => m.id as number),
-    message_id: args.message_id as number,
-    stream_id: args.stream_id as number,
-    topic: prepared.topic as string,
-    orig_topic: prepared.orig_topic as string,
-    topic_changed: prepared.topic_changed as boolean,
-    propagate_mode: prepared.propagate_mode as string,
-    timestamp: prepared.timestamp as number,
+    ids: prepared.msgs.map((m) => m.id),
+    message_id: args.message_id,
+    stream_id: args.stream_id,
+    topic: prepared.topic,
+    orig_topic: prepared.orig_topic,
+    topic_changed: prepared.topic_changed,
+    propagate_mode: prepared.propagate_mode,
+    timestamp: prepared.timestamp,
   });
   // Breadcrumbs (notification-bot.ts), once the move is complete.
   const oldId = Number(item.conv);
-  const newId = args.stream_id as number;
+  const newId = args.stream_id;
   await sendMoveBreadcrumbs(
     req,
     {
       oldStreamId: oldId,
       oldStreamName: await channelName(req, oldId),
-      oldTopic: prepared.orig_topic as string,
+      oldTopic: prepared.orig_topic,
       newStreamId: newId,
       newStreamName: await channelName(req, newId),
-      newTopic: prepared.topic as string,
+      newTopic: prepared.topic,
       count: prepared.msgs.length,
-      all: prepared.all_visible === true,
-      preexisting: into.preexisting === true,
-      messageId: args.message_id as number,
+      all: prepared.all_visible,
+      preexisting: into.preexisting,
+      messageId: args.message_id,
     },
     req.params.send_notification_to_old_thread === true,
     req.params.send_notification_to_new_thread !== false,
@@ -519,10 +503,7 @@ async function moveToChannel(req: RouteRequest, item: Item, args: Obj): Promise<
 
 /** A channel's name, for breadcrumb links. */
 async function channelName(req: RouteRequest, streamId: number): Promise<string> {
-  const info = (await req.call(channelDirectoryRef(req.realmId), "sendContext", {
-    stream_id: streamId,
-  })) as Obj;
-  return String(info.name);
+  return (await req.call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: streamId })).name;
 }
 
 const deleteMessage = defineRoute({
@@ -533,7 +514,7 @@ const deleteMessage = defineRoute({
   async handler(req) {
     const id = pathInt(req, "message_id");
     const item = await locate(req, id);
-    return (await req.call(convRef(req, item.conv), "remove", { message_id: id })) as Obj;
+    return await req.call(convRef(req, item.conv), "remove", { message_id: id });
   },
 });
 

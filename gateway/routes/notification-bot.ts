@@ -39,16 +39,14 @@ export async function nearMessageUrl(
   topic: string,
   id: number,
 ): Promise<string> {
-  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { host?: string };
+  const info = await req.call(realmRef(req.realmId), "publicInfo", {});
   const base = `${req.scheme}://${info.host || process.env.EXTERNAL_HOST || req.host}`;
   const channel = `${streamId}-${hashEncode(name.replace(/ /g, "-"))}`;
   return `${base}/#narrow/channel/${channel}/topic/${hashEncode(topic)}/near/${id}`;
 }
 
 async function actingName(req: RouteRequest): Promise<string> {
-  const r = (await req.call(realmRef(req.realmId), "getMember", { userId: req.caller!.userId })) as {
-    user: Obj;
-  };
+  const r = await req.call(realmRef(req.realmId), "getMember", { userId: req.caller!.userId });
   return String(r.user.full_name);
 }
 
@@ -82,14 +80,12 @@ export async function announceNewChannels(
   created: { id: number; name: string }[],
 ): Promise<void> {
   if (!created.length) return;
-  const ctx = (await req.call(realmRef(req.realmId), "notificationContext", {})) as {
-    newStreamAnnouncementsStreamId: number;
-  };
+  const ctx = await req.call(realmRef(req.realmId), "notificationContext", {});
   const target = ctx.newStreamAnnouncementsStreamId;
   if (typeof target !== "number" || target < 0) return;
-  const info = (await req
+  const info = await req
     .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: target })
-    .catch(() => null)) as { is_archived?: boolean } | null;
+    .catch(() => null);
   if (!info || info.is_archived) return;
   const user = silentMention(await actingName(req), req.caller!.userId);
   const links = created.map((ch) => `#**${ch.name}**`).join(", ");
@@ -218,10 +214,10 @@ export async function checkAnnouncementSettings(req: RouteRequest): Promise<() =
   if (!req.caller || req.caller.role > ROLE_ADMINISTRATOR) throw errors.mustBeAdmin();
   for (const v of Object.values(updates) as number[]) {
     if (v < 0) continue;
-    const info = (await req
+    const info = await req
       .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: v })
-      .catch(() => null)) as { is_archived?: boolean } | null;
+      .catch(() => null);
     if (!info || info.is_archived) throw errors.invalidChannelId();
   }
-  return async () => (await req.call(realmRef(req.realmId), "updateAnnouncementStreams", { updates })) as Obj;
+  return async () => await req.call(realmRef(req.realmId), "updateAnnouncementStreams", { updates });
 }

@@ -3,8 +3,9 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
-import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import type { ArgsOf } from "../../actors/protocol.ts";
+import type { RealmProtocol } from "../../actors/realm/index.ts";
+import { defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 
 function fieldId(req: RouteRequest): number {
   const raw = req.path.field_id!;
@@ -13,23 +14,21 @@ function fieldId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const FIELD_ARGS: [string, string][] = [
-  ["name", "name"],
-  ["hint", "hint"],
-  ["field_type", "fieldType"],
-  ["field_data", "fieldData"],
-  ["display_in_profile_summary", "displayInProfileSummary"],
-  ["required", "required"],
-  ["editable_by_user", "editableByUser"],
-  ["use_for_user_matching", "useForUserMatching"],
-];
-
-function fieldArgs(req: RouteRequest): Obj {
-  const args: Obj = {};
-  for (const [from, to] of FIELD_ARGS) {
-    if (req.params[from] !== undefined) args[to] = req.params[from] as Obj[string];
-  }
-  return args;
+/** The definition's parameters sent (those not sent stay undefined). */
+function fieldArgs(
+  req: RouteRequest<ParamValues<typeof EDIT_PARAMS> & { field_type?: number }>,
+): ArgsOf<RealmProtocol, "createProfileField"> {
+  const sent = req.params;
+  return {
+    name: sent.name,
+    hint: sent.hint,
+    fieldType: sent.field_type,
+    fieldData: sent.field_data,
+    displayInProfileSummary: sent.display_in_profile_summary,
+    required: sent.required,
+    editableByUser: sent.editable_by_user,
+    useForUserMatching: sent.use_for_user_matching,
+  };
 }
 
 const EDIT_PARAMS = {
@@ -48,7 +47,7 @@ const listFields = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "getProfileFields", {})) as Obj;
+    return await req.call(realmRef(req.realmId), "getProfileFields", {});
   },
 });
 
@@ -58,7 +57,7 @@ const createField = defineRoute({
   auth: "required",
   params: { ...EDIT_PARAMS, field_type: param(p.int(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req))) as Obj;
+    return await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req));
   },
 });
 
@@ -68,10 +67,10 @@ const updateField = defineRoute({
   auth: "required",
   params: EDIT_PARAMS,
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "updateProfileField", {
+    return await req.call(realmRef(req.realmId), "updateProfileField", {
       ...fieldArgs(req),
       fieldId: fieldId(req),
-    })) as Obj;
+    });
   },
 });
 
@@ -81,7 +80,7 @@ const deleteField = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) })) as Obj;
+    return await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) });
   },
 });
 
@@ -91,9 +90,9 @@ const reorderFields = defineRoute({
   auth: "required",
   params: { order: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "reorderProfileFields", {
+    return await req.call(realmRef(req.realmId), "reorderProfileFields", {
       order: req.params.order,
-    })) as Obj;
+    });
   },
 });
 
@@ -103,9 +102,7 @@ const updateOwnData = defineRoute({
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "updateOwnProfileData", {
-      data: req.params.data,
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "updateOwnProfileData", { data: req.params.data });
   },
 });
 
@@ -115,9 +112,7 @@ const removeOwnData = defineRoute({
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "removeOwnProfileData", {
-      data: req.params.data,
-    })) as Obj;
+    return await req.call(realmRef(req.realmId), "removeOwnProfileData", { data: req.params.data });
   },
 });
 

@@ -10,7 +10,7 @@ import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../inde
 import { pushRelayUrl, realmUuid, relayNotifyLegacy, throwForNotify, userUuid } from "./push-relay.ts";
 
 async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string; host: string }> {
-  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { name?: string; host?: string };
+  const info = await req.call(realmRef(req.realmId), "publicInfo", {});
   const host = info.host || process.env.EXTERNAL_HOST || req.host;
   return { name: info.name ?? "", url: `${req.scheme}://${host}`, host };
 }

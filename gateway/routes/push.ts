@@ -124,7 +124,7 @@ function registrationErrorCode(code: string): string {
 }
 
 async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string }> {
-  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { name?: string; host?: string };
+  const info = await req.call(realmRef(req.realmId), "publicInfo", {});
   const host = info.host || process.env.EXTERNAL_HOST || req.host;
   return { name: info.name ?? "", url: `${req.scheme}://${host}` };
 }

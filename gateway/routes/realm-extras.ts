@@ -50,11 +50,11 @@ const addPlayground = defineRoute({
     pygments_language: param(p.string(), { required: true }),
   },
   async handler(req) {
-    return (await req.call(realmRef(req.realmId), "addPlayground", {
+    return await req.call(realmRef(req.realmId), "addPlayground", {
       name: req.params.name,
       url_template: req.params.url_template,
       pygments_language: req.params.pygments_language,
-    })) as Obj;
+    });
   },
 });
 

@@ -8,7 +8,6 @@
 
 import { channelConvRef, channelDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { findMessages, loadMessages } from "../narrow.ts";
 import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
@@ -92,7 +91,7 @@ export function messageLinkSyntax(m: RawMessage): string {
 export async function messageUrl(req: RouteRequest, m: RawMessage): Promise<string> {
   if (m.type === "stream")
     return nearMessageUrl(req, m.stream_id!, String(m.display_recipient), m.subject, m.id);
-  const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { host?: string };
+  const info = await req.call(realmRef(req.realmId), "publicInfo", {});
   const base = `${req.scheme}://${info.host || process.env.EXTERNAL_HOST || req.host}`;
   const ids = (m.display_recipient as { id: number }[]).map((u) => u.id).sort((a, b) => a - b);
   // Zulip's encode_user_ids: a group conversation gets "-group".
@@ -159,21 +158,17 @@ const reportMessage = defineRoute({
     const type = req.params.report_type;
     const description = req.params.description;
     if (type === "other" && description === "") throw errors.reportNeedsExplanation();
-    const ctx = (await req.call(realmRef(req.realmId), "notificationContext", {})) as {
-      moderationRequestChannelId?: number;
-    };
+    const ctx = await req.call(realmRef(req.realmId), "notificationContext", {});
     const target = ctx.moderationRequestChannelId ?? -1;
     if (typeof target !== "number" || target < 0) throw errors.reportingDisabled();
     const m = await readableMessage(req, id);
-    const me = (await req.call(realmRef(req.realmId), "getMember", { userId: req.caller!.userId })) as {
-      user: Obj;
-    };
+    const me = await req.call(realmRef(req.realmId), "getMember", { userId: req.caller!.userId });
     const reporter = { id: req.caller!.userId, full_name: String(me.user.full_name) };
     const reason = REPORT_MESSAGE_TYPES.find((t) => t.key === type)!.name;
     const content = await reportContent(req, m, reporter, reason, description);
-    const info = (await req
+    const info = await req
       .call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: target })
-      .catch(() => null)) as { topics_policy?: string; is_archived?: boolean } | null;
+      .catch(() => null);
     if (!info || info.is_archived) throw errors.reportingDisabled();
     // Zulip's "{fullname} moderation" topic; none in a channel that allows only the empty topic.
     const topic = info.topics_policy === "empty_topic_only" ? "" : `${m.sender_full_name} moderation`;

@@ -4,11 +4,10 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { Obj } from "../../actors/types.ts";
 import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { convRef, locate } from "../narrow.ts";
 
-const OPS = ["start", "stop"];
+const OPS = ["start", "stop"] as const;
 const TYPES = ["direct", "stream", "channel"];
 
 // Zulip's signature order: to, op, type, stream_id, topic.
@@ -50,10 +49,10 @@ const setEditTyping = defineRoute({
   async handler(req) {
     const id = messageId(req);
     const item = await locate(req, id);
-    return (await req.call(convRef(req, item.conv), "editTyping", {
+    return await req.call(convRef(req, item.conv), "editTyping", {
       message_id: id,
       op: req.params.op,
-    })) as Obj;
+    });
   },
 });
 

@@ -1,8 +1,7 @@
 // GET /users/{user_id}/channels (Zulip 12, feature level 440). Logic in
-// actors/channel/user-channels.ts.
+// actors/channel-directory/user-channels.ts.
 
 import { channelDirectoryRef } from "../../actors/index.ts";
-import type { Obj } from "../../actors/types.ts";
 import { defineRoute, type RouteDef } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
@@ -12,9 +11,9 @@ const userChannels = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return (await req.call(channelDirectoryRef(req.realmId), "userChannels", {
+    return await req.call(channelDirectoryRef(req.realmId), "userChannels", {
       user_id: pathInt(req, "user_id"),
-    })) as Obj;
+    });
   },
 });
 

@@ -225,11 +225,11 @@ const updateRealm = defineRoute({
     // Message limits first: they check every value (and the owner-only one) before changing any.
     const limits = sentSettings(req, [...MESSAGE_LIMIT_PARAMS]);
     const limitsChanged = Object.keys(limits).length
-      ? ((await req.call(realmRef(req.realmId), "updateMessageLimits", { updates: limits })) as Obj)
+      ? await req.call(realmRef(req.realmId), "updateMessageLimits", { updates: limits })
       : {};
-    const data = (await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
+    const data = await req.call(realmRef(req.realmId), "updateRealmGroupSettings", {
       updates: sentSettings(req, REALM_GROUP_SETTING_NAMES),
-    })) as Obj;
+    });
     const props = sentSettings(req, [
       ...REALM_BOOL_PROPERTIES,
       ...Object.keys(REALM_CHOICE_PROPERTIES),
@@ -239,7 +239,7 @@ const updateRealm = defineRoute({
       "description",
     ]);
     const changed = Object.keys(props).length
-      ? ((await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })) as Obj)
+      ? await req.call(realmRef(req.realmId), "updateRealmProperties", { updates: props })
       : {};
     return { ...limitsChanged, ...data, ...changed, ...(await applyAnnouncements()) };
   },

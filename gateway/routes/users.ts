@@ -3,7 +3,7 @@
 
 import { channelRows, spannedChannels } from "../received.ts";
 import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
-import type { Caller, Obj } from "../../actors/types.ts";
+import type { Caller } from "../../actors/types.ts";
 import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest): Caller {
@@ -21,15 +21,14 @@ const createUser = defineRoute({
     full_name: param(p.string(), { required: true }),
   },
   async handler(req) {
+    // With a caller, the realm answers Zulip's {user_id}.
     const reply = (await req.call(realmRef(req.realmId), "createUser", {
       email: req.params.email,
       password: req.params.password,
       fullName: req.params.full_name,
-    })) as Obj;
+    })) as { user_id: number };
     // Zulip subscribes a new human user to the realm's default channels.
-    await req.call(channelDirectoryRef(req.realmId), "joinDefaultChannels", {
-      user_id: reply.user_id as number,
-    });
+    await req.call(channelDirectoryRef(req.realmId), "joinDefaultChannels", { user_id: reply.user_id });
     return reply;
   },
 });
@@ -43,12 +42,12 @@ const getOwnUser = defineRoute({
     const caller = me(req);
     // The realm's directory is the authority for the user object (role,
     // activation, name changes by administrators).
-    const { user } = (await req.call(realmRef(caller.realmId), "getMember", {
+    const { user } = await req.call(realmRef(caller.realmId), "getMember", {
       userId: caller.userId,
       clientGravatar: false,
       // Zulip's /users/me always carries profile_data.
       includeCustomProfileFields: true,
-    })) as { user: Obj };
+    });
     // The newest message the user received (their flag index), -1 when none.
     const own = userRef(caller.realmId, caller.userId);
     const [max, spanned] = await Promise.all([req.call(own, "maxMessageId", {}), spannedChannels(req)]);
@@ -91,7 +90,7 @@ const regenerateApiKey = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    const reply = (await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {})) as Obj;
+    const reply = await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {});
     // Level 492: the E2EE push devices go with the old key.
     await req.call(userRef(me(req).realmId, me(req).userId), "dropPushDevices", {});
     return reply;

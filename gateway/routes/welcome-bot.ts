@@ -28,7 +28,7 @@ const testWelcomeBotCustomMessage = defineRoute({
     if (caller.role > ROLE_ADMINISTRATOR) throw errors.mustBeAdmin();
     const text = req.params.welcome_message_custom_text;
     if (text.length === 0) throw errors.messageEmpty();
-    const info = (await req.call(realmRef(req.realmId), "publicInfo", {})) as { name: string };
+    const info = await req.call(realmRef(req.realmId), "publicInfo", {});
     const sent = (await req.call(dmConvRef(req.realmId, [caller.userId, WELCOME_BOT_ID]), "send", {
       content: customWelcomeMessage(info.name, text),
       client: "Internal",

@@ -10,18 +10,16 @@
 // caller cannot make the server claim that an active user left.
 
 import { errors } from "../errors.ts";
-import type { Handler, OutEvent } from "../types.ts";
+import type { OutEvent } from "../types.ts";
 import { Turn, isSubscribed, peerAudience } from "./access.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
-const peersOfDeactivated: Handler<DirState> = async (state, args, ctx, caller) => {
+const peersOfDeactivated: DirHandler<"peersOfDeactivated"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   // The caller may be the user who just deactivated themselves (DELETE /users/me).
   if (!caller || !t.users.has(caller.userId)) throw errors.accessDenied();
-  const raw = Array.isArray(args.user_ids) ? args.user_ids : [];
   const gone = new Set<number>();
-  for (const v of raw) {
-    if (typeof v !== "number") continue;
+  for (const v of args.user_ids) {
     const u = t.users.get(v);
     if (u && !u.isActive) gone.add(v);
   }
@@ -41,4 +39,4 @@ const peersOfDeactivated: Handler<DirState> = async (state, args, ctx, caller) =
   return { events, reply: {} };
 };
 
-export const deactivatedPeersDirectoryHandlers: Record<string, Handler<DirState>> = { peersOfDeactivated };
+export const deactivatedPeersDirectoryHandlers: DirHandlers<"peersOfDeactivated"> = { peersOfDeactivated };

@@ -10,27 +10,15 @@
 // supplies {} to snapshots written before it.
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Caller, Handler, Obj } from "../types.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
 import { Turn, isAdmin } from "./access.ts";
 import { renderDescription } from "./format.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
+import type { ChannelFolder, DirState } from "./state.ts";
 
 /** Zulip's ChannelFolder.MAX_NAME_LENGTH and MAX_DESCRIPTION_LENGTH (register's max_channel_folder_*). */
 export const FOLDER_NAME_MAX = 60;
 export const FOLDER_DESCRIPTION_MAX = 1024;
-
-export interface ChannelFolder {
-  id: number;
-  name: string;
-  description: string;
-  renderedDescription: string;
-  /** Position among the realm's folders (FL 414); a new folder's is its id. */
-  order: number;
-  creatorId: number | null;
-  /** UNIX seconds. */
-  dateCreated: number;
-  isArchived: boolean;
-}
 
 type FolderFact =
   | { type: "folderCreated"; folder: ChannelFolder }
@@ -84,8 +72,8 @@ export function folderList(state: DirState, includeArchived: boolean): Obj[] {
 }
 
 /** Zulip's get_channel_folder_by_id; also what a channel's folder_id must name. */
-export function folderById(state: DirState, id: unknown): ChannelFolder {
-  const f = typeof id === "number" && Number.isInteger(id) ? state.folders[String(id)] : undefined;
+export function folderById(state: DirState, id: number): ChannelFolder {
+  const f = state.folders[String(id)];
   if (!f) throw errors.invalidChannelFolderId();
   return f;
 }
@@ -104,8 +92,7 @@ function checkFolderName(state: DirState, name: string): void {
     throw errors.channelFolderNameInUse();
 }
 
-function checkLength(value: unknown, name: string, max: number): string {
-  if (typeof value !== "string") throw errors.notString(name);
+function checkLength(value: string, name: string, max: number): string {
   if ([...value].length > max) throw errors.tooLong(name, max);
   return value;
 }
@@ -119,7 +106,7 @@ async function adminTurn(state: DirState, ctx: ActorContext, caller: Caller | nu
 const everyone = (t: Turn) => t.activeUsers().map((u) => u.userId);
 
 /** POST /channel_folders/create: {name, description} -> {channel_folder_id}. */
-const createChannelFolder: Handler<DirState> = async (state, args, ctx, caller) => {
+const createChannelFolder: DirHandler<"createChannelFolder"> = async (state, args, ctx, caller) => {
   const t = await adminTurn(state, ctx, caller);
   const description = checkLength(args.description ?? "", "description", FOLDER_DESCRIPTION_MAX);
   const name = checkLength(args.name, "name", FOLDER_NAME_MAX);
@@ -148,7 +135,7 @@ const createChannelFolder: Handler<DirState> = async (state, args, ctx, caller) 
 };
 
 /** GET /channel_folders: {include_archived}. */
-const channelFolders: Handler<DirState> = async (state, args, ctx, caller) => {
+const channelFolders: DirHandler<"channelFolders"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   t.me(caller);
   return { reply: { channel_folders: folderList(state, args.include_archived === true) } };
@@ -159,15 +146,13 @@ const channelFolders: Handler<DirState> = async (state, args, ctx, caller) => {
  * As Zulip's update_channel_folder, one update event per property that
  * changes; archiving needs the folder to hold no channel.
  */
-const updateChannelFolder: Handler<DirState> = async (state, args, ctx, caller) => {
+const updateChannelFolder: DirHandler<"updateChannelFolder"> = async (state, args, ctx, caller) => {
   const t = await adminTurn(state, ctx, caller);
   const name = args.name === undefined ? undefined : checkLength(args.name, "name", FOLDER_NAME_MAX);
   const description =
     args.description === undefined
       ? undefined
       : checkLength(args.description, "description", FOLDER_DESCRIPTION_MAX);
-  if (args.is_archived !== undefined && typeof args.is_archived !== "boolean")
-    throw errors.notBoolean("is_archived");
   const f = folderById(state, args.id);
   const changes: Partial<ChannelFolder> = {};
   const data: Obj[] = [];
@@ -181,7 +166,7 @@ const updateChannelFolder: Handler<DirState> = async (state, args, ctx, caller) 
     changes.renderedDescription = renderDescription(description);
     data.push({ description, rendered_description: changes.renderedDescription });
   }
-  const archive = args.is_archived as boolean | undefined;
+  const archive = args.is_archived;
   if (archive !== undefined && archive !== f.isArchived) {
     if (archive && Object.values(state.channels).some((ch) => ch.folderId === f.id))
       throw errors.channelFolderInUse();
@@ -201,13 +186,11 @@ const updateChannelFolder: Handler<DirState> = async (state, args, ctx, caller) 
 };
 
 /** PATCH /channel_folders: {order: folder ids}; every folder of the realm must be in it. */
-const reorderChannelFolders: Handler<DirState> = async (state, args, ctx, caller) => {
+const reorderChannelFolders: DirHandler<"reorderChannelFolders"> = async (state, args, ctx, caller) => {
   const t = await adminTurn(state, ctx, caller);
   const order = args.order;
-  if (!Array.isArray(order) || !order.every((x) => typeof x === "number" && Number.isInteger(x)))
-    throw errors.invalid("order");
   const at = new Map<number, number>();
-  order.forEach((id, i) => at.set(id as number, i));
+  order.forEach((id, i) => at.set(id, i));
   const mapping: Record<string, number> = {};
   for (const f of Object.values(state.folders)) {
     const i = at.get(f.id);
@@ -222,13 +205,19 @@ const reorderChannelFolders: Handler<DirState> = async (state, args, ctx, caller
 };
 
 /** POST /register's channel_folders: archived ones too, as Zulip's fetch_initial_state_data. */
-const registerChannelFolders: Handler<DirState> = async (state, _args, ctx, caller) => {
+const registerChannelFolders: DirHandler<"registerChannelFolders"> = async (state, _args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   t.me(caller);
   return { reply: { channel_folders: folderList(state, true) } };
 };
 
-export const folderDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const folderDirectoryHandlers: DirHandlers<
+  | "createChannelFolder"
+  | "channelFolders"
+  | "updateChannelFolder"
+  | "reorderChannelFolders"
+  | "registerChannelFolders"
+> = {
   createChannelFolder,
   channelFolders,
   updateChannelFolder,

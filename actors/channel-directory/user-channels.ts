@@ -3,15 +3,14 @@
 // those whose metadata the acting user may see (administrators see all).
 
 import { errors } from "../errors.ts";
-import type { Handler } from "../types.ts";
 import { Turn, canSeeMetadata } from "./access.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 /** {user_id} -> {subscribed_channel_ids}, ascending. Deactivated users answer too (their subscriptions remain). */
-const userChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+const userChannels: DirHandler<"userChannels"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
+  const target = t.users.get(args.user_id);
   if (!target) throw errors.noSuchUser();
   const key = String(target.userId);
   const ids: number[] = [];
@@ -23,4 +22,4 @@ const userChannels: Handler<DirState> = async (state, args, ctx, caller) => {
   return { reply: { subscribed_channel_ids: ids.sort((a, b) => a - b) } };
 };
 
-export const userChannelsDirectoryHandlers: Record<string, Handler<DirState>> = { userChannels };
+export const userChannelsDirectoryHandlers: DirHandlers<"userChannels"> = { userChannels };

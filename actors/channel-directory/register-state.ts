@@ -2,11 +2,10 @@
 // "default_streams") and the channel names of the legacy muted_topics.
 // Leaf reads over the directory's own maps: no roster, no calls.
 
-import type { Handler } from "../types.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
 
 /** Ids of the realm's default channels (archived ones are no longer default), ascending. */
-const defaultChannelIds: Handler<DirState> = (state) => {
+const defaultChannelIds: DirHandler<"defaultChannelIds"> = (state) => {
   const ids = Object.values(state.channels)
     .filter((c) => c.isDefault && !c.isArchived)
     .map((c) => c.id)
@@ -15,18 +14,16 @@ const defaultChannelIds: Handler<DirState> = (state) => {
 };
 
 /** Names of the given channel ids (unknown ids are left out): {id: name}. */
-const channelNamesByIds: Handler<DirState> = (state, args) => {
+const channelNamesByIds: DirHandler<"channelNamesByIds"> = (state, args) => {
   const out: Record<string, string> = {};
-  const ids = Array.isArray(args.ids) ? (args.ids as unknown[]) : [];
-  for (const id of ids) {
-    if (typeof id !== "number") continue;
+  for (const id of args.ids) {
     const ch = state.channels[String(id)];
     if (ch) out[String(id)] = ch.name;
   }
   return { reply: out };
 };
 
-export const registerStateDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const registerStateDirectoryHandlers: DirHandlers<"defaultChannelIds" | "channelNamesByIds"> = {
   defaultChannelIds,
   channelNamesByIds,
 };

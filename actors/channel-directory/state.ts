@@ -1,5 +1,6 @@
-// State of the channel kind's per-realm directory (ref.key "directory"):
-// every channel's metadata, the name index, and every subscription with its
+// State of the realm's channel directory (kind channelDirectory, key
+// "directory"; stored as the channel kind's, see behavior.ts): every
+// channel's metadata, the name index, and every subscription with its
 // personal properties. One actor answers GET /streams and
 // GET /users/me/subscriptions in one turn.
 //
@@ -7,9 +8,11 @@
 // `dirFromSnapshot`, because snapshots written before it lack it.
 
 import { dict } from "../dict.ts";
-import { forgetSubscribers } from "./format.ts";
+import type { Span } from "../spans.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
-import type { ChannelFolder } from "./folders.ts";
+
+/** The key of the realm's one directory actor. */
+export const CHANNEL_DIRECTORY_KEY = "directory";
 
 /** Zulip's group-setting value: a group id or an anonymous group. */
 export type GroupValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -68,15 +71,6 @@ export interface Channel {
   legacyCut?: number;
 }
 
-/**
- * Message-id spans [from, to) during which a user was subscribed: the
- * messages of the channel the user received (Zulip's UserMessage rows,
- * which this server does not write per recipient). `to` is null while
- * subscribed. Both bounds are ids taken from the realm's message counter
- * when the subscription changed, so no message has exactly that id.
- */
-export type Span = [from: number, to: number | null];
-
 /** A user's subscription to a channel; `active` false once unsubscribed. */
 export interface Sub {
   active: boolean;
@@ -114,6 +108,20 @@ export interface DirState {
    * again when they next run).
    */
   dmConvs: Record<string, true>;
+}
+
+/** A channel folder (folders.ts); realm-wide, held here beside the channels that name them. */
+export interface ChannelFolder {
+  id: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  /** Position among the realm's folders (FL 414); a new folder's is its id. */
+  order: number;
+  creatorId: number | null;
+  /** UNIX seconds. */
+  dateCreated: number;
+  isArchived: boolean;
 }
 
 export type DirFact =
@@ -229,12 +237,6 @@ export function spansOf(ch: Channel, sub: Sub): Span[] {
   return [[ch.legacyCut, null]];
 }
 
-/** Whether a message id falls in one of the spans. */
-export function inSpans(spans: readonly Span[], id: number): boolean {
-  for (const [from, to] of spans) if (id >= from && (to === null || id < to)) return true;
-  return false;
-}
-
 export function dirToSnapshot(state: DirState): string {
   return JSON.stringify(state);
 }
@@ -244,4 +246,69 @@ export function dirFromSnapshot(data: string, ref: ActorRef): DirState {
   out.byName = dict(out.byName);
   out.dmConvs = dict(out.dmConvs);
   return out;
+}
+
+/**
+ * A channel's active subscribers, ascending, and the two subsets every send
+ * reads (who muted the channel, who turned its push notifications on). Every
+ * send asks for them, so they are computed in one pass and kept per
+ * subscription record until a subscription of the channel changes
+ * (`forgetSubscribers`, called by applyDirFact); they are frozen, since
+ * callers share them.
+ */
+interface SubscriberLists {
+  all: readonly number[];
+  muted: readonly number[];
+  pushOn: readonly number[];
+}
+const subscriberLists = new WeakMap<object, SubscriberLists>();
+const NO_SUBSCRIBERS: SubscriberLists = Object.freeze({
+  all: Object.freeze([]),
+  muted: Object.freeze([]),
+  pushOn: Object.freeze([]),
+});
+
+function subscriberListsOf(state: DirState, channelId: number): SubscriberLists {
+  const subs = state.subs[String(channelId)];
+  if (!subs) return NO_SUBSCRIBERS;
+  let lists = subscriberLists.get(subs);
+  if (!lists) {
+    const all: number[] = [];
+    const muted: number[] = [];
+    const pushOn: number[] = [];
+    for (const [id, sub] of Object.entries(subs)) {
+      if (!sub.active) continue;
+      const n = Number(id);
+      all.push(n);
+      if (sub.isMuted) muted.push(n);
+      if (sub.pushNotifications === true) pushOn.push(n);
+    }
+    const asc = (a: number, b: number) => a - b;
+    lists = Object.freeze({
+      all: Object.freeze(all.sort(asc)),
+      muted: Object.freeze(muted.sort(asc)),
+      pushOn: Object.freeze(pushOn.sort(asc)),
+    });
+    subscriberLists.set(subs, lists);
+  }
+  return lists;
+}
+
+export function activeSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).all as number[];
+}
+
+/** The active subscribers who muted the channel, ascending (shared, frozen). */
+export function mutedSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).muted as number[];
+}
+
+/** The active subscribers with the channel's push notifications on, ascending (shared, frozen). */
+export function pushOnSubscriberIds(state: DirState, channelId: number): number[] {
+  return subscriberListsOf(state, channelId).pushOn as number[];
+}
+
+/** A subscription of the channel whose record this is changed: recompute its lists. */
+export function forgetSubscribers(subs: object | undefined): void {
+  if (subs) subscriberLists.delete(subs);
 }

@@ -6,8 +6,8 @@
 
 import type { OutEvent } from "../types.ts";
 import { type Turn, isAdmin, isGuest, metadataAudience, peerAudience } from "./access.ts";
-import { activeSubscriberIds, formatChannel } from "./format.ts";
-import type { Channel, DirState } from "./state.ts";
+import { formatChannel } from "./format.ts";
+import { activeSubscriberIds, type Channel, type DirState } from "./state.ts";
 
 /**
  * Users just subscribed to existing channels (`byChannel`: channel id ->

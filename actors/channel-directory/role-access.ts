@@ -9,10 +9,11 @@
 // the realm's roster).
 
 import { errors } from "../errors.ts";
-import type { Handler, Obj, OutEvent } from "../types.ts";
+import type { Obj, OutEvent } from "../types.ts";
 import { Turn, canSeeMetadata, isAdmin, isGuest, type RosterEntry } from "./access.ts";
-import { activeSubscriberIds, formatChannel } from "./format.ts";
-import type { Channel, DirState } from "./state.ts";
+import { formatChannel } from "./format.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
+import { activeSubscriberIds, type Channel, type DirState } from "./state.ts";
 
 /** Who may see a channel's subscriber list (access.ts peerAudience's rule, for one user). */
 function seesSubscribers(state: DirState, ch: Channel, u: RosterEntry): boolean {
@@ -22,11 +23,9 @@ function seesSubscribers(state: DirState, ch: Channel, u: RosterEntry): boolean 
 }
 
 /** {userId, oldRole}: the user whose role changed (the roster already has the new one). */
-const roleAccessChanged: Handler<DirState> = async (state, args, ctx, caller) => {
+const roleAccessChanged: DirHandler<"roleAccessChanged"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
-  const userId = args.userId;
-  const oldRole = args.oldRole;
-  if (typeof userId !== "number" || typeof oldRole !== "number") throw errors.internal();
+  const { userId, oldRole } = args;
   // Only who may change roles asks (an administrator, or one who just gave up the role).
   const me = t.users.get(caller?.userId ?? -1);
   if (!me || !me.isActive || (!isAdmin(me.role) && me.userId !== userId)) throw errors.mustBeAdmin();
@@ -74,4 +73,4 @@ const roleAccessChanged: Handler<DirState> = async (state, args, ctx, caller) =>
   return { events, reply: {} };
 };
 
-export const roleAccessDirectoryHandlers: Record<string, Handler<DirState>> = { roleAccessChanged };
+export const roleAccessDirectoryHandlers: DirHandlers<"roleAccessChanged"> = { roleAccessChanged };

@@ -1,4 +1,4 @@
-// Handlers of the per-realm channel directory (channel actor, key
+// Handlers of the per-realm channel directory (kind channelDirectory, key
 // "directory"): channel creation and settings, subscriptions and their
 // properties, and the channel lists. Calls go one way: this actor calls the
 // realm (`roster`, `publicInfo`) and the permissions module, which never
@@ -15,7 +15,7 @@ import {
 } from "../permissions/index.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmRef } from "../realm/index.ts";
-import type { ActorContext, Handler, Obj, OutEvent, Value } from "../types.ts";
+import type { ActorContext, Obj, OutEvent, Value } from "../types.ts";
 import {
   Turn,
   canAccessContent,
@@ -29,9 +29,6 @@ import {
   type RosterEntry,
 } from "./access.ts";
 import {
-  activeSubscriberIds,
-  mutedSubscriberIds,
-  pushOnSubscriberIds,
   formatChannel,
   formatSub,
   pickColor,
@@ -45,25 +42,28 @@ import { folderById } from "./folders.ts";
 import { accessChangeHandoffs } from "./user-access.ts";
 import {
   GROUP_SETTINGS,
+  activeSubscriberIds,
   applyDirFact as applyCopy,
   cloneDir,
   type Channel,
   type DirFact,
   type DirState,
   type GroupValue,
-  type Span,
   type Sub,
+  mutedSubscriberIds,
+  pushOnSubscriberIds,
   spansOf,
 } from "./state.ts";
+import type { ChannelDirectoryProtocol, DirHandler, DirHandlers } from "./protocol.ts";
+import type { Span } from "../spans.ts";
 import {
   checkChannelName,
   checkColor,
   checkDescription,
   checkRetention,
   checkTopicsPolicy,
-  optBool,
-  optStr,
 } from "./validate.ts";
+import type { ArgsOf } from "../protocol.ts";
 
 const NOBODY_GROUP = SYSTEM_GROUP_ID["role:nobody"];
 
@@ -101,8 +101,8 @@ export const NO_EVERYONE: ReadonlySet<string> = new Set([
   "can_subscribe_group",
 ]);
 
-function channelById(state: DirState, id: unknown): Channel {
-  const ch = typeof id === "number" ? state.channels[String(id)] : undefined;
+function channelById(state: DirState, id: number): Channel {
+  const ch = state.channels[String(id)];
   if (!ch) throw errors.invalidChannelId();
   return ch;
 }
@@ -128,9 +128,8 @@ function after(state: DirState, facts: Obj[]): DirState {
   return s;
 }
 
-function wantsRetention(args: Obj): boolean {
-  return args.message_retention_days !== undefined && args.message_retention_days !== null;
-}
+/** A new channel's settings as createChannel and subscribe take them (protocol.ts `creationArgs`). */
+type CreationArgs = ArgsOf<ChannelDirectoryProtocol, "createChannel" | "subscribe">;
 
 // ---- creation --------------------------------------------------------------
 
@@ -147,25 +146,30 @@ interface CreateOpts {
 }
 
 /** Shared checks of creation parameters (POST /channels/create and the legacy subscribe). */
-async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj, state: DirState): Promise<CreateOpts> {
-  const inviteOnly = optBool(args, "invite_only") ?? false;
-  const isWebPublic = optBool(args, "is_web_public") ?? false;
-  const isDefault = optBool(args, "is_default_stream") ?? false;
+async function checkCreateOpts(
+  t: Turn,
+  me: RosterEntry,
+  args: CreationArgs,
+  state: DirState,
+): Promise<CreateOpts> {
+  const inviteOnly = args.invite_only ?? false;
+  const isWebPublic = args.is_web_public ?? false;
+  const isDefault = args.is_default_stream ?? false;
   if (isWebPublic) {
-    const info = (await t.ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+    const info = await t.ctx.call(realmRef(t.realmId), "publicInfo", {});
     if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
   }
   await checkMayCreate(t, me, inviteOnly, isWebPublic);
   if (isDefault && !isAdmin(me.role)) throw errors.mustBeAdmin();
   if (isDefault && inviteOnly) throw errors.privateCannotBeDefault();
   let retentionDays: number | null = null;
-  if (wantsRetention(args)) {
-    retentionDays = checkRetention(args.message_retention_days!);
+  if (args.message_retention_days !== undefined) {
+    retentionDays = checkRetention(args.message_retention_days);
     if (me.role !== 100) throw errors.mustBeOwner();
   }
   const topicsPolicy = args.topics_policy === undefined ? "inherit" : checkTopicsPolicy(args.topics_policy);
   await checkMaySetTopicsPolicy(t, me, topicsPolicy);
-  const raw = (args.groups ?? {}) as Obj;
+  const raw = args.groups ?? {};
   const groups: Record<string, GroupValue> = {};
   for (const name of GROUP_SETTINGS) {
     if (raw[name] !== undefined) {
@@ -177,9 +181,9 @@ async function checkCreateOpts(t: Turn, me: RosterEntry, args: Obj, state: DirSt
       groups[name] = d === "creator" ? { direct_members: [me.userId], direct_subgroups: [] } : t.sys[d]!;
     }
   }
-  const historyPublic = optBool(args, "history_public_to_subscribers");
+  const historyPublic = args.history_public_to_subscribers;
   return {
-    description: checkDescription(optStr(args, "description") ?? ""),
+    description: checkDescription(args.description ?? ""),
     inviteOnly,
     isWebPublic,
     historyPublic,
@@ -317,13 +321,13 @@ function resolveUserIds(t: Turn, ids: number[]): RosterEntry[] {
 }
 
 /** POST /channels/create. */
-const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+const createChannel: DirHandler<"createChannel"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const name = checkChannelName(String(args.name ?? ""));
+  const name = checkChannelName(args.name);
   if (state.byName[name.toLowerCase()] !== undefined) throw errors.channelAlreadyExists(name);
   const opts = await checkCreateOpts(t, me, args, state);
-  const subscribers = resolveUserIds(t, (args.subscribers as number[] | undefined) ?? []);
+  const subscribers = resolveUserIds(t, args.subscribers ?? []);
   if (subscribers.some((u) => u.userId !== me.userId) && !(await mayAddOthers(t, me))) {
     throw errors.insufficientPermission();
   }
@@ -359,12 +363,16 @@ const createChannel: Handler<DirState> = async (state, args, ctx, caller) => {
 
 // ---- legacy subscribe (POST /users/me/subscriptions) ------------------------
 
-function resolvePrincipals(t: Turn, me: RosterEntry, principals: Value[] | undefined): RosterEntry[] {
+function resolvePrincipals(
+  t: Turn,
+  me: RosterEntry,
+  principals: (number | string)[] | undefined,
+): RosterEntry[] {
   if (principals === undefined) return [me];
   // Since FL 208 an unknown or deactivated principal is a 400 (Zulip's
   // bulk_access_users_by_*: every id is looked up before any is checked).
   const found = principals.map((p) =>
-    typeof p === "number" ? t.users.get(p) : t.byEmail.get(String(p).trim().toLowerCase()),
+    typeof p === "number" ? t.users.get(p) : t.byEmail.get(p.trim().toLowerCase()),
   );
   const users: RosterEntry[] = [];
   for (const u of found) {
@@ -390,14 +398,14 @@ async function maySubscribe(
   return !others && (await t.inGroup(ch.groups.can_subscribe_group!, me.userId));
 }
 
-const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
+export const subscribe: DirHandler<"subscribe"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const wanted = (args.subscriptions as { name: string; description?: string }[] | undefined) ?? [];
-  const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
+  const wanted = args.subscriptions ?? [];
+  const targets = resolvePrincipals(t, me, args.principals);
   const others = targets.some((u) => u.userId !== me.userId);
   const othersAllowed = others ? await mayAddOthers(t, me) : true;
-  const fatal = optBool(args, "authorization_errors_fatal") ?? true;
+  const fatal = args.authorization_errors_fatal ?? true;
 
   const facts: Obj[] = [];
   let s = cloneDir(state);
@@ -455,12 +463,9 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
     }
   }
   for (const ch of created) await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
-  const reply: Obj = { subscribed, already_subscribed: already };
-  if (!fatal) reply.unauthorized = unauthorized;
-  // For the gateway's announcement (stripped from the HTTP reply).
-  reply.created = created.map((ch) => ({ id: ch.id, name: ch.name }));
-  // For the gateway's new-subscription notices (stripped too): the humans
-  // someone else subscribed, to channels that existed before the request.
+  // For the gateway's new-subscription notices (stripped from the HTTP
+  // reply): the humans someone else subscribed, to channels that existed
+  // before the request.
   const noticeIds = new Map<number, number[]>();
   const isNew = new Set(created.map((ch) => ch.id));
   for (const a of added) {
@@ -470,7 +475,14 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
     if (s.channels[String(a.channelId)]?.isArchived) continue;
     (noticeIds.get(a.userId) ?? noticeIds.set(a.userId, []).get(a.userId)!).push(a.channelId);
   }
-  reply.notices = [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids }));
+  const reply = {
+    subscribed,
+    already_subscribed: already,
+    ...(fatal ? {} : { unauthorized }),
+    // For the gateway's announcement (stripped from the HTTP reply too).
+    created: created.map((ch) => ({ id: ch.id, name: ch.name })),
+    notices: [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids })),
+  };
   // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
   const events = subscriptionEvents(t, s, created, added);
   const handoffs = await accessChangeHandoffs(
@@ -484,11 +496,11 @@ const subscribe: Handler<DirState> = async (state, args, ctx, caller) => {
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------
 
-const unsubscribe: Handler<DirState> = async (state, args, ctx, caller) => {
+export const unsubscribe: DirHandler<"unsubscribe"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const names = (args.subscriptions as string[] | undefined) ?? [];
-  const targets = resolvePrincipals(t, me, args.principals as Value[] | undefined);
+  const names = args.subscriptions ?? [];
+  const targets = resolvePrincipals(t, me, args.principals);
   // Zulip's user_directly_controls_user: oneself and one's own bots are not "others".
   const others = targets.some((u) => u.userId !== me.userId && !(u.isBot && u.botOwnerId === me.userId));
   const channels: Channel[] = [];
@@ -579,7 +591,7 @@ function subsOf(
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
 }
 
-const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
+const mySubscriptions: DirHandler<"mySubscriptions"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   return {
@@ -590,17 +602,17 @@ const mySubscriptions: Handler<DirState> = async (state, args, ctx, caller) => {
 };
 
 /** GET /streams: the include_* filters (Zulip's get_streams_for_user). */
-const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+const listChannels: DirHandler<"listChannels"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const includeAll = optBool(args, "include_all") ?? false;
+  const includeAll = args.include_all ?? false;
   if (includeAll && !isAdmin(me.role)) throw errors.mustBeAdmin();
-  const includePublic = optBool(args, "include_public") ?? true;
-  const includeWebPublic = optBool(args, "include_web_public") ?? false;
-  const includeSubscribed = optBool(args, "include_subscribed") ?? true;
-  const excludeArchived = optBool(args, "exclude_archived") ?? true;
-  const includeDefault = optBool(args, "include_default") ?? false;
-  const includeCanAccess = optBool(args, "include_can_access_content") ?? false;
+  const includePublic = args.include_public ?? true;
+  const includeWebPublic = args.include_web_public ?? false;
+  const includeSubscribed = args.include_subscribed ?? true;
+  const excludeArchived = args.exclude_archived ?? true;
+  const includeDefault = args.include_default ?? false;
+  const includeCanAccess = args.include_can_access_content ?? false;
   const out: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
     if (excludeArchived && ch.isArchived) continue;
@@ -617,7 +629,7 @@ const listChannels: Handler<DirState> = async (state, args, ctx, caller) => {
   return { reply: { streams: out } };
 };
 
-const getChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+const getChannel: DirHandler<"getChannel"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
@@ -625,17 +637,17 @@ const getChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   return { reply: { stream: formatChannel(state, ch, t.sys) } };
 };
 
-const channelIdByName: Handler<DirState> = async (state, args, ctx, caller) => {
+const channelIdByName: DirHandler<"channelIdByName"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const name = String(args.stream ?? "");
+  const name = args.stream;
   const id = state.byName[name.trim().toLowerCase()];
   const ch = id === undefined ? undefined : state.channels[String(id)];
   if (!ch || !canSeeMetadata(state, ch, me, t)) throw errors.invalidChannelName(name);
   return { reply: { stream_id: ch.id } };
 };
 
-const members: Handler<DirState> = async (state, args, ctx, caller) => {
+const members: DirHandler<"members"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
@@ -653,17 +665,18 @@ function streamUpdate(ch: Channel, property: string, value: Value, extra: Obj = 
 const PRIVACY_ARGS = new Set(["stream_id", "is_private", "is_web_public", "history_public_to_subscribers"]);
 
 /** The update sets privacy and nothing else (group settings count only when sent). */
-function onlyPrivacy(args: Obj): boolean {
-  const keys = Object.keys(args).filter((k) => args[k] !== undefined);
-  const groups = (args.groups ?? {}) as Obj;
-  if (Object.values(groups).some((v) => v !== undefined)) return false;
+function onlyPrivacy(args: ArgsOf<ChannelDirectoryProtocol, "updateChannel">): boolean {
+  const keys = Object.entries(args)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
+  if (Object.values(args.groups ?? {}).some((v) => v !== undefined)) return false;
   return (
     keys.some((k) => k !== "stream_id" && PRIVACY_ARGS.has(k)) &&
     keys.every((k) => k === "groups" || PRIVACY_ARGS.has(k))
   );
 }
 
-const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+const updateChannel: DirHandler<"updateChannel"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
@@ -672,7 +685,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
 
   const changes: Obj = {};
   const events: { property: string; value: Value; extra?: Obj }[] = [];
-  const unarchive = optBool(args, "is_archived");
+  const unarchive = args.is_archived;
   if (unarchive === true) throw errors.badRequest("Invalid parameters");
   // An archived channel's privacy may change since FL 362; its other settings only once unarchived.
   if (ch.isArchived && unarchive !== false && !onlyPrivacy(args))
@@ -682,7 +695,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
     events.push({ property: "is_archived", value: false });
   }
 
-  if (typeof args.new_name === "string") {
+  if (args.new_name !== undefined) {
     const name = checkChannelName(args.new_name);
     const holder = state.byName[name.toLowerCase()];
     if (holder !== undefined && holder !== ch.id) throw errors.channelAlreadyExists(name);
@@ -691,7 +704,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
       events.push({ property: "name", value: name });
     }
   }
-  if (typeof args.description === "string") {
+  if (args.description !== undefined) {
     const d = checkDescription(args.description);
     if (d !== ch.description) {
       changes.description = d;
@@ -705,14 +718,14 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
   }
 
   // Privacy: is_private, is_web_public, history_public_to_subscribers together.
-  const isPrivate = optBool(args, "is_private");
-  const isWebPublic = optBool(args, "is_web_public");
-  const historyArg = optBool(args, "history_public_to_subscribers");
+  const isPrivate = args.is_private;
+  const isWebPublic = args.is_web_public;
+  const historyArg = args.history_public_to_subscribers;
   if (isPrivate !== undefined || isWebPublic !== undefined || historyArg !== undefined) {
     let inviteOnly = isPrivate ?? ch.inviteOnly;
     let webPublic = isWebPublic ?? ch.isWebPublic;
     if (isWebPublic === true) {
-      const info = (await ctx.call(realmRef(t.realmId), "publicInfo", {})) as Obj;
+      const info = await ctx.call(realmRef(t.realmId), "publicInfo", {});
       if (info.webPublicAccessEnabled !== true) throw errors.webPublicDisabled();
       if (me.role !== 100) throw errors.insufficientPermission();
       inviteOnly = false;
@@ -742,13 +755,13 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
     }
   }
 
-  const isDefault = optBool(args, "is_default_stream");
+  const isDefault = args.is_default_stream;
   if (isDefault !== undefined) {
     if (!isAdmin(me.role)) throw errors.mustBeAdmin();
     if (isDefault && (changes.inviteOnly ?? ch.inviteOnly)) throw errors.privateCannotBeDefault();
     if (isDefault !== ch.isDefault) changes.isDefault = isDefault;
   }
-  const dpn = optBool(args, "default_push_notifications");
+  const dpn = args.default_push_notifications;
   if (dpn !== undefined) {
     if (!isAdmin(me.role)) throw errors.mustBeAdmin();
     if (dpn !== ch.defaultPushNotifications) {
@@ -756,8 +769,8 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
       events.push({ property: "default_push_notifications", value: dpn });
     }
   }
-  if (wantsRetention(args)) {
-    const days = checkRetention(args.message_retention_days!);
+  if (args.message_retention_days !== undefined) {
+    const days = checkRetention(args.message_retention_days);
     if (me.role !== 100) throw errors.mustBeOwner();
     if (days !== ch.retentionDays) {
       changes.retentionDays = days;
@@ -780,7 +793,7 @@ const updateChannel: Handler<DirState> = async (state, args, ctx, caller) => {
       events.push({ property: "folder_id", value: folderId });
     }
   }
-  const rawGroups = (args.groups ?? {}) as Obj;
+  const rawGroups = args.groups ?? {};
   const groups = { ...ch.groups };
   let groupsChanged = false;
   for (const name of GROUP_SETTINGS) {
@@ -843,7 +856,7 @@ export function defaultStreamsEvent(t: Turn, s: DirState): OutEvent {
   };
 }
 
-const archiveChannel: Handler<DirState> = async (state, args, ctx, caller) => {
+const archiveChannel: DirHandler<"archiveChannel"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const ch = channelById(state, args.stream_id);
@@ -878,10 +891,10 @@ const SUB_PROPERTIES: Record<string, keyof Sub> = {
 };
 
 /** PATCH /users/me/subscriptions/{id} and POST /users/me/subscriptions/properties: [{stream_id, property, value}]. */
-const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => {
+const setSubProperties: DirHandler<"setSubProperties"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
-  const data = (args.data as { stream_id: number; property: string; value: Value }[] | undefined) ?? [];
+  const data = args.data;
   let s = cloneDir(state);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
@@ -917,14 +930,14 @@ const setSubProperties: Handler<DirState> = async (state, args, ctx, caller) => 
 // ---- /register ---------------------------------------------------------------
 
 /** subscriptions, unsubscribed, never_subscribed and streams for POST /register. */
-const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
+const registerState: DirHandler<"registerState"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId, state);
   const me = t.me(caller);
   const withSubscribers = subscriberMode(args.include_subscribers);
   // The archived_channels capability: archived channels stay in the
   // subscription lists (feature levels 315 and 362) and in `streams` (378),
   // marked is_archived; other clients see active channels only.
-  const withArchived = optBool(args, "archived_channels") ?? false;
+  const withArchived = args.archived_channels ?? false;
   const never: Obj[] = [];
   const streams: Obj[] = [];
   for (const ch of Object.values(state.channels)) {
@@ -949,25 +962,9 @@ const registerState: Handler<DirState> = async (state, args, ctx, caller) => {
 };
 
 /** Internal ({} -> {ids}): every channel's id, archived ones too (`manage migrate`). */
-const allChannelIds: Handler<DirState> = (state, _args, _ctx, caller) => {
+const allChannelIds: DirHandler<"allChannelIds"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   return { reply: { ids: Object.values(state.channels).map((ch) => ch.id) } };
-};
-
-export const directoryHandlers: Record<string, Handler<DirState>> = {
-  allChannelIds,
-  createChannel,
-  subscribe,
-  unsubscribe,
-  mySubscriptions,
-  listChannels,
-  getChannel,
-  channelIdByName,
-  members,
-  updateChannel,
-  archiveChannel,
-  setSubProperties,
-  registerState,
 };
 
 // ---- leaf reads for conversation actors (no roster, no calls) ---------------
@@ -976,12 +973,10 @@ export const directoryHandlers: Record<string, Handler<DirState>> = {
  * What a channel's conversation actor needs to accept, show or change a
  * message: the channel's settings and current subscribers.
  */
-const sendContext: Handler<DirState> = async (state, args, ctx) => {
+const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
   if (!ch)
-    throw args.forSend === true
-      ? errors.channelIdDoesNotExist(Number(args.stream_id))
-      : errors.invalidChannelId();
+    throw args.forSend === true ? errors.channelIdDoesNotExist(args.stream_id) : errors.invalidChannelId();
   // The first send after an upgrade: subscriptions from before spans get
   // their cut before this message takes its id (see Channel.legacyCut).
   const facts =
@@ -992,7 +987,7 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
   return {
     ...(facts ? { facts } : {}),
     reply: {
-      ...(viaGroups ? { content_access_user: args.userId as number } : {}),
+      ...(viaGroups ? { content_access_user: args.userId } : {}),
       stream_id: ch.id,
       name: ch.name,
       invite_only: ch.inviteOnly,
@@ -1002,7 +997,7 @@ const sendContext: Handler<DirState> = async (state, args, ctx) => {
       topics_policy: ch.topicsPolicy,
       recently_active: ch.isRecentlyActive ?? true,
       last_message_day: ch.lastMessageDay ?? null,
-      groups: structuredClone(ch.groups) as unknown as Obj,
+      groups: structuredClone(ch.groups),
       subscribers: activeSubscriberIds(state, ch.id),
       // Who muted the channel: the sender's automatic topic policies (FL 214).
       muted_by: mutedSubscriberIds(state, ch.id),
@@ -1023,9 +1018,9 @@ export async function contentAccessViaGroups(
   ctx: ActorContext,
   state: DirState,
   ch: Channel,
-  userId: unknown,
+  userId: number | undefined,
 ): Promise<boolean> {
-  if (typeof userId !== "number" || !ch.inviteOnly || ch.isWebPublic) return false;
+  if (userId === undefined || !ch.inviteOnly || ch.isWebPublic) return false;
   if (state.subs[String(ch.id)]?.[String(userId)]?.active) return false;
   for (const name of ["can_add_subscribers_group", "can_subscribe_group"]) {
     const v = ch.groups[name];
@@ -1037,9 +1032,9 @@ export async function contentAccessViaGroups(
 }
 
 /** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */
-const lookupNames: Handler<DirState> = (state, args) => {
-  const out: Obj = dict();
-  for (const raw of (args.names as string[] | undefined) ?? []) {
+const lookupNames: DirHandler<"lookupNames"> = (state, args) => {
+  const out = dict<[number, string]>();
+  for (const raw of args.names ?? []) {
     const id = state.byName[raw.trim().toLowerCase()];
     const ch = id === undefined ? undefined : state.channels[String(id)];
     if (ch && !ch.isArchived) out[raw.trim().toLowerCase()] = [ch.id, ch.name];
@@ -1048,25 +1043,19 @@ const lookupNames: Handler<DirState> = (state, args) => {
 };
 
 /** Every live channel name -> [id, name] (markdown channel links). */
-const allNames: Handler<DirState> = (state) => {
-  const out: Obj = dict();
+const allNames: DirHandler<"allNames"> = (state) => {
+  const out = dict<[number, string]>();
   for (const ch of Object.values(state.channels))
     if (!ch.isArchived) out[ch.name.toLowerCase()] = [ch.id, ch.name];
   return { reply: out };
 };
 
-directoryHandlers.sendContext = sendContext;
-directoryHandlers.lookupNames = lookupNames;
-directoryHandlers.allNames = allNames;
-
 /** A leaf access check for other actors: may this user read the channel's content? */
-const contentAccess: Handler<DirState> = (state, args) => {
+const contentAccess: DirHandler<"contentAccess"> = (state, args) => {
   const ch = state.channels[String(args.stream_id)];
-  if (!ch || ch.isArchived) return { reply: { ok: false } as Obj };
-  const u = { userId: Number(args.userId), role: Number(args.role) } as RosterEntry;
-  return { reply: { ok: canAccessContent(state, ch, u), name: ch.name } };
+  if (!ch || ch.isArchived) return { reply: { ok: false } };
+  return { reply: { ok: canAccessContent(state, ch, args), name: ch.name } };
 };
-directoryHandlers.contentAccess = contentAccess;
 
 /**
  * A leaf read for the gateway's narrow planner, about the caller: channels
@@ -1076,9 +1065,9 @@ directoryHandlers.contentAccess = contentAccess;
  * their subscriptions (marking unread is limited to those); and the
  * archived channels (channels:archived).
  */
-const narrowContext: Handler<DirState> = async (state, _args, ctx, caller) => {
+const narrowContext: DirHandler<"narrowContext"> = async (state, _args, ctx, caller) => {
   if (!caller) throw errors.accessDenied();
-  const u = { userId: caller.userId, role: caller.role } as RosterEntry;
+  const u = caller;
   const muted: number[] = [];
   const publicIds: number[] = [];
   const webPublic: number[] = [];
@@ -1111,23 +1100,63 @@ const narrowContext: Handler<DirState> = async (state, _args, ctx, caller) => {
       archived,
       readable,
       subscribed,
-      spans: spans as unknown as Obj,
+      spans,
     },
   };
 };
-directoryHandlers.narrowContext = narrowContext;
 
 /**
  * The channels each of `user_ids` is subscribed to: {"<user id>": [channel id]}.
  * Internal (not in `external`): the event router's index of which channels
  * the users with queues on a shard are subscribed to (cluster/event-router.ts).
  */
-const subscribedChannels: Handler<DirState> = (state, args) => {
-  const want = new Set(((args.user_ids as number[] | undefined) ?? []).map(String));
-  const out: Obj = dict();
+const subscribedChannels: DirHandler<"subscribedChannels"> = (state, args) => {
+  const want = new Set(args.user_ids.map(String));
+  const out = dict<number[]>();
   for (const uid of want) out[uid] = [];
   for (const [channelId, subs] of Object.entries(state.subs))
-    for (const uid of want) if (subs[uid]?.active) (out[uid] as number[]).push(Number(channelId));
+    for (const uid of want) if (subs[uid]?.active) out[uid]!.push(Number(channelId));
   return { reply: out };
 };
-directoryHandlers.subscribedChannels = subscribedChannels;
+
+export const directoryHandlers: DirHandlers<
+  | "allChannelIds"
+  | "createChannel"
+  | "subscribe"
+  | "unsubscribe"
+  | "mySubscriptions"
+  | "listChannels"
+  | "getChannel"
+  | "channelIdByName"
+  | "members"
+  | "updateChannel"
+  | "archiveChannel"
+  | "setSubProperties"
+  | "registerState"
+  | "sendContext"
+  | "lookupNames"
+  | "allNames"
+  | "contentAccess"
+  | "narrowContext"
+  | "subscribedChannels"
+> = {
+  allChannelIds,
+  createChannel,
+  subscribe,
+  unsubscribe,
+  mySubscriptions,
+  listChannels,
+  getChannel,
+  channelIdByName,
+  members,
+  updateChannel,
+  archiveChannel,
+  setSubProperties,
+  registerState,
+  sendContext,
+  lookupNames,
+  allNames,
+  contentAccess,
+  narrowContext,
+  subscribedChannels,
+};

@@ -1,12 +1,23 @@
-// Handlers of the realm directory (ref {kind "realm", realm 0, key
-// "directory"}): which organization a Host header means, and creating
-// organizations (server bootstrap and the manage CLI).
+// Handlers of the realm directory (kind "realmDirectory", realm 0, key
+// "directory"): which organization a Host header means, and creating
+// organizations (server bootstrap and the manage CLI). It calls each new
+// organization's realm actor; realm actors never call it.
 
 import { errors } from "../errors.ts";
-import type { ActorContext, Caller, Decision, Handler, Obj } from "../types.ts";
-import { argString, optBool, optString } from "../user/index.ts";
-import { realmRef } from "./refs.ts";
+import {
+  handlersOf,
+  type ArgsOf,
+  type DecisionOf,
+  type HandlerOf,
+  type MethodOf,
+  type ReplyOf,
+} from "../protocol.ts";
+import { realmRef } from "../addresses.ts";
+import type { ActorContext, Caller, Obj } from "../types.ts";
+import type { RealmDirectoryProtocol } from "./protocol.ts";
 import type { DirectoryFact, DirectoryState } from "./state.ts";
+
+type H<M extends MethodOf<RealmDirectoryProtocol>> = HandlerOf<DirectoryState, RealmDirectoryProtocol, M>;
 
 function fact(f: DirectoryFact): Obj {
   return f as unknown as Obj;
@@ -28,8 +39,8 @@ const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
  * that one. Anything else is Zulip's unknown subdomain: a request must not
  * land in some organization just because its Host matched none.
  */
-const resolveHost: Handler<DirectoryState> = (state, args) => {
-  const host = argString(args, "host").toLowerCase();
+const resolveHost: H<"resolveHost"> = (state, args) => {
+  const host = args.host.toLowerCase();
   let realmId: number | undefined = state.hosts[host];
   if (realmId === undefined && LOOPBACK_HOSTS.includes(host)) {
     for (const name of LOOPBACK_HOSTS) {
@@ -37,20 +48,18 @@ const resolveHost: Handler<DirectoryState> = (state, args) => {
       if (realmId !== undefined) break;
     }
   }
-  if (realmId === undefined && optBool(args, "single") === true && state.defaultRealmId !== null) {
+  if (realmId === undefined && args.single === true && state.defaultRealmId !== null) {
     if (Object.keys(state.realms).length === 1) realmId = state.defaultRealmId;
   }
   if (realmId === undefined) throw errors.invalidSubdomain();
   return { reply: { realmId } };
 };
 
-const registerRealm: Handler<DirectoryState> = (state, args, _ctx, caller) => {
+const registerRealm: H<"registerRealm"> = (state, args, _ctx, caller) => {
   requireInternal(caller);
   const realmId = args.realmId;
-  if (typeof realmId !== "number" || !Number.isInteger(realmId) || realmId <= 0) {
-    throw errors.notInteger("realmId");
-  }
-  const host = argString(args, "host").toLowerCase();
+  if (!Number.isInteger(realmId) || realmId <= 0) throw errors.notInteger("realmId");
+  const host = args.host.toLowerCase();
   const holder = state.hosts[host];
   if (holder === realmId) return { reply: { realmId } };
   if (holder !== undefined) throw errors.realmHostInUse(host);
@@ -58,11 +67,13 @@ const registerRealm: Handler<DirectoryState> = (state, args, _ctx, caller) => {
 };
 
 /** Every realm as [{realmId, host}], oldest (the default) first. */
-const listRealms: Handler<DirectoryState> = (state) => ({
+const listRealms: H<"listRealms"> = (state) => ({
   reply: Object.values(state.realms)
     .sort((a, b) => a.realmId - b.realmId)
     .map((r) => ({ realmId: r.realmId, host: r.host })),
 });
+
+type NewRealmArgs = ArgsOf<RealmDirectoryProtocol, "createRealm">;
 
 /**
  * Allocate a realm id, have the realm actor create itself and its owner,
@@ -70,18 +81,22 @@ const listRealms: Handler<DirectoryState> = (state) => ({
  * retry allocates a new id; the first realm is never registered, so no
  * host leads to it.
  */
-async function createRealmFlow(state: DirectoryState, args: Obj, ctx: ActorContext): Promise<Decision> {
-  const host = argString(args, "host").toLowerCase();
+async function createRealmFlow(
+  state: DirectoryState,
+  args: NewRealmArgs,
+  ctx: ActorContext,
+): Promise<DecisionOf<ReplyOf<RealmDirectoryProtocol, "createRealm">>> {
+  const host = args.host.toLowerCase();
   if (state.hosts[host] !== undefined) throw errors.realmHostInUse(host);
   const realmId = await ctx.nextId("realm");
-  const created = (await ctx.call(realmRef(realmId), "create", {
-    name: argString(args, "realmName"),
-    description: optString(args, "description") ?? "",
+  const created = await ctx.call(realmRef(realmId), "create", {
+    name: args.realmName,
+    description: args.description ?? "",
     host,
-    ownerEmail: argString(args, "ownerEmail"),
-    ownerPassword: argString(args, "ownerPassword"),
-    ownerName: argString(args, "ownerName"),
-  })) as { userId: number; apiKey: string };
+    ownerEmail: args.ownerEmail,
+    ownerPassword: args.ownerPassword,
+    ownerName: args.ownerName,
+  });
   return {
     facts: [fact({ type: "realmRegistered", realmId, host })],
     reply: { realmId, userId: created.userId, apiKey: created.apiKey, created: true },
@@ -89,27 +104,24 @@ async function createRealmFlow(state: DirectoryState, args: Obj, ctx: ActorConte
 }
 
 /** Server start: create the first realm unless one exists (idempotent). */
-const bootstrap: Handler<DirectoryState> = async (state, args, ctx, caller) => {
+const bootstrap: H<"bootstrap"> = async (state, args, ctx, caller) => {
   requireInternal(caller);
   if (state.defaultRealmId === null) return createRealmFlow(state, args, ctx);
   const realmId = state.defaultRealmId;
-  const owner = (await ctx.call(realmRef(realmId), "apiKey", { email: argString(args, "ownerEmail") })) as {
-    userId: number;
-    apiKey: string;
-  } | null;
+  const owner = await ctx.call(realmRef(realmId), "apiKey", { email: args.ownerEmail });
   return { reply: { realmId, userId: owner?.userId ?? null, apiKey: owner?.apiKey ?? null, created: false } };
 };
 
 /** CLI: always a new realm. */
-const createRealm: Handler<DirectoryState> = (state, args, ctx, caller) => {
+const createRealm: H<"createRealm"> = (state, args, ctx, caller) => {
   requireInternal(caller);
   return createRealmFlow(state, args, ctx);
 };
 
-export const directoryHandlers: Record<string, Handler<DirectoryState>> = {
+export const realmDirectoryHandlers = handlersOf<DirectoryState, RealmDirectoryProtocol>()({
   resolveHost,
   registerRealm,
   listRealms,
   bootstrap,
   createRealm,
-};
+});

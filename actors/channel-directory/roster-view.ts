@@ -1,5 +1,5 @@
-// This process's copy of each realm's roster, for the actors of the channel
-// kind. A send used to fetch (and the realm to serialize) every user of the
+// This process's copy of each realm's roster, for the channel kinds'
+// actors: a rendering's mentions and linkifiers, a send's recipients. A send used to fetch (and the realm to serialize) every user of the
 // organization, so a 1-subscriber channel got slower as the organization
 // grew. The realm now tells a caller holding a copy only the entries that
 // changed since (actors/realm/roster-handlers.ts, RosterLog), and the copy
@@ -11,8 +11,24 @@
 // whole roster replaces the copy with a new object, so a turn holding the
 // old one keeps a consistent view.
 
-import type { RosterEntry } from "./access.ts";
-import type { Mentions, MentionTarget } from "./markdown.ts";
+import { realmRef } from "../realm/index.ts";
+import type { ActorContext, Obj } from "../types.ts";
+import type { Mentions, MentionTarget, RenderEnv } from "../markdown/index.ts";
+
+/** A user as the realm's `roster` lists them. */
+export interface RosterEntry {
+  userId: number;
+  email: string;
+  role: number;
+  isBot: boolean;
+  /** A bot's owner (absent in copies made before the roster carried it). */
+  botOwnerId?: number | null;
+  isActive: boolean;
+  fullName: string;
+  avatarVersion: number;
+  /** "J": a Jdenticon avatar; absent: a gravatar. */
+  avatarSource?: "J";
+}
 
 export interface RosterView {
   epoch: string;
@@ -109,4 +125,54 @@ export function applyRoster(realmId: number, r: RosterReply): RosterView | undef
   }
   cur.version = version;
   return cur;
+}
+
+type Linkifiers = RenderEnv["linkifiers"];
+/**
+ * For a send, also the realm's send view (actors/realm/send-prefs.ts):
+ * mutes, alert words and who has a queue watching public channels (all_public_streams, narrows).
+ */
+interface SendPrefs {
+  mutedBy?: number[];
+  alertStamp?: string;
+  alertWords?: Record<string, string[]>;
+  allPublic?: number[];
+}
+export interface Roster {
+  get(userId: number): RosterEntry | undefined;
+  linkifiers: Linkifiers;
+  prefs: SendPrefs;
+  mentions: Mentions;
+  /** The realm's topics_policy, for channels that inherit it. */
+  topicsPolicy: string;
+}
+
+/**
+ * The realm's users (this process's copy, brought up to date: see
+ * above), its linkifiers, and for a send (args `sender`) the sender's
+ * send preferences. The map is shared: read it, never change it.
+ */
+export async function roster(ctx: ActorContext, realmId: number, args: Obj = {}): Promise<Roster> {
+  const since = rosterSince(realmId);
+  const ask = async (withSince: boolean) =>
+    (await ctx.call(
+      realmRef(realmId),
+      "roster",
+      withSince && since ? { ...args, since } : args,
+    )) as unknown as {
+      linkifiers?: Linkifiers;
+      topicsPolicy?: string;
+    } & RosterReply &
+      SendPrefs;
+  let r = await ask(true);
+  let view = applyRoster(realmId, r);
+  if (!view) view = applyRoster(realmId, (r = await ask(false)))!;
+  const users = view.users;
+  return {
+    get: (userId) => users.get(userId),
+    linkifiers: r.linkifiers ?? [],
+    prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
+    mentions: view.mentions,
+    topicsPolicy: r.topicsPolicy ?? "allow_empty_topic",
+  };
 }

@@ -4,17 +4,11 @@
 
 import { errors } from "../errors.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
-import type { Handler, Obj } from "../types.ts";
+import type { Obj } from "../types.ts";
 import { Turn, canAccessContent, isGuest, isSubscribed } from "./access.ts";
-import { newSub, subscriptionEvents } from "./directory-handlers.ts";
-import { applyDirFact, cloneDir, type DirState } from "./state.ts";
-
-function idList(args: Obj, name: string): number[] {
-  const v = args[name] ?? [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== "number" || !Number.isSafeInteger(x)))
-    throw errors.notList(name);
-  return [...new Set(v as number[])];
-}
+import { newSub, subscriptionEvents } from "./handlers.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
+import { applyDirFact, cloneDir } from "./state.ts";
 
 /**
  * POST /invites and /invites/multiuse: Zulip's access_streams_for_invite.
@@ -22,10 +16,10 @@ function idList(args: Obj, name: string): number[] {
  * ... No invites were sent."), and the inviter must be allowed to add
  * subscribers to those that are not default channels.
  */
-const checkInviteChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+const checkInviteChannels: DirHandler<"checkInviteChannels"> = async (state, args, ctx, caller) => {
   const t = await Turn.load(ctx, state.realmId);
   const me = t.me(caller);
-  const ids = idList(args, "stream_ids");
+  const ids = [...new Set(args.stream_ids)];
   const channels = ids.map((id) => {
     const ch = state.channels[String(id)];
     if (!ch || ch.isArchived || !canAccessContent(state, ch, me)) throw errors.inviteInvalidChannel(id);
@@ -48,12 +42,12 @@ const checkInviteChannels: Handler<DirState> = async (state, args, ctx, caller) 
  * user to its channels (those still there) and, when it says so, the
  * realm's default channels. Idempotent: a channel already joined is skipped.
  */
-const joinInvitedChannels: Handler<DirState> = async (state, args, ctx, caller) => {
+const joinInvitedChannels: DirHandler<"joinInvitedChannels"> = async (state, args, ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const t = await Turn.load(ctx, state.realmId);
-  const target = typeof args.user_id === "number" ? t.users.get(args.user_id) : undefined;
+  const target = t.users.get(args.user_id);
   if (!target || !target.isActive || target.isBot) return { reply: { stream_ids: [] } };
-  const wanted = new Set(idList(args, "stream_ids"));
+  const wanted = new Set(args.stream_ids);
   if (args.include_defaults === true)
     for (const ch of Object.values(state.channels)) if (ch.isDefault) wanted.add(ch.id);
   let s = cloneDir(state);
@@ -80,7 +74,7 @@ const joinInvitedChannels: Handler<DirState> = async (state, args, ctx, caller) 
   };
 };
 
-export const inviteDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const inviteDirectoryHandlers: DirHandlers<"checkInviteChannels" | "joinInvitedChannels"> = {
   checkInviteChannels,
   joinInvitedChannels,
 };

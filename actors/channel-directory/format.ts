@@ -2,8 +2,8 @@
 // documentation: the channel object, the subscription add event, https://zulip.com/api/get-subscriptions).
 
 import type { Obj, Value } from "../types.ts";
-import { renderMarkdown } from "./markdown.ts";
-import type { Channel, DirState, GroupValue, Sub } from "./state.ts";
+import { renderMarkdown } from "../markdown/index.ts";
+import { activeSubscriberIds, type Channel, type DirState, type GroupValue, type Sub } from "./state.ts";
 
 /** System group ids by name ("role:everyone"...), resolved once per turn. */
 export type SystemGroups = Record<string, number>;
@@ -26,71 +26,6 @@ function streamPostPolicy(ch: Channel, sys: SystemGroups): number {
   if (v === sys["role:fullmembers"]) return 3;
   if (v === sys["role:moderators"]) return 4;
   return 1;
-}
-
-/**
- * A channel's active subscribers, ascending, and the two subsets every send
- * reads (who muted the channel, who turned its push notifications on). Every
- * send asks for them, so they are computed in one pass and kept per
- * subscription record until a subscription of the channel changes
- * (`forgetSubscribers`, called by applyDirFact); they are frozen, since
- * callers share them.
- */
-interface SubscriberLists {
-  all: readonly number[];
-  muted: readonly number[];
-  pushOn: readonly number[];
-}
-const subscriberLists = new WeakMap<object, SubscriberLists>();
-const NO_SUBSCRIBERS: SubscriberLists = Object.freeze({
-  all: Object.freeze([]),
-  muted: Object.freeze([]),
-  pushOn: Object.freeze([]),
-});
-
-function subscriberListsOf(state: DirState, channelId: number): SubscriberLists {
-  const subs = state.subs[String(channelId)];
-  if (!subs) return NO_SUBSCRIBERS;
-  let lists = subscriberLists.get(subs);
-  if (!lists) {
-    const all: number[] = [];
-    const muted: number[] = [];
-    const pushOn: number[] = [];
-    for (const [id, sub] of Object.entries(subs)) {
-      if (!sub.active) continue;
-      const n = Number(id);
-      all.push(n);
-      if (sub.isMuted) muted.push(n);
-      if (sub.pushNotifications === true) pushOn.push(n);
-    }
-    const asc = (a: number, b: number) => a - b;
-    lists = Object.freeze({
-      all: Object.freeze(all.sort(asc)),
-      muted: Object.freeze(muted.sort(asc)),
-      pushOn: Object.freeze(pushOn.sort(asc)),
-    });
-    subscriberLists.set(subs, lists);
-  }
-  return lists;
-}
-
-export function activeSubscriberIds(state: DirState, channelId: number): number[] {
-  return subscriberListsOf(state, channelId).all as number[];
-}
-
-/** The active subscribers who muted the channel, ascending (shared, frozen). */
-export function mutedSubscriberIds(state: DirState, channelId: number): number[] {
-  return subscriberListsOf(state, channelId).muted as number[];
-}
-
-/** The active subscribers with the channel's push notifications on, ascending (shared, frozen). */
-export function pushOnSubscriberIds(state: DirState, channelId: number): number[] {
-  return subscriberListsOf(state, channelId).pushOn as number[];
-}
-
-/** A subscription of the channel whose record this is changed: recompute its lists. */
-export function forgetSubscribers(subs: object | undefined): void {
-  if (subs) subscriberLists.delete(subs);
 }
 
 export function formatChannel(state: DirState, ch: Channel, sys: SystemGroups): Obj {

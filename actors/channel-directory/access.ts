@@ -6,24 +6,12 @@ import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { realmRef } from "../realm/index.ts";
+import type { RosterEntry } from "./roster-view.ts";
 import type { ActorContext, Caller } from "../types.ts";
-import { activeSubscriberIds, type SystemGroups } from "./format.ts";
-import { receivedIds } from "./received.ts";
-import type { Channel, DirState, GroupValue } from "./state.ts";
+import type { SystemGroups } from "./format.ts";
+import { activeSubscriberIds, type Channel, type DirState, type GroupValue } from "./state.ts";
 
-export interface RosterEntry {
-  userId: number;
-  email: string;
-  role: number;
-  isBot: boolean;
-  /** A bot's owner (absent in copies made before the roster carried it). */
-  botOwnerId?: number | null;
-  isActive: boolean;
-  fullName: string;
-  avatarVersion: number;
-  /** "J": a Jdenticon avatar; absent: a gravatar. */
-  avatarSource?: "J";
-}
+export type { RosterEntry } from "./roster-view.ts";
 
 const SYSTEM_GROUP_NAMES = [
   "role:nobody",
@@ -111,10 +99,11 @@ export class Turn {
   }
 
   private static async loadRoster(ctx: ActorContext, realmId: number): Promise<Turn> {
-    const r = (await ctx.call(realmRef(realmId), "roster", {})) as unknown as { users: RosterEntry[] };
+    // Asked without `since`: every user.
+    const r = await ctx.call(realmRef(realmId), "roster", {});
     const users = new Map<number, RosterEntry>();
     const byEmail = new Map<string, RosterEntry>();
-    for (const u of r.users) {
+    for (const u of r.users ?? []) {
       users.set(u.userId, u);
       byEmail.set(u.email.toLowerCase(), u);
     }
@@ -158,7 +147,7 @@ export function canSeeMetadata(state: DirState, ch: Channel, u: RosterEntry, t?:
 }
 
 /** Content access (messages, subscriber list): subscribers, or a public channel for non-guests. */
-export function canAccessContent(state: DirState, ch: Channel, u: RosterEntry): boolean {
+export function canAccessContent(state: DirState, ch: Channel, u: { userId: number; role: number }): boolean {
   if (isSubscribed(state, ch, u.userId) || ch.isWebPublic) return true;
   return !ch.inviteOnly && !isGuest(u.role);
 }
@@ -173,26 +162,6 @@ export function historyProtected(ch: {
   history_public_to_subscribers: boolean;
 }): boolean {
   return ch.invite_only && !ch.history_public_to_subscribers;
-}
-
-/**
- * Those of `ids` (messages of conversation `conv`, a channel the user has
- * content access to) the user may read: all of them, or in a channel with
- * protected history only those the user received (Zulip's
- * bulk_access_stream_messages_query). Order kept. One call to the user
- * actor (a leaf), visiting only `ids`.
- */
-export async function accessibleIds(
-  ctx: ActorContext,
-  realmId: number,
-  userId: number,
-  conv: string,
-  isProtected: boolean,
-  ids: readonly number[],
-): Promise<number[]> {
-  if (!isProtected || !ids.length) return [...ids];
-  const got = await receivedIds(ctx, realmId, conv, userId, ids);
-  return ids.filter((id) => got.has(id));
 }
 
 /** Organization administrators and members of can_administer_channel_group. */

@@ -5,9 +5,9 @@
 // names the content may mention; the renderer (markdown.ts) does the rest.
 
 import { errors } from "../errors.ts";
-import { groupDirectoryRef } from "../group/refs.ts";
+import { groupDirectoryRef } from "../addresses.ts";
 import type { ActorContext, Obj } from "../types.ts";
-import type { MentionGroup, RenderEnv } from "./markdown.ts";
+import type { MentionGroup, RenderEnv } from "../markdown/index.ts";
 
 /** Distinct group names a message is looked up for. */
 const MAX_GROUPS = 100;

@@ -2,7 +2,7 @@
 // zerver/views/streams.py).
 
 import { errors } from "../errors.ts";
-import type { Obj, Value } from "../types.ts";
+import type { Value } from "../types.ts";
 import { TOPICS_POLICIES } from "./state.ts";
 
 export const MAX_NAME_LENGTH = 60;
@@ -53,16 +53,6 @@ export function checkRetention(v: Value): number | null {
 export function checkTopicsPolicy(v: Value): string {
   if (typeof v !== "string" || !TOPICS_POLICIES.includes(v)) throw errors.invalid("topics_policy");
   return v;
-}
-
-export function optBool(args: Obj, name: string): boolean | undefined {
-  const v = args[name];
-  return typeof v === "boolean" ? v : undefined;
-}
-
-export function optStr(args: Obj, name: string): string | undefined {
-  const v = args[name];
-  return typeof v === "string" ? v : undefined;
 }
 
 /** A colour as Zulip's check_color: #rgb or #rrggbb. */

@@ -12,11 +12,11 @@ import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
 import { realmRef } from "../realm/index.ts";
 import { userRef } from "../user/index.ts";
 import type { TypedCall } from "../protocol.ts";
-import type { Caller, Handler, Obj, OutEvent } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import { channelDirectoryRef } from "./refs.ts";
 import type { Turn } from "./access.ts";
-import { activeSubscriberIds } from "./format.ts";
-import type { DirState } from "./state.ts";
+import type { DirHandler, DirHandlers } from "./protocol.ts";
+import { activeSubscriberIds, type DirState } from "./state.ts";
 
 const ROLE_GUEST = 600;
 
@@ -24,7 +24,7 @@ const ROLE_GUEST = 600;
  * Whether the realm restricts guests at all: the setting allows only
  * role:everyone and role:members, and guests are in the first only.
  */
-export async function guestsRestricted(ctx: Parameters<Handler<DirState>>[2], realmId: number) {
+export async function guestsRestricted(ctx: ActorContext, realmId: number) {
   const value = await realmGroupSetting(ctx, realmId, "can_access_all_users_group");
   return value !== SYSTEM_GROUP_ID["role:everyone"];
 }
@@ -49,14 +49,11 @@ export function channelPeers(state: DirState, userId: number): number[] {
  * `{all: false, channel_peers}`. A non-guest answers at once, without any
  * call (the common case).
  */
-const accessibleUsers: Handler<DirState> = async (state, _args, ctx, caller) => {
+const accessibleUsers: DirHandler<"accessibleUsers"> = async (state, _args, ctx, caller) => {
   if (!caller || caller.realmId !== state.realmId) throw errors.accessDenied();
-  const reply: Obj = { all: true };
-  if (caller.role === ROLE_GUEST && (await guestsRestricted(ctx, state.realmId))) {
-    reply.all = false;
-    reply.channel_peers = channelPeers(state, caller.userId);
-  }
-  return { reply };
+  if (caller.role === ROLE_GUEST && (await guestsRestricted(ctx, state.realmId)))
+    return { reply: { all: false, channel_peers: channelPeers(state, caller.userId) } };
+  return { reply: { all: true } };
 };
 
 /**
@@ -107,21 +104,18 @@ export async function accessChangeHandoffs(
  * realm_user add with the user as the guest may see them, or remove with the
  * "Unknown user" placeholder. Internal.
  */
-const emitAccessChanges: Handler<DirState> = async (state, args, ctx, caller) => {
+const emitAccessChanges: DirHandler<"emitAccessChanges"> = async (state, args, ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const events: OutEvent[] = [];
-  for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
-    const g = Number(item.guest);
-    const gained = Array.isArray(item.gained) ? (item.gained as number[]) : [];
-    const lost = Array.isArray(item.lost) ? (item.lost as number[]) : [];
+  for (const { guest: g, gained, lost } of args.items) {
     if (gained.length) {
       const viewer: Caller = { realmId: state.realmId, userId: g, role: ROLE_GUEST, isBot: false };
-      const { members } = (await ctx.call(
+      const { members } = await ctx.call(
         realmRef(state.realmId),
         "getMembers",
         { userIds: gained, clientGravatar: false, includeCustomProfileFields: true },
         viewer,
-      )) as { members: Obj[] };
+      );
       for (const person of members)
         events.push({ event: { type: "realm_user", op: "add", person }, userIds: [g] });
     }
@@ -139,39 +133,46 @@ const emitAccessChanges: Handler<DirState> = async (state, args, ctx, caller) =>
  * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
  * its candidate guests who share a channel with its subject.
  */
-const relayToAccessors: Handler<DirState> = (state, args, _ctx, caller) => {
+const relayToAccessors: DirHandler<"relayToAccessors"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();
   const events: OutEvent[] = [];
-  for (const item of Array.isArray(args.items) ? (args.items as Obj[]) : []) {
-    const peers = new Set(channelPeers(state, Number(item.subjectId)));
+  for (const item of args.items) {
+    const peers = new Set(channelPeers(state, item.subjectId));
     // Guests who share a direct-message conversation with the subject (the node asked them).
-    for (const id of Array.isArray(item.dmPeers) ? (item.dmPeers as number[]) : []) peers.add(id);
-    const candidates = Array.isArray(item.candidates) ? (item.candidates as number[]) : [];
-    const userIds = candidates.filter((id) => peers.has(id));
-    if (userIds.length) events.push({ event: item.event as Obj, userIds });
-    const strangers = candidates.filter((id) => !peers.has(id));
-    const others = Array.isArray(item.others) ? (item.others as Obj[]) : [];
-    if (strangers.length) for (const event of others) events.push({ event, userIds: strangers });
+    for (const id of item.dmPeers) peers.add(id);
+    const userIds = item.candidates.filter((id) => peers.has(id));
+    if (userIds.length) events.push({ event: item.event, userIds });
+    const strangers = item.candidates.filter((id) => !peers.has(id));
+    if (strangers.length) for (const event of item.others ?? []) events.push({ event, userIds: strangers });
   }
   return { events, reply: {} };
 };
 
-export const userAccessDirectoryHandlers: Record<string, Handler<DirState>> = {
+export const userAccessDirectoryHandlers: DirHandlers<
+  "accessibleUsers" | "relayToAccessors" | "emitAccessChanges"
+> = {
   accessibleUsers,
   relayToAccessors,
   emitAccessChanges,
 };
 
+/** A hand-off's list of user ids (journaled data: anything else counts as none). */
+function idsOf(v: Value | undefined): number[] {
+  return Array.isArray(v) ? v.filter((x): x is number => typeof x === "number") : [];
+}
+
+function isObj(v: Value | undefined): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /** Hand-off subject of a guest's gained and lost channel peers (accessChangeHandoffs). */
 export const ACCESS_CHANGE = "access.change";
-
-type Call = TypedCall;
 
 /** The users each guest shares a direct-message conversation with, one user-actor call per guest. */
 async function dmPeersOf(
   realmId: number,
   guests: Iterable<number>,
-  call: Call,
+  call: TypedCall,
 ): Promise<Map<number, Set<number>>> {
   const out = new Map<number, Set<number>>();
   await Promise.all(
@@ -184,7 +185,7 @@ async function dmPeersOf(
 }
 
 /** The node's handler of ACCESS_CHANGE: DM partners stay accessible, so they are neither added nor removed. */
-export async function emitAccessChangeEvents(handoffs: Obj[], call: Call): Promise<boolean> {
+export async function emitAccessChangeEvents(handoffs: Obj[], call: TypedCall): Promise<boolean> {
   const byRealm = new Map<number, Obj[]>();
   for (const h of handoffs) {
     const realmId = Number(h.realmId);
@@ -199,9 +200,8 @@ export async function emitAccessChangeEvents(handoffs: Obj[], call: Call): Promi
       );
       const kept = items.map((i) => {
         const dm = peers.get(Number(i.guest)) ?? new Set<number>();
-        const keep = (ids: unknown) =>
-          (Array.isArray(ids) ? (ids as number[]) : []).filter((id) => !dm.has(id));
-        return { guest: i.guest, gained: keep(i.gained), lost: keep(i.lost) };
+        const keep = (ids: Value | undefined) => idsOf(ids).filter((id) => !dm.has(id));
+        return { guest: Number(i.guest), gained: keep(i.gained), lost: keep(i.lost) };
       });
       await call(channelDirectoryRef(realmId), "emitAccessChanges", { items: kept });
     }),
@@ -210,7 +210,7 @@ export async function emitAccessChangeEvents(handoffs: Obj[], call: Call): Promi
 }
 
 /** The node's handler of ACCESS_RELAY: one directory call per realm for a batch. */
-export async function relayAccessEvents(handoffs: Obj[], call: Call): Promise<boolean> {
+export async function relayAccessEvents(handoffs: Obj[], call: TypedCall): Promise<boolean> {
   const byRealm = new Map<number, Obj[]>();
   for (const h of handoffs) {
     const realmId = Number(h.realmId);
@@ -222,15 +222,20 @@ export async function relayAccessEvents(handoffs: Obj[], call: Call): Promise<bo
       // get_accessible_user_ids counts direct-message partners).
       const peers = await dmPeersOf(
         realmId,
-        batch.flatMap((i) => (Array.isArray(i.candidates) ? (i.candidates as number[]) : [])),
+        batch.flatMap((i) => idsOf(i.candidates)),
         call,
       );
-      const items = batch.map((i) => ({
-        ...i,
-        dmPeers: (Array.isArray(i.candidates) ? (i.candidates as number[]) : []).filter((g) =>
-          peers.get(g)?.has(Number(i.subjectId)),
-        ),
-      }));
+      const items = batch.map((i) => {
+        const subjectId = Number(i.subjectId);
+        const candidates = idsOf(i.candidates);
+        return {
+          subjectId,
+          event: isObj(i.event) ? i.event : {},
+          candidates,
+          ...(Array.isArray(i.others) ? { others: i.others.filter(isObj) } : {}),
+          dmPeers: candidates.filter((g) => peers.get(g)?.has(subjectId)),
+        };
+      });
       await call(channelDirectoryRef(realmId), "relayToAccessors", { items });
     }),
   );
