@@ -14,5 +14,14 @@ export type { BuildAppOptions, UploadedFile } from "./app.ts";
 export { AUTH_INVALIDATE_SUBJECT } from "./auth.ts";
 export { c, p, param, sentParams } from "./params.ts";
 export type { Checker } from "./params.ts";
-export type { AuthMode, ParamSpec, Parser, RouteDef, RouteRequest } from "./route-types.ts";
-export { RawReply } from "./route-types.ts";
+export type {
+  AuthMode,
+  ParamSpec,
+  ParamSpecs,
+  ParamValues,
+  Parser,
+  PathParams,
+  RouteDef,
+  RouteRequest,
+} from "./route-types.ts";
+export { defineRoute, RawReply } from "./route-types.ts";

@@ -17,6 +17,23 @@ export type { ParamSpec, Parser };
 /** Validates a decoded JSON value; `name` is the path used in error texts. */
 export type Checker<T> = (v: unknown, name: string) => T;
 
+/**
+ * A parameter declaration. The overloads keep `required: true` and a
+ * default in the spec's type, so a handler sees such a parameter as `T`
+ * rather than `T | undefined` (route-types.ts, ParamValue).
+ */
+export function param<T>(
+  parse: Parser<T>,
+  opts: { required: true; aliases?: string[] },
+): ParamSpec<T> & { required: true };
+export function param<T>(
+  parse: Parser<T>,
+  opts: { required?: boolean; aliases?: string[]; default: T },
+): ParamSpec<T> & { default: T };
+export function param<T>(
+  parse: Parser<T>,
+  opts?: { required?: boolean; aliases?: string[]; default?: T },
+): ParamSpec<T>;
 export function param<T>(
   parse: Parser<T>,
   opts: { required?: boolean; aliases?: string[]; default?: T } = {},
@@ -255,6 +272,14 @@ function parseCommaInts(raw: string): number[] | null {
 
 // ---- Parsers ---------------------------------------------------------------
 
+// Overloaded (so a standalone function): without a checker the value is any
+// JSON Value, with one what the checker returns.
+function json(): Parser<Value>;
+function json<T>(check: Checker<T>): Parser<T>;
+function json<T>(check?: Checker<T>): Parser<T> {
+  return (raw, name) => parseJson(raw, name, check);
+}
+
 export const p = {
   /** Raw text, never JSON-decoded. maxLength counts code points, as Python does. */
   string(opts: { maxLength?: number } = {}): Parser<string> {
@@ -298,10 +323,8 @@ export const p = {
     };
   },
 
-  /** Any JSON text, then the checker when given. */
-  json<T = Value>(check?: Checker<T>): Parser<T> {
-    return (raw, name) => parseJson(raw, name, check);
-  },
+  /** Any JSON text (a Value), then the checker when given. */
+  json,
 
   /** A JSON list of integers, or the comma-joined form zulip-js sends in query strings. */
   intList(): Parser<number[]> {
@@ -317,12 +340,17 @@ export const p = {
     return (raw, name) => parseJson(raw, name, stringListChecker);
   },
 
-  /** The base parser's value, which must be one of `values` ("Invalid <name>"). */
-  oneOf<T>(values: readonly T[], base: Parser<T>): Parser<T> {
+  /**
+   * The base parser's value, which must be one of `values` ("Invalid <name>");
+   * typed as their union when they are literals (["add", "remove"]).
+   */
+  oneOf<T, const U extends T>(values: readonly U[], base: Parser<T>): Parser<U> {
+    const allowed: readonly T[] = values;
     return (raw, name) => {
       const v = base(raw, name);
-      if (!values.includes(v)) throw errors.invalid(name);
-      return v;
+      if (!allowed.includes(v)) throw errors.invalid(name);
+      // includes() just found v among values.
+      return v as U;
     };
   },
 };

@@ -27,6 +27,45 @@ export interface ParamSpec<T = unknown> {
   default?: T;
 }
 
+/** A route's parameter declarations, by canonical name. */
+export type ParamSpecs = Record<string, ParamSpec>;
+
+/**
+ * The handler's value of one declared parameter: its parser's type, and
+ * `undefined` too unless the parameter is required or has a default (the
+ * framework fills those in or fails the request first).
+ */
+export type ParamValue<S> =
+  S extends ParamSpec<infer T>
+    ? S extends { required: true } | { default: unknown }
+      ? T
+      : T | undefined
+    : never;
+
+/** The handler's `req.params`, typed from the route's `params` declaration. */
+export type ParamValues<S extends ParamSpecs> = { [K in keyof S]: ParamValue<S[K]> };
+
+/**
+ * The parameter names of a Fastify path: "/users/:user_id/status" ->
+ * "user_id"; a trailing wildcard ("/realm/emoji/*") is named "*".
+ */
+export type PathParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | PathParamNames<Rest>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : P extends `${string}*`
+      ? "*"
+      : never;
+
+/**
+ * The handler's `req.path`: each of the path's parameters, a raw string
+ * (find-my-way lets the last one match ""). A path known only as `string`
+ * (the erased RouteDef) gives a record.
+ */
+export type PathParams<P extends string> = string extends P
+  ? Record<string, string>
+  : { [K in PathParamNames<P>]: string };
+
 export type AuthMode =
   /** HTTP Basic required. */
   | "required"
@@ -35,11 +74,19 @@ export type AuthMode =
   /** Credentials used when sent; anonymous allowed when the handler permits (public access). */
   | "optional";
 
-export interface RouteRequest {
+/**
+ * What a handler gets. Typed from the route's declaration under
+ * defineRoute; the defaults are the erased form, for helpers shared by
+ * several routes (and the framework).
+ */
+export interface RouteRequest<
+  Params extends Record<string, unknown> = Record<string, unknown>,
+  Path extends Record<string, string> = Record<string, string>,
+> {
   /** Parsed parameters by their canonical name; absent optional ones are missing. */
-  params: Record<string, unknown>;
+  params: Params;
   /** Path parameters, raw strings (e.g. { user_id: "12" }). */
-  path: Record<string, string>;
+  path: Path;
   caller: Caller | null;
   /** The realm the request's Host resolved to. */
   realmId: number;
@@ -51,12 +98,17 @@ export interface RouteRequest {
   call: TypedCall;
 }
 
-export interface RouteDef {
+/**
+ * A route. `RouteDef` without type arguments is the erased form the
+ * framework's tables hold; a route module writes `defineRoute({...})`,
+ * which infers Path and Specs so the handler's `req` is typed.
+ */
+export interface RouteDef<Path extends string = string, Specs extends ParamSpecs = ParamSpecs> {
   method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT" | "OPTIONS";
   /** Path under /api/v1, Fastify syntax: "/users/:user_id". */
-  path: string;
+  path: Path;
   auth: AuthMode;
-  params: Record<string, ParamSpec>;
+  params: Specs;
   /**
    * Request deadline (start-by: replies of turns started in time are awaited
    * REPLY_GRACE_MS longer), when the default (10 s) is too short: GET /events
@@ -66,7 +118,19 @@ export interface RouteDef {
   /** Mount point of `path`; default "/api/v1". Served files (/user_avatars/...) use "". */
   prefix?: string;
   /** The success object (wrapped in Zulip's envelope), or a RawReply for a served file. */
-  handler(req: RouteRequest): Promise<Obj | RawReply>;
+  handler(req: RouteRequest<ParamValues<Specs>, PathParams<Path>>): Promise<Obj | RawReply>;
+}
+
+/**
+ * A route whose handler sees its parameters typed from their declaration
+ * (`param(p.int(), { required: true })` -> number), returned erased for
+ * the route tables. A method's parameter is compared bivariantly, which is
+ * what lets the typed handler stand in the erased RouteDef.
+ */
+export function defineRoute<Path extends string, Specs extends ParamSpecs>(
+  def: RouteDef<Path, Specs>,
+): RouteDef {
+  return def;
 }
 
 /** A handler's non-JSON answer: the bytes of a served file or page, sent as they are (status 200 unless given). */

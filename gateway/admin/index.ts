@@ -86,7 +86,7 @@ function ignored(q: Query, accepted: string[]): { ignored_parameters_unsupported
   return extra.length ? { ignored_parameters_unsupported: extra } : {};
 }
 
-export const kindParser: Parser<Kind> = p.oneOf<Kind>(KINDS, (raw) => raw as Kind);
+export const kindParser: Parser<Kind> = p.oneOf(KINDS, p.string());
 export const realmParser = p.int({ min: 0 });
 export const keyParser: Parser<string> = (raw, name) => {
   if (raw === "") throw errors.cannotBeBlank(name);

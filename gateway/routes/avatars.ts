@@ -15,7 +15,7 @@ import {
   jdenticonKey,
   parseJdenticonFile,
 } from "../../actors/user/avatar.ts";
-import { RawReply, type RouteDef } from "../index.ts";
+import { defineRoute, RawReply, type RouteDef } from "../index.ts";
 import { realmUuid } from "./push-relay.ts";
 
 /** Bounded by bytes: a 100 px icon weighs a few KiB, a 500 px one some more. */
@@ -25,7 +25,7 @@ const rendered = new LRUCache<string, Buffer>({
   sizeCalculation: (b) => b.length,
 });
 
-const jdenticon: RouteDef = {
+const jdenticon = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_avatars/:realm_id/jdenticon/:file",
@@ -52,6 +52,6 @@ const jdenticon: RouteDef = {
       "content-security-policy": "default-src 'none'; img-src 'self'",
     });
   },
-};
+});
 
 export const avatarRoutes: RouteDef[] = [jdenticon];

@@ -2,9 +2,9 @@
 
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { RouteDef } from "../index.ts";
+import { defineRoute, type RouteDef } from "../index.ts";
 
-const getBotApiKey: RouteDef = {
+const getBotApiKey = defineRoute({
   method: "GET",
   path: "/bots/:bot_id/api_key",
   auth: "required",
@@ -17,6 +17,6 @@ const getBotApiKey: RouteDef = {
     const botId = Number.isSafeInteger(id) ? id : 0;
     return await req.call(realmRef(req.realmId), "getBotKey", { botId });
   },
-};
+});
 
 export const botApiKeyRoutes: RouteDef[] = [getBotApiKey];

@@ -6,7 +6,7 @@ import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
-import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
 
 /**
@@ -45,7 +45,7 @@ function botId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const createBot: RouteDef = {
+const createBot = defineRoute({
   method: "POST",
   path: "/bots",
   auth: "required",
@@ -59,18 +59,18 @@ const createBot: RouteDef = {
   },
   async handler(req) {
     const args: ArgsOf<RealmProtocol, "createBot"> = {
-      fullName: req.params.full_name as string,
-      shortName: req.params.short_name as string,
+      fullName: req.params.full_name,
+      shortName: req.params.short_name,
     };
-    if (req.params.bot_type !== undefined) args.botType = req.params.bot_type as number;
-    if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url as string;
-    if (req.params.service_name !== undefined) args.serviceName = req.params.service_name as string;
-    if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type as number;
+    if (req.params.bot_type !== undefined) args.botType = req.params.bot_type;
+    if (req.params.payload_url !== undefined) args.payloadUrl = req.params.payload_url;
+    if (req.params.service_name !== undefined) args.serviceName = req.params.service_name;
+    if (req.params.interface_type !== undefined) args.interfaceType = req.params.interface_type;
     return await req.call(realmRef(req.realmId), "createBot", args);
   },
-};
+});
 
-const getBots: RouteDef = {
+const getBots = defineRoute({
   method: "GET",
   path: "/bots",
   auth: "required",
@@ -78,9 +78,9 @@ const getBots: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "getBots", {});
   },
-};
+});
 
-const updateBot: RouteDef = {
+const updateBot = defineRoute({
   method: "PATCH",
   path: "/bots/:bot_id",
   auth: "required",
@@ -95,20 +95,20 @@ const updateBot: RouteDef = {
   async handler(req) {
     const sent = req.params;
     const args: ArgsOf<RealmProtocol, "updateBot"> = { botId: botId(req) };
-    if (sent.full_name !== undefined) args.fullName = sent.full_name as string;
-    if (sent.role !== undefined) args.role = sent.role as number;
-    if (sent.bot_owner_id !== undefined) args.botOwnerId = sent.bot_owner_id as number;
-    if (sent.service_payload_url !== undefined) args.servicePayloadUrl = sent.service_payload_url as string;
-    if (sent.service_interface !== undefined) args.serviceInterface = sent.service_interface as number;
-    if (sent.short_name !== undefined) args.shortName = sent.short_name as string;
+    if (sent.full_name !== undefined) args.fullName = sent.full_name;
+    if (sent.role !== undefined) args.role = sent.role;
+    if (sent.bot_owner_id !== undefined) args.botOwnerId = sent.bot_owner_id;
+    if (sent.service_payload_url !== undefined) args.servicePayloadUrl = sent.service_payload_url;
+    if (sent.service_interface !== undefined) args.serviceInterface = sent.service_interface;
+    if (sent.short_name !== undefined) args.shortName = sent.short_name;
     const { syncEmailOf, ...reply } = await req.call(realmRef(req.realmId), "updateBot", args);
     // The bot's user actor keeps a copy of its address (actors/user/email-sync.ts).
     if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
     return reply;
   },
-};
+});
 
-const regenerateBotKey: RouteDef = {
+const regenerateBotKey = defineRoute({
   method: "POST",
   path: "/bots/:bot_id/api_key/regenerate",
   auth: "required",
@@ -116,9 +116,9 @@ const regenerateBotKey: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "regenerateBotKey", { botId: botId(req) });
   },
-};
+});
 
-const deactivateBot: RouteDef = {
+const deactivateBot = defineRoute({
   method: "DELETE",
   path: "/bots/:bot_id",
   auth: "required",
@@ -129,6 +129,6 @@ const deactivateBot: RouteDef = {
       await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) }),
     );
   },
-};
+});
 
 export const botRoutes: RouteDef[] = [createBot, getBots, updateBot, regenerateBotKey, deactivateBot];

@@ -4,7 +4,7 @@
 // actors/channel-directory/channel-extras.ts and actors/channel/channel-extras.ts.
 
 import { channelConvRef, channelDirectoryRef } from "../../actors/index.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
 /**
@@ -22,24 +22,24 @@ const streamIdParam = { stream_id: param(p.json(c.int()), { required: true }) };
 
 /** POST makes a channel default, DELETE stops it being one: the same call either way. */
 function defaultStreamRoute(method: "POST" | "DELETE", isDefault: boolean): RouteDef {
-  return {
+  return defineRoute({
     method,
     path: "/default_streams",
     auth: "required",
     params: streamIdParam,
     async handler(req) {
       return await req.call(dir(req), "setDefaultChannel", {
-        stream_id: req.params.stream_id as number,
+        stream_id: req.params.stream_id,
         is_default: isDefault,
       });
     },
-  };
+  });
 }
 
 const addDefaultStream = defaultStreamRoute("POST", true);
 const removeDefaultStream = defaultStreamRoute("DELETE", false);
 
-const subscriptionStatus: RouteDef = {
+const subscriptionStatus = defineRoute({
   method: "GET",
   path: "/users/:user_id/subscriptions/:stream_id",
   auth: "required",
@@ -50,7 +50,7 @@ const subscriptionStatus: RouteDef = {
       stream_id: pathInt(req, "stream_id"),
     });
   },
-};
+});
 
 const addItem = c.dict<{ name: string; color?: string; description?: string }>({
   name: { check: c.string(), required: true },
@@ -58,7 +58,7 @@ const addItem = c.dict<{ name: string; color?: string; description?: string }>({
   description: { check: c.string() },
 });
 
-const updateSubscriptions: RouteDef = {
+const updateSubscriptions = defineRoute({
   method: "PATCH",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -70,13 +70,13 @@ const updateSubscriptions: RouteDef = {
     // `created` is for announcements, which this endpoint never makes.
     const { created: _created, ...reply } = await req.call(dir(req), "updateSubscriptions", {
       add: req.params.add as { name: string; color?: string; description?: string }[] | undefined,
-      delete: req.params.delete as string[] | undefined,
+      delete: req.params.delete,
     });
     return reply;
   },
-};
+});
 
-const deleteTopic: RouteDef = {
+const deleteTopic = defineRoute({
   method: "POST",
   path: "/streams/:stream_id/delete_topic",
   auth: "required",
@@ -85,12 +85,12 @@ const deleteTopic: RouteDef = {
     const conv = channelConvRef(req.realmId, pathInt(req, "stream_id"));
     const stop = Date.now() + DELETE_TOPIC_BUDGET_MS;
     for (;;) {
-      const r = await req.call(conv, "deleteTopicBatch", { topic_name: req.params.topic_name as string });
+      const r = await req.call(conv, "deleteTopicBatch", { topic_name: req.params.topic_name });
       if (!r.more) return { complete: true };
       if (Date.now() >= stop) return { complete: false };
     }
   },
-};
+});
 
 export const channelExtraRoutes: RouteDef[] = [
   addDefaultStream,

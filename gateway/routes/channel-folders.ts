@@ -5,7 +5,7 @@
 import { channelDirectoryRef } from "../../actors/index.ts";
 import { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "../../actors/channel-directory/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function dir(req: RouteRequest) {
   return channelDirectoryRef(req.realmId);
@@ -17,7 +17,7 @@ function folderId(req: RouteRequest): number {
   return Number(raw);
 }
 
-const createFolder: RouteDef = {
+const createFolder = defineRoute({
   method: "POST",
   path: "/channel_folders/create",
   auth: "required",
@@ -27,35 +27,35 @@ const createFolder: RouteDef = {
   },
   async handler(req) {
     return await req.call(dir(req), "createChannelFolder", {
-      name: req.params.name as string,
-      description: req.params.description as string,
+      name: req.params.name,
+      description: req.params.description,
     });
   },
-};
+});
 
-const listFolders: RouteDef = {
+const listFolders = defineRoute({
   method: "GET",
   path: "/channel_folders",
   auth: "required",
   params: { include_archived: param(p.bool(), { default: false }) },
   async handler(req) {
     return await req.call(dir(req), "channelFolders", {
-      include_archived: req.params.include_archived as boolean,
+      include_archived: req.params.include_archived,
     });
   },
-};
+});
 
-const reorderFolders: RouteDef = {
+const reorderFolders = defineRoute({
   method: "PATCH",
   path: "/channel_folders",
   auth: "required",
   params: { order: param(p.intList(), { required: true }) },
   async handler(req) {
-    return await req.call(dir(req), "reorderChannelFolders", { order: req.params.order as number[] });
+    return await req.call(dir(req), "reorderChannelFolders", { order: req.params.order });
   },
-};
+});
 
-const updateFolder: RouteDef = {
+const updateFolder = defineRoute({
   method: "PATCH",
   path: "/channel_folders/:channel_folder_id",
   auth: "required",
@@ -67,11 +67,11 @@ const updateFolder: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "updateChannelFolder", {
       id: folderId(req),
-      name: req.params.name as string | undefined,
-      description: req.params.description as string | undefined,
-      is_archived: req.params.is_archived as boolean | undefined,
+      name: req.params.name,
+      description: req.params.description,
+      is_archived: req.params.is_archived,
     });
   },
-};
+});
 
 export const channelFolderRoutes: RouteDef[] = [createFolder, listFolders, reorderFolders, updateFolder];

@@ -4,7 +4,16 @@
 import { channelDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
-import { c, p, param, type Checker, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import {
+  c,
+  defineRoute,
+  p,
+  param,
+  type Checker,
+  type ParamSpec,
+  type RouteDef,
+  type RouteRequest,
+} from "../index.ts";
 import { includeSubscribersParser } from "./events.ts";
 import { announceNewChannels, notifyNewSubscribers } from "./notification-bot.ts";
 
@@ -30,7 +39,7 @@ function groupParams(): Record<string, ParamSpec> {
 }
 
 /** message_retention_days is Json[str | int]; a bare word (unlimited) is taken as the string. */
-const retentionParser = (raw: string): Value => {
+const retentionParser = (raw: string): string | number => {
   try {
     const v = JSON.parse(raw) as unknown;
     if (typeof v === "string" || typeof v === "number") return v;
@@ -94,7 +103,7 @@ const creationParams: Record<string, ParamSpec> = {
   ...groupParams(),
 };
 
-const createChannel: RouteDef = {
+const createChannel = defineRoute({
   method: "POST",
   path: "/channels/create",
   auth: "required",
@@ -107,14 +116,14 @@ const createChannel: RouteDef = {
   },
   async handler(req) {
     const { name, ...reply } = await req.call(dir(req), "createChannel", {
-      name: req.params.name as string,
-      subscribers: req.params.subscribers as number[],
+      name: req.params.name,
+      subscribers: req.params.subscribers,
       ...creationArgs(req),
     });
     if (req.params.announce === true) await announceNewChannels(req, [{ id: reply.id, name }]);
     return reply;
   },
-};
+});
 
 const principalItem: Checker<number | string> = (v, name) => {
   if (typeof v === "string") return v;
@@ -125,7 +134,7 @@ const subscriptionItem = c.dict<{ name: string; description: string }>(
   { allowExtra: true },
 );
 
-const subscribe: RouteDef = {
+const subscribe = defineRoute({
   method: "POST",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -140,8 +149,8 @@ const subscribe: RouteDef = {
   async handler(req) {
     const { created, notices, ...reply } = await req.call(dir(req), "subscribe", {
       subscriptions: req.params.subscriptions as { name: string; description?: string }[],
-      principals: given<(number | string)[]>(req, "principals"),
-      authorization_errors_fatal: given<boolean>(req, "authorization_errors_fatal"),
+      principals: req.params.principals,
+      authorization_errors_fatal: req.params.authorization_errors_fatal,
       ...creationArgs(req),
     });
     const out: Obj = reply;
@@ -154,9 +163,9 @@ const subscribe: RouteDef = {
     if (req.params.announce === true) await announceNewChannels(req, created);
     return out;
   },
-};
+});
 
-const unsubscribe: RouteDef = {
+const unsubscribe = defineRoute({
   method: "DELETE",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -166,13 +175,13 @@ const unsubscribe: RouteDef = {
   },
   async handler(req) {
     return await req.call(dir(req), "unsubscribe", {
-      subscriptions: req.params.subscriptions as string[],
-      principals: given<(number | string)[]>(req, "principals"),
+      subscriptions: req.params.subscriptions,
+      principals: req.params.principals,
     });
   },
-};
+});
 
-const listSubscriptions: RouteDef = {
+const listSubscriptions = defineRoute({
   method: "GET",
   path: "/users/me/subscriptions",
   auth: "required",
@@ -180,10 +189,10 @@ const listSubscriptions: RouteDef = {
   params: { include_subscribers: param(includeSubscribersParser) },
   async handler(req) {
     return await req.call(dir(req), "mySubscriptions", {
-      include_subscribers: given<"true" | "false" | "partial">(req, "include_subscribers"),
+      include_subscribers: req.params.include_subscribers,
     });
   },
-};
+});
 
 const LIST_FLAGS = [
   "include_public",
@@ -196,7 +205,7 @@ const LIST_FLAGS = [
   "include_can_access_content",
 ];
 
-const listChannels: RouteDef = {
+const listChannels = defineRoute({
   method: "GET",
   path: "/streams",
   auth: "required",
@@ -218,9 +227,9 @@ const listChannels: RouteDef = {
       include_can_access_content: given<boolean>(req, "include_can_access_content"),
     });
   },
-};
+});
 
-const getChannel: RouteDef = {
+const getChannel = defineRoute({
   method: "GET",
   path: "/streams/:stream_id",
   auth: "required",
@@ -228,19 +237,19 @@ const getChannel: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "getChannel", { stream_id: pathId(req) });
   },
-};
+});
 
-const getChannelId: RouteDef = {
+const getChannelId = defineRoute({
   method: "GET",
   path: "/get_stream_id",
   auth: "required",
   params: { stream: param(p.string(), { required: true }) },
   async handler(req) {
-    return await req.call(dir(req), "channelIdByName", { stream: req.params.stream as string });
+    return await req.call(dir(req), "channelIdByName", { stream: req.params.stream });
   },
-};
+});
 
-const members: RouteDef = {
+const members = defineRoute({
   method: "GET",
   path: "/streams/:stream_id/members",
   auth: "required",
@@ -248,9 +257,9 @@ const members: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "members", { stream_id: pathId(req) });
   },
-};
+});
 
-const updateChannel: RouteDef = {
+const updateChannel = defineRoute({
   method: "PATCH",
   path: "/streams/:stream_id",
   auth: "required",
@@ -271,23 +280,23 @@ const updateChannel: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "updateChannel", {
       stream_id: pathId(req),
-      description: given<string>(req, "description"),
-      new_name: given<string>(req, "new_name"),
-      is_private: given<boolean>(req, "is_private"),
-      is_web_public: given<boolean>(req, "is_web_public"),
-      history_public_to_subscribers: given<boolean>(req, "history_public_to_subscribers"),
-      is_default_stream: given<boolean>(req, "is_default_stream"),
-      message_retention_days: given<string | number>(req, "message_retention_days"),
-      default_push_notifications: given<boolean>(req, "default_push_notifications"),
-      is_archived: given<boolean>(req, "is_archived"),
-      folder_id: given<number | null>(req, "folder_id"),
-      topics_policy: given<string>(req, "topics_policy"),
+      description: req.params.description,
+      new_name: req.params.new_name,
+      is_private: req.params.is_private,
+      is_web_public: req.params.is_web_public,
+      history_public_to_subscribers: req.params.history_public_to_subscribers,
+      is_default_stream: req.params.is_default_stream,
+      message_retention_days: req.params.message_retention_days,
+      default_push_notifications: req.params.default_push_notifications,
+      is_archived: req.params.is_archived,
+      folder_id: req.params.folder_id,
+      topics_policy: req.params.topics_policy,
       groups: groupsSent(req),
     });
   },
-};
+});
 
-const archiveChannel: RouteDef = {
+const archiveChannel = defineRoute({
   method: "DELETE",
   path: "/streams/:stream_id",
   auth: "required",
@@ -295,16 +304,16 @@ const archiveChannel: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "archiveChannel", { stream_id: pathId(req) });
   },
-};
+});
 
 /** value is Json[bool] or a plain string (colour). */
-const propertyValue = (raw: string): Value => {
+const propertyValue = (raw: string): boolean | string => {
   if (raw === "true") return true;
   if (raw === "false") return false;
   return raw;
 };
 
-const updateSubscription: RouteDef = {
+const updateSubscription = defineRoute({
   method: "PATCH",
   path: "/users/me/subscriptions/:stream_id",
   auth: "required",
@@ -315,14 +324,12 @@ const updateSubscription: RouteDef = {
   async handler(req) {
     const stream_id = pathId(req);
     return await req.call(dir(req), "setSubProperties", {
-      data: [
-        { stream_id, property: req.params.property as string, value: req.params.value as boolean | string },
-      ],
+      data: [{ stream_id, property: req.params.property, value: req.params.value }],
     });
   },
-};
+});
 
-const propertyItem = c.dict<{ stream_id: number; property: string; value: Value }>({
+const propertyItem = c.dict<{ stream_id: number; property: string; value: boolean | string }>({
   stream_id: { check: c.int(), required: true },
   property: { check: c.string(), required: true },
   value: {
@@ -334,7 +341,7 @@ const propertyItem = c.dict<{ stream_id: number; property: string; value: Value 
   },
 });
 
-const updateSubscriptions: RouteDef = {
+const updateSubscriptions = defineRoute({
   method: "POST",
   path: "/users/me/subscriptions/properties",
   auth: "required",
@@ -348,7 +355,7 @@ const updateSubscriptions: RouteDef = {
       }[],
     });
   },
-};
+});
 
 export const channelRoutes: RouteDef[] = [
   createChannel,

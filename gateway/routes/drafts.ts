@@ -6,7 +6,16 @@
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { DraftIn } from "../../actors/user/index.ts";
-import { c, p, param, type Checker, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import {
+  c,
+  defineRoute,
+  p,
+  param,
+  type Checker,
+  type Parser,
+  type RouteDef,
+  type RouteRequest,
+} from "../index.ts";
 
 /** RequiredStringConstraint: stripped, then at least one character. */
 const requiredString: Checker<string> = (v, name) => {
@@ -74,7 +83,7 @@ async function parseAfterSyncCheck<T>(
   }
 }
 
-const listDrafts: RouteDef = {
+const listDrafts = defineRoute({
   method: "GET",
   path: "/drafts",
   auth: "required",
@@ -82,9 +91,9 @@ const listDrafts: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "drafts", {});
   },
-};
+});
 
-const createDrafts: RouteDef = {
+const createDrafts = defineRoute({
   method: "POST",
   path: "/drafts",
   auth: "required",
@@ -94,9 +103,9 @@ const createDrafts: RouteDef = {
     const drafts = await parseAfterSyncCheck(req, "drafts", (raw) => parseDrafts(raw, "drafts"));
     return await req.call(own(req), "createDrafts", { drafts });
   },
-};
+});
 
-const editDraft: RouteDef = {
+const editDraft = defineRoute({
   method: "PATCH",
   path: "/drafts/:draft_id",
   auth: "required",
@@ -106,9 +115,9 @@ const editDraft: RouteDef = {
     const draft = await parseAfterSyncCheck(req, "draft", (raw) => parseDraft(raw, "draft"));
     return await req.call(own(req), "editDraft", { id, draft });
   },
-};
+});
 
-const deleteDraft: RouteDef = {
+const deleteDraft = defineRoute({
   method: "DELETE",
   path: "/drafts/:draft_id",
   auth: "required",
@@ -116,6 +125,6 @@ const deleteDraft: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "deleteDraft", { id: draftId(req) });
   },
-};
+});
 
 export const draftRoutes: RouteDef[] = [listDrafts, createDrafts, editDraft, deleteDraft];

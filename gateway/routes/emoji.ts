@@ -5,7 +5,7 @@
 import { MAX_EMOJI_FILE_SIZE, emojiBlobRef, emojiDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { RawReply, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, RawReply, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip routes realm/emoji/<path:emoji_name>: the name may hold slashes (and is then refused by name). */
 function emojiName(req: RouteRequest): string {
@@ -14,7 +14,7 @@ function emojiName(req: RouteRequest): string {
   return raw;
 }
 
-const list: RouteDef = {
+const list = defineRoute({
   method: "GET",
   path: "/realm/emoji",
   auth: "required",
@@ -22,9 +22,9 @@ const list: RouteDef = {
   async handler(req) {
     return (await req.call(emojiDirectoryRef(req.realmId), "list", {})) as Obj;
   },
-};
+});
 
-const upload: RouteDef = {
+const upload = defineRoute({
   method: "POST",
   path: "/realm/emoji/*",
   auth: "required",
@@ -45,9 +45,9 @@ const upload: RouteDef = {
     });
     return {};
   },
-};
+});
 
-const remove: RouteDef = {
+const remove = defineRoute({
   method: "DELETE",
   path: "/realm/emoji/*",
   auth: "required",
@@ -56,14 +56,14 @@ const remove: RouteDef = {
     await req.call(emojiDirectoryRef(req.realmId), "remove", { name: emojiName(req) });
     return {};
   },
-};
+});
 
 /**
  * The image at source_url: public like Zulip's (no credentials), served
  * only under the realm's own host. An emoji's id never names other bytes
  * (re-uploading a name makes a new id), so clients may cache it for good.
  */
-const image: RouteDef = {
+const image = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_avatars/:realm_id/emoji/images/:file",
@@ -80,6 +80,6 @@ const image: RouteDef = {
       "content-security-policy": "default-src 'none'; img-src 'self'",
     });
   },
-};
+});
 
 export const emojiRoutes: RouteDef[] = [list, upload, remove, image];

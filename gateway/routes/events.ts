@@ -22,7 +22,7 @@ import {
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Caller, Obj, Value } from "../../actors/types.ts";
-import { c, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import { registerAreas } from "../register/index.ts";
 import type { RegisterContext, RegisterParams } from "../register/types.ts";
 
@@ -144,23 +144,23 @@ async function fetchAreas(req: RouteRequest, caller: Caller | null, params: Regi
   return Object.assign({}, ...parts) as Obj;
 }
 
-const register: RouteDef = {
+const register = defineRoute({
   method: "POST",
   path: "/register",
   auth: "optional",
   params: REGISTER_PARAMS,
   async handler(req) {
     const caller = req.caller;
-    const clientGravatar = (req.params.client_gravatar as boolean | undefined) ?? caller !== null;
+    const clientGravatar = req.params.client_gravatar ?? caller !== null;
     const params: RegisterParams = {
-      apply_markdown: req.params.apply_markdown as boolean,
+      apply_markdown: req.params.apply_markdown,
       client_gravatar: clientGravatar,
-      include_subscribers: req.params.include_subscribers as RegisterParams["include_subscribers"],
-      slim_presence: req.params.slim_presence as boolean,
-      presence_history_limit_days: (req.params.presence_history_limit_days as number | undefined) ?? null,
-      all_public_streams: req.params.all_public_streams as boolean,
+      include_subscribers: req.params.include_subscribers,
+      slim_presence: req.params.slim_presence,
+      presence_history_limit_days: req.params.presence_history_limit_days ?? null,
+      all_public_streams: req.params.all_public_streams,
       client_capabilities: capabilitiesOf(req.params),
-      narrow: req.params.narrow as [string, string][],
+      narrow: req.params.narrow,
     };
     const base = {
       zulip_version: ZULIP_VERSION,
@@ -182,7 +182,7 @@ const register: RouteDef = {
     if (params.all_public_streams && caller.role === ROLE_GUEST) throw errors.userNotAuthorizedForQuery();
     const ref = queueRef(caller.realmId, caller.userId);
     const q = await req.call(ref, "register", {
-      eventTypes: (req.params.event_types as string[] | undefined) ?? null,
+      eventTypes: req.params.event_types ?? null,
       narrow: params.narrow,
       capabilities: params.client_capabilities,
       applyMarkdown: params.apply_markdown,
@@ -221,7 +221,7 @@ const register: RouteDef = {
       idle_queue_timeout_secs: q.idle_queue_timeout_secs,
     };
   },
-};
+});
 
 /** The queue actor for a queue id the caller may use, or BAD_EVENT_QUEUE_ID. */
 function ownQueueRef(req: RouteRequest, queueId: string) {
@@ -245,7 +245,7 @@ const GET_CAPABILITY_PARAMS = [
   "simplified_presence_events",
 ] as const;
 
-const getEvents: RouteDef = {
+const getEvents = defineRoute({
   method: "GET",
   path: "/events",
   auth: "required",
@@ -265,13 +265,13 @@ const getEvents: RouteDef = {
   // Not async: the poll is the actor call's own promise, so a parked poll
   // keeps no async frame of this handler (docs/benchmarks.md).
   handler(req) {
-    const queueId = req.params.queue_id as string | undefined;
-    const dontBlock = req.params.dont_block as boolean;
+    const queueId = req.params.queue_id;
+    const dontBlock = req.params.dont_block;
     if (queueId === undefined) {
       if (!dontBlock) return Promise.reject(errors.missingQueueId());
       return registerThroughGet(req);
     }
-    const lastEventId = req.params.last_event_id as number | undefined;
+    const lastEventId = req.params.last_event_id;
     if (lastEventId === undefined) return Promise.reject(errors.missingLastEventId());
     let ref;
     try {
@@ -281,7 +281,7 @@ const getEvents: RouteDef = {
     }
     return req.call(ref, "poll", { queueId, lastEventId, dontBlock });
   },
-};
+});
 
 /** GET /events without queue_id (and with dont_block): register a queue, no initial state. */
 async function registerThroughGet(req: RouteRequest): Promise<Obj> {
@@ -304,16 +304,16 @@ async function registerThroughGet(req: RouteRequest): Promise<Obj> {
   return { events: [], queue_id: q.queue_id };
 }
 
-const deleteEvents: RouteDef = {
+const deleteEvents = defineRoute({
   method: "DELETE",
   path: "/events",
   auth: "required",
   params: { queue_id: param(p.string(), { required: true }) },
   async handler(req) {
-    const queueId = req.params.queue_id as string;
+    const queueId = req.params.queue_id;
     await req.call(ownQueueRef(req, queueId), "delete", { queueId });
     return {};
   },
-};
+});
 
 export const eventRoutes: RouteDef[] = [register, getEvents, deleteEvents];

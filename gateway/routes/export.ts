@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { param, RawReply, type Parser, type RouteDef } from "../index.ts";
+import { defineRoute, param, RawReply, type Parser, type RouteDef } from "../index.ts";
 
 /**
  * export_type: Zulip's names since feature level 449, or the integers
@@ -22,7 +22,7 @@ const EXPORT_TYPE_IDS: ReadonlyMap<string, number> = new Map([
 ]);
 const exportType: Parser<number | string> = (raw) => EXPORT_TYPE_IDS.get(raw) ?? raw;
 
-const list: RouteDef = {
+const list = defineRoute({
   method: "GET",
   path: "/export/realm",
   auth: "required",
@@ -30,21 +30,21 @@ const list: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "listExports", {});
   },
-};
+});
 
-const create: RouteDef = {
+const create = defineRoute({
   method: "POST",
   path: "/export/realm",
   auth: "required",
   params: { export_type: param(exportType) },
   async handler(req) {
     return await req.call(realmRef(req.realmId), "requestExport", {
-      export_type: req.params.export_type as number | string | undefined,
+      export_type: req.params.export_type,
     });
   },
-};
+});
 
-const consents: RouteDef = {
+const consents = defineRoute({
   method: "GET",
   path: "/export/realm/consents",
   auth: "required",
@@ -56,10 +56,10 @@ const consents: RouteDef = {
     );
     return { export_consents };
   },
-};
+});
 
 /** The file at export_url: only an administrator of the organization gets it. */
-const download: RouteDef = {
+const download = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_avatars/exports/:realm_id/:secret/:name",
@@ -85,6 +85,6 @@ const download: RouteDef = {
       "x-content-type-options": "nosniff",
     });
   },
-};
+});
 
 export const exportRoutes: RouteDef[] = [list, create, consents, download];

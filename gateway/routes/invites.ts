@@ -9,7 +9,7 @@ import { INVITE_AS, channelDirectoryRef, groupDirectoryRef, realmRef } from "../
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 import type { Checker } from "../params.ts";
 import { WELCOME_MESSAGE_CUSTOM_TEXT_MAX } from "../../actors/realm/realm-properties.ts";
 
@@ -36,18 +36,22 @@ const COMMON = {
 type Invitation = ArgsOf<RealmProtocol, "createMultiuseInvite">;
 
 /** The parameters sent (those not sent stay undefined), as the realm's invitation methods take them. */
-function inviteArgs(req: RouteRequest): Invitation {
+function inviteArgs(
+  req: RouteRequest<
+    ParamValues<typeof COMMON> & { invitee_emails?: string; notify_referrer_on_join?: boolean | undefined }
+  >,
+): Invitation {
   const sent = req.params;
   return {
     scheme: req.scheme,
-    invite_expires_in_minutes: sent.invite_expires_in_minutes as number | null | undefined,
-    invite_as: sent.invite_as as number | undefined,
-    stream_ids: sent.stream_ids as number[] | undefined,
-    group_ids: sent.group_ids as number[] | null | undefined,
-    include_realm_default_subscriptions: sent.include_realm_default_subscriptions as boolean | undefined,
-    welcome_message_custom_text: sent.welcome_message_custom_text as string | undefined,
-    invitee_emails: sent.invitee_emails as string | undefined,
-    notify_referrer_on_join: sent.notify_referrer_on_join as boolean | undefined,
+    invite_expires_in_minutes: sent.invite_expires_in_minutes,
+    invite_as: sent.invite_as,
+    stream_ids: sent.stream_ids,
+    group_ids: sent.group_ids,
+    include_realm_default_subscriptions: sent.include_realm_default_subscriptions,
+    welcome_message_custom_text: sent.welcome_message_custom_text,
+    invitee_emails: sent.invitee_emails,
+    notify_referrer_on_join: sent.notify_referrer_on_join,
   };
 }
 
@@ -70,7 +74,7 @@ function inviteId(req: RouteRequest): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const listInvites: RouteDef = {
+const listInvites = defineRoute({
   method: "GET",
   path: "/invites",
   auth: "required",
@@ -78,9 +82,9 @@ const listInvites: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "listInvites", { scheme: req.scheme });
   },
-};
+});
 
-const sendInvites: RouteDef = {
+const sendInvites = defineRoute({
   method: "POST",
   path: "/invites",
   auth: "required",
@@ -91,7 +95,7 @@ const sendInvites: RouteDef = {
     notify_referrer_on_join: param(p.bool()),
   },
   async handler(req) {
-    const args = { ...inviteArgs(req), invitee_emails: req.params.invitee_emails as string };
+    const args = { ...inviteArgs(req), invitee_emails: req.params.invitee_emails };
     await precheck(req, args, false);
     const r = await req.call(realmRef(req.realmId), "createInvites", args);
     if (r.skipped.length)
@@ -102,9 +106,9 @@ const sendInvites: RouteDef = {
       );
     return {};
   },
-};
+});
 
-const createMultiuse: RouteDef = {
+const createMultiuse = defineRoute({
   method: "POST",
   path: "/invites/multiuse",
   auth: "required",
@@ -114,9 +118,9 @@ const createMultiuse: RouteDef = {
     await precheck(req, args, true);
     return await req.call(realmRef(req.realmId), "createMultiuseInvite", args);
   },
-};
+});
 
-const revokeInvite: RouteDef = {
+const revokeInvite = defineRoute({
   method: "DELETE",
   path: "/invites/:invite_id",
   auth: "required",
@@ -124,9 +128,9 @@ const revokeInvite: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "revokeInvite", { invite_id: inviteId(req) });
   },
-};
+});
 
-const revokeMultiuse: RouteDef = {
+const revokeMultiuse = defineRoute({
   method: "DELETE",
   path: "/invites/multiuse/:invite_id",
   auth: "required",
@@ -134,9 +138,9 @@ const revokeMultiuse: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "revokeMultiuseInvite", { invite_id: inviteId(req) });
   },
-};
+});
 
-const resendInvite: RouteDef = {
+const resendInvite = defineRoute({
   method: "POST",
   path: "/invites/:invite_id/resend",
   auth: "required",
@@ -147,7 +151,7 @@ const resendInvite: RouteDef = {
       scheme: req.scheme,
     });
   },
-};
+});
 
 export const inviteRoutes: RouteDef[] = [
   listInvites,

@@ -5,7 +5,7 @@ import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 
 function filterId(req: RouteRequest): number {
   const raw = req.path.filter_id ?? "";
@@ -22,18 +22,20 @@ const linkifierParams = {
   alternative_url_templates: param(p.json(c.list(c.string()))),
 };
 
-function linkifierArgs(req: RouteRequest): ArgsOf<RealmProtocol, "addLinkifier"> {
+function linkifierArgs(
+  req: RouteRequest<ParamValues<typeof linkifierParams>>,
+): ArgsOf<RealmProtocol, "addLinkifier"> {
   const sent = req.params;
   return {
-    pattern: sent.pattern as string,
-    url_template: sent.url_template as string,
-    example_input: sent.example_input as string | undefined,
-    reverse_template: sent.reverse_template as string | undefined,
-    alternative_url_templates: sent.alternative_url_templates as string[] | undefined,
+    pattern: sent.pattern,
+    url_template: sent.url_template,
+    example_input: sent.example_input,
+    reverse_template: sent.reverse_template,
+    alternative_url_templates: sent.alternative_url_templates,
   };
 }
 
-const list: RouteDef = {
+const list = defineRoute({
   method: "GET",
   path: "/realm/linkifiers",
   auth: "required",
@@ -41,9 +43,9 @@ const list: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "listLinkifiers", {});
   },
-};
+});
 
-const add: RouteDef = {
+const add = defineRoute({
   method: "POST",
   path: "/realm/filters",
   auth: "required",
@@ -51,9 +53,9 @@ const add: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "addLinkifier", linkifierArgs(req));
   },
-};
+});
 
-const update: RouteDef = {
+const update = defineRoute({
   method: "PATCH",
   path: "/realm/filters/:filter_id",
   auth: "required",
@@ -63,9 +65,9 @@ const update: RouteDef = {
     await req.call(realmRef(req.realmId), "updateLinkifier", args);
     return {};
   },
-};
+});
 
-const remove: RouteDef = {
+const remove = defineRoute({
   method: "DELETE",
   path: "/realm/filters/:filter_id",
   auth: "required",
@@ -74,19 +76,19 @@ const remove: RouteDef = {
     await req.call(realmRef(req.realmId), "removeLinkifier", { id: filterId(req) });
     return {};
   },
-};
+});
 
-const reorder: RouteDef = {
+const reorder = defineRoute({
   method: "PATCH",
   path: "/realm/linkifiers",
   auth: "required",
   params: { ordered_linkifier_ids: param(p.intList(), { required: true }) },
   async handler(req) {
     await req.call(realmRef(req.realmId), "reorderLinkifiers", {
-      ids: req.params.ordered_linkifier_ids as number[],
+      ids: req.params.ordered_linkifier_ids,
     });
     return {};
   },
-};
+});
 
 export const linkifierRoutes: RouteDef[] = [list, add, update, remove, reorder];

@@ -6,7 +6,7 @@
 
 import { userRef } from "../../actors/index.ts";
 import { unreadRows as unreadOf } from "../received.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest) {
   return userRef(req.realmId, req.caller!.userId);
@@ -16,7 +16,7 @@ function unreadRows(req: RouteRequest, convs: string[] | null, topic?: string) {
   return unreadOf(req, req.caller!.userId, convs, topic);
 }
 
-const markAllAsRead: RouteDef = {
+const markAllAsRead = defineRoute({
   method: "POST",
   path: "/mark_all_as_read",
   auth: "required",
@@ -25,22 +25,22 @@ const markAllAsRead: RouteDef = {
     const { newest } = await unreadRows(req, null);
     return await req.call(me(req), "markAllAsRead", { newest });
   },
-};
+});
 
-const markStreamAsRead: RouteDef = {
+const markStreamAsRead = defineRoute({
   method: "POST",
   path: "/mark_stream_as_read",
   auth: "required",
   params: { stream_id: param(p.int(), { required: true }) },
   async handler(req) {
-    const streamId = req.params.stream_id as number;
+    const streamId = req.params.stream_id;
     const { rows, newest } = await unreadRows(req, [String(streamId)]);
     await req.call(me(req), "markChannelAsRead", { stream_id: streamId, received: rows, newest });
     return {};
   },
-};
+});
 
-const markTopicAsRead: RouteDef = {
+const markTopicAsRead = defineRoute({
   method: "POST",
   path: "/mark_topic_as_read",
   auth: "required",
@@ -50,14 +50,14 @@ const markTopicAsRead: RouteDef = {
     stream_id: param(p.int(), { required: true }),
   },
   async handler(req) {
-    const streamId = req.params.stream_id as number;
-    const topic = req.params.topic_name as string;
+    const streamId = req.params.stream_id;
+    const topic = req.params.topic_name;
     // The documented display name of the empty topic (the user actor maps it too).
     const named = topic === "general chat" ? "" : topic;
     const { rows, topicExists } = await unreadRows(req, [String(streamId)], named);
     await req.call(me(req), "markChannelAsRead", { stream_id: streamId, topic, received: rows, topicExists });
     return {};
   },
-};
+});
 
 export const markReadRoutes: RouteDef[] = [markAllAsRead, markStreamAsRead, markTopicAsRead];

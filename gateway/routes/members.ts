@@ -6,8 +6,7 @@ import { channelConvRef, channelDirectoryRef, dmConvRef, realmRef, userRef } fro
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
-import type { Obj } from "../../actors/types.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 import { announceDeactivated } from "../deactivation-peers.ts";
 import { accessArgs } from "../user-access.ts";
 
@@ -16,10 +15,13 @@ const READ_PARAMS = {
   include_custom_profile_fields: param(p.bool(), { default: false }),
 };
 
-function readArgs(req: RouteRequest): { clientGravatar: boolean; includeCustomProfileFields: boolean } {
+function readArgs(req: RouteRequest<ParamValues<typeof READ_PARAMS>>): {
+  clientGravatar: boolean;
+  includeCustomProfileFields: boolean;
+} {
   return {
-    clientGravatar: req.params.client_gravatar as boolean,
-    includeCustomProfileFields: req.params.include_custom_profile_fields as boolean,
+    clientGravatar: req.params.client_gravatar,
+    includeCustomProfileFields: req.params.include_custom_profile_fields,
   };
 }
 
@@ -36,22 +38,22 @@ function target(req: RouteRequest, allowEmail: boolean): { userId: number } | { 
   return { email: raw };
 }
 
-const getMembers: RouteDef = {
+const getMembers = defineRoute({
   method: "GET",
   path: "/users",
   auth: "optional",
   params: { ...READ_PARAMS, user_ids: param(p.intList()) },
   async handler(req) {
-    const ids = req.params.user_ids as number[] | undefined;
+    const ids = req.params.user_ids;
     return await req.call(realmRef(req.realmId), "getMembers", {
       ...readArgs(req),
       ...(ids !== undefined ? { userIds: ids } : {}),
       ...(await accessArgs(req)),
     });
   },
-};
+});
 
-const getMember: RouteDef = {
+const getMember = defineRoute({
   method: "GET",
   path: "/users/:user_id",
   auth: "optional",
@@ -63,9 +65,9 @@ const getMember: RouteDef = {
       ...(await accessArgs(req)),
     });
   },
-};
+});
 
-const updateMember: RouteDef = {
+const updateMember = defineRoute({
   method: "PATCH",
   path: "/users/:user_id",
   auth: "required",
@@ -77,10 +79,10 @@ const updateMember: RouteDef = {
   },
   async handler(req) {
     const args: ArgsOf<RealmProtocol, "updateMember"> = target(req, true);
-    if (req.params.profile_data !== undefined) args.profileData = req.params.profile_data as Obj[string];
-    if (req.params.full_name !== undefined) args.fullName = req.params.full_name as string;
-    if (req.params.role !== undefined) args.role = req.params.role as number;
-    if (req.params.new_email !== undefined) args.newEmail = req.params.new_email as string;
+    if (req.params.profile_data !== undefined) args.profileData = req.params.profile_data;
+    if (req.params.full_name !== undefined) args.fullName = req.params.full_name;
+    if (req.params.role !== undefined) args.role = req.params.role;
+    if (req.params.new_email !== undefined) args.newEmail = req.params.new_email;
     const { syncEmailOf, roleChange, ...reply } = await req.call(realmRef(req.realmId), "updateMember", args);
     // The user actor's copy of the address follows the realm's (see
     // actors/user/email-sync.ts): the realm may not call it in its turn.
@@ -89,7 +91,7 @@ const updateMember: RouteDef = {
     if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange);
     return reply;
   },
-};
+});
 
 /** Zulip's limit on deactivate_user_backend's deactivation_notification_comment. */
 const NOTIFICATION_COMMENT_MAX = 2000;
@@ -150,7 +152,7 @@ async function deleteSentMessages(
   for (const [conv, ids] of byConv) await req.call(convRef(req.realmId, conv), "removeMany", { ids });
 }
 
-const deactivateMember: RouteDef = {
+const deactivateMember = defineRoute({
   method: "DELETE",
   path: "/users/:user_id",
   auth: "required",
@@ -163,7 +165,7 @@ const deactivateMember: RouteDef = {
   },
   async handler(req) {
     const who = target(req, false);
-    const a = (req.params.actions as DeactivateActions | undefined) ?? {};
+    const a = req.params.actions ?? {};
     const deleting =
       a.delete_public_channel_messages === true ||
       a.delete_private_channel_messages === true ||
@@ -194,9 +196,9 @@ const deactivateMember: RouteDef = {
     }
     return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateMember", who));
   },
-};
+});
 
-const deactivateSelf: RouteDef = {
+const deactivateSelf = defineRoute({
   method: "DELETE",
   path: "/users/me",
   auth: "required",
@@ -204,9 +206,9 @@ const deactivateSelf: RouteDef = {
   async handler(req) {
     return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateSelf", {}));
   },
-};
+});
 
-const reactivateMember: RouteDef = {
+const reactivateMember = defineRoute({
   method: "POST",
   path: "/users/:user_id/reactivate",
   auth: "required",
@@ -214,9 +216,9 @@ const reactivateMember: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "reactivateMember", target(req, false));
   },
-};
+});
 
-const updatePresence: RouteDef = {
+const updatePresence = defineRoute({
   method: "POST",
   path: "/users/me/presence",
   auth: "required",
@@ -230,19 +232,19 @@ const updatePresence: RouteDef = {
   },
   async handler(req) {
     const args: ArgsOf<RealmProtocol, "updatePresence"> = {
-      status: req.params.status as string,
-      pingOnly: req.params.ping_only as boolean,
-      slimPresence: req.params.slim_presence as boolean,
+      status: req.params.status,
+      pingOnly: req.params.ping_only,
+      slimPresence: req.params.slim_presence,
     };
-    if (req.params.last_update_id !== undefined) args.lastUpdateId = req.params.last_update_id as number;
+    if (req.params.last_update_id !== undefined) args.lastUpdateId = req.params.last_update_id;
     if (req.params.history_limit_days !== undefined) {
-      args.historyLimitDays = req.params.history_limit_days as number;
+      args.historyLimitDays = req.params.history_limit_days;
     }
     return await req.call(realmRef(req.realmId), "updatePresence", args);
   },
-};
+});
 
-const realmPresence: RouteDef = {
+const realmPresence = defineRoute({
   method: "GET",
   path: "/realm/presence",
   auth: "required",
@@ -250,9 +252,9 @@ const realmPresence: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "realmPresence", {});
   },
-};
+});
 
-const userPresence: RouteDef = {
+const userPresence = defineRoute({
   method: "GET",
   path: "/users/:user_id/presence",
   auth: "required",
@@ -260,7 +262,7 @@ const userPresence: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "userPresence", { userIdOrEmail: req.path.user_id! });
   },
-};
+});
 
 export const memberRoutes: RouteDef[] = [
   getMembers,

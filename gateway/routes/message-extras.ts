@@ -7,14 +7,14 @@
 import { channelDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { c, p, param, type RouteDef } from "../index.ts";
-import { byConv, convRef, indexCandidates, locate, narrowChecker, planNarrow, type Term } from "../narrow.ts";
+import { c, defineRoute, p, param, type RouteDef } from "../index.ts";
+import { byConv, convRef, indexCandidates, locate, narrowChecker, planNarrow } from "../narrow.ts";
 import { pathInt } from "./messages.ts";
 
 /** settings.MAX_MESSAGE_LENGTH: the longest content POST /messages/render takes. */
 const MAX_RENDER_LENGTH = 10000;
 
-const messageHistory: RouteDef = {
+const messageHistory = defineRoute({
   method: "GET",
   path: "/messages/:message_id/history",
   auth: "required",
@@ -27,24 +27,24 @@ const messageHistory: RouteDef = {
     const item = await locate(req, id);
     return await req.call(convRef(req, item.conv), "messageEditHistory", {
       message_id: id,
-      allow_empty_topic_name: req.params.allow_empty_topic_name as boolean,
+      allow_empty_topic_name: req.params.allow_empty_topic_name,
     });
   },
-};
+});
 
-const renderMessage: RouteDef = {
+const renderMessage = defineRoute({
   method: "POST",
   path: "/messages/render",
   auth: "required",
   params: { content: param(p.string({ maxLength: MAX_RENDER_LENGTH }), { required: true }) },
   async handler(req) {
     return await req.call(channelDirectoryRef(req.realmId), "renderPreview", {
-      content: req.params.content as string,
+      content: req.params.content,
     });
   },
-};
+});
 
-const readReceipts: RouteDef = {
+const readReceipts = defineRoute({
   method: "GET",
   path: "/messages/:message_id/read_receipts",
   auth: "required",
@@ -54,7 +54,7 @@ const readReceipts: RouteDef = {
     const item = await locate(req, id);
     return await req.call(convRef(req, item.conv), "readReceipts", { message_id: id });
   },
-};
+});
 
 /**
  * Zulip checks only messages the caller received (their UserMessage rows):
@@ -62,7 +62,7 @@ const readReceipts: RouteDef = {
  * the content terms (has, search) and the match fields come from the
  * conversations, one call each.
  */
-const matchesNarrow: RouteDef = {
+const matchesNarrow = defineRoute({
   method: "GET",
   path: "/messages/matches_narrow",
   auth: "required",
@@ -71,8 +71,8 @@ const matchesNarrow: RouteDef = {
     narrow: param(p.json(narrowChecker), { required: true }),
   },
   async handler(req) {
-    const ids = [...new Set(req.params.msg_ids as number[])];
-    const plan = await planNarrow(req, req.params.narrow as Term[]);
+    const ids = [...new Set(req.params.msg_ids)];
+    const plan = await planNarrow(req, req.params.narrow);
     const items = ids.length ? await indexCandidates(req, plan, ids) : [];
     const f = plan.filters;
     const filters = {
@@ -89,6 +89,6 @@ const matchesNarrow: RouteDef = {
     for (const part of parts) Object.assign(messages, part.messages);
     return { messages };
   },
-};
+});
 
 export const messageExtraRoutes: RouteDef[] = [messageHistory, renderMessage, readReceipts, matchesNarrow];

@@ -15,7 +15,7 @@ import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import type { RowRef, UserProtocol } from "../../actors/user/index.ts";
-import { c, clientName, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, clientName, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import {
   byMessageIds,
   channelIdOf,
@@ -28,7 +28,6 @@ import {
   parseAnchor,
   select,
   type Item,
-  type Term,
 } from "../narrow.ts";
 import { sendMoveBreadcrumbs } from "./notification-bot.ts";
 import { dateAnchor, parseAnchorDate } from "../anchor-date.ts";
@@ -89,7 +88,7 @@ async function autoTopicVisibility(req: RouteRequest, sent: SendReply): Promise<
   return out;
 }
 
-const sendMessage: RouteDef = {
+const sendMessage = defineRoute({
   method: "POST",
   path: "/messages",
   auth: "required",
@@ -103,15 +102,15 @@ const sendMessage: RouteDef = {
     read_by_sender: param(p.bool()),
   },
   async handler(req) {
-    const type = req.params.type as string;
-    const to = req.params.to as Value;
+    const type = req.params.type;
+    const to = req.params.to;
     const args = {
-      content: req.params.content as string,
+      content: req.params.content,
       client: clientName(req),
-      topic: req.params.topic as string | undefined,
-      queue_id: req.params.queue_id as string | undefined,
-      local_id: req.params.local_id as string | undefined,
-      read_by_sender: req.params.read_by_sender as boolean | undefined,
+      topic: req.params.topic,
+      queue_id: req.params.queue_id,
+      local_id: req.params.local_id,
+      read_by_sender: req.params.read_by_sender,
     };
     if (type === "stream" || type === "channel") {
       let target: Value = to;
@@ -139,9 +138,9 @@ const sendMessage: RouteDef = {
     if (!ids.length) throw errors.badRequest("Message must have recipients");
     return await req.call(dmConvRef(req.realmId, [...ids, meId(req)]), "send", args);
   },
-};
+});
 
-const getMessages: RouteDef = {
+const getMessages = defineRoute({
   method: "GET",
   path: "/messages",
   auth: "required",
@@ -160,38 +159,29 @@ const getMessages: RouteDef = {
     anchor_date: param(p.string()),
   },
   async handler(req) {
-    const messageIds = req.params.message_ids as number[] | undefined;
+    const messageIds = req.params.message_ids;
     if (messageIds !== undefined) return byMessageIds(req, messageIds);
-    const useFirstUnread = req.params.use_first_unread_anchor as boolean;
+    const useFirstUnread = req.params.use_first_unread_anchor;
     const anchor =
       req.params.anchor === "date" && !useFirstUnread
-        ? await dateAnchor(
-            req,
-            req.params.narrow as Term[],
-            parseAnchorDate(req.params.anchor_date as string | undefined),
-          )
-        : parseAnchor(req.params.anchor as string | undefined, useFirstUnread);
-    const numBefore = req.params.num_before as number;
-    const numAfter = req.params.num_after as number;
-    const includeAnchor = req.params.include_anchor as boolean;
+        ? await dateAnchor(req, req.params.narrow, parseAnchorDate(req.params.anchor_date))
+        : parseAnchor(req.params.anchor, useFirstUnread);
+    const numBefore = req.params.num_before;
+    const numAfter = req.params.num_after;
+    const includeAnchor = req.params.include_anchor;
     if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw errors.tooManyMessages();
     if (!includeAnchor && numBefore > 0 && numAfter > 0) throw errors.anchorExcluded();
     const opts = {
-      apply_markdown: req.params.apply_markdown as boolean,
-      client_gravatar: req.params.client_gravatar as boolean,
-      allow_empty_topic_name: req.params.allow_empty_topic_name as boolean,
+      apply_markdown: req.params.apply_markdown,
+      client_gravatar: req.params.client_gravatar,
+      allow_empty_topic_name: req.params.allow_empty_topic_name,
     };
-    const s = await select(
-      req,
-      req.params.narrow as Term[],
-      { anchor, numBefore, numAfter, includeAnchor },
-      opts,
-    );
+    const s = await select(req, req.params.narrow, { anchor, numBefore, numAfter, includeAnchor }, opts);
     return s as unknown as Obj;
   },
-};
+});
 
-const getMessage: RouteDef = {
+const getMessage = defineRoute({
   method: "GET",
   path: "/messages/:message_id",
   auth: "required",
@@ -204,20 +194,20 @@ const getMessage: RouteDef = {
     const items = await findMessages(req, [id]);
     if (!items.length) throw errors.invalidMessages();
     const opts = {
-      apply_markdown: req.params.apply_markdown as boolean,
+      apply_markdown: req.params.apply_markdown,
       client_gravatar: false,
-      allow_empty_topic_name: req.params.allow_empty_topic_name as boolean,
+      allow_empty_topic_name: req.params.allow_empty_topic_name,
     };
     const [message] = await loadMessages(req, items, opts);
     if (!message) throw errors.invalidMessages();
     const raw = (await loadMessages(req, items, { ...opts, apply_markdown: false }))[0]!;
     return { raw_content: raw.content as string, message };
   },
-};
+});
 
 // ---- flags ---------------------------------------------------------------------------
 
-const updateFlags: RouteDef = {
+const updateFlags = defineRoute({
   method: "POST",
   path: "/messages/flags",
   auth: "required",
@@ -228,9 +218,9 @@ const updateFlags: RouteDef = {
   },
   async handler(req) {
     const args: FlagChange = {
-      messages: req.params.messages as number[],
-      op: req.params.op as string,
-      flag: req.params.flag as string,
+      messages: req.params.messages,
+      op: req.params.op,
+      flag: req.params.flag,
     };
     const user = userRef(req.realmId, meId(req));
     if (args.flag === "read" && args.op === "remove") return markUnread(req, args);
@@ -252,7 +242,7 @@ const updateFlags: RouteDef = {
       received: receivedArgs(found),
     });
   },
-};
+});
 
 /** POST /messages/flags's parameters, as the user actor's updateFlags takes them. */
 type FlagChange = ArgsOf<UserProtocol, "updateFlags">;
@@ -284,7 +274,7 @@ function receivedArgs(items: Item[]): RowRef[] {
   return items.filter((i) => !i.located && !i.conv.startsWith("dm:")).map(rowOf);
 }
 
-const updateFlagsNarrow: RouteDef = {
+const updateFlagsNarrow = defineRoute({
   method: "POST",
   path: "/messages/flags/narrow",
   auth: "required",
@@ -298,15 +288,15 @@ const updateFlagsNarrow: RouteDef = {
     flag: param(p.string(), { required: true }),
   },
   async handler(req) {
-    const anchor = parseAnchor(req.params.anchor as string, false);
+    const anchor = parseAnchor(req.params.anchor, false);
     // The server may lower the range (spec): at most 5000 messages per call.
-    const numBefore = Math.min(req.params.num_before as number, MAX_MESSAGES_PER_FETCH);
-    const numAfter = Math.min(req.params.num_after as number, MAX_MESSAGES_PER_FETCH - numBefore);
-    const includeAnchor = req.params.include_anchor as boolean;
+    const numBefore = Math.min(req.params.num_before, MAX_MESSAGES_PER_FETCH);
+    const numAfter = Math.min(req.params.num_after, MAX_MESSAGES_PER_FETCH - numBefore);
+    const includeAnchor = req.params.include_anchor;
     if (!includeAnchor && numBefore > 0 && numAfter > 0) throw errors.anchorExcluded();
     const s = await select(
       req,
-      req.params.narrow as Term[],
+      req.params.narrow,
       { anchor, numBefore, numAfter, includeAnchor },
       {
         apply_markdown: false,
@@ -314,8 +304,8 @@ const updateFlagsNarrow: RouteDef = {
         allow_empty_topic_name: true,
       },
     );
-    const op = req.params.op as string;
-    const flag = req.params.flag as string;
+    const op = req.params.op;
+    const flag = req.params.flag;
     const processed = s.messages.map((m) => m.id as number);
     const readRemove = flag === "read" && op === "remove";
     // Unreceived messages of readable channels get historical rows (Zulip's
@@ -357,11 +347,11 @@ const updateFlagsNarrow: RouteDef = {
     if (readRemove) out.ignored_because_not_subscribed_channels = [...ignored].sort((a, b) => a - b);
     return out;
   },
-};
+});
 
 // ---- topics ------------------------------------------------------------------------------
 
-const getTopics: RouteDef = {
+const getTopics = defineRoute({
   method: "GET",
   path: "/users/me/:stream_id/topics",
   auth: "required",
@@ -370,10 +360,10 @@ const getTopics: RouteDef = {
     const raw = req.path.stream_id ?? "";
     if (!/^\d{1,15}$/.test(raw)) throw errors.invalidChannelId();
     return await req.call(channelConvRef(req.realmId, Number(raw)), "topics", {
-      allow_empty_topic_name: req.params.allow_empty_topic_name as boolean,
+      allow_empty_topic_name: req.params.allow_empty_topic_name,
     });
   },
-};
+});
 
 export const messageRoutes: RouteDef[] = [
   sendMessage,
@@ -387,7 +377,7 @@ export const messageRoutes: RouteDef[] = [
 // ---- reactions, edit, delete: find the message's conversation (index, then public history) ----
 
 function reactionRoute(method: "POST" | "DELETE"): RouteDef {
-  return {
+  return defineRoute({
     method,
     path: "/messages/:message_id/reactions",
     auth: "required",
@@ -402,17 +392,17 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
       const { auto_topic: auto, ...reply } = await req.call(convRef(req, item.conv), "react", {
         message_id: id,
         op: method === "POST" ? "add" : "remove",
-        emoji_name: req.params.emoji_name as string | undefined,
-        emoji_code: req.params.emoji_code as string | undefined,
-        reaction_type: req.params.reaction_type as string | undefined,
+        emoji_name: req.params.emoji_name,
+        emoji_code: req.params.emoji_code,
+        reaction_type: req.params.reaction_type,
       });
       if (auto) await req.call(userRef(req.realmId, meId(req)), "autoTopicOnParticipation", auto);
       return reply;
     },
-  };
+  });
 }
 
-const editMessage: RouteDef = {
+const editMessage = defineRoute({
   method: "PATCH",
   path: "/messages/:message_id",
   auth: "required",
@@ -430,12 +420,12 @@ const editMessage: RouteDef = {
     const item = await locate(req, id);
     const args = {
       message_id: id,
-      content: req.params.content as string | undefined,
-      topic: req.params.topic as string | undefined,
-      propagate_mode: req.params.propagate_mode as string | undefined,
-      prev_content_sha256: req.params.prev_content_sha256 as string | undefined,
+      content: req.params.content,
+      topic: req.params.topic,
+      propagate_mode: req.params.propagate_mode,
+      prev_content_sha256: req.params.prev_content_sha256,
     };
-    const streamId = req.params.stream_id as number | undefined;
+    const streamId = req.params.stream_id;
     if (streamId === undefined || String(streamId) === item.conv) {
       const { moved: m, ...reply } = await req.call(convRef(req, item.conv), "edit", args);
       if (m) {
@@ -463,7 +453,7 @@ const editMessage: RouteDef = {
     }
     return { detached_uploads: [], ...(await moveToChannel(req, item, { ...args, stream_id: streamId })) };
   },
-};
+});
 
 /**
  * PATCH /messages/{id} with another stream_id: the three steps of a move
@@ -516,7 +506,7 @@ async function channelName(req: RouteRequest, streamId: number): Promise<string>
   return (await req.call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: streamId })).name;
 }
 
-const deleteMessage: RouteDef = {
+const deleteMessage = defineRoute({
   method: "DELETE",
   path: "/messages/:message_id",
   auth: "required",
@@ -526,13 +516,13 @@ const deleteMessage: RouteDef = {
     const item = await locate(req, id);
     return await req.call(convRef(req, item.conv), "remove", { message_id: id });
   },
-};
+});
 
 messageRoutes.push(reactionRoute("POST"), reactionRoute("DELETE"), editMessage, deleteMessage);
 
 // ---- topic visibility ------------------------------------------------------------------
 
-const setUserTopic: RouteDef = {
+const setUserTopic = defineRoute({
   method: "POST",
   path: "/user_topics",
   auth: "required",
@@ -543,14 +533,14 @@ const setUserTopic: RouteDef = {
   },
   async handler(req) {
     return await req.call(userRef(req.realmId, meId(req)), "setUserTopic", {
-      stream_id: req.params.stream_id as number,
-      topic: req.params.topic as string,
-      visibility_policy: req.params.visibility_policy as number,
+      stream_id: req.params.stream_id,
+      topic: req.params.topic,
+      visibility_policy: req.params.visibility_policy,
     });
   },
-};
+});
 
-const muteTopicLegacy: RouteDef = {
+const muteTopicLegacy = defineRoute({
   method: "PATCH",
   path: "/users/me/subscriptions/muted_topics",
   auth: "required",
@@ -561,8 +551,8 @@ const muteTopicLegacy: RouteDef = {
     op: param(p.oneOf(["add", "remove"], p.string()), { required: true }),
   },
   async handler(req) {
-    const byId = req.params.stream_id as number | undefined;
-    const byName = req.params.stream as string | undefined;
+    const byId = req.params.stream_id;
+    const byName = req.params.stream;
     if (byId === undefined && byName === undefined) throw errors.supplyStream();
     if (byId !== undefined && byName !== undefined) throw errors.chooseStream();
     let streamId = byId;
@@ -573,10 +563,10 @@ const muteTopicLegacy: RouteDef = {
     }
     return await req.call(userRef(req.realmId, meId(req)), "muteTopicLegacy", {
       stream_id: streamId,
-      topic: req.params.topic as string,
-      op: req.params.op as "add" | "remove",
+      topic: req.params.topic,
+      op: req.params.op,
     });
   },
-};
+});
 
 messageRoutes.push(setUserTopic, muteTopicLegacy);

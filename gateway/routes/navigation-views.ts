@@ -5,7 +5,7 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
 /**
  * Pydantic's StringConstraints(strip_whitespace=True, min_length=1). A NUL
@@ -28,7 +28,7 @@ function own(req: RouteRequest) {
   return userRef(req.caller!.realmId, req.caller!.userId);
 }
 
-const listViews: RouteDef = {
+const listViews = defineRoute({
   method: "GET",
   path: "/navigation_views",
   auth: "required",
@@ -36,9 +36,9 @@ const listViews: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "navigationViews", {});
   },
-};
+});
 
-const addView: RouteDef = {
+const addView = defineRoute({
   method: "POST",
   path: "/navigation_views",
   auth: "required",
@@ -49,14 +49,14 @@ const addView: RouteDef = {
   },
   async handler(req) {
     return await req.call(own(req), "addNavigationView", {
-      fragment: req.params.fragment as string,
-      is_pinned: req.params.is_pinned as boolean,
-      name: req.params.name as string | undefined,
+      fragment: req.params.fragment,
+      is_pinned: req.params.is_pinned,
+      name: req.params.name,
     });
   },
-};
+});
 
-const updateView: RouteDef = {
+const updateView = defineRoute({
   method: "PATCH",
   path: "/navigation_views/*",
   auth: "required",
@@ -67,13 +67,13 @@ const updateView: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "updateNavigationView", {
       fragment: pathFragment(req),
-      is_pinned: req.params.is_pinned as boolean | undefined,
-      name: req.params.name as string | undefined,
+      is_pinned: req.params.is_pinned,
+      name: req.params.name,
     });
   },
-};
+});
 
-const removeView: RouteDef = {
+const removeView = defineRoute({
   method: "DELETE",
   path: "/navigation_views/*",
   auth: "required",
@@ -81,6 +81,6 @@ const removeView: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "removeNavigationView", { fragment: pathFragment(req) });
   },
-};
+});
 
 export const navigationViewRoutes: RouteDef[] = [listViews, addView, updateView, removeView];

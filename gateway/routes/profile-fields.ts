@@ -5,8 +5,7 @@ import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
-import type { Value } from "../../actors/types.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
 
 function fieldId(req: RouteRequest): number {
   const raw = req.path.field_id!;
@@ -16,17 +15,19 @@ function fieldId(req: RouteRequest): number {
 }
 
 /** The definition's parameters sent (those not sent stay undefined). */
-function fieldArgs(req: RouteRequest): ArgsOf<RealmProtocol, "createProfileField"> {
+function fieldArgs(
+  req: RouteRequest<ParamValues<typeof EDIT_PARAMS> & { field_type?: number }>,
+): ArgsOf<RealmProtocol, "createProfileField"> {
   const sent = req.params;
   return {
-    name: sent.name as string | undefined,
-    hint: sent.hint as string | undefined,
-    fieldType: sent.field_type as number | undefined,
-    fieldData: sent.field_data as Value | undefined,
-    displayInProfileSummary: sent.display_in_profile_summary as boolean | undefined,
-    required: sent.required as boolean | undefined,
-    editableByUser: sent.editable_by_user as boolean | undefined,
-    useForUserMatching: sent.use_for_user_matching as boolean | undefined,
+    name: sent.name,
+    hint: sent.hint,
+    fieldType: sent.field_type,
+    fieldData: sent.field_data,
+    displayInProfileSummary: sent.display_in_profile_summary,
+    required: sent.required,
+    editableByUser: sent.editable_by_user,
+    useForUserMatching: sent.use_for_user_matching,
   };
 }
 
@@ -40,7 +41,7 @@ const EDIT_PARAMS = {
   use_for_user_matching: param(p.bool()),
 };
 
-const listFields: RouteDef = {
+const listFields = defineRoute({
   method: "GET",
   path: "/realm/profile_fields",
   auth: "required",
@@ -48,9 +49,9 @@ const listFields: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "getProfileFields", {});
   },
-};
+});
 
-const createField: RouteDef = {
+const createField = defineRoute({
   method: "POST",
   path: "/realm/profile_fields",
   auth: "required",
@@ -58,9 +59,9 @@ const createField: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "createProfileField", fieldArgs(req));
   },
-};
+});
 
-const updateField: RouteDef = {
+const updateField = defineRoute({
   method: "PATCH",
   path: "/realm/profile_fields/:field_id",
   auth: "required",
@@ -71,9 +72,9 @@ const updateField: RouteDef = {
       fieldId: fieldId(req),
     });
   },
-};
+});
 
-const deleteField: RouteDef = {
+const deleteField = defineRoute({
   method: "DELETE",
   path: "/realm/profile_fields/:field_id",
   auth: "required",
@@ -81,39 +82,39 @@ const deleteField: RouteDef = {
   async handler(req) {
     return await req.call(realmRef(req.realmId), "deleteProfileField", { fieldId: fieldId(req) });
   },
-};
+});
 
-const reorderFields: RouteDef = {
+const reorderFields = defineRoute({
   method: "PATCH",
   path: "/realm/profile_fields",
   auth: "required",
   params: { order: param(p.json(), { required: true }) },
   async handler(req) {
     return await req.call(realmRef(req.realmId), "reorderProfileFields", {
-      order: req.params.order as Value,
+      order: req.params.order,
     });
   },
-};
+});
 
-const updateOwnData: RouteDef = {
+const updateOwnData = defineRoute({
   method: "PATCH",
   path: "/users/me/profile_data",
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return await req.call(realmRef(req.realmId), "updateOwnProfileData", { data: req.params.data as Value });
+    return await req.call(realmRef(req.realmId), "updateOwnProfileData", { data: req.params.data });
   },
-};
+});
 
-const removeOwnData: RouteDef = {
+const removeOwnData = defineRoute({
   method: "DELETE",
   path: "/users/me/profile_data",
   auth: "required",
   params: { data: param(p.json(), { required: true }) },
   async handler(req) {
-    return await req.call(realmRef(req.realmId), "removeOwnProfileData", { data: req.params.data as Value });
+    return await req.call(realmRef(req.realmId), "removeOwnProfileData", { data: req.params.data });
   },
-};
+});
 
 export const profileFieldRoutes: RouteDef[] = [
   listFields,

@@ -6,7 +6,7 @@
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pushRelayUrl, realmUuid, relayNotifyLegacy, throwForNotify, userUuid } from "./push-relay.ts";
 
 async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string; host: string }> {
@@ -15,14 +15,14 @@ async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string
   return { name: info.name ?? "", url: `${req.scheme}://${host}`, host };
 }
 
-const testNotification: RouteDef = {
+const testNotification = defineRoute({
   method: "POST",
   path: "/mobile_push/test_notification",
   auth: "required",
   params: { token: param(p.string()) },
   async handler(req) {
     const userId = req.caller!.userId;
-    const token = req.params.token as string | undefined;
+    const token = req.params.token;
     const { tokens } = await req.call(userRef(req.realmId, userId), "testPushTokens", { token });
     // No token of the user's: nothing to send (Zulip loops over none).
     if (tokens.length === 0) return {};
@@ -58,6 +58,6 @@ const testNotification: RouteDef = {
     throwForNotify(outcome);
     return {};
   },
-};
+});
 
 export const pushTestRoutes: RouteDef[] = [testNotification];

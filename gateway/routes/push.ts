@@ -11,7 +11,7 @@ import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf, MethodOf, ReplyOf } from "../../actors/protocol.ts";
 import type { UserProtocol } from "../../actors/user/index.ts";
-import { p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 import {
   encryptForDevice,
   pushRelayUrl,
@@ -36,7 +36,7 @@ async function call<M extends MethodOf<UserProtocol>>(
   return await req.call(userRef(req.caller!.realmId, req.caller!.userId), method, args);
 }
 
-const addApns: RouteDef = {
+const addApns = defineRoute({
   method: "POST",
   path: "/users/me/apns_device_token",
   auth: "required",
@@ -45,45 +45,45 @@ const addApns: RouteDef = {
   async handler(req) {
     return call(req, "addPushToken", {
       kind: "apns",
-      token: req.params.token as string,
-      appId: req.params.appid as string,
+      token: req.params.token,
+      appId: req.params.appid,
     });
   },
-};
+});
 
-const removeApns: RouteDef = {
+const removeApns = defineRoute({
   method: "DELETE",
   path: "/users/me/apns_device_token",
   auth: "required",
   params: { token: param(p.string(), { required: true }) },
   async handler(req) {
-    return call(req, "removePushToken", { kind: "apns", token: req.params.token as string });
+    return call(req, "removePushToken", { kind: "apns", token: req.params.token });
   },
-};
+});
 
-const addAndroid: RouteDef = {
+const addAndroid = defineRoute({
   method: "POST",
   path: "/users/me/android_gcm_reg_id",
   auth: "required",
   params: { token: param(p.string(), { required: true }) },
   async handler(req) {
-    return call(req, "addPushToken", { kind: "fcm", token: req.params.token as string });
+    return call(req, "addPushToken", { kind: "fcm", token: req.params.token });
   },
-};
+});
 
-const removeAndroid: RouteDef = {
+const removeAndroid = defineRoute({
   method: "DELETE",
   path: "/users/me/android_gcm_reg_id",
   auth: "required",
   params: { token: param(p.string(), { required: true }) },
   async handler(req) {
-    return call(req, "removePushToken", { kind: "fcm", token: req.params.token as string });
+    return call(req, "removePushToken", { kind: "fcm", token: req.params.token });
   },
-};
+});
 
 // ---- Logged-in devices (Zulip 12, feature levels 468 and 470) --------------
 
-const registerClientDevice: RouteDef = {
+const registerClientDevice = defineRoute({
   method: "POST",
   path: "/register_client_device",
   auth: "required",
@@ -91,22 +91,22 @@ const registerClientDevice: RouteDef = {
   async handler(req) {
     return call(req, "registerClientDevice", {});
   },
-};
+});
 
-const removeClientDevice: RouteDef = {
+const removeClientDevice = defineRoute({
   method: "POST",
   path: "/remove_client_device",
   auth: "required",
   params: { device_id: param(p.int(), { required: true }) },
   async handler(req) {
-    return call(req, "removeClientDevice", { deviceId: req.params.device_id as number });
+    return call(req, "removeClientDevice", { deviceId: req.params.device_id });
   },
-};
+});
 
 // ---- POST /mobile_push/register ---------------------------------------------
 
 /** Zulip's check_string_in_validator(Device.PushTokenKind.values), as pydantic words it. */
-const tokenKindParam: Parser<string> = (raw, name) => {
+const tokenKindParam: Parser<"fcm" | "apns"> = (raw, name) => {
   if (raw !== "fcm" && raw !== "apns") throw errors.valueError(name, "Not in the list of possible values");
   return raw;
 };
@@ -129,7 +129,7 @@ async function realmInfo(req: RouteRequest): Promise<{ name: string; url: string
   return { name: info.name ?? "", url: `${req.scheme}://${host}` };
 }
 
-const registerPushDevice: RouteDef = {
+const registerPushDevice = defineRoute({
   method: "POST",
   path: "/mobile_push/register",
   auth: "required",
@@ -145,13 +145,13 @@ const registerPushDevice: RouteDef = {
   async handler(req) {
     const { relay } = await call(req, "registerPushDevice", {
       relayConfigured: pushRelayUrl() !== null,
-      deviceId: req.params.device_id as number,
-      tokenKind: req.params.token_kind as "fcm" | "apns" | undefined,
-      pushKey: req.params.push_key as string | undefined,
-      pushKeyId: req.params.push_key_id as number | undefined,
-      bouncerPublicKey: req.params.bouncer_public_key as string | undefined,
-      encryptedPushRegistration: req.params.encrypted_push_registration as string | undefined,
-      tokenId: req.params.token_id as string | undefined,
+      deviceId: req.params.device_id,
+      tokenKind: req.params.token_kind,
+      pushKey: req.params.push_key,
+      pushKeyId: req.params.push_key_id,
+      bouncerPublicKey: req.params.bouncer_public_key,
+      encryptedPushRegistration: req.params.encrypted_push_registration,
+      tokenId: req.params.token_id,
     });
     if (!relay) return {};
     // Zulip hands this to a queue worker and answers the client at once;
@@ -174,17 +174,17 @@ const registerPushDevice: RouteDef = {
     }
     return {};
   },
-};
+});
 
 // ---- POST /mobile_push/e2ee/test_notification -------------------------------
 
-const e2eeTestNotification: RouteDef = {
+const e2eeTestNotification = defineRoute({
   method: "POST",
   path: "/mobile_push/e2ee/test_notification",
   auth: "required",
   params: { device_id: param(p.int()) },
   async handler(req) {
-    const deviceId = req.params.device_id as number | undefined;
+    const deviceId = req.params.device_id;
     const { devices } = await call(req, "activePushDevices", { deviceId });
     // Devices become active only through a relay; one configured earlier
     // and removed since leaves nothing to send them through.
@@ -219,7 +219,7 @@ const e2eeTestNotification: RouteDef = {
     throwForNotify(await relayNotify({ realm_uuid: realmUuid(realm.url), push_requests: pushRequests }));
     return {};
   },
-};
+});
 
 export const pushRoutes: RouteDef[] = [
   addApns,

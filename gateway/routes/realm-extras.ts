@@ -7,7 +7,7 @@
 import { realmRef, settingTypes, userDefaultSettings } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 
 const PARSERS: Record<string, ParamSpec["parse"]> = { bool: p.bool(), int: p.int(), string: p.string() };
 
@@ -19,7 +19,7 @@ function defaultsParams(): Record<string, ParamSpec> {
   return params;
 }
 
-const updateDefaults: RouteDef = {
+const updateDefaults = defineRoute({
   method: "PATCH",
   path: "/realm/user_settings_defaults",
   auth: "required",
@@ -31,7 +31,7 @@ const updateDefaults: RouteDef = {
     await req.call(realmRef(req.realmId), "updateUserSettingsDefaults", args);
     return {};
   },
-};
+});
 
 function playgroundId(req: RouteRequest): number {
   const raw = req.path.playground_id ?? "";
@@ -40,7 +40,7 @@ function playgroundId(req: RouteRequest): number {
   return Number(raw);
 }
 
-const addPlayground: RouteDef = {
+const addPlayground = defineRoute({
   method: "POST",
   path: "/realm/playgrounds",
   auth: "required",
@@ -51,14 +51,14 @@ const addPlayground: RouteDef = {
   },
   async handler(req) {
     return await req.call(realmRef(req.realmId), "addPlayground", {
-      name: req.params.name as string,
-      url_template: req.params.url_template as string,
-      pygments_language: req.params.pygments_language as string,
+      name: req.params.name,
+      url_template: req.params.url_template,
+      pygments_language: req.params.pygments_language,
     });
   },
-};
+});
 
-const removePlayground: RouteDef = {
+const removePlayground = defineRoute({
   method: "DELETE",
   path: "/realm/playgrounds/:playground_id",
   auth: "required",
@@ -67,6 +67,6 @@ const removePlayground: RouteDef = {
     await req.call(realmRef(req.realmId), "removePlayground", { id: playgroundId(req) });
     return {};
   },
-};
+});
 
 export const realmExtraRoutes: RouteDef[] = [updateDefaults, addPlayground, removePlayground];

@@ -11,7 +11,7 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 import { silentMention } from "./notification-bot.ts";
 import {
@@ -71,7 +71,7 @@ function own(req: RouteRequest) {
   return userRef(req.caller!.realmId, req.caller!.userId);
 }
 
-const listReminders: RouteDef = {
+const listReminders = defineRoute({
   method: "GET",
   path: "/reminders",
   auth: "required",
@@ -79,9 +79,9 @@ const listReminders: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "reminders", {});
   },
-};
+});
 
-const createReminder: RouteDef = {
+const createReminder = defineRoute({
   method: "POST",
   path: "/reminders",
   auth: "required",
@@ -91,17 +91,17 @@ const createReminder: RouteDef = {
     note: param(p.string()),
   },
   async handler(req) {
-    const at = req.params.scheduled_delivery_timestamp as number;
+    const at = req.params.scheduled_delivery_timestamp;
     // Zulip's order: the time, then the message, then the note.
     if (at * 1000 <= Date.now()) throw errors.deliveryTimeNotInFuture();
-    const id = req.params.message_id as number;
+    const id = req.params.message_id;
     const m = await readableMessage(req, id);
-    const content = await reminderContent(req, m, (req.params.note as string | undefined) ?? null);
+    const content = await reminderContent(req, m, req.params.note ?? null);
     return await req.call(own(req), "createReminder", { message_id: id, deliver_at: at, content });
   },
-};
+});
 
-const deleteReminder: RouteDef = {
+const deleteReminder = defineRoute({
   method: "DELETE",
   path: "/reminders/:reminder_id",
   auth: "required",
@@ -110,6 +110,6 @@ const deleteReminder: RouteDef = {
     const id = pathInt(req, "reminder_id");
     return await req.call(own(req), "deleteReminder", { id });
   },
-};
+});
 
 export const reminderRoutes: RouteDef[] = [listReminders, createReminder, deleteReminder];

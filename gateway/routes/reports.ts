@@ -9,7 +9,7 @@
 import { channelConvRef, channelDirectoryRef, realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { findMessages, loadMessages } from "../narrow.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 import { hashEncode, nearMessageUrl, silentMention } from "./notification-bot.ts";
 
@@ -139,7 +139,7 @@ async function reportContent(
   );
 }
 
-const reportMessage: RouteDef = {
+const reportMessage = defineRoute({
   method: "POST",
   path: "/messages/:message_id/report",
   auth: "required",
@@ -155,8 +155,8 @@ const reportMessage: RouteDef = {
   },
   async handler(req) {
     const id = pathInt(req, "message_id");
-    const type = req.params.report_type as string;
-    const description = req.params.description as string;
+    const type = req.params.report_type;
+    const description = req.params.description;
     if (type === "other" && description === "") throw errors.reportNeedsExplanation();
     const ctx = await req.call(realmRef(req.realmId), "notificationContext", {});
     const target = ctx.moderationRequestChannelId ?? -1;
@@ -181,6 +181,6 @@ const reportMessage: RouteDef = {
     });
     return {};
   },
-};
+});
 
 export const reportRoutes: RouteDef[] = [reportMessage];

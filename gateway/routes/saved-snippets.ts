@@ -3,7 +3,7 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's SavedSnippet.MAX_TITLE_LENGTH and settings.MAX_MESSAGE_LENGTH. */
 const TITLE_MAX = 60;
@@ -31,7 +31,7 @@ function own(req: RouteRequest) {
   return userRef(req.caller!.realmId, req.caller!.userId);
 }
 
-const listSnippets: RouteDef = {
+const listSnippets = defineRoute({
   method: "GET",
   path: "/saved_snippets",
   auth: "required",
@@ -39,9 +39,9 @@ const listSnippets: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "savedSnippets", {});
   },
-};
+});
 
-const createSnippet: RouteDef = {
+const createSnippet = defineRoute({
   method: "POST",
   path: "/saved_snippets",
   auth: "required",
@@ -52,13 +52,13 @@ const createSnippet: RouteDef = {
   },
   async handler(req) {
     return await req.call(own(req), "createSavedSnippet", {
-      title: req.params.title as string,
-      content: req.params.content as string,
+      title: req.params.title,
+      content: req.params.content,
     });
   },
-};
+});
 
-const editSnippet: RouteDef = {
+const editSnippet = defineRoute({
   method: "PATCH",
   path: "/saved_snippets/:saved_snippet_id",
   auth: "required",
@@ -69,13 +69,13 @@ const editSnippet: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "editSavedSnippet", {
       id: snippetId(req),
-      title: req.params.title as string | undefined,
-      content: req.params.content as string | undefined,
+      title: req.params.title,
+      content: req.params.content,
     });
   },
-};
+});
 
-const deleteSnippet: RouteDef = {
+const deleteSnippet = defineRoute({
   method: "DELETE",
   path: "/saved_snippets/:saved_snippet_id",
   auth: "required",
@@ -83,6 +83,6 @@ const deleteSnippet: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "deleteSavedSnippet", { id: snippetId(req) });
   },
-};
+});
 
 export const savedSnippetRoutes: RouteDef[] = [listSnippets, createSnippet, editSnippet, deleteSnippet];

@@ -8,7 +8,7 @@ import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { UserProtocol } from "../../actors/user/index.ts";
-import { clientName, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { clientName, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
 /** Zulip's Message.API_RECIPIENT_TYPES. */
@@ -23,7 +23,7 @@ function own(req: RouteRequest) {
   return userRef(req.caller!.realmId, req.caller!.userId);
 }
 
-const listScheduled: RouteDef = {
+const listScheduled = defineRoute({
   method: "GET",
   path: "/scheduled_messages",
   auth: "required",
@@ -31,9 +31,9 @@ const listScheduled: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "scheduledMessages", {});
   },
-};
+});
 
-const createScheduled: RouteDef = {
+const createScheduled = defineRoute({
   method: "POST",
   path: "/scheduled_messages",
   auth: "required",
@@ -47,18 +47,18 @@ const createScheduled: RouteDef = {
   },
   async handler(req) {
     return await req.call(own(req), "createScheduledMessage", {
-      type: storedType(req.params.type as string),
-      to: req.params.to as string,
-      content: req.params.content as string,
-      deliver_at: req.params.scheduled_delivery_timestamp as number,
+      type: storedType(req.params.type),
+      to: req.params.to,
+      content: req.params.content,
+      deliver_at: req.params.scheduled_delivery_timestamp,
       client: clientName(req),
-      topic: req.params.topic as string | undefined,
-      read_by_sender: req.params.read_by_sender as boolean | undefined,
+      topic: req.params.topic,
+      read_by_sender: req.params.read_by_sender,
     });
   },
-};
+});
 
-const editScheduled: RouteDef = {
+const editScheduled = defineRoute({
   method: "PATCH",
   path: "/scheduled_messages/:scheduled_message_id",
   auth: "required",
@@ -96,9 +96,9 @@ const editScheduled: RouteDef = {
     }
     return await req.call(own(req), "editScheduledMessage", args);
   },
-};
+});
 
-const deleteScheduled: RouteDef = {
+const deleteScheduled = defineRoute({
   method: "DELETE",
   path: "/scheduled_messages/:scheduled_message_id",
   auth: "required",
@@ -107,7 +107,7 @@ const deleteScheduled: RouteDef = {
     const id = pathInt(req, "scheduled_message_id");
     return await req.call(own(req), "deleteScheduledMessage", { id });
   },
-};
+});
 
 export const scheduledMessageRoutes: RouteDef[] = [
   listScheduled,

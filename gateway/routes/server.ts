@@ -2,7 +2,7 @@
 // uses before it has credentials (Zulip's zerver/views/auth.py).
 
 import { FEATURE_LEVEL, MERGE_BASE, ZULIP_VERSION, realmRef, userRef } from "../../actors/index.ts";
-import { p, param, type RouteDef } from "../index.ts";
+import { defineRoute, p, param, type RouteDef } from "../index.ts";
 import { pushRelayUrl } from "./push-relay.ts";
 
 /**
@@ -25,7 +25,7 @@ const AUTHENTICATION_METHODS = {
   "openid connect": false,
 };
 
-const serverSettings: RouteDef = {
+const serverSettings = defineRoute({
   method: "GET",
   path: "/server_settings",
   auth: "none",
@@ -55,9 +55,9 @@ const serverSettings: RouteDef = {
       external_authentication_methods: [],
     };
   },
-};
+});
 
-const fetchApiKey: RouteDef = {
+const fetchApiKey = defineRoute({
   method: "POST",
   path: "/fetch_api_key",
   auth: "none",
@@ -66,8 +66,8 @@ const fetchApiKey: RouteDef = {
     password: param(p.string(), { required: true }),
   },
   async handler(req) {
-    const username = req.params.username as string;
-    const password = req.params.password as string;
+    const username = req.params.username;
+    const password = req.params.password;
     // Two steps so the realm actor never waits on a password hash: the
     // realm checks the username (syntax, rate limit, account state), then
     // the user actor verifies the password.
@@ -77,6 +77,6 @@ const fetchApiKey: RouteDef = {
     });
     return await req.call(userRef(req.realmId, found.userId), "login", { password });
   },
-};
+});
 
 export const serverRoutes: RouteDef[] = [serverSettings, fetchApiKey];

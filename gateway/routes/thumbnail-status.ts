@@ -6,9 +6,9 @@
 
 import { uploadsDirectoryRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { RouteDef } from "../index.ts";
+import { defineRoute, type RouteDef } from "../index.ts";
 
-const thumbnailStatus: RouteDef = {
+const thumbnailStatus = defineRoute({
   method: "GET",
   path: "/thumbnail/status/:realm_id_str/*",
   auth: "required",
@@ -28,6 +28,6 @@ const thumbnailStatus: RouteDef = {
     // file is recorded: a recorded image has them all.
     return { has_thumbnail: true };
   },
-};
+});
 
 export const thumbnailStatusRoutes: RouteDef[] = [thumbnailStatus];

@@ -29,6 +29,7 @@ import { errors } from "../../actors/errors.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";
 import {
   API_PREFIX,
+  defineRoute,
   RawReply,
   rawBody,
   requestHeader,
@@ -204,7 +205,7 @@ async function finish(req: RouteRequest, id: string, info: TusInfo): Promise<Raw
   );
 }
 
-const options: RouteDef = {
+const options = defineRoute({
   method: "OPTIONS",
   // Not Zulip's JSON API (tusd answers it, not Django): no schema case.
   prefix: API_PREFIX,
@@ -225,9 +226,9 @@ const options: RouteDef = {
       ),
     );
   },
-};
+});
 
-const create: RouteDef = {
+const create = defineRoute({
   method: "POST",
   prefix: API_PREFIX,
   path: "/tus",
@@ -287,10 +288,10 @@ const create: RouteDef = {
       201,
     );
   },
-};
+});
 
 /** HEAD (Fastify answers HEAD with this GET's headers and no body). */
-const status: RouteDef = {
+const status = defineRoute({
   method: "GET",
   prefix: API_PREFIX,
   path: "/tus/:upload_id",
@@ -310,9 +311,9 @@ const status: RouteDef = {
       200,
     );
   },
-};
+});
 
-const append: RouteDef = {
+const append = defineRoute({
   method: "PATCH",
   prefix: API_PREFIX,
   path: "/tus/:upload_id",
@@ -347,9 +348,9 @@ const append: RouteDef = {
       204,
     );
   },
-};
+});
 
-const terminate: RouteDef = {
+const terminate = defineRoute({
   method: "DELETE",
   prefix: API_PREFIX,
   path: "/tus/:upload_id",
@@ -363,6 +364,6 @@ const terminate: RouteDef = {
     await closeEntry(req, id);
     return new RawReply(Buffer.alloc(0), "text/plain", baseHeaders(), 204);
   },
-};
+});
 
 export const tusRoutes: RouteDef[] = [options, create, status, append, terminate];

@@ -4,14 +4,14 @@
 
 import { userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 import { convRef, locate } from "../narrow.ts";
 
 const OPS = ["start", "stop"] as const;
 const TYPES = ["direct", "stream", "channel"];
 
 // Zulip's signature order: to, op, type, stream_id, topic.
-const setTyping: RouteDef = {
+const setTyping = defineRoute({
   method: "POST",
   path: "/typing",
   auth: "required",
@@ -26,12 +26,12 @@ const setTyping: RouteDef = {
     return await req.call(userRef(req.realmId, req.caller!.userId), "typing", {
       op: req.params.op === "stop" ? "stop" : "start",
       type: req.params.type === "direct" ? "direct" : "stream",
-      to: (req.params.to as number[] | null | undefined) ?? null,
-      stream_id: (req.params.stream_id as number | null | undefined) ?? null,
-      topic: (req.params.topic as string | undefined) ?? null,
+      to: req.params.to ?? null,
+      stream_id: req.params.stream_id ?? null,
+      topic: req.params.topic ?? null,
     });
   },
-};
+});
 
 function messageId(req: RouteRequest): number {
   const raw = req.path.message_id ?? "";
@@ -39,7 +39,7 @@ function messageId(req: RouteRequest): number {
   return Number(raw);
 }
 
-const setEditTyping: RouteDef = {
+const setEditTyping = defineRoute({
   method: "POST",
   path: "/messages/:message_id/typing",
   auth: "required",
@@ -51,9 +51,9 @@ const setEditTyping: RouteDef = {
     const item = await locate(req, id);
     return await req.call(convRef(req, item.conv), "editTyping", {
       message_id: id,
-      op: req.params.op as (typeof OPS)[number],
+      op: req.params.op,
     });
   },
-};
+});
 
 export const typingRoutes: RouteDef[] = [setTyping, setEditTyping];

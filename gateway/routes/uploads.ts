@@ -12,7 +12,14 @@ import type { UploadLookup } from "../../actors/uploads/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { componentLogger } from "../../cluster/log.ts";
 import type { UploadStorage } from "../../cluster/upload-storage.ts";
-import { RawReply, uploadStorage, uploadedFiles, type RouteDef, type RouteRequest } from "../index.ts";
+import {
+  defineRoute,
+  RawReply,
+  uploadStorage,
+  uploadedFiles,
+  type RouteDef,
+  type RouteRequest,
+} from "../index.ts";
 import { findMessages } from "../narrow.ts";
 
 /**
@@ -344,7 +351,7 @@ export async function storeUpload(
 
 // ---- routes ---------------------------------------------------------------------------------
 
-const upload: RouteDef = {
+const upload = defineRoute({
   method: "POST",
   path: "/user_uploads",
   auth: "required",
@@ -360,10 +367,10 @@ const upload: RouteDef = {
     const stored = await storeUpload(req, f.filename, f.mimetype, f.data);
     return { uri: stored.url, ...stored };
   },
-};
+});
 
 /** The API form: a temporary URL that needs no credentials. */
-const temporaryUrlRoute: RouteDef = {
+const temporaryUrlRoute = defineRoute({
   method: "GET",
   path: "/user_uploads/:realm_id_str/*",
   auth: "required",
@@ -373,10 +380,10 @@ const temporaryUrlRoute: RouteDef = {
     await authorize(req, pathId);
     return { url: await temporaryUrl(uploadStorage(req), pathId!, Date.now()) };
   },
-};
+});
 
 /** The file itself, with the API key (Zulip's override_api_url_scheme). */
-const serveFile: RouteDef = {
+const serveFile = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_uploads/:realm_id_str/*",
@@ -387,10 +394,10 @@ const serveFile: RouteDef = {
     const info = await authorize(req, pathId);
     return serveBytes(await readStored(req, pathId!), info);
   },
-};
+});
 
 /** GET /user_uploads/thumbnail/<path_id>/<format>: the thumbnail, to whoever may see the image. */
-const serveThumbnail: RouteDef = {
+const serveThumbnail = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_uploads/thumbnail/:realm_id_str/*",
@@ -407,10 +414,10 @@ const serveThumbnail: RouteDef = {
     if (!data) throw errors.uploadNotFound();
     return serveBytes(data, { name: format, contentType: "image/webp" });
   },
-};
+});
 
 /** Zulip's serve_file_unauthed_from_token: no credentials, the token is the permission. */
-const serveTemporary: RouteDef = {
+const serveTemporary = defineRoute({
   method: "GET",
   prefix: "",
   path: "/user_uploads/temporary/:token/:filename",
@@ -428,9 +435,9 @@ const serveTemporary: RouteDef = {
     const byExt = BY_EXTENSION[dot >= 0 ? name.slice(dot + 1).toLowerCase() : ""];
     return serveBytes(data, { name, contentType: byExt ?? "application/octet-stream" });
   },
-};
+});
 
-const listAttachments: RouteDef = {
+const listAttachments = defineRoute({
   method: "GET",
   path: "/attachments",
   auth: "required",
@@ -438,9 +445,9 @@ const listAttachments: RouteDef = {
   async handler(req) {
     return await req.call(uploadsDirectoryRef(req.realmId), "listAttachments", {});
   },
-};
+});
 
-const removeAttachment: RouteDef = {
+const removeAttachment = defineRoute({
   method: "DELETE",
   path: "/attachments/:attachment_id",
   auth: "required",
@@ -457,7 +464,7 @@ const removeAttachment: RouteDef = {
     await removeStored(uploadStorage(req), removed.pathId);
     return {};
   },
-};
+});
 
 export const uploadRoutes: RouteDef[] = [
   upload,

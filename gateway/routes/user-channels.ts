@@ -2,10 +2,10 @@
 // actors/channel-directory/user-channels.ts.
 
 import { channelDirectoryRef } from "../../actors/index.ts";
-import type { RouteDef } from "../index.ts";
+import { defineRoute, type RouteDef } from "../index.ts";
 import { pathInt } from "./messages.ts";
 
-const userChannels: RouteDef = {
+const userChannels = defineRoute({
   method: "GET",
   path: "/users/:user_id/channels",
   auth: "required",
@@ -15,6 +15,6 @@ const userChannels: RouteDef = {
       user_id: pathInt(req, "user_id"),
     });
   },
-};
+});
 
 export const userChannelRoutes: RouteDef[] = [userChannels];

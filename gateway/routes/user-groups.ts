@@ -12,7 +12,7 @@ import {
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj } from "../../actors/types.ts";
-import { p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type ParamSpec, type RouteDef, type RouteRequest } from "../index.ts";
 import { announcementSettingParams, checkAnnouncementSettings } from "./notification-bot.ts";
 import {
   REALM_DESCRIPTION_MAX,
@@ -54,19 +54,19 @@ function sentSettings(req: RouteRequest, names: string[]): Obj {
   return out;
 }
 
-const listGroups: RouteDef = {
+const listGroups = defineRoute({
   method: "GET",
   path: "/user_groups",
   auth: "required",
   params: { include_deactivated_groups: param(p.bool(), { default: false }) },
   async handler(req) {
     return await req.call(dir(req), "listGroups", {
-      includeDeactivated: req.params.include_deactivated_groups as boolean,
+      includeDeactivated: req.params.include_deactivated_groups,
     });
   },
-};
+});
 
-const createGroup: RouteDef = {
+const createGroup = defineRoute({
   method: "POST",
   path: "/user_groups/create",
   auth: "required",
@@ -79,16 +79,16 @@ const createGroup: RouteDef = {
   },
   async handler(req) {
     return await req.call(dir(req), "createGroup", {
-      name: req.params.name as string,
-      description: req.params.description as string,
-      members: req.params.members as number[],
+      name: req.params.name,
+      description: req.params.description,
+      members: req.params.members,
       settings: sentSettings(req, GROUP_SETTING_NAMES),
-      subgroups: req.params.subgroups as number[] | undefined,
+      subgroups: req.params.subgroups,
     });
   },
-};
+});
 
-const updateGroup: RouteDef = {
+const updateGroup = defineRoute({
   method: "PATCH",
   path: "/user_groups/:user_group_id",
   auth: "required",
@@ -102,15 +102,15 @@ const updateGroup: RouteDef = {
     await req.call(dir(req), "updateGroup", {
       groupId: pathId(req, "user_group_id"),
       settings: sentSettings(req, GROUP_SETTING_NAMES),
-      name: req.params.name as string | undefined,
-      description: req.params.description as string | undefined,
-      deactivated: req.params.deactivated as boolean | undefined,
+      name: req.params.name,
+      description: req.params.description,
+      deactivated: req.params.deactivated,
     });
     return {};
   },
-};
+});
 
-const updateMembers: RouteDef = {
+const updateMembers = defineRoute({
   method: "POST",
   path: "/user_groups/:user_group_id/members",
   auth: "required",
@@ -123,16 +123,16 @@ const updateMembers: RouteDef = {
   async handler(req) {
     await req.call(dir(req), "updateMembers", {
       groupId: pathId(req, "user_group_id"),
-      add: req.params.add as number[] | undefined,
-      delete: req.params.delete as number[] | undefined,
-      add_subgroups: req.params.add_subgroups as number[] | undefined,
-      delete_subgroups: req.params.delete_subgroups as number[] | undefined,
+      add: req.params.add,
+      delete: req.params.delete,
+      add_subgroups: req.params.add_subgroups,
+      delete_subgroups: req.params.delete_subgroups,
     });
     return {};
   },
-};
+});
 
-const updateSubgroups: RouteDef = {
+const updateSubgroups = defineRoute({
   method: "POST",
   path: "/user_groups/:user_group_id/subgroups",
   auth: "required",
@@ -140,14 +140,14 @@ const updateSubgroups: RouteDef = {
   async handler(req) {
     await req.call(dir(req), "updateSubgroups", {
       groupId: pathId(req, "user_group_id"),
-      add: req.params.add as number[] | undefined,
-      delete: req.params.delete as number[] | undefined,
+      add: req.params.add,
+      delete: req.params.delete,
     });
     return {};
   },
-};
+});
 
-const getMembers: RouteDef = {
+const getMembers = defineRoute({
   method: "GET",
   path: "/user_groups/:user_group_id/members",
   auth: "required",
@@ -155,12 +155,12 @@ const getMembers: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "members", {
       groupId: pathId(req, "user_group_id"),
-      directOnly: req.params.direct_member_only as boolean,
+      directOnly: req.params.direct_member_only,
     });
   },
-};
+});
 
-const getMembership: RouteDef = {
+const getMembership = defineRoute({
   method: "GET",
   path: "/user_groups/:user_group_id/members/:user_id",
   auth: "required",
@@ -169,12 +169,12 @@ const getMembership: RouteDef = {
     return await req.call(dir(req), "isMember", {
       groupId: pathId(req, "user_group_id"),
       userId: pathId(req, "user_id"),
-      directOnly: req.params.direct_member_only as boolean,
+      directOnly: req.params.direct_member_only,
     });
   },
-};
+});
 
-const getSubgroups: RouteDef = {
+const getSubgroups = defineRoute({
   method: "GET",
   path: "/user_groups/:user_group_id/subgroups",
   auth: "required",
@@ -182,12 +182,12 @@ const getSubgroups: RouteDef = {
   async handler(req) {
     return await req.call(dir(req), "subgroups", {
       groupId: pathId(req, "user_group_id"),
-      directOnly: req.params.direct_subgroup_only as boolean,
+      directOnly: req.params.direct_subgroup_only,
     });
   },
-};
+});
 
-const deactivateGroup: RouteDef = {
+const deactivateGroup = defineRoute({
   method: "POST",
   path: "/user_groups/:user_group_id/deactivate",
   auth: "required",
@@ -196,10 +196,10 @@ const deactivateGroup: RouteDef = {
     await req.call(dir(req), "deactivateGroup", { groupId: pathId(req, "user_group_id") });
     return {};
   },
-};
+});
 
 /** PATCH /realm, the group-valued settings; the reply carries the changed values as Zulip's does. */
-const updateRealm: RouteDef = {
+const updateRealm = defineRoute({
   method: "PATCH",
   path: "/realm",
   auth: "required",
@@ -243,7 +243,7 @@ const updateRealm: RouteDef = {
       : {};
     return { ...limitsChanged, ...data, ...changed, ...(await applyAnnouncements()) };
   },
-};
+});
 
 export const userGroupRoutes: RouteDef[] = [
   listGroups,

@@ -5,7 +5,7 @@
 import { unreadRows } from "../received.ts";
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { c, p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { c, defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 /** Zulip's MAX_ALERT_WORD_LENGTH, counted in code points before stripping. */
 const ALERT_WORD_MAX = 100;
@@ -21,7 +21,7 @@ function own(req: RouteRequest) {
   return userRef(req.caller!.realmId, req.caller!.userId);
 }
 
-const getStatus: RouteDef = {
+const getStatus = defineRoute({
   method: "GET",
   path: "/users/:user_id/status",
   auth: "required",
@@ -31,9 +31,9 @@ const getStatus: RouteDef = {
     await req.call(realmRef(req.realmId), "statusTarget", { userId });
     return { status: await req.call(userRef(req.realmId, userId), "userStatus", {}) };
   },
-};
+});
 
-const listAlertWords: RouteDef = {
+const listAlertWords = defineRoute({
   method: "GET",
   path: "/users/me/alert_words",
   auth: "required",
@@ -41,7 +41,7 @@ const listAlertWords: RouteDef = {
   async handler(req) {
     return await req.call(own(req), "alertWords", {});
   },
-};
+});
 
 const wordList = (max?: number) =>
   p.json(
@@ -52,29 +52,29 @@ const wordList = (max?: number) =>
     }),
   );
 
-const addAlertWords: RouteDef = {
+const addAlertWords = defineRoute({
   method: "POST",
   path: "/users/me/alert_words",
   auth: "required",
   params: { alert_words: param(wordList(ALERT_WORD_MAX), { required: true }) },
   async handler(req) {
     // Zulip's clean_alert_words: stripped, empty ones dropped.
-    const words = (req.params.alert_words as string[]).map((w) => w.trim()).filter((w) => w !== "");
+    const words = req.params.alert_words.map((w) => w.trim()).filter((w) => w !== "");
     return await req.call(own(req), "addAlertWords", { words });
   },
-};
+});
 
-const removeAlertWords: RouteDef = {
+const removeAlertWords = defineRoute({
   method: "DELETE",
   path: "/users/me/alert_words",
   auth: "required",
   params: { alert_words: param(wordList(), { required: true }) },
   async handler(req) {
-    return await req.call(own(req), "removeAlertWords", { words: req.params.alert_words as string[] });
+    return await req.call(own(req), "removeAlertWords", { words: req.params.alert_words });
   },
-};
+});
 
-const muteUser: RouteDef = {
+const muteUser = defineRoute({
   method: "POST",
   path: "/users/me/muted_users/:muted_user_id",
   auth: "required",
@@ -85,9 +85,9 @@ const muteUser: RouteDef = {
     const { rows } = await unreadRows(req, req.caller!.userId, null);
     return await req.call(own(req), "muteUser", { mutedId, received: rows });
   },
-};
+});
 
-const unmuteUser: RouteDef = {
+const unmuteUser = defineRoute({
   method: "DELETE",
   path: "/users/me/muted_users/:muted_user_id",
   auth: "required",
@@ -96,7 +96,7 @@ const unmuteUser: RouteDef = {
     const mutedId = pathId(req.path.muted_user_id!);
     return await req.call(own(req), "unmuteUser", { mutedId });
   },
-};
+});
 
 export const userPrefRoutes: RouteDef[] = [
   getStatus,

@@ -4,7 +4,7 @@
 
 import { realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import { p, param, type RouteDef } from "../index.ts";
+import { defineRoute, p, param, type RouteDef } from "../index.ts";
 
 /** A `<int:...>` path segment: digits or no route; past our ids, an unknown user. */
 function pathId(raw: string): number {
@@ -13,7 +13,7 @@ function pathId(raw: string): number {
   return Number.isSafeInteger(id) ? id : 0;
 }
 
-const updateStatusForUser: RouteDef = {
+const updateStatusForUser = defineRoute({
   method: "POST",
   path: "/users/:user_id/status",
   auth: "required",
@@ -28,12 +28,12 @@ const updateStatusForUser: RouteDef = {
     const userId = pathId(req.path.user_id!);
     await req.call(realmRef(req.realmId), "adminStatusTarget", { userId });
     return await req.call(userRef(req.realmId, userId), "updateStatusByAdmin", {
-      status_text: req.params.status_text as string | undefined,
-      emoji_name: req.params.emoji_name as string | undefined,
-      emoji_code: req.params.emoji_code as string | undefined,
-      reaction_type: req.params.reaction_type as string | undefined,
+      status_text: req.params.status_text,
+      emoji_name: req.params.emoji_name,
+      emoji_code: req.params.emoji_code,
+      reaction_type: req.params.reaction_type,
     });
   },
-};
+});
 
 export const userStatusRoutes: RouteDef[] = [updateStatusForUser];

@@ -4,14 +4,14 @@
 import { channelRows, spannedChannels } from "../received.ts";
 import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
 import type { Caller } from "../../actors/types.ts";
-import { p, param, type RouteDef, type RouteRequest } from "../index.ts";
+import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
 function me(req: RouteRequest): Caller {
   // auth "required" guarantees a caller.
   return req.caller!;
 }
 
-const createUser: RouteDef = {
+const createUser = defineRoute({
   method: "POST",
   path: "/users",
   auth: "required",
@@ -23,17 +23,17 @@ const createUser: RouteDef = {
   async handler(req) {
     // With a caller, the realm answers Zulip's {user_id}.
     const reply = (await req.call(realmRef(req.realmId), "createUser", {
-      email: req.params.email as string,
-      password: req.params.password as string,
-      fullName: req.params.full_name as string,
+      email: req.params.email,
+      password: req.params.password,
+      fullName: req.params.full_name,
     })) as { user_id: number };
     // Zulip subscribes a new human user to the realm's default channels.
     await req.call(channelDirectoryRef(req.realmId), "joinDefaultChannels", { user_id: reply.user_id });
     return reply;
   },
-};
+});
 
-const getOwnUser: RouteDef = {
+const getOwnUser = defineRoute({
   method: "GET",
   path: "/users/me",
   auth: "required",
@@ -58,9 +58,9 @@ const getOwnUser: RouteDef = {
     const maxId = Math.max(max.max_message_id, ...parts.map((p) => p.lastReceived || -1));
     return { ...user, max_message_id: maxId };
   },
-};
+});
 
-const updateStatus: RouteDef = {
+const updateStatus = defineRoute({
   method: "POST",
   path: "/users/me/status",
   auth: "required",
@@ -75,16 +75,16 @@ const updateStatus: RouteDef = {
   async handler(req) {
     const caller = me(req);
     return await req.call(userRef(caller.realmId, caller.userId), "updateStatus", {
-      away: req.params.away as boolean | undefined,
-      status_text: req.params.status_text as string | undefined,
-      emoji_name: req.params.emoji_name as string | undefined,
-      emoji_code: req.params.emoji_code as string | undefined,
-      reaction_type: req.params.reaction_type as string | undefined,
+      away: req.params.away,
+      status_text: req.params.status_text,
+      emoji_name: req.params.emoji_name,
+      emoji_code: req.params.emoji_code,
+      reaction_type: req.params.reaction_type,
     });
   },
-};
+});
 
-const regenerateApiKey: RouteDef = {
+const regenerateApiKey = defineRoute({
   method: "POST",
   path: "/users/me/api_key/regenerate",
   auth: "required",
@@ -95,6 +95,6 @@ const regenerateApiKey: RouteDef = {
     await req.call(userRef(me(req).realmId, me(req).userId), "dropPushDevices", {});
     return reply;
   },
-};
+});
 
 export const userRoutes: RouteDef[] = [createUser, getOwnUser, updateStatus, regenerateApiKey];

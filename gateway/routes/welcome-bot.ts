@@ -10,11 +10,11 @@ import { WELCOME_BOT_ID } from "../../actors/realm/system-bot.ts";
 import { errors } from "../../actors/errors.ts";
 import { WELCOME_MESSAGE_CUSTOM_TEXT_MAX } from "../../actors/realm/realm-properties.ts";
 import { customWelcomeMessage } from "../../actors/realm/welcome-messages.ts";
-import { p, param, type RouteDef } from "../index.ts";
+import { defineRoute, p, param, type RouteDef } from "../index.ts";
 
 const ROLE_ADMINISTRATOR = 200;
 
-const testWelcomeBotCustomMessage: RouteDef = {
+const testWelcomeBotCustomMessage = defineRoute({
   method: "POST",
   path: "/realm/test_welcome_bot_custom_message",
   auth: "required",
@@ -26,7 +26,7 @@ const testWelcomeBotCustomMessage: RouteDef = {
   async handler(req) {
     const caller = req.caller!;
     if (caller.role > ROLE_ADMINISTRATOR) throw errors.mustBeAdmin();
-    const text = req.params.welcome_message_custom_text as string;
+    const text = req.params.welcome_message_custom_text;
     if (text.length === 0) throw errors.messageEmpty();
     const info = await req.call(realmRef(req.realmId), "publicInfo", {});
     const sent = (await req.call(dmConvRef(req.realmId, [caller.userId, WELCOME_BOT_ID]), "send", {
@@ -37,6 +37,6 @@ const testWelcomeBotCustomMessage: RouteDef = {
     })) as { id: number };
     return { message_id: sent.id };
   },
-};
+});
 
 export const welcomeBotRoutes: RouteDef[] = [testWelcomeBotCustomMessage];
