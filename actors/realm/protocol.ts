@@ -18,7 +18,7 @@ import {
   type MethodOf,
   type ReplyOf,
 } from "../protocol.ts";
-import type { RealmEmoji } from "../emoji/index.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
 import type { Obj, Value } from "../types.ts";
 import type { MessageLimits } from "./message-limits.ts";
 import type { AttemptResult } from "./rate-limit.ts";
