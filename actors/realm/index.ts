@@ -8,7 +8,7 @@ export { FIELD_TYPES } from "./profile-fields.ts";
 export { userDefaultSettings } from "./user-defaults.ts";
 export { realmRef } from "./refs.ts";
 export type { DirEntry, RealmState } from "./state.ts";
-export type { RealmProtocol } from "./protocol.ts";
+export type { MessageLimits, RealmProtocol } from "./protocol.ts";
 export {
   NOTIFICATION_BOT_EMAIL,
   NOTIFICATION_BOT_ENTRY,

@@ -34,7 +34,7 @@ import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from ".
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 import { mediumAvatarUrl } from "../user/avatar.ts";
 
