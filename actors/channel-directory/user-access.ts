@@ -9,7 +9,7 @@ import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
 import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import { userRef } from "../user/index.ts";
 import type { TypedCall } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";

@@ -5,7 +5,7 @@
 
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { MessageLimits } from "../realm/index.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import type { ChannelInfo } from "../channel-directory/index.ts";

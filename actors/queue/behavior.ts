@@ -18,8 +18,7 @@
 
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
-import { queueRef } from "../addresses.ts";
+import { queueRef, realmRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type ReplyOf } from "../protocol.ts";
 import type { ActorContext, Caller, Decision, Obj, Value } from "../types.ts";
 import { queueProtocol, type QueueProtocol } from "./protocol.ts";

@@ -10,9 +10,8 @@
 import { own } from "../dict.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
 import { legacySettingEvents } from "./legacy-setting-events.ts";
-import { userRef } from "../addresses.ts";
+import { userRef, realmRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import { emailSyncHandlers } from "./email-sync.ts";
