@@ -130,7 +130,7 @@ const emitAccessChanges: DirHandler<"emitAccessChanges"> = async (state, args, c
 };
 
 /**
- * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
+ * The ACCESS_RELAY hand-offs (actors/user/guest-access.ts): each event to
  * its candidate guests who share a channel with its subject.
  */
 const relayToAccessors: DirHandler<"relayToAccessors"> = (state, args, _ctx, caller) => {

@@ -37,7 +37,7 @@ import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
 import { adminStatusHandlers } from "./admin-status.ts";
 import { dmPeerHandlers } from "./dm-peers.ts";
-import { withholdGuestCopies } from "../realm/user-access.ts";
+import { withholdGuestCopies } from "./guest-access.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { topicHandlers } from "./topics.ts";
 import { userProtocol, type StatusChange, type UserProtocol } from "./protocol.ts";
