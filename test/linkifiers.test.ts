@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { applyLinkifiers, compilePattern } from "../actors/realm/linkifiers.ts";
+import { applyLinkifiers, compilePattern } from "../actors/linkify.ts";
 import type { Obj } from "../actors/types.ts";
 import { startEmbedded, type ApiResult, type Creds, type EmbeddedHandle } from "./support/embedded.ts";
 

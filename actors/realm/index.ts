@@ -3,7 +3,6 @@
 export { realmBehavior } from "./behavior.ts";
 export { REALM_SETTING_DEFAULTS } from "./defaults.ts";
 export { AUTH_ATTEMPTS_MAX, AUTH_WINDOW_MS } from "./rate-limit.ts";
-export { applyLinkifiers } from "./linkifiers.ts";
 export { FIELD_TYPES } from "./profile-fields.ts";
 export { userDefaultSettings } from "./user-defaults.ts";
 export { realmRef } from "./refs.ts";

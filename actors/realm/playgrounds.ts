@@ -11,7 +11,7 @@ import { errors } from "../errors.ts";
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
-import { parseUrlTemplate, templateSchemeOk } from "./linkifiers.ts";
+import { parseUrlTemplate, templateSchemeOk } from "../linkify.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
