@@ -8,7 +8,7 @@
 import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
-import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
+import { UNKNOWN_USER_NAME } from "../realm/index.ts";
 import { realmRef } from "../addresses.ts";
 import { userRef } from "../user/index.ts";
 import type { TypedCall } from "../protocol.ts";

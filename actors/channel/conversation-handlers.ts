@@ -18,8 +18,7 @@ import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts"
 import type { ArgsOf } from "../protocol.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
-import { gravatarUrl, userRef, type Delivery } from "../user/index.ts";
-import { jdenticonPath } from "../user/avatar.ts";
+import { gravatarUrl, jdenticonPath, userRef, type Delivery } from "../user/index.ts";
 import { channelDirectoryRef, dmKey, isDmKey, realmRef } from "../addresses.ts";
 import {
   checkGroupMentions,

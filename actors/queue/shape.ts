@@ -23,7 +23,7 @@
 // a channel carry `as_update`, the stream/update that queues with the
 // archived_channels capability get instead.
 
-import { UNKNOWN_USER_ADD } from "../realm/user-access.ts";
+import { UNKNOWN_USER_ADD } from "../realm/index.ts";
 import type { Obj, Value } from "../types.ts";
 import type { Registration } from "./state.ts";
 

@@ -19,6 +19,7 @@ import {
   generateApiKey,
   isAdminRole,
   isValidEmail,
+  mediumAvatarUrl,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
 import {
@@ -36,7 +37,6 @@ import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
-import { mediumAvatarUrl } from "../user/avatar.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
