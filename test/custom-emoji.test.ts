@@ -16,7 +16,7 @@ import {
   type EmbeddedHandle,
 } from "./support/embedded.ts";
 import { shapeForQueue } from "../actors/queue/shape.ts";
-import type { Registration } from "../actors/queue/state.ts";
+import type { Registration } from "../actors/queue/index.ts";
 import { startCluster } from "./support/cluster.ts";
 import {
   assertError,
