@@ -7,56 +7,35 @@
 // kinds' protocol files stay leaves too. docs/architecture.md, "Actor
 // protocols", says how to add a method.
 
-import { Type, type Static, type TSchema } from "typebox";
+import { Type, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type {
   ActorContext,
   ActorRef,
+  ArgsOf,
   Behavior,
   Caller,
   Decision,
   Exposure,
   Handler,
+  MethodOf,
   Obj,
+  Protocol,
+  Ref,
+  Reply,
+  ReplyOf,
+  UntypedRef,
   Value,
 } from "./types.ts";
 
-declare const replyType: unique symbol;
-declare const protocolType: unique symbol;
-
-/** The phantom type of a method's reply: replies are trusted, never checked at run time. */
-export interface Reply<R> {
-  readonly [replyType]?: R;
-}
+// The protocol types themselves live in types.ts (ActorContext's typed
+// `call` names them); importers find them here, with what builds on them.
+export type { ArgsOf, MethodOf, MethodSpec, Protocol, Ref, Reply, ReplyOf, UntypedRef } from "./types.ts";
 
 /** `reply: reply<{ group_id: number }>()`: a method's reply type, for the type checker only. */
 export function reply<R = Record<string, never>>(): Reply<R> {
   return {};
 }
-
-export interface MethodSpec<A extends TSchema = TSchema, R = unknown> {
-  args: A;
-  reply: Reply<R>;
-  /** Reachable from a gateway (Behavior.external); absent: inside the cluster only. */
-  external?: Exposure;
-}
-
-/** An actor kind's methods by name. */
-export type Protocol = Readonly<Record<string, MethodSpec>>;
-
-export type MethodOf<P extends Protocol> = keyof P & string;
-export type ArgsOf<P extends Protocol, M extends MethodOf<P>> = Static<P[M]["args"]>;
-export type ReplyOf<P extends Protocol, M extends MethodOf<P>> =
-  P[M]["reply"] extends Reply<infer R> ? R : never;
-
-/** An actor address that carries its kind's protocol: `call` on it is typed. */
-export type Ref<P extends Protocol> = ActorRef & { readonly [protocolType]: P };
-
-/**
- * An address of a kind without a protocol yet: the brand is absent, so a
- * typed Ref never falls back to the untyped `call` overload.
- */
-export type UntypedRef = ActorRef & { readonly [protocolType]?: never };
 
 /** Brand an address with its protocol (the address constructors of addresses.ts). */
 export function ref<P extends Protocol>(r: ActorRef): Ref<P> {

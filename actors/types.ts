@@ -14,7 +14,7 @@
 // through the context (`getRecords`, `rangeIndex`, `indexSize`). Replay does
 // not redo writes: they are durable with the facts they came with.
 
-import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "./protocol.ts";
+import type { Static, TSchema } from "typebox";
 
 /**
  * A record or index write (the store's RecordWrite, cluster/storage/contract.ts:
@@ -336,3 +336,37 @@ export interface Behavior<S> {
    */
   idleMs?: number;
 }
+
+// ---- actor protocols (actors/protocol.ts builds on these; docs/architecture.md, "Actor protocols") ----
+
+declare const replyType: unique symbol;
+declare const protocolType: unique symbol;
+
+/** The phantom type of a method's reply: replies are trusted, never checked at run time. */
+export interface Reply<R> {
+  readonly [replyType]?: R;
+}
+
+export interface MethodSpec<A extends TSchema = TSchema, R = unknown> {
+  args: A;
+  reply: Reply<R>;
+  /** Reachable from a gateway (Behavior.external); absent: inside the cluster only. */
+  external?: Exposure;
+}
+
+/** An actor kind's methods by name. */
+export type Protocol = Readonly<Record<string, MethodSpec>>;
+
+export type MethodOf<P extends Protocol> = keyof P & string;
+export type ArgsOf<P extends Protocol, M extends MethodOf<P>> = Static<P[M]["args"]>;
+export type ReplyOf<P extends Protocol, M extends MethodOf<P>> =
+  P[M]["reply"] extends Reply<infer R> ? R : never;
+
+/** An actor address that carries its kind's protocol: `call` on it is typed. */
+export type Ref<P extends Protocol> = ActorRef & { readonly [protocolType]: P };
+
+/**
+ * An address of a kind without a protocol yet: the brand is absent, so a
+ * typed Ref never falls back to the untyped `call` overload.
+ */
+export type UntypedRef = ActorRef & { readonly [protocolType]?: never };

@@ -23,7 +23,7 @@ import {
   type Member,
 } from "./support/index.ts";
 import { shapeForQueue } from "../actors/queue/shape.ts";
-import type { Registration } from "../actors/queue/state.ts";
+import type { Registration } from "../actors/queue/index.ts";
 
 // ---- test images --------------------------------------------------------------
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { applyLinkifiers, compilePattern } from "../actors/realm/linkifiers.ts";
+import { applyLinkifiers, compilePattern } from "../actors/linkify.ts";
 import type { Obj } from "../actors/types.ts";
 import { err, newUser, ok, useEmbedded, type Creds } from "./support/index.ts";
 

@@ -5,7 +5,7 @@
 import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { RosterEntry } from "./roster-view.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import type { SystemGroups } from "./format.ts";

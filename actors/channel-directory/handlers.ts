@@ -14,7 +14,7 @@ import {
   recordChannelGroupSettings,
 } from "../permissions/index.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { ActorContext, Obj, OutEvent, Value } from "../types.ts";
 import {
   Turn,

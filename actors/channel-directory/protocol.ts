@@ -92,7 +92,7 @@ export type TopicLinkTarget = { id: number; spans?: Span[] };
 /** A guest's gained and lost users (user-access.ts ACCESS_CHANGE, less their DM partners). */
 export type AccessChange = { guest: number; gained: number[]; lost: number[] };
 
-/** An ACCESS_RELAY item (actors/realm/user-access.ts), with the guests who share a DM with its subject. */
+/** An ACCESS_RELAY item (actors/user/guest-access.ts), with the guests who share a DM with its subject. */
 export type AccessRelay = {
   subjectId: number;
   event: Obj;

@@ -11,7 +11,7 @@
 // whole roster replaces the copy with a new object, so a turn holding the
 // old one keeps a consistent view.
 
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import type { Mentions, MentionTarget, RenderEnv } from "../markdown/index.ts";
 

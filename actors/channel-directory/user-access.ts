@@ -8,8 +8,8 @@
 import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID } from "../group/index.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
-import { UNKNOWN_USER_NAME } from "../realm/user-access.ts";
-import { realmRef } from "../realm/index.ts";
+import { UNKNOWN_USER_NAME } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import { userRef } from "../user/index.ts";
 import type { TypedCall } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
@@ -130,7 +130,7 @@ const emitAccessChanges: DirHandler<"emitAccessChanges"> = async (state, args, c
 };
 
 /**
- * The ACCESS_RELAY hand-offs (actors/realm/user-access.ts): each event to
+ * The ACCESS_RELAY hand-offs (actors/user/guest-access.ts): each event to
  * its candidate guests who share a channel with its subject.
  */
 const relayToAccessors: DirHandler<"relayToAccessors"> = (state, args, _ctx, caller) => {

@@ -13,14 +13,13 @@ import { channelSendDay } from "./recently-active.ts";
 import { createHash } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID, realmRef } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts";
 import type { ArgsOf } from "../protocol.ts";
 import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
-import { gravatarUrl, userRef, type Delivery } from "../user/index.ts";
-import { jdenticonPath } from "../user/avatar.ts";
-import { channelDirectoryRef, dmKey, isDmKey } from "../addresses.ts";
+import { gravatarUrl, jdenticonPath, userRef, type Delivery } from "../user/index.ts";
+import { channelDirectoryRef, dmKey, isDmKey, realmRef } from "../addresses.ts";
 import {
   checkGroupMentions,
   historyProtected,

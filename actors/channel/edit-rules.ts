@@ -5,8 +5,8 @@
 
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { realmRef } from "../realm/index.ts";
-import type { MessageLimits } from "../realm/message-limits.ts";
+import { realmRef } from "../addresses.ts";
+import type { MessageLimits } from "../realm/index.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import type { ChannelInfo } from "../channel-directory/index.ts";
 import type { Msg } from "./conversation-state.ts";

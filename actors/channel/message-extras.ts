@@ -9,10 +9,9 @@
 
 import { inSpans } from "../spans.ts";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { isDmKey } from "../addresses.ts";
+import { isDmKey, realmRef } from "../addresses.ts";
 import { historyProtected, roster } from "../channel-directory/index.ts";
 import { accessibleIds, channelSpans } from "./received.ts";
 import { canRead, channelInfo, contentFilter, EMPTY_TOPIC_NAME } from "./conversation-handlers.ts";

@@ -9,10 +9,9 @@
 // server_typing_started_expiry_period_milliseconds.
 
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
-import { isDmKey } from "../addresses.ts";
+import { isDmKey, realmRef } from "../addresses.ts";
 import { historyProtected } from "../channel-directory/index.ts";
 import { accessibleIds } from "./received.ts";
 import { audience, me, msgOf } from "./conversation-handlers.ts";

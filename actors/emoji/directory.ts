@@ -13,9 +13,8 @@
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { emojiBlobRef, emojiDirectoryRef } from "../addresses.ts";
+import { emojiBlobRef, emojiDirectoryRef, realmRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type HandlerOf } from "../protocol.ts";
-import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, Value } from "../types.ts";
 import { unicodeCodeForName } from "./lookup.ts";
 import { EMOJI_IMAGE_TYPES, declaredImageType, isAnimated, sniffImageType } from "./image.ts";

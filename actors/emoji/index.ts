@@ -6,7 +6,8 @@
 
 import type { ActorContext } from "../types.ts";
 import { emojiDirectoryRef } from "./directory.ts";
-import { checkEmojiRequest, emojiDataForName, type RealmEmoji, type ReactionType } from "./lookup.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
+import { checkEmojiRequest, emojiDataForName, type ReactionType } from "./lookup.ts";
 
 export {
   REACTION_TYPES,
@@ -15,7 +16,7 @@ export {
   unicodeCodeForName,
   unicodeNameForCode,
 } from "./lookup.ts";
-export type { RealmEmoji, ReactionType } from "./lookup.ts";
+export type { ReactionType } from "./lookup.ts";
 export {
   MAX_EMOJI_FILE_SIZE,
   MAX_EMOJI_FILE_SIZE_MIB,

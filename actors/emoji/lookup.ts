@@ -4,17 +4,11 @@
 
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
 import { emojiTables } from "./emoji-data.ts";
 
 export const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
-
-/** A realm's custom emoji as the realm actor keeps them, keyed by id (string). */
-export interface RealmEmoji {
-  id: string;
-  name: string;
-  deactivated: boolean;
-}
 
 export function unicodeCodeForName(name: string): string | undefined {
   return emojiTables().nameToCode.get(name);

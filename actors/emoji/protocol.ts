@@ -4,8 +4,8 @@
 
 import { Type } from "typebox";
 import { SafeInt, reply } from "../protocol.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
 import type { Obj } from "../types.ts";
-import type { RealmEmoji } from "./lookup.ts";
 
 export const emojiProtocol = {
   /** GET /realm/emoji and /register (spectators of a web-public realm too). */

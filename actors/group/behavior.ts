@@ -1,8 +1,10 @@
 // The group kind: one directory actor per realm (see handlers.ts for why).
 
-import { defineBehavior } from "../protocol.ts";
+import { defineBehavior, handlersOf } from "../protocol.ts";
 import { groupHandlers } from "./handlers.ts";
-import { groupProtocol } from "./protocol.ts";
+import { inviteGroupHandlers } from "./invites.ts";
+import { mentionGroupHandlers } from "./mentions.ts";
+import { groupProtocol, type GroupProtocol } from "./protocol.ts";
 import {
   applyGroupFact,
   groupFromSnapshot,
@@ -19,5 +21,9 @@ export const groupBehavior = defineBehavior<GroupDirState, typeof groupProtocol>
   apply: (state, fact) => applyGroupFact(state, fact),
   toSnapshot: groupToSnapshot,
   fromSnapshot: groupFromSnapshot,
-  handlers: groupHandlers,
+  handlers: handlersOf<GroupDirState, GroupProtocol>()({
+    ...groupHandlers,
+    ...inviteGroupHandlers,
+    ...mentionGroupHandlers,
+  }),
 });

@@ -17,10 +17,8 @@
 // nobody.
 
 import { errors } from "../errors.ts";
-import { inviteGroupHandlers } from "./invites.ts";
-import { mentionGroupHandlers } from "./mentions.ts";
 import { deactivationSettingEvents, reactivationEvents } from "./activation-events.ts";
-import { handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
+import { type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import {
   GROUP_NAME_MAX,
@@ -652,7 +650,8 @@ const systemGroupId: H<"systemGroupId"> = (_state, args) => {
   return { reply: id };
 };
 
-export const groupHandlers = handlersOf<GroupDirState, GroupProtocol>()({
+/** The directory's handlers but those of invites.ts and mentions.ts (behavior.ts puts the table together). */
+export const groupHandlers = {
   syncUser,
   listGroups,
   registerState,
@@ -672,6 +671,4 @@ export const groupHandlers = handlersOf<GroupDirState, GroupProtocol>()({
   deactivateGroup,
   updateRealmSettings,
   systemGroupId,
-  ...inviteGroupHandlers,
-  ...mentionGroupHandlers,
-});
+};

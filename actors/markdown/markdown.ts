@@ -7,7 +7,7 @@ import MarkdownIt, { type StateInline } from "markdown-it";
 import { own } from "../dict.ts";
 import { unicodeCodeForName } from "../emoji/index.ts";
 import { sanitizeHref } from "../href.ts";
-import { applyLinkifiers } from "../realm/linkifiers.ts";
+import { applyLinkifiers } from "../linkify.ts";
 import { globalTimeRule, renderSpoiler } from "./markdown-extras.ts";
 
 export interface MentionTarget {

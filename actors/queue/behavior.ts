@@ -18,12 +18,11 @@
 
 import { randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
-import { queueRef } from "../addresses.ts";
+import { queueRef, realmRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type ReplyOf } from "../protocol.ts";
 import type { ActorContext, Caller, Decision, Obj, Value } from "../types.ts";
 import { queueProtocol, type QueueProtocol } from "./protocol.ts";
-import { flagsFor, shapeForQueue, watchesPublicChannels } from "./shape.ts";
+import { flagsFor, shapeForQueue, watchesPublicChannels, type Registration } from "./shape.ts";
 import {
   applyQueueFact,
   findQueue,
@@ -34,7 +33,6 @@ import {
   type QueueFact,
   type QueueSetState,
   type QueueState,
-  type Registration,
 } from "./state.ts";
 
 /** Zulip's DEFAULT_EVENT_QUEUE_TIMEOUT_SECS and MAX_QUEUE_TIMEOUT_SECS. */

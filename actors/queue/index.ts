@@ -9,4 +9,5 @@ export {
   queueRef,
 } from "./behavior.ts";
 export { EMPTY_TOPIC_DISPLAY_NAME, isSupportedNarrowTerm, shapeForQueue } from "./shape.ts";
-export type { QueueSetState, Registration } from "./state.ts";
+export type { QueueSetState } from "./state.ts";
+export type { Registration } from "./shape.ts";

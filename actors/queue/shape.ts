@@ -23,9 +23,22 @@
 // a channel carry `as_update`, the stream/update that queues with the
 // archived_channels capability get instead.
 
-import { UNKNOWN_USER_ADD } from "../realm/user-access.ts";
+import { UNKNOWN_USER_ADD } from "../realm/index.ts";
 import type { Obj, Value } from "../types.ts";
-import type { Registration } from "./state.ts";
+
+/** What POST /register chose for a queue (Zulip's ClientDescriptor fields). Immutable (interned). */
+export interface Registration {
+  /** null: every event type. */
+  eventTypes: string[] | null;
+  /** [operator, operand] pairs; filters message events only. */
+  narrow: [string, string][];
+  capabilities: Record<string, boolean>;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  allPublicStreams: boolean;
+  /** idle_queue_timeout_secs. */
+  timeoutSecs: number;
+}
 
 /** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME (realm_empty_topic_display_name). */
 export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";

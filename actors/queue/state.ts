@@ -22,21 +22,7 @@
 // (with a `createdAt` per queue); `queueFromSnapshot` reads both.
 
 import type { ActorRef, Obj } from "../types.ts";
-import { shapeForQueue } from "./shape.ts";
-
-/** What POST /register chose for a queue (Zulip's ClientDescriptor fields). Immutable (interned). */
-export interface Registration {
-  /** null: every event type. */
-  eventTypes: string[] | null;
-  /** [operator, operand] pairs; filters message events only. */
-  narrow: [string, string][];
-  capabilities: Record<string, boolean>;
-  applyMarkdown: boolean;
-  clientGravatar: boolean;
-  allPublicStreams: boolean;
-  /** idle_queue_timeout_secs. */
-  timeoutSecs: number;
-}
+import { shapeForQueue, type Registration } from "./shape.ts";
 
 export interface QueuedEvent {
   id: number;

@@ -5,7 +5,7 @@
 import { errors } from "../errors.ts";
 import { isAdminRole } from "../user/index.ts";
 import { accessUser, actorOf } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 const adminStatusTarget: RealmHandler<"adminStatusTarget"> = (state, args, _ctx, caller) => {
   if (!state.created) throw errors.invalidSubdomain();

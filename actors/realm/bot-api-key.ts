@@ -4,7 +4,7 @@
 
 import { accessBot, memberOrAdmin } from "./bot-handlers.ts";
 import { requireCreated } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 const getBotKey: RealmHandler<"getBotKey"> = (state, args, _ctx, caller) => {
   requireCreated(state);

@@ -43,7 +43,7 @@ import {
 } from "./member-handlers.ts";
 import { apiEmail, fakeEmailDomain, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
 /** Zulip's UserProfile bot types. */

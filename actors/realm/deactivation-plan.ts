@@ -8,7 +8,7 @@
 import { errors } from "../errors.ts";
 import { ROLE_OWNER } from "../user/index.ts";
 import { accessUser, actorOf, isLastOwner, requireCreated } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 /**
  * {userId} -> {victims}: the active bots the user owns, then the user

@@ -5,7 +5,7 @@
 
 import type { Obj, OutEvent } from "../types.ts";
 import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { RealmFact } from "./state.ts";
 
 const markProfileDeleted: RealmHandler<"markProfileDeleted"> = (state, args, _ctx, caller) => {

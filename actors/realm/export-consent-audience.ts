@@ -4,7 +4,7 @@
 
 import { errors } from "../errors.ts";
 import { activeAdminIds } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 const exportConsentAudience: RealmHandler<"exportConsentAudience"> = (state, _args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();

@@ -14,7 +14,7 @@ import type { DecisionOf } from "../protocol.ts";
 import type { Caller, Decision, Obj } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
 import { requireAdmin } from "./admin.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
 /** Hand-off subject of a requested export (the worker's queue). */

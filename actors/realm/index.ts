@@ -3,12 +3,12 @@
 export { realmBehavior } from "./behavior.ts";
 export { REALM_SETTING_DEFAULTS } from "./defaults.ts";
 export { AUTH_ATTEMPTS_MAX, AUTH_WINDOW_MS } from "./rate-limit.ts";
-export { applyLinkifiers } from "./linkifiers.ts";
 export { FIELD_TYPES } from "./profile-fields.ts";
 export { userDefaultSettings } from "./user-defaults.ts";
 export { realmRef } from "./refs.ts";
+export { UNKNOWN_USER_ADD, UNKNOWN_USER_NAME } from "./user-access.ts";
 export type { DirEntry, RealmState } from "./state.ts";
-export type { RealmProtocol } from "./protocol.ts";
+export type { MessageLimits, RealmProtocol } from "./protocol.ts";
 export {
   NOTIFICATION_BOT_EMAIL,
   NOTIFICATION_BOT_ENTRY,

@@ -32,7 +32,8 @@ import {
 import { realmSetting } from "./defaults.ts";
 import { actorOf, requireCreated } from "./member-handlers.ts";
 import { addUser } from "./realm-handlers.ts";
-import type { RealmHandler, RealmProtocol } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { RealmProtocol } from "./protocol.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { welcomeHandoff } from "./welcome-messages.ts";
 

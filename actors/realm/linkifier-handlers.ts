@@ -15,7 +15,7 @@ import {
   applyLinkifierFact,
 } from "./linkifiers.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
 /** Facts plus the realm_linkifiers event with the list as it will be. */

@@ -19,6 +19,7 @@ import {
   generateApiKey,
   isAdminRole,
   isValidEmail,
+  mediumAvatarUrl,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
 import {
@@ -34,9 +35,8 @@ import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from ".
 import { checkUniqueName } from "./unique-names.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
-import { mediumAvatarUrl } from "../user/avatar.ts";
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;

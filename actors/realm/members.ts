@@ -11,9 +11,9 @@ import {
   isAdminRole,
   isoMinutes,
   isValidEmail,
+  avatarUrlOf,
 } from "../user/index.ts";
 import type { DirEntry, RealmState } from "./state.ts";
-import { avatarUrlOf } from "../user/avatar.ts";
 
 /** Zulip's UserProfile.EMAIL_ADDRESS_VISIBILITY_* values. */
 export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;

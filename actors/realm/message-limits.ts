@@ -8,7 +8,8 @@ import { errors } from "../errors.ts";
 import type { Obj, OutEvent, Value } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import { realmSetting } from "./defaults.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { MessageLimits } from "./protocol.ts";
 
 const ROLE_OWNER = 100;
 
@@ -88,16 +89,6 @@ const updateMessageLimits: RealmHandler<"updateMessageLimits"> = (state, args, _
   });
   return { facts: [{ type: "settingsChanged", values }], events, reply: values };
 };
-
-export interface MessageLimits {
-  allowEditing: boolean;
-  editSeconds: number | null;
-  deleteSeconds: number | null;
-  moveWithinSeconds: number | null;
-  moveBetweenSeconds: number | null;
-  /** Days, or -1: kept forever. */
-  retentionDays: number;
-}
 
 /** Internal leaf for conversations: the settings their edit, move and delete checks apply. */
 const messageLimits: RealmHandler<"messageLimits"> = (state) => {

@@ -11,8 +11,8 @@ import { errors } from "../errors.ts";
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
-import { parseUrlTemplate, templateSchemeOk } from "./linkifiers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import { parseUrlTemplate, templateSchemeOk } from "../linkify.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
 export interface Playground {

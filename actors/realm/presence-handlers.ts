@@ -10,7 +10,7 @@ import type { Caller, Obj } from "../types.ts";
 import { realmSetting } from "./defaults.ts";
 import { apiEmail, findByEmail } from "./members.ts";
 import { activeIds, memberById } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, PresenceEntry, RealmState } from "./state.ts";
 
 /** Zulip's OFFLINE_THRESHOLD_SECS: no heartbeat for this long means offline. */

@@ -14,7 +14,7 @@ import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent, Value } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
 import { activeIds, actorOf, memberById, requireCreated, updateEvent } from "./member-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, ProfileField, ProfileValue, RealmFact, RealmState } from "./state.ts";
 
 /** Zulip's CustomProfileField types. */

@@ -8,21 +8,10 @@
 // fields and their values, the personal settings' defaults.
 
 import { Type } from "typebox";
-import {
-  AnyObj,
-  AnyValue,
-  SafeInt,
-  SafeIntList,
-  reply,
-  type HandlerOf,
-  type MethodOf,
-  type ReplyOf,
-} from "../protocol.ts";
-import type { RealmEmoji } from "../emoji/index.ts";
+import { AnyObj, AnyValue, SafeInt, SafeIntList, reply, type MethodOf, type ReplyOf } from "../protocol.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
 import type { Obj, Value } from "../types.ts";
-import type { MessageLimits } from "./message-limits.ts";
 import type { AttemptResult } from "./rate-limit.ts";
-import type { RealmState } from "./state.ts";
 
 /** A user named by id or by email (Zulip's access_user_by_id / _by_email); neither: no such user. */
 const Target = {
@@ -160,6 +149,17 @@ export type WebhookBotReply =
 
 type Deactivated = { deactivated: number[] };
 type UserRef = { user_id: number; email: string };
+
+/** The realm's message editing, deletion, moving and retention settings (`messageLimits`). */
+export interface MessageLimits {
+  allowEditing: boolean;
+  editSeconds: number | null;
+  deleteSeconds: number | null;
+  moveWithinSeconds: number | null;
+  moveBetweenSeconds: number | null;
+  /** Days, or -1: kept forever. */
+  retentionDays: number;
+}
 
 export const realmProtocol = {
   // ---- creation, credentials and login (realm-handlers.ts)
@@ -627,9 +627,6 @@ export const realmProtocol = {
 } as const;
 
 export type RealmProtocol = typeof realmProtocol;
-
-/** A handler of the realm kind's method M (its argument and reply types from the protocol). */
-export type RealmHandler<M extends MethodOf<RealmProtocol>> = HandlerOf<RealmState, RealmProtocol, M>;
 
 /** The reply type of the realm kind's method M. */
 export type ReplyOfRealm<M extends MethodOf<RealmProtocol>> = ReplyOf<RealmProtocol, M>;

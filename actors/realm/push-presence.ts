@@ -5,7 +5,7 @@
 
 import { errors } from "../errors.ts";
 import { realmSetting } from "./defaults.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 /** Zulip's OFFLINE_THRESHOLD_SECS. */
 const ACTIVE_WITHIN_SECS = 140;

@@ -29,7 +29,7 @@ import { botHandlers } from "./bot-handlers.ts";
 import { profileFieldHandlers } from "./profile-fields.ts";
 import { memberHandlers } from "./member-handlers.ts";
 import { presenceHandlers } from "./presence-handlers.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { newUserSettings, userDefault } from "./user-defaults.ts";
 import { firstLoginDecision } from "./first-login.ts";

@@ -4,7 +4,7 @@
 import { errors } from "../errors.ts";
 import type { Obj } from "../types.ts";
 import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 const registerRealmState: RealmHandler<"registerRealmState"> = (state) => {
   if (!state.created) throw errors.invalidSubdomain();

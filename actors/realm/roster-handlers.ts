@@ -7,7 +7,8 @@ import { realmSetting } from "./defaults.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
 import { memberById } from "./member-handlers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
-import type { RealmHandler, RosterEntry } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { RosterEntry } from "./protocol.ts";
 import { sendPrefsReply } from "./send-prefs.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 

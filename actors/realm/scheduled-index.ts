@@ -9,7 +9,7 @@
 // turn that journals the first waiting message, so a waiting message always
 // has its mark; a stale mark costs one poke. These handlers call nobody.
 
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 /** RealmState.scheduledUsers (absent until the first mark): user ids, ascending. */
 export type ScheduledIndexFact =

@@ -24,7 +24,8 @@ import { errors } from "../errors.ts";
 import type { Obj } from "../types.ts";
 import { ROLE_GUEST } from "../user/index.ts";
 import { accessUser, actorOf, memberById } from "./member-handlers.ts";
-import type { RealmHandler, RosterReply } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { RosterReply } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 import { isSystemBot } from "./system-bot.ts";
 

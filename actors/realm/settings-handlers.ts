@@ -21,7 +21,7 @@ import {
   REALM_STRING_PROPERTIES,
   checkRealmProperty,
 } from "./realm-properties.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 import { renderDescription } from "./realm-handlers.ts";
 import {
   NOTIFICATION_BOT_ID,

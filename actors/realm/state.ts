@@ -10,7 +10,7 @@
 
 import { randomUUID } from "node:crypto";
 import { dict } from "../dict.ts";
-import type { RealmEmoji } from "../emoji/index.ts";
+import type { RealmEmoji } from "../realm-emoji.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
 import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";

@@ -15,12 +15,14 @@
 // with `notification_bot: true` (Welcome Bot: `welcome_bot: true`; see
 // actors/channel/conversation-handlers.ts).
 
+import { NOTIFICATION_BOT_ID, WELCOME_BOT_ID } from "../system-bots.ts";
 import type { Obj } from "../types.ts";
 import { gravatarUrl, isoMinutes } from "../user/index.ts";
 import type { RealmState } from "./state.ts";
 
-/** The bot's user id in every realm (below 2^31 for clients with 32-bit ids). */
-export const NOTIFICATION_BOT_ID = 2_147_000_001;
+// The ids live in a leaf (the user kind needs them); this module still offers them with the rest.
+export { NOTIFICATION_BOT_ID, WELCOME_BOT_ID };
+
 export const NOTIFICATION_BOT_EMAIL = "notification-bot@zulip.com";
 export const NOTIFICATION_BOT_NAME = "Notification Bot";
 /** Zulip's UserProfile.DEFAULT_BOT. */
@@ -39,7 +41,6 @@ export const NOTIFICATION_BOT_ENTRY = {
   avatarVersion: 1,
 };
 
-export const WELCOME_BOT_ID = 2_147_000_002;
 export const WELCOME_BOT_EMAIL = "welcome-bot@zulip.com";
 export const WELCOME_BOT_NAME = "Welcome Bot";
 

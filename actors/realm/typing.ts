@@ -7,7 +7,8 @@
 import { errors } from "../errors.ts";
 import { memberById, requireCreated } from "./member-handlers.ts";
 import { apiEmail } from "./members.ts";
-import type { RealmHandler, ReplyOfRealm } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { ReplyOfRealm } from "./protocol.ts";
 import { systemBotEntry } from "./system-bot.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events. */

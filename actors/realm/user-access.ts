@@ -8,7 +8,7 @@
 
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import type { ActorContext, Obj, OutEvent } from "../types.ts";
-import { ROLE_GUEST } from "../user/index.ts";
+import { ROLE_GUEST, withholdGuestCopies } from "../user/index.ts";
 import { fakeEmailDomain } from "./members.ts";
 import type { DirEntry, RealmState } from "./state.ts";
 
@@ -77,9 +77,6 @@ export function unknownUser(state: Pick<RealmState, "host">, userId: number): Ob
   };
 }
 
-/** Hand-off subject: events about a user for the guests who may access them (actors/channel-directory/user-access.ts). */
-export const ACCESS_RELAY = "access.relay";
-
 /**
  * Zulip's get_user_ids_who_can_access_user for events the realm emits
  * about `subject` (feature levels 228, 303): when the realm restricts
@@ -105,33 +102,6 @@ export function activeGuestIds(state: RealmState): number[] {
   const out: number[] = [];
   for (const u of Object.values(state.users)) if (u.isActive && u.role === ROLE_GUEST) out.push(u.userId);
   return out;
-}
-
-/** withholdFromGuests for an emitter that knows the realm's guests (`guests`), e.g. a user actor. */
-export async function withholdGuestCopies(
-  ctx: ActorContext,
-  realmId: number,
-  subjectId: number,
-  guests: Set<number>,
-  events: OutEvent[],
-): Promise<{ subject: string; data: Obj }[]> {
-  const guestsOf = (e: OutEvent) => e.userIds.filter((id) => id !== subjectId && guests.has(id));
-  if (!events.some((e) => guestsOf(e).length > 0)) return [];
-  const value = await ctx.call(groupDirectoryRef(realmId), "realmSetting", {
-    name: "can_access_all_users_group",
-  });
-  if (value === SYSTEM_GROUP_ID["role:everyone"]) return [];
-  const handoffs: { subject: string; data: Obj }[] = [];
-  for (const e of events) {
-    const withheld = new Set(guestsOf(e));
-    if (!withheld.size) continue;
-    e.userIds = e.userIds.filter((id) => !withheld.has(id));
-    handoffs.push({
-      subject: ACCESS_RELAY,
-      data: { realmId, subjectId, event: e.event, candidates: [...withheld] },
-    });
-  }
-  return handoffs;
 }
 
 /**

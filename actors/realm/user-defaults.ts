@@ -11,7 +11,7 @@ import { formatUserSettings, SETTINGS, checkSetting, type UserState } from "../u
 import type { Obj } from "../types.ts";
 import { errors } from "../errors.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
-import type { RealmHandler } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
 
 /**
  * Personal settings the endpoint does not accept: the language (Zulip

@@ -5,7 +5,8 @@
 
 import { errors } from "../errors.ts";
 import { memberById } from "./member-handlers.ts";
-import type { RealmHandler, WebhookBotReply } from "./protocol.ts";
+import type { RealmHandler } from "./handler.ts";
+import type { WebhookBotReply } from "./protocol.ts";
 
 const webhookBot: RealmHandler<"webhookBot"> = (state, args, _ctx, caller) => {
   if (caller) throw errors.accessDenied();

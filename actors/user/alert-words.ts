@@ -5,7 +5,7 @@
 // add and drops the empty ones, as Zulip's view does.
 
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";

@@ -10,9 +10,8 @@
 import { own } from "../dict.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
 import { legacySettingEvents } from "./legacy-setting-events.ts";
-import { userRef } from "../addresses.ts";
+import { userRef, realmRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type DecisionOf, type HandlerOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent, Value } from "../types.ts";
 import { emailSyncHandlers } from "./email-sync.ts";
@@ -36,9 +35,8 @@ import { sentMessageHandlers } from "./sent-messages.ts";
 import { readReceiptHandlers } from "./read-receipts.ts";
 import { autoTopicHandlers } from "./auto-topics.ts";
 import { registerStateHandlers } from "./register-state.ts";
-import { adminStatusHandlers } from "./admin-status.ts";
 import { dmPeerHandlers } from "./dm-peers.ts";
-import { withholdGuestCopies } from "../realm/user-access.ts";
+import { withholdGuestCopies } from "./guest-access.ts";
 import { mirrorReceivesTyping, typingHandlers } from "./typing.ts";
 import { topicHandlers } from "./topics.ts";
 import { userProtocol, type StatusChange, type UserProtocol } from "./protocol.ts";
@@ -424,8 +422,23 @@ const updateStatus: H<"updateStatus"> = async (state, args, ctx, caller) => {
   return statusDecision(state, args, ctx);
 };
 
+// ---- POST /users/{user_id}/status --------------------------------------------
+// An administrator (or, since feature level 473, an administrator's bot) sets
+// another user's status. The realm has already vetted the target
+// (adminStatusTarget); this repeats the role check so that no other caller
+// reaches it.
+
+const updateStatusByAdmin: H<"updateStatusByAdmin"> = (state, args, ctx, caller) => {
+  if (!state.created) throw errors.noSuchUser();
+  if (!caller || caller.realmId !== state.realmId || !isAdminRole(caller.role)) throw errors.mustBeAdmin();
+  if (state.isBot) throw errors.noSuchUser();
+  // Zulip's admin form has no `away` (that is the user's presence setting): the args have none.
+  const { status_text, emoji_name, emoji_code, reaction_type } = args;
+  return statusDecision(state, { status_text, emoji_name, emoji_code, reaction_type }, ctx);
+};
+
 /** A status change as the user's own or an administrator's request asked it (`away` only from the user). */
-export async function statusDecision(
+async function statusDecision(
   state: UserState,
   args: StatusChange,
   ctx: ActorContext,
@@ -536,6 +549,6 @@ export const userBehavior = defineBehavior<UserState, UserProtocol>({
     ...autoTopicHandlers,
     ...reminderHandlers,
     ...navigationViewHandlers,
-    ...adminStatusHandlers,
+    updateStatusByAdmin,
   }),
 });

@@ -12,9 +12,8 @@
 // SNAPSHOT NOTE: the state lives in `UserState.drafts`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelDirectoryRef } from "../addresses.ts";
+import { channelDirectoryRef, realmRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
 import { settingValue } from "./format.ts";

@@ -6,7 +6,7 @@
 // reads the address from the realm (a leaf call, the allowed direction).
 
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";

@@ -4,7 +4,7 @@
 
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
-import { isAdminRole } from "./index.ts";
+import { isAdminRole } from "./validate.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 

@@ -6,7 +6,7 @@
 // (gateway/register/legacy-settings.ts).
 
 import { own } from "../dict.ts";
-import { realmRef } from "../realm/refs.ts";
+import { realmRef } from "../addresses.ts";
 import type { ActorContext, Obj, OutEvent } from "../types.ts";
 import { LANGUAGES } from "./settings.ts";
 import type { UserState } from "./state.ts";

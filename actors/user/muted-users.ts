@@ -7,7 +7,7 @@
 // changes nothing anywhere.
 
 import { errors } from "../errors.ts";
-import { realmRef } from "../realm/index.ts";
+import { realmRef } from "../addresses.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import { FLAG_BITS, flagDecision, msgsOf } from "./flags.ts";

@@ -10,20 +10,13 @@ import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { Caller, Obj } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
-import type { UserState } from "./state.ts";
+import type { NavigationView, UserState } from "./state.ts";
 
 type Handlers = SomeHandlersOf<
   UserState,
   UserProtocol,
   "navigationViews" | "addNavigationView" | "updateNavigationView" | "removeNavigationView"
 >;
-
-export interface NavigationView {
-  fragment: string;
-  isPinned: boolean;
-  /** null for a built-in view (its name is the client's). */
-  name: string | null;
-}
 
 /** Zulip's BUILT_IN_VIEW_FRAGMENTS: these take no custom name. */
 export const BUILT_IN_VIEW_FRAGMENTS: ReadonlySet<string> = new Set([

@@ -12,7 +12,7 @@
 
 import { errors, ZulipError } from "../errors.ts";
 import { channelConvRef, dmConvRef, realmDirectoryRef, realmRef, userRef } from "../addresses.ts";
-import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
+import { NOTIFICATION_BOT_ID } from "../system-bots.ts";
 import type { ArgsOf, TypedCall, TypedCallAs } from "../protocol.ts";
 import type { ActorRef, Caller, Obj, Value } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";

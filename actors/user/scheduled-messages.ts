@@ -20,10 +20,9 @@
 // SNAPSHOT NOTE: the state lives in `UserState.scheduled`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelConvRef, dmConvRef } from "../addresses.ts";
+import { channelConvRef, dmConvRef, realmRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
-import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";

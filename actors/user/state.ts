@@ -4,7 +4,14 @@
 // `userFromSnapshot`, because snapshots written before it lack it.
 
 import type { ActorRef, Obj } from "../types.ts";
-import type { NavigationView } from "./navigation-views.ts";
+
+/** A saved navigation view (actors/user/navigation-views.ts). */
+export interface NavigationView {
+  fragment: string;
+  isPinned: boolean;
+  /** null for a built-in view (its name is the client's). */
+  name: string | null;
+}
 
 export interface UserStatus {
   statusText: string;

@@ -9,11 +9,10 @@
 // silence; clients expire a start after
 // server_typing_started_expiry_period_milliseconds (POST /register).
 
-import { channelDirectoryRef } from "../addresses.ts";
+import { channelDirectoryRef, realmRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting } from "../permissions/index.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
-import { realmRef } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
 import { settingValue } from "./format.ts";
 import type { UserProtocol } from "./protocol.ts";

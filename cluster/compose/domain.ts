@@ -14,7 +14,7 @@ import {
   relayAccessEvents,
 } from "../../actors/channel-directory/index.ts";
 import { typedCall } from "../../actors/protocol.ts";
-import { ACCESS_RELAY } from "../../actors/realm/user-access.ts";
+import { ACCESS_RELAY } from "../../actors/user/index.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "../../webhook/worker.ts";
 import { shardOf } from "../addressing.ts";
