@@ -9,7 +9,8 @@
 // their thumbnails, made by the gateway; the local implementation still
 // refuses any key that could leave its directory.
 
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import type * as S3Module from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve, sep } from "node:path";
@@ -77,26 +78,38 @@ export interface S3Options {
   secretAccessKey?: string;
 }
 
+type S3Sdk = typeof S3Module;
+let sdk: Promise<S3Sdk> | undefined;
+/** The AWS SDK loads at the first S3 operation: a server without a bucket never pays its ~0.2 s of start-up. */
+const loadSdk = (): Promise<S3Sdk> => (sdk ??= import("@aws-sdk/client-s3"));
+
 export function s3UploadStorage(o: S3Options): UploadStorage {
-  const client = new S3Client({
-    region: o.region || "us-east-1",
-    ...(o.endpoint ? { endpoint: o.endpoint, forcePathStyle: true } : {}),
-    ...(o.accessKeyId && o.secretAccessKey
-      ? { credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey } }
-      : {}),
-  });
+  let made: Promise<{ s3: S3Sdk; client: S3Client }> | undefined;
+  const ready = () =>
+    (made ??= loadSdk().then((s3) => ({
+      s3,
+      client: new s3.S3Client({
+        region: o.region || "us-east-1",
+        ...(o.endpoint ? { endpoint: o.endpoint, forcePathStyle: true } : {}),
+        ...(o.accessKeyId && o.secretAccessKey
+          ? { credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey } }
+          : {}),
+      }),
+    })));
   return {
     kind: "s3",
     async put(key, data, contentType) {
       if (!validKey(key)) throw new Error(`bad upload key ${JSON.stringify(key)}`);
+      const { s3, client } = await ready();
       await client.send(
-        new PutObjectCommand({ Bucket: o.bucket, Key: key, Body: data, ContentType: contentType }),
+        new s3.PutObjectCommand({ Bucket: o.bucket, Key: key, Body: data, ContentType: contentType }),
       );
     },
     async get(key) {
       if (!validKey(key)) return null;
+      const { s3, client } = await ready();
       try {
-        const r = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key: key }));
+        const r = await client.send(new s3.GetObjectCommand({ Bucket: o.bucket, Key: key }));
         if (!r.Body) return null;
         return Buffer.from(await r.Body.transformToByteArray());
       } catch (err) {
@@ -108,10 +121,11 @@ export function s3UploadStorage(o: S3Options): UploadStorage {
     },
     async delete(key) {
       if (!validKey(key)) return;
-      await client.send(new DeleteObjectCommand({ Bucket: o.bucket, Key: key }));
+      const { s3, client } = await ready();
+      await client.send(new s3.DeleteObjectCommand({ Bucket: o.bucket, Key: key }));
     },
     close() {
-      client.destroy();
+      void made?.then(({ client }) => client.destroy());
     },
   };
 }
