@@ -30,7 +30,7 @@ import {
   isValidEmail,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
-import { actorOf, requireCreated } from "./member-handlers.ts";
+import { actorOf, requireCreated } from "./member-helpers.ts";
 import { addUser } from "./realm-handlers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmProtocol } from "./protocol.ts";

@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import { errors } from "../errors.ts";
 import type { Obj } from "../types.ts";
 import { ROLE_GUEST } from "../user/index.ts";
-import { accessUser, actorOf, memberById } from "./member-handlers.ts";
+import { accessUser, actorOf, memberById } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RosterReply } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
