@@ -31,7 +31,7 @@ import {
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
 import { actorOf, requireCreated } from "./member-helpers.ts";
-import { addUser } from "./realm-handlers.ts";
+import { addUser } from "./add-user.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmProtocol } from "./protocol.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
