@@ -29,17 +29,6 @@ import type { RosterReply } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 import { isSystemBot } from "./system-bot.ts";
 
-export interface SendPrefsState {
-  /** user id -> that user's alert words; users without any are absent. */
-  alertWords: Record<string, string[]>;
-  /** A new value with every alert word change: the key of a sender's cached matcher. */
-  alertStamp: string;
-  /** muted user id -> ids of the users who muted them. */
-  mutedBy: Record<string, number[]>;
-  /** Users with a live queue that watches public channels (ids, no order). */
-  allPublic?: number[];
-}
-
 export type SendPrefsFact =
   | { type: "alertWordsSynced"; userId: number; words: string[]; stamp: string }
   | { type: "muteSynced"; userId: number; mutedId: number; muted: boolean }
