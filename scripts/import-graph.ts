@@ -1,8 +1,9 @@
 // The import graph of actors/ (issue 19): it has no cycle, and a kind's
 // folder is entered only through its door. Run:
 //
-//   npm run import-graph            # the findings, for a reader
-//   npm run import-graph -- --json  # the same, machine-readable
+//   npm run import-graph             # the findings, for a reader
+//   npm run import-graph -- --json   # the same, machine-readable
+//   npm run import-graph -- --quiet  # only cycles and door violations (npm run check)
 //
 // Exit code 1 when there is a cycle or a door violation in actors/. What
 // it checks:
@@ -293,14 +294,20 @@ export function checkImportGraph(root: string): ImportGraphReport {
   };
 }
 
-/** The report for a reader. */
-export function renderReport(r: ImportGraphReport): string {
+/**
+ * The report for a reader. `quiet`: only the cycles and door violations
+ * (what fails the check), and nothing at all when there are none.
+ */
+export function renderReport(r: ImportGraphReport, quiet = false): string {
   const lines: string[] = [];
   const typeMark = (e: ImportEdge) => (e.typeOnly ? " (type-only)" : "");
-  lines.push(
-    `actors/ import graph: ${r.files} files, ${r.imports} imports (${r.typeOnlyImports} type-only)`,
-    "",
-  );
+  if (quiet && r.cycles.length === 0 && r.doorViolations.length === 0) return "";
+  if (!quiet) {
+    lines.push(
+      `actors/ import graph: ${r.files} files, ${r.imports} imports (${r.typeOnlyImports} type-only)`,
+      "",
+    );
+  }
   const typeOnly = r.cycles.filter((c) => c.typeOnly).length;
   lines.push(`Cycles: ${r.cycles.length} (${r.cycles.length - typeOnly} runtime, ${typeOnly} type-only)`);
   r.cycles.forEach((c, i) => {
@@ -318,6 +325,7 @@ export function renderReport(r: ImportGraphReport): string {
   });
   lines.push("", `Door violations: ${r.doorViolations.length}`);
   for (const v of r.doorViolations) lines.push(`  ${v.from} imports ${v.to}${typeMark(v)}: ${v.rule}`);
+  if (quiet) return lines.join("\n");
   lines.push(
     "",
     `Outside actors/, imports past the doors (warning only): ${r.outsideViolations.length}`,
@@ -331,10 +339,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const report = checkImportGraph(root);
   const failed = report.cycles.length > 0 || report.doorViolations.length > 0;
-  console.log(
-    process.argv.includes("--json")
-      ? JSON.stringify({ ok: !failed, ...report }, null, 2)
-      : renderReport(report),
-  );
+  const text = process.argv.includes("--json")
+    ? JSON.stringify({ ok: !failed, ...report }, null, 2)
+    : renderReport(report, process.argv.includes("--quiet"));
+  if (text !== "") console.log(text);
   process.exitCode = failed ? 1 : 0;
 }

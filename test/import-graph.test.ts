@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { checkImportGraph, importsOf, renderReport } from "../scripts/import-graph.ts";
 
 function tree(files: Record<string, string>): string {
@@ -120,9 +121,24 @@ test("import graph - cycles, type-only cycles, door violations and outside impor
     );
     assert.match(text, /Door violations: 3/);
     assert.match(text, /warning only\): 1/);
+    // --quiet (npm run check): the failing findings only, without the header and the warnings.
+    const quiet = renderReport(r, true);
+    assert.match(quiet, /^Cycles: 3 \(2 runtime, 1 type-only\)/);
+    assert.match(quiet, /Door violations: 3\n/);
+    assert.doesNotMatch(quiet, /import graph:|warning only/);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+test("import graph - the repository's actors/ has no cycle and no door violation", () => {
+  const r = checkImportGraph(fileURLToPath(new URL("..", import.meta.url)));
+  assert.ok(r.files > 0);
+  assert.deepEqual(
+    { cycles: r.cycles.map((c) => c.files), door: r.doorViolations },
+    { cycles: [], door: [] },
+  );
+  assert.equal(renderReport(r, true), "");
 });
 
 test("import graph - which imports are type-only", () => {

@@ -4,7 +4,7 @@
 
 import { errors } from "../errors.ts";
 import { isAdminRole } from "../user/index.ts";
-import { accessUser, actorOf } from "./member-handlers.ts";
+import { accessUser, actorOf } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 const adminStatusTarget: RealmHandler<"adminStatusTarget"> = (state, args, _ctx, caller) => {

@@ -27,13 +27,8 @@ import { adminStatusRealmHandlers } from "./admin-status.ts";
 import { deletedUserHandlers } from "./deleted-users.ts";
 import { pushPresenceHandlers } from "./push-presence.ts";
 import { realmProtocol, type RealmProtocol } from "./protocol.ts";
-import {
-  applyRealmFact,
-  initialRealm,
-  realmFromSnapshot,
-  realmToSnapshot,
-  type RealmState,
-} from "./state.ts";
+import { applyRealmFact, realmFromSnapshot, realmToSnapshot } from "./fold.ts";
+import { initialRealm, type RealmState } from "./state.ts";
 
 const table = handlersOf<RealmState, RealmProtocol>()({
   ...realmHandlers,

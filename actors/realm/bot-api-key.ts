@@ -3,7 +3,7 @@
 // organization administrators), without regenerating it.
 
 import { accessBot, memberOrAdmin } from "./bot-handlers.ts";
-import { requireCreated } from "./member-handlers.ts";
+import { requireCreated } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 const getBotKey: RealmHandler<"getBotKey"> = (state, args, _ctx, caller) => {

@@ -34,13 +34,13 @@ import {
   emailChangeEvents,
   botAudience,
   canAdmin,
-  deactivation,
   groupView,
   invalidate,
   memberById,
   requireCreated,
   updateEvent,
-} from "./member-handlers.ts";
+} from "./member-helpers.ts";
+import { deactivation } from "./member-handlers.ts";
 import { apiEmail, fakeEmailDomain, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
 import type { RealmHandler } from "./handler.ts";

@@ -7,7 +7,7 @@
 
 import { errors } from "../errors.ts";
 import { ROLE_OWNER } from "../user/index.ts";
-import { accessUser, actorOf, isLastOwner, requireCreated } from "./member-handlers.ts";
+import { accessUser, actorOf, isLastOwner, requireCreated } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 /**

@@ -4,7 +4,7 @@
 // their bots (the planDeactivation victims).
 
 import type { Obj, OutEvent } from "../types.ts";
-import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-handlers.ts";
+import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmFact } from "./state.ts";
 

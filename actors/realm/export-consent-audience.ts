@@ -3,7 +3,7 @@
 // administrators, who decide on exports. Internal: the user actor asks.
 
 import { errors } from "../errors.ts";
-import { activeAdminIds } from "./member-handlers.ts";
+import { activeAdminIds } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 const exportConsentAudience: RealmHandler<"exportConsentAudience"> = (state, _args, _ctx, caller) => {

@@ -6,7 +6,7 @@
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj, OutEvent } from "../types.ts";
 import { emailKey, isoMinutes } from "../user/index.ts";
-import { activeIds, updateEvent } from "./member-handlers.ts";
+import { activeIds, updateEvent } from "./member-helpers.ts";
 import type { RealmFact, RealmState } from "./state.ts";
 
 /** The facts and event of `email`'s first login, or nothing when it is not one. */

@@ -30,11 +30,19 @@ import {
   isValidEmail,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
-import { actorOf, requireCreated } from "./member-handlers.ts";
-import { addUser } from "./realm-handlers.ts";
+import { actorOf, requireCreated } from "./member-helpers.ts";
+import { addUser } from "./add-user.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmProtocol } from "./protocol.ts";
-import type { DirEntry, RealmFact, RealmState } from "./state.ts";
+import type {
+  DirEntry,
+  EmailInvite,
+  InviteBase,
+  InviteState,
+  MultiuseInvite,
+  RealmFact,
+  RealmState,
+} from "./state.ts";
 import { welcomeHandoff } from "./welcome-messages.ts";
 
 /** Hand-off subjects of the node's invite worker. */
@@ -61,47 +69,6 @@ export const INVITE_AS = [100, 200, 300, 400, 600];
 const PENDING = 0;
 const USED = 1;
 const REVOKED = 2;
-
-interface InviteBase {
-  id: number;
-  referrerId: number;
-  /** ms since the epoch. */
-  invitedAt: number;
-  /** ms since the epoch; null: never expires. */
-  expiresAt: number | null;
-  invitedAs: number;
-  streamIds: number[];
-  groupIds: number[];
-  includeDefaults: boolean;
-  /** The confirmation key of the link. */
-  key: string;
-  /**
-   * FL 416: Welcome Bot's custom text for this invitation's new users
-   * ("" none); absent (old snapshots, or not given): the realm's setting.
-   */
-  welcomeText?: string;
-}
-
-export interface EmailInvite extends InviteBase {
-  email: string;
-  notifyReferrer: boolean;
-  /** 0 pending, 1 used, 2 revoked. */
-  status: number;
-}
-
-export interface MultiuseInvite extends InviteBase {
-  revoked: boolean;
-}
-
-/** RealmState.invites (absent until the first invitation). */
-export interface InviteState {
-  email: Record<string, EmailInvite>;
-  multiuse: Record<string, MultiuseInvite>;
-  /** confirmation key -> invitation (null prototype: keys come from links). */
-  keys: Record<string, { multiuse: boolean; id: number }>;
-  /** When each of the last day's emails went out (the daily limit). */
-  sent: number[];
-}
 
 export type InviteFact =
   | { type: "invitesAdded"; invites: EmailInvite[]; at: number }

@@ -19,17 +19,24 @@ import {
   generateApiKey,
   isAdminRole,
   isValidEmail,
-  mediumAvatarUrl,
 } from "../user/index.ts";
 import { realmSetting } from "./defaults.ts";
+import { apiEmail, avatarUrlFor, canSeeDeliveryEmail, formatMember, type FormatOptions } from "./members.ts";
 import {
-  apiEmail,
-  avatarUrlFor,
-  canSeeDeliveryEmail,
-  findByEmail,
-  formatMember,
-  type FormatOptions,
-} from "./members.ts";
+  accessUser,
+  activeIds,
+  actorOf,
+  avatarEvents,
+  botAudience,
+  emailChangeEvents,
+  groupView,
+  invalidate,
+  isLastOwner,
+  memberById,
+  requireCreated,
+  updateEvent,
+  viewerOf,
+} from "./member-helpers.ts";
 import { revokeInvitesBy } from "./invites.ts";
 import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
@@ -40,79 +47,6 @@ import type { DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts"
 
 function fact(f: RealmFact): Obj {
   return f as unknown as Obj;
-}
-
-export function requireCreated(state: RealmState): void {
-  if (!state.created) throw errors.invalidSubdomain();
-}
-
-export function memberById(state: RealmState, userId: number): DirEntry | undefined {
-  const key = state.emailById[String(userId)];
-  return key === undefined ? undefined : state.users[key];
-}
-
-/** The caller's own directory entry (authoritative for their role), or null for a spectator. */
-function viewerOf(state: RealmState, caller: Caller | null): DirEntry | null {
-  if (caller === null) return null;
-  const me = caller.realmId === state.realmId ? memberById(state, caller.userId) : undefined;
-  if (!me || !me.isActive) throw errors.accessDenied();
-  return me;
-}
-
-/** The caller as an acting user: must be signed in and active. */
-export function actorOf(state: RealmState, caller: Caller | null): DirEntry {
-  const me = viewerOf(state, caller);
-  if (me === null) throw errors.notLoggedIn();
-  return me;
-}
-
-export function activeIds(state: RealmState): number[] {
-  const out: number[] = [];
-  for (const u of Object.values(state.users)) if (u.isActive) out.push(u.userId);
-  return out;
-}
-
-export function activeAdminIds(state: RealmState): number[] {
-  return [...state.userIndex.activeAdmins];
-}
-
-/** Zulip's check_last_owner: the target is the realm's only active human owner. */
-export function isLastOwner(state: RealmState, target: DirEntry): boolean {
-  if (target.role !== ROLE_OWNER || target.isBot) return false;
-  for (const u of Object.values(state.users)) {
-    if (u.isActive && !u.isBot && u.role === ROLE_OWNER && u.userId !== target.userId) return false;
-  }
-  return true;
-}
-
-/** Zulip's can_admin_user: administrators, and a bot's owner for that bot. */
-export function canAdmin(me: DirEntry, target: DirEntry): boolean {
-  return (target.isBot && target.botOwnerId === me.userId) || isAdminRole(me.role);
-}
-
-interface Access {
-  allowDeactivated?: boolean;
-  allowBots?: boolean;
-  forAdmin?: boolean;
-}
-
-/** A user named by id or by email (the id wins when both are given). */
-export interface Target {
-  userId?: number;
-  email?: string;
-}
-
-/** Zulip's access_user_by_id / access_user_by_email, in its order of checks. */
-export function accessUser(state: RealmState, who: Target, me: DirEntry | null, a: Access): DirEntry {
-  const { userId, email } = who;
-  let target: DirEntry | undefined;
-  if (userId !== undefined) target = memberById(state, userId);
-  else if (email !== undefined) target = findByEmail(state, me, email);
-  if (!target) throw errors.noSuchUser();
-  if (target.isBot && !a.allowBots) throw errors.noSuchUser();
-  if (!target.isActive && !a.allowDeactivated) throw errors.userDeactivated();
-  if (a.forAdmin && (me === null || !canAdmin(me, target))) throw errors.insufficientPermission();
-  return target;
 }
 
 function formatOptions(args: {
@@ -178,19 +112,6 @@ const getMember: RealmHandler<"getMember"> = (state, args, _ctx, caller) => {
 
 // ---- changes ------------------------------------------------------------------
 
-export function updateEvent(userId: number, person: Obj): Obj {
-  return { type: "realm_user", op: "update", person: { user_id: userId, ...person } };
-}
-
-export function invalidate(state: RealmState, target: DirEntry): { subject: string; data: Obj } {
-  return { subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(target.email) } };
-}
-
-/** What the group directory knows of a user (see syncGroupMember). */
-export function groupView(u: DirEntry): { userId: number; role: number; isActive: boolean; isBot: boolean } {
-  return { userId: u.userId, role: u.role, isActive: u.isActive, isBot: u.isBot };
-}
-
 /**
  * new_email: only an owner holding Zulip's can_change_user_emails special
  * permission; the address is checked like a self-service change
@@ -207,58 +128,6 @@ function checkNewEmail(state: RealmState, me: DirEntry, target: DirEntry, raw: s
     throw holder.isActive ? errors.alreadyHasAccount() : errors.accountDeactivatedEmail();
   }
   return raw;
-}
-
-/**
- * The events of an email change (Zulip's do_change_user_delivery_email):
- * delivery_email to those allowed to see it, new_email to everyone when the
- * API email is the real one, and the avatar, since a gravatar follows the
- * address.
- */
-export function emailChangeEvents(state: RealmState, target: DirEntry, email: string): OutEvent[] {
-  const moved: DirEntry = { ...target, email };
-  const active = Object.values(state.users).filter((u) => u.isActive);
-  const events: OutEvent[] = [
-    {
-      event: updateEvent(target.userId, { delivery_email: email }),
-      userIds: active.filter((v) => canSeeDeliveryEmail(v, moved)).map((v) => v.userId),
-    },
-  ];
-  const everyone = active.map((u) => u.userId);
-  if (apiEmail(state, moved) === email) {
-    events.push({ event: updateEvent(target.userId, { new_email: email }), userIds: everyone });
-  }
-  // A gravatar follows the address: everyone hears of it, each with the URL
-  // of the address they may know (those who may not see it get the same
-  // dummy-based URL again).
-  if (target.avatarSource !== "J") events.push(...avatarEvents(state, moved, active, () => true));
-  return events;
-}
-
-/** realm_user avatar updates for `viewers`, one event per distinct URL (see avatarUrlFor). */
-function avatarEvents(
-  state: RealmState,
-  target: DirEntry,
-  viewers: DirEntry[],
-  include: (viewer: DirEntry, url: string) => boolean,
-): OutEvent[] {
-  const byUrl = new Map<string, number[]>();
-  for (const v of viewers) {
-    const url = avatarUrlFor(state, v, target);
-    if (!include(v, url)) continue;
-    const ids = byUrl.get(url);
-    if (ids) ids.push(v.userId);
-    else byUrl.set(url, [v.userId]);
-  }
-  return [...byUrl].map(([url, userIds]) => ({
-    event: updateEvent(target.userId, {
-      avatar_source: target.avatarSource ?? "G",
-      avatar_url: url,
-      avatar_url_medium: mediumAvatarUrl(url),
-      avatar_version: target.avatarVersion,
-    }),
-    userIds,
-  }));
 }
 
 /**
@@ -377,13 +246,6 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
   const handoffs = await withholdFromGuests(state, ctx, target, aboutTarget);
   return { facts, events, notices, reply, handoffs };
 };
-
-/** Who hears about a bot: its owner and the administrators (Zulip's bot_owner_user_ids). */
-export function botAudience(state: RealmState, bot: DirEntry): number[] {
-  const ids = new Set(activeAdminIds(state));
-  if (bot.botOwnerId !== null) ids.add(bot.botOwnerId);
-  return [...ids];
-}
 
 /** Facts, events and notices that deactivate `target` (and, for a human, their active bots first). */
 export async function deactivation(

@@ -13,19 +13,7 @@ import type { Obj } from "../types.ts";
 import { activeUserIds, requireAdmin } from "./admin.ts";
 import { parseUrlTemplate, templateSchemeOk } from "../linkify.ts";
 import type { RealmHandler } from "./handler.ts";
-import type { RealmState } from "./state.ts";
-
-export interface Playground {
-  id: number;
-  name: string;
-  pygments_language: string;
-  url_template: string;
-}
-
-/** RealmState.playgrounds (absent on realms that never had one), in creation order. */
-export interface PlaygroundState {
-  items: Playground[];
-}
+import type { Playground, PlaygroundState, RealmState } from "./state.ts";
 
 export type PlaygroundFact =
   { type: "playgroundAdded"; playground: Playground } | { type: "playgroundRemoved"; id: number };

@@ -9,7 +9,7 @@ import { errors } from "../errors.ts";
 import type { Caller, Obj } from "../types.ts";
 import { realmSetting } from "./defaults.ts";
 import { apiEmail, findByEmail } from "./members.ts";
-import { activeIds, memberById } from "./member-handlers.ts";
+import { activeIds, memberById } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, PresenceEntry, RealmState } from "./state.ts";
 

@@ -13,7 +13,7 @@ import { renderMarkdown } from "../markdown/index.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent, Value } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
-import { activeIds, actorOf, memberById, requireCreated, updateEvent } from "./member-handlers.ts";
+import { activeIds, actorOf, memberById, requireCreated, updateEvent } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, ProfileField, ProfileValue, RealmFact, RealmState } from "./state.ts";
 

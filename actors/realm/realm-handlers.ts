@@ -5,24 +5,21 @@
 // actor except to `create` a user id it just allocated (which nobody else
 // can be talking to yet). User actors call it only for leaf methods.
 
-import { activeGuestIds, newUserAddEvents } from "./user-access.ts";
+import { activeGuestIds } from "./user-access.ts";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
-import { groupDirectoryRef, syncGroupMember } from "../group/index.ts";
-import type { DecisionOf } from "../protocol.ts";
-import type { ActorContext, Caller, Obj } from "../types.ts";
+import { groupDirectoryRef } from "../group/index.ts";
+import type { Caller, Obj } from "../types.ts";
 import {
   ROLES,
   ROLE_MEMBER,
   ROLE_OWNER,
   checkFullName,
   emailKey,
-  generateApiKey,
   isAdminRole,
   isStrongPassword,
   isValidEmail,
-  userRef,
 } from "../user/index.ts";
 import { REALM_SETTING_DEFAULTS, realmSetting } from "./defaults.ts";
 import { botHandlers } from "./bot-handlers.ts";
@@ -31,7 +28,7 @@ import { memberHandlers } from "./member-handlers.ts";
 import { presenceHandlers } from "./presence-handlers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
-import { newUserSettings, userDefault } from "./user-defaults.ts";
+import { addUser } from "./add-user.ts";
 import { firstLoginDecision } from "./first-login.ts";
 import { welcomeHandoff } from "./welcome-messages.ts";
 
@@ -76,77 +73,6 @@ export function renderDescription(markdown: string): string {
 function realmIconUrl(state: RealmState): string {
   const hash = createHash("md5").update(state.host.toLowerCase()).digest("hex");
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon`;
-}
-
-interface NewUser {
-  email: string;
-  password: string;
-  fullName: string;
-  role: number;
-  canCreateUsers: boolean;
-  /** POST /users: date_joined moves to the first login (FL 475). */
-  awaitingFirstLogin?: boolean;
-}
-
-/**
- * Allocate an id, have the user actor create itself (it hashes the
- * password), then record the directory entry. Crash safety: the user's
- * `create` is idempotent for the same email, so a timed-out call may be
- * retried; if this turn dies after the user committed but before our fact
- * did, a retry allocates a fresh id and the first user actor is left
- * unreachable (no directory entry points to it), never half-visible.
- */
-export async function addUser(
-  state: RealmState,
-  ctx: ActorContext,
-  u: NewUser,
-  prior: RealmFact[] = [],
-): Promise<DecisionOf<{ userId: number; apiKey: string }>> {
-  const userId = await ctx.nextId(`user.${state.realmId}`);
-  const dateJoined = ctx.now();
-  const settings = newUserSettings(state);
-  const jdenticon = realmSetting(state, "default_avatar_source") === "J";
-  const created = await ctx.call(userRef(state.realmId, userId), "create", {
-    email: u.email,
-    password: u.password,
-    fullName: u.fullName,
-    role: u.role,
-    apiKey: generateApiKey(),
-    dateJoined,
-    settings,
-    ...(jdenticon ? { avatarSource: "J" } : {}),
-  });
-  // System-group membership follows the role (one-way: groups never call us).
-  await syncGroupMember(ctx, state.realmId, { userId, role: u.role, isActive: true, isBot: false });
-  const entry: DirEntry = {
-    userId,
-    email: u.email,
-    apiKey: created.apiKey,
-    role: u.role,
-    isBot: false,
-    botType: null,
-    isActive: true,
-    canCreateUsers: u.canCreateUsers,
-    // Zulip grants both special permissions only by server command.
-    canChangeUserEmails: u.canCreateUsers,
-    fullName: u.fullName,
-    dateJoined,
-    timezone: "",
-    avatarVersion: 1,
-    ...(jdenticon ? { avatarSource: "J" as const } : {}),
-    botOwnerId: null,
-    emailVisibility: userDefault(state, "email_address_visibility") as number,
-    service: null,
-    ...(settings.receives_typing_notifications === false ? { receivesTyping: false } : {}),
-    ...(u.awaitingFirstLogin ? { awaitingFirstLogin: true } : {}),
-  };
-  return {
-    facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
-    events: await newUserAddEvents(state, ctx, userId, created.person, [...activeUserIds(state), userId]),
-    // A gateway may have cached "no such email"; let it look again.
-    notices: [{ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(u.email) } }],
-    reply: { userId, apiKey: created.apiKey },
-  };
 }
 
 // ---- creation -----------------------------------------------------------------

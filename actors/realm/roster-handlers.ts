@@ -5,7 +5,7 @@
 import { errors } from "../errors.ts";
 import { realmSetting } from "./defaults.ts";
 import { formatLinkifiers } from "./linkifiers.ts";
-import { memberById } from "./member-handlers.ts";
+import { memberById } from "./member-helpers.ts";
 import { apiEmail, findByEmail } from "./members.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RosterEntry } from "./protocol.ts";

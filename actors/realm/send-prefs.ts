@@ -23,22 +23,11 @@ import { randomUUID } from "node:crypto";
 import { errors } from "../errors.ts";
 import type { Obj } from "../types.ts";
 import { ROLE_GUEST } from "../user/index.ts";
-import { accessUser, actorOf, memberById } from "./member-handlers.ts";
+import { accessUser, actorOf, memberById } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RosterReply } from "./protocol.ts";
 import type { RealmState } from "./state.ts";
 import { isSystemBot } from "./system-bot.ts";
-
-export interface SendPrefsState {
-  /** user id -> that user's alert words; users without any are absent. */
-  alertWords: Record<string, string[]>;
-  /** A new value with every alert word change: the key of a sender's cached matcher. */
-  alertStamp: string;
-  /** muted user id -> ids of the users who muted them. */
-  mutedBy: Record<string, number[]>;
-  /** Users with a live queue that watches public channels (ids, no order). */
-  allPublic?: number[];
-}
 
 export type SendPrefsFact =
   | { type: "alertWordsSynced"; userId: number; words: string[]; stamp: string }

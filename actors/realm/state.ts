@@ -3,22 +3,16 @@
 // every authenticated request needs. The deployment's host -> realm id map
 // is the realm directory's (actors/realm-directory/).
 //
-// SNAPSHOT NOTE: a field added here needs a default in `realmFromSnapshot`,
-// because snapshots written before it lack it. Snapshots written before the
-// realm directory became its own kind carry `role: "realm"`, which is
-// read and dropped.
+// SNAPSHOT NOTE: a field added here needs a default in `realmFromSnapshot`
+// (fold.ts), because snapshots written before it lack it. Snapshots written
+// before the realm directory became its own kind carry `role: "realm"`,
+// which is read and dropped.
 
 import { randomUUID } from "node:crypto";
 import { dict } from "../dict.ts";
 import type { RealmEmoji } from "../realm-emoji.ts";
 import type { ActorRef, Obj } from "../types.ts";
-import { applyLinkifierFact, isLinkifierFact, type LinkifierState } from "./linkifiers.ts";
-import { applySendPrefsFact, isSendPrefsFact, type SendPrefsState } from "./send-prefs.ts";
-import { applyPlaygroundFact, isPlaygroundFact, type PlaygroundState } from "./playgrounds.ts";
-import { applyScheduledIndexFact, isScheduledIndexFact } from "./scheduled-index.ts";
-import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
-import { applyInviteFact, invitesFromSnapshot, isInviteFact, type InviteState } from "./invites.ts";
-import { applyExportFact, isExportFact } from "./export.ts";
+import type { LinkifierState } from "./linkifiers.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 
 /** One user as the realm's directory knows them. */
@@ -142,6 +136,74 @@ export interface PresenceEntry {
   updateId: number;
 }
 
+// The parts of RealmState that send-prefs.ts, playgrounds.ts and invites.ts
+// fold and serve: declared here, so that state.ts imports none of them.
+
+/** RealmState.sendPrefs (absent until the first; see send-prefs.ts). */
+export interface SendPrefsState {
+  /** user id -> that user's alert words; users without any are absent. */
+  alertWords: Record<string, string[]>;
+  /** A new value with every alert word change: the key of a sender's cached matcher. */
+  alertStamp: string;
+  /** muted user id -> ids of the users who muted them. */
+  mutedBy: Record<string, number[]>;
+  /** Users with a live queue that watches public channels (ids, no order). */
+  allPublic?: number[];
+}
+
+export interface Playground {
+  id: number;
+  name: string;
+  pygments_language: string;
+  url_template: string;
+}
+
+/** RealmState.playgrounds (absent on realms that never had one), in creation order. */
+export interface PlaygroundState {
+  items: Playground[];
+}
+
+export interface InviteBase {
+  id: number;
+  referrerId: number;
+  /** ms since the epoch. */
+  invitedAt: number;
+  /** ms since the epoch; null: never expires. */
+  expiresAt: number | null;
+  invitedAs: number;
+  streamIds: number[];
+  groupIds: number[];
+  includeDefaults: boolean;
+  /** The confirmation key of the link. */
+  key: string;
+  /**
+   * FL 416: Welcome Bot's custom text for this invitation's new users
+   * ("" none); absent (old snapshots, or not given): the realm's setting.
+   */
+  welcomeText?: string;
+}
+
+export interface EmailInvite extends InviteBase {
+  email: string;
+  notifyReferrer: boolean;
+  /** 0 pending, 1 used, 2 revoked. */
+  status: number;
+}
+
+export interface MultiuseInvite extends InviteBase {
+  revoked: boolean;
+}
+
+/** RealmState.invites (absent until the first invitation). */
+export interface InviteState {
+  email: Record<string, EmailInvite>;
+  multiuse: Record<string, MultiuseInvite>;
+  /** confirmation key -> invitation (null prototype: keys come from links). */
+  keys: Record<string, { multiuse: boolean; id: number }>;
+  /** When each of the last day's emails went out (the daily limit). */
+  sent: number[];
+}
+
 export function entryDefaults(e: Partial<DirEntry> & { userId: number; email: string }): DirEntry {
   return {
     apiKey: "",
@@ -237,25 +299,6 @@ export interface UserIndex {
   activeAdmins: Set<number>;
 }
 
-function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
-  if (!u.isActive) return;
-  const ix = state.userIndex;
-  const n = (ix.activeNames.get(u.fullName) ?? 0) + sign;
-  if (n > 0) ix.activeNames.set(u.fullName, n);
-  else ix.activeNames.delete(u.fullName);
-  // Administrators and owners (Zulip's is_realm_admin).
-  if (u.role === 100 || u.role === 200) {
-    if (sign > 0) ix.activeAdmins.add(u.userId);
-    else ix.activeAdmins.delete(u.userId);
-  }
-}
-
-function buildUserIndex(state: RealmState): UserIndex {
-  state.userIndex = { activeNames: new Map(), activeAdmins: new Set() };
-  for (const u of Object.values(state.users)) indexUser(state, u, 1);
-  return state.userIndex;
-}
-
 /**
  * Changes of roster entries (roster-handlers.ts), so a caller holding a
  * copy of the roster is sent only the entries that changed since, not the
@@ -271,22 +314,8 @@ export interface RosterLog {
   changes: { version: number; userId: number }[];
 }
 
-/** Changes kept: a copy older than that gets the whole roster. */
-const ROSTER_LOG_MAX = 1024;
-
 export function newRosterLog(): RosterLog {
   return { epoch: randomUUID(), version: 0, floor: 0, changes: [] };
-}
-
-function noteRosterChange(state: RealmState, userId: number): void {
-  const log = state.rosterLog;
-  log.changes.push({ version: ++log.version, userId });
-  if (log.changes.length > 2 * ROSTER_LOG_MAX) {
-    // Trimmed in halves: one copy per ROSTER_LOG_MAX changes, not per change.
-    const drop = log.changes.length - ROSTER_LOG_MAX;
-    log.floor = log.changes[drop - 1]!.version;
-    log.changes = log.changes.slice(drop);
-  }
 }
 
 export type RealmFact =
@@ -334,139 +363,4 @@ export function initialRealm(ref: ActorRef): RealmState {
     rosterLog: newRosterLog(),
     userIndex: { activeNames: new Map(), activeAdmins: new Set() },
   };
-}
-
-export function applyRealmFact(state: RealmState, raw: Obj): RealmState {
-  const fact = raw as unknown as RealmFact;
-  switch (fact.type) {
-    case "created":
-      Object.assign(state, {
-        created: true,
-        name: fact.name,
-        description: fact.description,
-        host: fact.host,
-        dateCreated: fact.dateCreated,
-        settings: renameLegacySettings(fact.settings),
-      });
-      break;
-    case "userAdded": {
-      const key = fact.entry.email.toLowerCase();
-      const old = state.users[key];
-      if (old) indexUser(state, old, -1);
-      state.users[key] = entryDefaults(fact.entry);
-      indexUser(state, state.users[key], 1);
-      state.emailById[String(fact.entry.userId)] = key;
-      noteRosterChange(state, fact.entry.userId);
-      break;
-    }
-    case "memberUpdated": {
-      const key = state.emailById[String(fact.userId)];
-      const entry = key === undefined ? undefined : state.users[key];
-      if (entry) {
-        indexUser(state, entry, -1);
-        Object.assign(entry, fact.changes);
-        indexUser(state, entry, 1);
-      }
-      noteRosterChange(state, fact.userId);
-      break;
-    }
-    case "memberEmailChanged": {
-      noteRosterChange(state, fact.userId);
-      const oldKey = state.emailById[String(fact.userId)];
-      const entry = oldKey === undefined ? undefined : state.users[oldKey];
-      if (!entry) break;
-      const key = fact.email.toLowerCase();
-      delete state.users[oldKey!];
-      entry.email = fact.email;
-      state.users[key] = entry;
-      state.emailById[String(fact.userId)] = key;
-      break;
-    }
-    case "profileFieldsSet":
-      state.profileFields = fact.fields.map((f) => ({ ...f }));
-      break;
-    case "profileFieldDeleted": {
-      const id = String(fact.fieldId);
-      state.profileFields = state.profileFields.filter((f) => f.id !== fact.fieldId);
-      for (const u of Object.values(state.users)) if (u.profileData) delete u.profileData[id];
-      break;
-    }
-    case "profileDataSet": {
-      const key = state.emailById[String(fact.userId)];
-      const entry = key === undefined ? undefined : state.users[key];
-      if (!entry) break;
-      const data = { ...(entry.profileData ?? {}) };
-      for (const [id, v] of Object.entries(fact.values)) {
-        if (v === null) delete data[id];
-        else data[id] = { ...v };
-      }
-      entry.profileData = data;
-      break;
-    }
-    case "settingsChanged":
-      state.settings = { ...state.settings, ...renameLegacySettings(fact.values) };
-      break;
-    case "identityChanged":
-      if (fact.name !== undefined) state.name = fact.name;
-      if (fact.description !== undefined) state.description = fact.description;
-      break;
-    default:
-      if (isLinkifierFact(fact)) applyLinkifierFact(state, fact);
-      else if (isSendPrefsFact(fact)) applySendPrefsFact(state, fact);
-      else if (isPlaygroundFact(fact)) applyPlaygroundFact(state, fact);
-      else if (isScheduledIndexFact(fact)) applyScheduledIndexFact(state, fact);
-      else if (isUserDefaultsFact(fact)) applyUserDefaultsFact(state, fact);
-      else if (isInviteFact(fact)) applyInviteFact(state, fact);
-      else if (isExportFact(fact)) applyExportFact(state, fact);
-      break; // otherwise a fact from a newer version: ignore, never throw
-  }
-  return state;
-}
-
-export function realmToSnapshot(state: RealmState): string {
-  // `attempts`, `presence`, `presenceLog`, `rosterLog` and `userIndex` are deliberately left out (see RealmState).
-  return JSON.stringify(state, (key, value) =>
-    key === "attempts" ||
-    key === "presence" ||
-    key === "presenceUpdateId" ||
-    key === "presenceLog" ||
-    key === "rosterLog" ||
-    key === "userIndex"
-      ? undefined
-      : value,
-  );
-}
-
-/**
- * Settings Zulip renamed after this server first stored them, old name ->
- * new (giphy_rating became gif_rating_policy at feature level 453): journals
- * and snapshots written before keep the old name, read as the new one.
- */
-const RENAMED_SETTINGS: Readonly<Record<string, string>> = { giphy_rating: "gif_rating_policy" };
-
-function renameLegacySettings(values: Obj): Obj {
-  const out: Obj = {};
-  for (const [k, v] of Object.entries(values))
-    out[Object.hasOwn(RENAMED_SETTINGS, k) ? RENAMED_SETTINGS[k]! : k] = v;
-  return out;
-}
-
-export function realmFromSnapshot(data: string, ref: ActorRef): RealmState {
-  // `role` is the role tag of snapshots written before the realm directory became its own kind.
-  const { role: _role, ...snap } = JSON.parse(data) as Partial<RealmState> & { role?: string };
-  const out: RealmState = {
-    ...initialRealm(ref),
-    ...snap,
-    attempts: new AuthRateLimiter(),
-    presence: new Map(),
-    presenceUpdateId: 0,
-    presenceLog: { ids: [], users: [] },
-    rosterLog: newRosterLog(),
-  };
-  out.settings = renameLegacySettings(out.settings);
-  out.users = dict(out.users);
-  for (const [k, e] of Object.entries(out.users)) out.users[k] = entryDefaults(e);
-  invitesFromSnapshot(out);
-  buildUserIndex(out);
-  return out;
 }

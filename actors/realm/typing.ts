@@ -5,7 +5,7 @@
 // roster. Calls nobody: user and channel actors call it inside their turns.
 
 import { errors } from "../errors.ts";
-import { memberById, requireCreated } from "./member-handlers.ts";
+import { memberById, requireCreated } from "./member-helpers.ts";
 import { apiEmail } from "./members.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { ReplyOfRealm } from "./protocol.ts";

@@ -4,7 +4,7 @@
 // audience's replies and events (bot-handlers.ts).
 
 import { errors } from "../errors.ts";
-import { memberById } from "./member-handlers.ts";
+import { memberById } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { WebhookBotReply } from "./protocol.ts";
 
