@@ -2,6 +2,7 @@
 // the realm's channel directory once, shape the reply.
 
 import { channelDirectoryRef } from "../../actors/index.ts";
+import { GROUP_SETTINGS } from "../../actors/channel-directory/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import {
@@ -17,24 +18,10 @@ import {
 import { includeSubscribersParser } from "./events.ts";
 import { announceNewChannels, notifyNewSubscribers } from "./notification-bot.ts";
 
-const GROUP_SETTING_PARAMS = [
-  "can_add_subscribers_group",
-  "can_administer_channel_group",
-  "can_create_topic_group",
-  "can_delete_any_message_group",
-  "can_delete_own_message_group",
-  "can_move_messages_out_of_channel_group",
-  "can_move_messages_within_channel_group",
-  "can_remove_subscribers_group",
-  "can_resolve_topics_group",
-  "can_send_message_group",
-  "can_subscribe_group",
-];
-
 /** Group settings: any JSON; the permissions module checks the shape with Zulip's texts. */
 function groupParams(): Record<string, ParamSpec> {
   const out: Record<string, ParamSpec> = {};
-  for (const n of GROUP_SETTING_PARAMS) out[n] = param(p.json());
+  for (const n of GROUP_SETTINGS) out[n] = param(p.json());
   return out;
 }
 
@@ -70,7 +57,7 @@ function given<T>(req: RouteRequest, name: string): T | undefined {
 /** The group settings the client sent, by name (absent ones left out): raw JSON values. */
 function groupsSent(req: RouteRequest): Obj {
   const out: Obj = {};
-  for (const n of GROUP_SETTING_PARAMS) {
+  for (const n of GROUP_SETTINGS) {
     const v = given<Value>(req, n);
     if (v !== undefined) out[n] = v;
   }
