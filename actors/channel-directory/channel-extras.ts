@@ -11,7 +11,7 @@ import type { Obj } from "../types.ts";
 import { Turn, canSeeMetadata, isAdmin, isSubscribed } from "./access.ts";
 import {
   defaultStreamsEvent,
-  newSub,
+  subscribeFact,
   spanBound,
   subscribe,
   subscriptionEvents,
@@ -71,15 +71,7 @@ const joinDefaultChannels: DirHandler<"joinDefaultChannels"> = async (state, arg
   for (const ch of Object.values(state.channels)) {
     if (!ch.isDefault || ch.isArchived || isSubscribed(s, ch, target.userId)) continue;
     from ??= await spanBound(ctx, state.realmId);
-    const f: Obj = {
-      type: "subscribed",
-      channelId: ch.id,
-      userId: target.userId,
-      sub: newSub(s, target.userId, ch) as unknown as Obj,
-      from,
-    };
-    facts.push(f);
-    s = applyDirFact(s, f);
+    s = subscribeFact(s, facts, ch, target.userId, from);
     added.push({ channelId: ch.id, userId: target.userId });
   }
   const events = subscriptionEvents(t, s, [], added);

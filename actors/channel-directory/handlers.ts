@@ -121,6 +121,29 @@ export function newSub(state: DirState, userId: number, ch: Channel): Sub {
   };
 }
 
+/**
+ * `userId` subscribes to `ch`: the fact appended to `facts`, and `s` with it
+ * applied (a later subscription's colour depends on the earlier ones).
+ */
+export function subscribeFact(
+  s: DirState,
+  facts: Obj[],
+  ch: Channel,
+  userId: number,
+  from?: number,
+): DirState {
+  const sub = newSub(s, userId, ch);
+  const f = fact({
+    type: "subscribed",
+    channelId: ch.id,
+    userId,
+    sub,
+    ...(from === undefined ? {} : { from }),
+  });
+  facts.push(f);
+  return applyCopy(s, f);
+}
+
 /** A copy of the state with `facts` applied, to format replies and events from. */
 function after(state: DirState, facts: Obj[]): DirState {
   let s = cloneDir(state);
@@ -337,15 +360,7 @@ const createChannel: DirHandler<"createChannel"> = async (state, args, ctx, call
   let s = after(state, facts);
   const from = subscribers.length ? await spanBound(ctx, state.realmId) : 0;
   for (const u of new Map(subscribers.map((u) => [u.userId, u])).values()) {
-    const f = fact({
-      type: "subscribed",
-      channelId: ch.id,
-      userId: u.userId,
-      sub: newSub(s, u.userId, ch),
-      from,
-    });
-    facts.push(f);
-    s = applyCopy(s, f);
+    s = subscribeFact(s, facts, ch, u.userId, from);
     added.push({ channelId: ch.id, userId: u.userId });
   }
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
@@ -449,15 +464,7 @@ export const subscribe: DirHandler<"subscribe"> = async (state, args, ctx, calle
         continue;
       }
       from ??= await spanBound(ctx, state.realmId);
-      const f = fact({
-        type: "subscribed",
-        channelId: ch.id,
-        userId: u.userId,
-        sub: newSub(s, u.userId, ch),
-        from,
-      });
-      facts.push(f);
-      s = applyCopy(s, f);
+      s = subscribeFact(s, facts, ch, u.userId, from);
       (subscribed[key] ??= []).push(ch.name);
       added.push({ channelId: ch.id, userId: u.userId });
     }

@@ -6,9 +6,9 @@ import { errors } from "../errors.ts";
 import { realmGroupSetting } from "../permissions/index.ts";
 import type { Obj } from "../types.ts";
 import { Turn, canAccessContent, isGuest, isSubscribed } from "./access.ts";
-import { newSub, subscriptionEvents } from "./handlers.ts";
+import { subscribeFact, subscriptionEvents } from "./handlers.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
-import { applyDirFact, cloneDir } from "./state.ts";
+import { cloneDir } from "./state.ts";
 
 /**
  * POST /invites and /invites/multiuse: Zulip's access_streams_for_invite.
@@ -56,14 +56,7 @@ const joinInvitedChannels: DirHandler<"joinInvitedChannels"> = async (state, arg
   for (const id of [...wanted].sort((a, b) => a - b)) {
     const ch = state.channels[String(id)];
     if (!ch || ch.isArchived || isSubscribed(s, ch, target.userId)) continue;
-    const f: Obj = {
-      type: "subscribed",
-      channelId: ch.id,
-      userId: target.userId,
-      sub: newSub(s, target.userId, ch) as unknown as Obj,
-    };
-    facts.push(f);
-    s = applyDirFact(s, f);
+    s = subscribeFact(s, facts, ch, target.userId);
     added.push({ channelId: ch.id, userId: target.userId });
   }
   return {
