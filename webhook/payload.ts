@@ -3,24 +3,16 @@
 // Slack-compatible (form) request bodies, the reading of a 2xx reply, and
 // the texts of the failure messages and of the bot owner's notice.
 
+import type { ReplyOf } from "../actors/protocol.ts";
+import type { RealmProtocol } from "../actors/realm/index.ts";
 import type { Obj } from "../actors/types.ts";
 
 /** Zulip's Service.GENERIC / Service.SLACK interface numbers. */
 export const GENERIC_INTERFACE = 1;
 export const SLACK_INTERFACE = 2;
 
-export interface BotInfo {
-  botId: number;
-  email: string;
-  fullName: string;
-  role: number;
-  isActive: boolean;
-  botType: number | null;
-  ownerId: number | null;
-  ownerEmail: string | null;
-  realmHost: string;
-  service: { baseUrl: string; interface: number; token: string } | null;
-}
+/** What the worker knows of a bot: the realm's answer to `webhookBot`, when it found one. */
+export type BotInfo = Omit<Extract<ReplyOf<RealmProtocol, "webhookBot">, { found: true }>, "found">;
 
 export interface DeliveryView {
   messageId: number;
