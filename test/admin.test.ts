@@ -536,8 +536,8 @@ describe("admin API, cluster", { skip }, () => {
         assert.match(anon.stdout, /Sign in to see the placement\./);
         assert.doesNotMatch(anon.stdout, /<tr data-shard=/);
       } finally {
-        rmSync(profile, { recursive: true, force: true });
-        rmSync(`${profile}-2`, { recursive: true, force: true });
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+        rmSync(`${profile}-2`, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
       }
     },
   );

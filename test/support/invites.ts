@@ -205,7 +205,9 @@ export async function driveSignup(url: string, act: (page: CdpPage) => Promise<v
         `--user-data-dir=${profile}`,
         "about:blank",
       ],
-      { stdio: ["ignore", "ignore", "pipe"] },
+      // Its own process group, so the renderer and zygote it forks are
+      // stopped with it and stop writing into the profile directory.
+      { stdio: ["ignore", "ignore", "pipe"], detached: true },
     );
     const browserWs = await new Promise<string>((resolve, reject) => {
       let err = "";
@@ -240,11 +242,16 @@ export async function driveSignup(url: string, act: (page: CdpPage) => Promise<v
     return await page.html();
   } finally {
     page?.close();
-    if (child?.pid !== undefined && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once("exit", r));
-      process.kill(child.pid, "SIGKILL");
+    if (child?.pid !== undefined) {
+      const exited = child.exitCode === null ? new Promise((r) => child!.once("exit", r)) : null;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // The whole group has already gone.
+      }
       await exited;
     }
-    rmSync(profile, { recursive: true, force: true });
+    // A child that has not yet seen the signal can still be writing a file.
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
