@@ -138,6 +138,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
       adminSub.unsubscribe();
       guard.stop();
       await workers.close();
+      transport.close();
       await store.close();
       rmSync(pidFile, { force: true });
     },
@@ -207,6 +208,7 @@ export async function withLocalNode<T>(
     return await fn((ref, m, a) => node.call(ref, m, a), store, shards);
   } finally {
     await node.stop(true);
+    transport.close();
     await store.close();
   }
 }

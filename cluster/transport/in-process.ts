@@ -22,6 +22,12 @@ export interface InProcessTransport {
   gateway: ActorClient;
   bus: Bus;
   serve(handler: RequestHandler): void;
+  /**
+   * The process's node has stopped for good: no other node will take its
+   * shards, so a request answered "moved" is not retried (a sweep left
+   * running would otherwise retry until its deadline and hold the process).
+   */
+  close(): void;
 }
 
 export function createInProcessTransport(): InProcessTransport {
@@ -32,6 +38,9 @@ export function createInProcessTransport(): InProcessTransport {
     bus: new MemoryBus(),
     serve(handler: RequestHandler) {
       client.handler = handler;
+    },
+    close() {
+      client.closed = true;
     },
   };
 }
@@ -49,6 +58,7 @@ const SWEEP_MS = 25;
 
 class InProcessClient implements ActorClient {
   handler: RequestHandler | null = null;
+  closed = false;
   private readonly pending = new Set<Pending>();
   private sweeper: NodeJS.Timeout | null = null;
 
@@ -61,6 +71,7 @@ class InProcessClient implements ActorClient {
         const res = await this.once(handler, req);
         if (res.ok || res.kind !== "moved") return res;
       }
+      if (this.closed) return unavailable();
       const left = req.deadline - Date.now();
       if (left <= 0) return unavailable();
       await delay(Math.min(backoff, left));
