@@ -1,5 +1,8 @@
-// Tracing: OpenTelemetry through @opentelemetry/sdk-node, started first by
-// every process (server.ts, cluster/node-main.ts, gateway/gateway-main.ts).
+// Tracing: OpenTelemetry's trace SDK (@opentelemetry/sdk-trace-base), started
+// first by every process (server.ts, cluster/node-main.ts,
+// gateway/gateway-main.ts). Not @opentelemetry/sdk-node: it loads the
+// metrics, logs and every exporter's packages (~300 modules, a third of a
+// second at every start) for pipelines this server does not use.
 //
 // One trace per request. The gateway's HTTP span is the root (or the child
 // of an incoming `traceparent`); every hop after it carries the W3C
@@ -48,9 +51,10 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { NodeSDK, resources } from "@opentelemetry/sdk-node";
+import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
+import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import {
+  BasicTracerProvider,
   BatchSpanProcessor,
   NoopSpanProcessor,
   TraceIdRatioBasedSampler,
@@ -58,6 +62,7 @@ import {
   type SamplingResult,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { createRequire } from "node:module";
 import type { ActorRef } from "../actors/types.ts";
 import type { Store } from "./storage/contract.ts";
 import type { ActorResponse } from "./transport/contract.ts";
@@ -152,49 +157,47 @@ export interface TracingOptions {
   sampler?: SamplerConfig;
 }
 
-let sdk: NodeSDK | null = null;
+let provider: BasicTracerProvider | null = null;
 let tracer: Tracer = trace.getTracer(TRACER_NAME);
 
+/** The OTLP exporter's package, loaded only when an endpoint is configured. */
+function otlpHttp(): typeof OtlpHttp {
+  return createRequire(import.meta.url)("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
+}
+
 /**
- * Start the SDK for this process (idempotent: the first call wins). Returns
+ * Start tracing for this process (idempotent: the first call wins). Returns
  * false when tracing is disabled (OTEL_SDK_DISABLED=true).
  */
 export function startTracing(o: TracingOptions): boolean {
-  if (sdk !== null) return true;
+  if (provider !== null) return true;
   if (/^(true|1)$/i.test((process.env.OTEL_SDK_DISABLED ?? "").trim())) return false;
   const processors: SpanProcessor[] = [...(o.spanProcessors ?? [])];
   const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (endpoint) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-  // The SDK registers no tracer provider without a processor: sample anyway, export nothing.
+  if (endpoint) processors.push(new BatchSpanProcessor(new (otlpHttp().OTLPTraceExporter)()));
+  // Without a processor spans are still sampled (the ids reach the logs), and dropped.
   if (processors.length === 0) processors.push(new NoopSpanProcessor());
   configureSampling(o.sampler ?? samplerConfigFromEnv());
-  const attrs: Attributes = { "service.name": process.env.OTEL_SERVICE_NAME || o.service };
+  const service = process.env.OTEL_SERVICE_NAME || o.service;
+  const attrs: Attributes = { "service.name": service };
   if (o.instance) attrs["service.instance.id"] = o.instance;
-  sdk = new NodeSDK({
-    serviceName: attrs["service.name"] as string,
-    resource: resources.resourceFromAttributes(attrs),
-    autoDetectResources: true,
-    resourceDetectors: [resources.envDetector],
-    sampler: new DecidedSampler(),
-    contextManager: new SyncContextManager(),
-    spanProcessors: processors,
-    instrumentations: [],
-    // Traces only: metrics are prom-client's (docs/operations.md "Metrics");
-    // no OTel metrics or logs pipelines.
-    metricReaders: [],
-    logRecordProcessors: [],
-  });
-  sdk.start();
+  // OTEL_RESOURCE_ATTRIBUTES adds to (and overrides) ours, except the service name.
+  const resource = resourceFromAttributes(attrs)
+    .merge(detectResources({ detectors: [envDetector] }))
+    .merge(resourceFromAttributes({ "service.name": service }));
+  provider = new BasicTracerProvider({ resource, sampler: new DecidedSampler(), spanProcessors: processors });
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(new SyncContextManager());
   tracer = trace.getTracer(TRACER_NAME);
   return true;
 }
 
 /** Flush and stop (on process exit). */
 export async function shutdownTracing(): Promise<void> {
-  const s = sdk;
-  if (s === null) return;
+  const p = provider;
+  if (p === null) return;
   try {
-    await s.shutdown();
+    await p.shutdown();
   } catch {
     // exporter unreachable: spans are lost, the process still exits
   }
@@ -202,7 +205,7 @@ export async function shutdownTracing(): Promise<void> {
 
 /** Whether this process records spans at all. */
 export function tracingActive(): boolean {
-  return sdk !== null;
+  return provider !== null;
 }
 
 /** Change the root sampling ratio at run time (tests and benchmarks). */
@@ -229,7 +232,7 @@ function sampledParent(tp: string): Context | null {
  * the gateway uses this: nodes never start traces of their own.
  */
 export function continueSpan(name: string, kind: SpanKind, tp: string, attributes?: Attributes): Span | null {
-  if (sdk === null) return null;
+  if (provider === null) return null;
   const parent = sampledParent(tp);
   if (parent === null) return null;
   const span = tracer.startSpan(name, { kind, attributes }, parent);
@@ -336,7 +339,7 @@ class SyncContextManager implements ContextManager {
  * allocates nothing.
  */
 export function startHttpSpan(method: string, route: string, tpHeader: string | undefined): Span | null {
-  if (sdk === null) return null;
+  if (provider === null) return null;
   let parent = SAMPLED_ROOT;
   const sc = tpHeader === undefined ? null : parseTraceParent(tpHeader);
   if (sc === null || !isSpanContextValid(sc)) {
@@ -404,7 +407,7 @@ export function startTurnSpan(
  */
 export function tracedStore<S extends Store>(store: S, system: "redis" | "lmdb"): S {
   // Tracing off (startTracing runs first in every process): the store itself, nothing to pay.
-  if (sdk === null) return store;
+  if (provider === null) return store;
   const cache = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
