@@ -5,7 +5,6 @@
 // backend"), so a server without a mail relay still shows its invitation
 // links to whoever reads its log.
 
-import nodemailer from "nodemailer";
 import type { Transporter } from "nodemailer";
 
 export interface MailConfig {
@@ -61,21 +60,28 @@ export function mailConfigFromEnv(): MailConfig | null {
 
 /** An SMTP mailer for `config`. */
 export function smtpMailer(config: MailConfig, timeoutMs = 15_000): Mailer {
-  const transport: Transporter = nodemailer.createTransport({
-    host: config.host,
-    port: config.port,
-    // Port 465 speaks TLS from the first byte; elsewhere EMAIL_USE_TLS means STARTTLS.
-    secure: config.port === 465,
-    requireTLS: config.useTls && config.port !== 465,
-    ignoreTLS: !config.useTls && config.port !== 465,
-    ...(config.user !== "" ? { auth: { user: config.user, pass: config.password } } : {}),
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-  });
+  // nodemailer is loaded at the first email, not at every start.
+  let transport: Promise<Transporter> | null = null;
+  const open = async (): Promise<Transporter> => {
+    const { default: nodemailer } = await import("nodemailer");
+    return nodemailer.createTransport({
+      host: config.host,
+      port: config.port,
+      // Port 465 speaks TLS from the first byte; elsewhere EMAIL_USE_TLS means STARTTLS.
+      secure: config.port === 465,
+      requireTLS: config.useTls && config.port !== 465,
+      ignoreTLS: !config.useTls && config.port !== 465,
+      ...(config.user !== "" ? { auth: { user: config.user, pass: config.password } } : {}),
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    });
+  };
   return {
     async send(m) {
-      await transport.sendMail({
+      await (
+        await (transport ??= open())
+      ).sendMail({
         from: config.from,
         to: m.to,
         subject: m.subject,
@@ -84,7 +90,10 @@ export function smtpMailer(config: MailConfig, timeoutMs = 15_000): Mailer {
       });
     },
     close() {
-      transport.close();
+      void transport?.then(
+        (t) => t.close(),
+        () => undefined,
+      );
     },
   };
 }

@@ -16,8 +16,20 @@
 // the proxy's own address is not checked (it is the operator's choice).
 
 import { lookup as dnsLookup } from "node:dns/promises";
+import { createRequire } from "node:module";
 import { BlockList, isIP } from "node:net";
-import { Agent, ProxyAgent, buildConnector, type Dispatcher } from "undici";
+import type * as Undici from "undici";
+import type { buildConnector, Dispatcher } from "undici";
+
+let undiciModule: typeof Undici | null = null;
+
+/**
+ * undici, loaded at the first outbound request rather than at every start
+ * (it is ~110 modules, and most processes never call out).
+ */
+export function undici(): typeof Undici {
+  return (undiciModule ??= createRequire(import.meta.url)("undici") as typeof Undici);
+}
 
 export const ALLOWED_NETWORKS_ENV = "OUTGOING_WEBHOOK_ALLOWED_NETWORKS";
 export const PROXY_ENV = "OUTGOING_HTTP_PROXY";
@@ -188,7 +200,7 @@ export function guardedConnector(
   policy: AddressPolicy,
   lookup: LookupAll = systemLookup,
 ): buildConnector.connector {
-  const inner = buildConnector({});
+  const inner = undici().buildConnector({});
   return (opts: buildConnector.Options, cb: buildConnector.Callback) => {
     checkedAddress(opts.hostname, policy, lookup).then(
       (address) => {
@@ -212,11 +224,34 @@ export interface EgressOptions {
   lookup?: LookupAll;
 }
 
-/** The dispatcher for outbound requests: a proxy when configured, else direct connections with the address check. */
-export function createEgressDispatcher(o: EgressOptions): Dispatcher {
-  const policy = AddressPolicy.fromNetworks(o.allowedNetworks);
-  if (o.proxyUrl) return new ProxyAgent({ uri: parseProxyUrl(o.proxyUrl).href });
-  return new Agent({ connect: guardedConnector(policy, o.lookup) });
+/**
+ * The dispatcher for outbound requests: a proxy when configured, else direct
+ * connections with the address check. The settings are checked when it is
+ * made (a bad network or proxy URL stops a start); undici's dispatcher is
+ * built at the first request.
+ */
+export class Egress {
+  private readonly policy: AddressPolicy;
+  private readonly proxy: string | null;
+  private built: Dispatcher | null = null;
+
+  constructor(private readonly o: EgressOptions) {
+    this.policy = AddressPolicy.fromNetworks(o.allowedNetworks);
+    this.proxy = o.proxyUrl ? parseProxyUrl(o.proxyUrl).href : null;
+  }
+
+  dispatcher(): Dispatcher {
+    if (this.built) return this.built;
+    const { Agent, ProxyAgent } = undici();
+    this.built = this.proxy
+      ? new ProxyAgent({ uri: this.proxy })
+      : new Agent({ connect: guardedConnector(this.policy, this.o.lookup) });
+    return this.built;
+  }
+
+  async close(): Promise<void> {
+    await this.built?.close();
+  }
 }
 
 /** The comma-separated networks of the environment, checked now so a bad value stops the start. */

@@ -4,7 +4,8 @@
 // and connections only where the egress dispatcher allows (egress.ts).
 
 import { randomBytes } from "node:crypto";
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "./egress.ts";
 
 export type PostResult =
   | { kind: "response"; status: number; text: string }
@@ -104,7 +105,7 @@ export async function postWebhook(o: PostOptions): Promise<PostResult> {
   const signal = AbortSignal.timeout(o.timeoutMs);
   try {
     // undici's request never follows redirects: a 3xx comes back as is.
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: "POST",
       body: o.body,
       signal,

@@ -44,8 +44,7 @@ import { shardOf } from "../cluster/addressing.ts";
 import type { HandoffHandler, NodeRuntime } from "../cluster/node.ts";
 import { responseValue } from "../cluster/responses.ts";
 import { ZulipError } from "../actors/errors.ts";
-import type { Dispatcher } from "undici";
-import { allowedNetworksFromEnv, createEgressDispatcher, proxyUrlFromEnv } from "./egress.ts";
+import { allowedNetworksFromEnv, Egress, proxyUrlFromEnv } from "./egress.ts";
 import { makeTraceparent, postWebhook, type PostResult } from "./http.ts";
 import {
   GENERIC_INTERFACE,
@@ -185,7 +184,7 @@ interface Failure {
 
 export class WebhookWorker {
   private readonly o: WebhookWorkerOptions;
-  private readonly dispatcher: Dispatcher;
+  private readonly egress: Egress;
   /** Slots taken: POSTs running plus slots reserved by claims in flight. */
   private active = 0;
   private stopped = false;
@@ -205,7 +204,7 @@ export class WebhookWorker {
   ) {
     this.o = { ...DEFAULT_WEBHOOK_OPTIONS, ...o };
     // Built here so a bad network or proxy URL stops the node's start.
-    this.dispatcher = createEgressDispatcher({
+    this.egress = new Egress({
       allowedNetworks: this.o.allowedNetworks,
       proxyUrl: this.o.proxyUrl,
     });
@@ -233,7 +232,7 @@ export class WebhookWorker {
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = null;
     await Promise.allSettled([...this.running]);
-    await this.dispatcher.close().catch(() => undefined);
+    await this.egress.close().catch(() => undefined);
   }
 
   /**
@@ -411,7 +410,7 @@ export class WebhookWorker {
       timeoutMs: this.o.timeoutMs,
       maxResponseBytes: this.o.maxResponseBytes,
       traceparent: makeTraceparent(),
-      dispatcher: this.dispatcher,
+      dispatcher: this.egress.dispatcher(),
     });
     const retryable = this.retryable(res);
     if (retryable) {

@@ -4,7 +4,6 @@
 // An icon is a pure function of the realm's UUID, the user id and the size,
 // so it is rendered on request and the bytes kept in a bounded cache.
 
-import { toPng } from "jdenticon";
 import { LRUCache } from "lru-cache";
 import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
@@ -42,6 +41,8 @@ const jdenticon = defineRoute({
     const key = `${jdenticonKey(uuid, f.userId)}:${size}`;
     let png = rendered.get(key);
     if (png === undefined) {
+      // Loaded at the first generated avatar, not at every start.
+      const { toPng } = await import("jdenticon");
       png = toPng(jdenticonKey(uuid, f.userId), size, JDENTICON_CONFIG);
       rendered.set(key, png);
     }

@@ -20,8 +20,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import nacl from "tweetnacl";
-import { request, type Dispatcher } from "undici";
-import { allowedNetworksFromEnv, createEgressDispatcher, proxyUrlFromEnv } from "../../webhook/egress.ts";
+import { allowedNetworksFromEnv, Egress, proxyUrlFromEnv, undici } from "../../webhook/egress.ts";
 import { errors } from "../../actors/errors.ts";
 import { ZULIP_VERSION } from "../../actors/index.ts";
 
@@ -31,18 +30,18 @@ const USER_AGENT = `ZulipServer/${ZULIP_VERSION}`;
 /** The relay answers small JSON objects; anything longer is not a relay's answer. */
 const RELAY_BODY_BYTES = 64 * 1024;
 
-let egress: { key: string; dispatcher: Dispatcher } | null = null;
+let egress: { key: string; egress: Egress } | null = null;
 
-/** The egress dispatcher for the environment's settings, made again when they change. */
-function relayDispatcher(): Dispatcher {
+/** The egress for the environment's settings, made again when they change. */
+function relayEgress(): Egress {
   const networks = allowedNetworksFromEnv();
   const proxy = proxyUrlFromEnv();
   const key = `${networks.join(",")} ${proxy ?? ""}`;
   if (egress?.key !== key) {
-    void egress?.dispatcher.close();
-    egress = { key, dispatcher: createEgressDispatcher({ allowedNetworks: networks, proxyUrl: proxy }) };
+    void egress?.egress.close();
+    egress = { key, egress: new Egress({ allowedNetworks: networks, proxyUrl: proxy }) };
   }
-  return egress.dispatcher;
+  return egress.egress;
 }
 
 /** The body as text, or null when it is longer than `cap` bytes. */
@@ -129,12 +128,12 @@ async function post(endpoint: string, body: string, contentType: string): Promis
   try {
     // Like Python's urljoin with an absolute path: the base URL's path is replaced.
     const url = new URL(`/api/v1/remotes/${endpoint}`, base);
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: "POST",
       headers,
       body,
       signal: AbortSignal.timeout(timeoutMs()),
-      dispatcher: relayDispatcher(),
+      dispatcher: relayEgress().dispatcher(),
     });
     status = res.statusCode;
     text = await readCapped(res.body as AsyncIterable<Buffer> & { destroy(): void }, RELAY_BODY_BYTES);

@@ -6,7 +6,6 @@
 // a message linking it, as Zulip's validate_attachment_request.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import sharp from "sharp";
 import { uploadsDirectoryRef } from "../../actors/index.ts";
 import type { UploadLookup } from "../../actors/uploads/index.ts";
 import { errors } from "../../actors/errors.ts";
@@ -165,6 +164,8 @@ async function storeThumbnails(
   let pages: number;
   let width: number;
   let height: number;
+  // Loaded at the first image, not at every start (sharp and libvips are large).
+  const { default: sharp } = await import("sharp");
   try {
     const meta = await sharp(data, { limitInputPixels: MAX_THUMBNAIL_INPUT_PIXELS }).metadata();
     pages = meta.pages ?? 1;
