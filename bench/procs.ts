@@ -1,55 +1,33 @@
 // Child processes for benchmarks and cluster tests: spawn an entry point with
 // an environment, wait until it is ready, stop it by pid. The entry runs as
-// the JavaScript `npm run build` compiled when that build is newer than every
-// source it compiles, else as TypeScript under tsx (docs/testing.md).
+// the bundle `npm run build` made when that build is newer than every source
+// it read, else as TypeScript under tsx (docs/testing.md).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const DIST = join(ROOT, "dist");
-/**
- * What the build script copies into dist after tsc succeeded: their copies'
- * time is the end of the last successful build (tsc itself rewrites only the
- * outputs whose content changes, so no output of its own dates the build).
- */
-const BUILD_ASSETS = ["proto/gen/descriptor.json", "gateway/admin/placement.html"];
-
-/**
- * Every file the build reads: the tsconfigs and all files under the folders
- * of tsconfig.build.json's `include` globs (`*.ts` at the root, `dir/**` for
- * the others), the copied assets among them.
- */
-function buildInputs(): string[] {
-  const config = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] };
-  const out = [join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json")];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(dir, e.name));
-      else out.push(join(dir, e.name));
-    }
-  };
-  for (const glob of config.include) {
-    const deep = /^([^*]+)\/\*\*\/\*\.ts$/.exec(glob);
-    if (deep) walk(join(ROOT, deep[1]!));
-    else if (glob === "*.ts") {
-      for (const name of readdirSync(ROOT)) if (name.endsWith(".ts")) out.push(join(ROOT, name));
-    } else throw new Error(`bench/procs.ts does not understand tsconfig.build.json's include ${glob}`);
-  }
-  return out;
-}
+/** Written last by scripts/build.ts: the source files the bundles were built from. */
+const BUILD_INPUTS = join(DIST, "build-inputs.json");
 
 let distFresh: boolean | undefined;
 
-/** Whether the last successful `npm run build` happened after every change to what it reads. */
+/**
+ * Whether the last successful `npm run build` happened after every change to
+ * what it read (a file it read and that is gone since also makes it stale).
+ */
 function isDistFresh(): boolean {
   if (distFresh !== undefined) return distFresh;
-  const copies = BUILD_ASSETS.map((a) => join(DIST, a));
-  if (!copies.every((c) => existsSync(c))) return (distFresh = false);
-  const built = Math.min(...copies.map((c) => statSync(c).mtimeMs));
-  distFresh = buildInputs().every((f) => statSync(f).mtimeMs <= built);
+  if (!existsSync(BUILD_INPUTS)) return (distFresh = false);
+  const built = statSync(BUILD_INPUTS).mtimeMs;
+  const inputs = JSON.parse(readFileSync(BUILD_INPUTS, "utf8")) as string[];
+  distFresh = inputs.every((f) => {
+    const path = join(ROOT, f);
+    return existsSync(path) && statSync(path).mtimeMs <= built;
+  });
   return distFresh;
 }
 
@@ -62,7 +40,7 @@ function isDistFresh(): boolean {
  */
 export function entryArgs(entry: string): string[] {
   const compiled = join(DIST, entry.replace(/\.ts$/, ".js"));
-  // bench/ is not built: a dist/bench file is a leftover of an older build.
+  // bench/ is not bundled (dist/bench holds what bench/coldstart.ts compiles for itself).
   if (!entry.startsWith("bench/") && existsSync(compiled) && isDistFresh())
     return ["--enable-source-maps", compiled];
   return ["--import", "tsx", join(ROOT, entry)];

@@ -5,8 +5,9 @@ import protobuf from "protobufjs";
 import { readFileSync } from "node:fs";
 import type { ActorRef, Caller, Kind, Obj, Value } from "../actors/types.ts";
 import type { ActorRequest, ActorResponse } from "../cluster/transport/contract.ts";
+import { assetPath } from "../cluster/assets.ts";
 
-const descriptor = JSON.parse(readFileSync(new URL("./gen/descriptor.json", import.meta.url), "utf8"));
+const descriptor = JSON.parse(readFileSync(assetPath("proto/gen/descriptor.json"), "utf8"));
 const root = protobuf.Root.fromJSON(descriptor);
 const T = (name: string) => root.lookupType(`zulipactors.${name}`);
 

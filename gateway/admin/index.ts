@@ -32,11 +32,12 @@ import type { RealmResolver } from "../realm-resolver.ts";
 import type { Parser } from "../route-types.ts";
 import { AdminAuth, type AdminPrincipal } from "./auth.ts";
 import { componentLogger } from "../../cluster/log.ts";
+import { assetPath } from "../../cluster/assets.ts";
 
 export const ADMIN_PREFIX = "/api/v1/admin";
 export const PLACEMENT_PAGE = "/admin/placement";
 const JSON_TYPE = "application/json; charset=utf-8";
-const PAGE = readFileSync(new URL("./placement.html", import.meta.url), "utf8");
+const PAGE = readFileSync(assetPath("gateway/admin/placement.html"), "utf8");
 
 export interface OpsOptions {
   bus: Bus;
