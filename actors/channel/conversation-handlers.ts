@@ -3,7 +3,7 @@
 // direct-message conversation (key "dm:<ids>").
 //
 // Calls go one way: a conversation calls the channel directory
-// (`sendContext`, `allNames`: leaves), the realm (`roster`, `apiEmails`: leaves), the
+// (`sendContext`, `readContext`, `allNames`: leaves), the realm (`roster`, `apiEmails`: leaves), the
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
