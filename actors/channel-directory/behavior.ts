@@ -74,5 +74,6 @@ export const channelDirectoryBehavior = defineBehavior<DirState, ChannelDirector
     "userSpans",
     "channelSpans",
     "narrowContext",
+    "lookupNames",
   ] satisfies MethodOf<ChannelDirectoryProtocol>[],
 });
