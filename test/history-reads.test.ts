@@ -2,25 +2,32 @@
 // GET /messages/{id} answer while a send to the same channel is still being
 // committed (its store write held by the test), from the last durable state
 // (never the pending message), and every send acknowledged before a read
-// began is in that read.
+// began is in that read. A channel GET /messages also answers while the
+// other actors it asks (the channel directory, the caller's user actor, the
+// realm) are committing writes of their own.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { AppendItem, RecordWrite, Store } from "../cluster/storage/contract.ts";
 import { assertSuccess, startEmbedded, type EmbeddedHandle } from "./support/index.ts";
 
 /**
- * Holds every store append that indexes a message of one channel while
- * closed. `held` resolves when the first such append is waiting.
+ * Holds every store append that indexes a message of one channel, or that
+ * appends to an actor `actors` matches, while closed. `close(n)` resolves
+ * when n such appends are waiting.
  */
 class CommitGate {
   /** The tail of the channel's id index name (docs/storage.md: `<realm>:c:<channel>:ids`). */
   indexTail: string | null = null;
+  /** Storage ids of actors whose appends are held (`<kind>.<realm>.<key>`). */
+  actors: RegExp | null = null;
   closed = false;
   private waiting: (() => void)[] = [];
   private onHeld: (() => void) | null = null;
+  private want = 1;
 
-  close(): Promise<void> {
+  close(n = 1): Promise<void> {
     this.closed = true;
+    this.want = n;
     return new Promise((r) => (this.onHeld = r));
   }
 
@@ -29,15 +36,15 @@ class CommitGate {
     for (const w of this.waiting.splice(0)) w();
   }
 
-  /** Resolves at once unless closed and `writes` add to the channel's index. */
-  pass(writes: readonly RecordWrite[] | undefined): Promise<void> {
-    if (
-      !this.closed ||
-      !writes?.some((w) => w.op === "index" && this.indexTail !== null && w.index.endsWith(this.indexTail))
-    )
-      return Promise.resolve();
+  /** Resolves at once unless closed and `writes` add to the channel's index or `actor` is held. */
+  pass(actor: string, writes: readonly RecordWrite[] | undefined): Promise<void> {
+    const indexes = writes?.some(
+      (w) => w.op === "index" && this.indexTail !== null && w.index.endsWith(this.indexTail),
+    );
+    if (!this.closed || !(indexes || this.actors?.test(actor))) return Promise.resolve();
     return new Promise((r) => {
       this.waiting.push(r);
+      if (this.waiting.length < this.want) return;
       this.onHeld?.();
       this.onHeld = null;
     });
@@ -45,11 +52,11 @@ class CommitGate {
 
   wrap(store: Store): Store {
     const append: Store["append"] = async (shard, epoch, actor, firstSeq, entries, writes) => {
-      await this.pass(writes);
+      await this.pass(actor, writes);
       return store.append(shard, epoch, actor, firstSeq, entries, writes);
     };
     const appendMany: Store["appendMany"] = async (shard, epoch, items: AppendItem[]) => {
-      await Promise.all(items.map((it) => this.pass(it.writes)));
+      await Promise.all(items.map((it) => this.pass(it.actor, it.writes)));
       return store.appendMany(shard, epoch, items);
     };
     return new Proxy(store, {
@@ -83,7 +90,7 @@ async function send(content: string): Promise<number> {
   return r.body.id as number;
 }
 
-async function newestIds(n: number): Promise<number[]> {
+async function newest(n: number): Promise<{ id: number; flags: string[] }[]> {
   const r = await srv.api("GET", "/messages", {
     narrow: [{ operator: "channel", operand: channelId }],
     anchor: "newest",
@@ -91,7 +98,11 @@ async function newestIds(n: number): Promise<number[]> {
     num_after: 0,
   });
   assertSuccess(r);
-  return (r.body.messages as { id: number }[]).map((m) => m.id);
+  return r.body.messages as { id: number; flags: string[] }[];
+}
+
+async function newestIds(n: number): Promise<number[]> {
+  return (await newest(n)).map((m) => m.id);
 }
 
 test("a history read answers while a send to its channel is being committed, without the pending message", async () => {
@@ -117,6 +128,36 @@ test("a history read answers while a send to its channel is being committed, wit
   }
   const second = await pending;
   assert.deepEqual(await newestIds(100), [first, second]);
+});
+
+test("a channel read answers while the directory, the caller's user actor and the realm are committing", async () => {
+  const id = await send("flagged later");
+  gate.indexTail = null;
+  const me = srv.owner.userId;
+  gate.actors = new RegExp(`^(user\\.\\d+\\.${me}|channel\\.\\d+\\.directory|realm\\.\\d+\\.realm)$`);
+  const held = gate.close(3);
+  const writes = Promise.all([
+    srv.api("POST", "/messages/flags", { messages: [id], op: "add", flag: "starred" }),
+    srv.api("POST", "/users/me/subscriptions/properties", {
+      subscription_data: [{ stream_id: channelId, property: "color", value: "#76ce90" }],
+    }),
+    srv.api("PATCH", "/realm", { description: "held" }),
+  ]);
+  await held;
+  const late = setTimeout(() => gate.open(), 10_000);
+  try {
+    const msgs = await newest(1);
+    assert.equal(gate.closed, true, "the read answered while the other actors' commits were held");
+    assert.equal(msgs[0]?.id, id);
+    assert.ok(!msgs[0]!.flags.includes("starred"), "the read does not see the pending flag");
+  } finally {
+    clearTimeout(late);
+    gate.open();
+    gate.actors = null;
+  }
+  for (const r of await writes) assertSuccess(r);
+  // Acknowledged before this read began: in it.
+  assert.ok((await newest(1))[0]!.flags.includes("starred"));
 });
 
 test("every acknowledged send is in the next read (read-your-writes)", async () => {

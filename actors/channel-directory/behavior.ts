@@ -8,7 +8,7 @@
 // (storedAs), so its journal and snapshots are read unchanged, and each
 // kind serves its own keys only (ownsKey).
 
-import { defineBehavior, handlersOf } from "../protocol.ts";
+import { defineBehavior, handlersOf, type MethodOf } from "../protocol.ts";
 import { directoryHandlers } from "./handlers.ts";
 import { registerStateDirectoryHandlers } from "./register-state.ts";
 import { bulkDeleteDirectoryHandlers } from "./bulk-delete-handlers.ts";
@@ -66,4 +66,14 @@ export const channelDirectoryBehavior = defineBehavior<DirState, ChannelDirector
   toSnapshot: dirToSnapshot,
   fromSnapshot: dirFromSnapshot,
   handlers,
+  // The leaf reads of history reads and narrows answer from the last durable
+  // state, beside the directory's writes (subscriptions, settings): a change
+  // acknowledged before the read began is in it.
+  readers: [
+    "readContext",
+    "userSpans",
+    "channelSpans",
+    "narrowContext",
+    "lookupNames",
+  ] satisfies MethodOf<ChannelDirectoryProtocol>[],
 });

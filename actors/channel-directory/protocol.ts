@@ -71,6 +71,24 @@ export type ChannelInfo = {
   push_on: number[];
 };
 
+/**
+ * What a history read needs of its channel and its caller (`readContext`):
+ * the settings access depends on, whether the caller is subscribed, and
+ * the caller's received spans there.
+ */
+export type ReadContext = {
+  stream_id: number;
+  name: string;
+  invite_only: boolean;
+  is_web_public: boolean;
+  history_public_to_subscribers: boolean;
+  /** The caller is an active subscriber. */
+  subscribed: boolean;
+  /** The caller has content access through the channel's groups (FL 354). */
+  content_access_user?: number;
+  spans: Span[];
+};
+
 /** The gateway's narrow planner's view of the caller's channels (`narrowContext`). */
 export type NarrowContext = {
   muted: number[];
@@ -214,6 +232,15 @@ export const channelDirectoryProtocol = {
     args: Type.Object({ stream_id: SafeInt, forSend: Flag, userId: Type.Optional(SafeInt) }),
     reply: reply<ChannelInfo>(),
     external: "caller",
+  },
+  /**
+   * Internal, a reader (beside the directory's turns): what a history read
+   * of the channel needs about `userId` (ReadContext); an unknown channel
+   * is "Invalid channel ID".
+   */
+  readContext: {
+    args: Type.Object({ stream_id: SafeInt, userId: SafeInt }),
+    reply: reply<ReadContext>(),
   },
   /** Live channels by name (case-insensitive) for #**channel** links and `to`. */
   lookupNames: {

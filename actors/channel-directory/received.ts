@@ -1,11 +1,15 @@
 // Received rows, the directory's part: each subscription's spans (the
 // message-id ranges while subscribed, `Sub.spans`), read by the
 // conversations to tell which of their messages a user received
-// (actors/channel/received.ts). Leaves: no calls.
+// (actors/channel/received.ts). Leaves: no calls. `readContext` gives a
+// history read the caller's spans with the channel's access settings in
+// one reader call (behavior.ts `readers`).
 
+import { errors } from "../errors.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
 import type { Span } from "../spans.ts";
 import { spansOf } from "./state.ts";
+import { contentAccessViaGroups } from "./handlers.ts";
 
 /** Leaf: one user's spans in a channel. {spans} */
 const userSpans: DirHandler<"userSpans"> = (state, args) => {
@@ -26,7 +30,33 @@ const channelSpans: DirHandler<"channelSpans"> = (state, args) => {
   return { reply: { spans: out } };
 };
 
-export const receivedDirectoryHandlers: DirHandlers<"userSpans" | "channelSpans"> = {
+/**
+ * A history read's view of the channel and of `userId`: access settings,
+ * subscription and spans. Unlike `sendContext`, no subscriber lists (a
+ * read needs only whether the caller is one) and no facts, so it runs as a
+ * reader, never queued behind the directory's writes.
+ */
+const readContext: DirHandler<"readContext"> = async (state, args, ctx) => {
+  const ch = state.channels[String(args.stream_id)];
+  if (!ch) throw errors.invalidChannelId();
+  const sub = state.subs[String(ch.id)]?.[String(args.userId)];
+  const viaGroups = await contentAccessViaGroups(ctx, state, ch, args.userId);
+  return {
+    reply: {
+      ...(viaGroups ? { content_access_user: args.userId } : {}),
+      stream_id: ch.id,
+      name: ch.name,
+      invite_only: ch.inviteOnly,
+      is_web_public: ch.isWebPublic,
+      history_public_to_subscribers: ch.historyPublic,
+      subscribed: sub?.active === true,
+      spans: sub ? spansOf(ch, sub) : [],
+    },
+  };
+};
+
+export const receivedDirectoryHandlers: DirHandlers<"userSpans" | "channelSpans" | "readContext"> = {
   userSpans,
   channelSpans,
+  readContext,
 };

@@ -3,7 +3,7 @@
 // direct-message conversation (key "dm:<ids>").
 //
 // Calls go one way: a conversation calls the channel directory
-// (`sendContext`, `allNames`: leaves), the realm (`roster`, `apiEmails`: leaves), the
+// (`sendContext`, `readContext`, `allNames`: leaves), the realm (`roster`, `apiEmails`: leaves), the
 // permissions module, and user actors (flag methods: leaves). Nothing
 // calls a conversation from inside a turn.
 
@@ -27,6 +27,7 @@ import {
   roster,
   topicLatestFor,
   type ChannelInfo,
+  type ReadContext,
   type Roster,
 } from "../channel-directory/index.ts";
 import { localLatest } from "./markdown-links.ts";
@@ -89,6 +90,18 @@ export async function channelInfo(
   });
 }
 
+/**
+ * A history read's view of its channel and of `userId` (access settings,
+ * subscription, spans): one call to a reader of the directory, which never
+ * waits behind the directory's writes and carries no subscriber lists.
+ */
+export async function readContext(ctx: ActorContext, state: ConvState, userId: number): Promise<ReadContext> {
+  return await ctx.call(channelDirectoryRef(state.realmId), "readContext", {
+    stream_id: Number(state.key),
+    userId,
+  });
+}
+
 /** Who of the realm has an alert word in `content`; empty when nobody has alert words. */
 async function alerted(ctx: ActorContext, realmId: number, sender: number, users: Roster, content: string) {
   const p = users.prefs ?? {};
@@ -110,9 +123,13 @@ const isAdmin = (role: number) => role <= 200;
 const isSubscriber = (ch: ChannelInfo, id: number) => ch.subscribers[lowerBound(ch.subscribers, id)] === id;
 const isGuest = (role: number) => role >= 600;
 
-/** Content access to a channel's messages (not counting history protection). */
-export function canRead(ch: ChannelInfo, c: Caller): boolean {
-  if (isSubscriber(ch, c.userId) || ch.is_web_public) return true;
+/**
+ * Content access to a channel's messages (not counting history protection).
+ * A ReadContext is about the caller (`readContext` asked for them).
+ */
+export function canRead(ch: ChannelInfo | ReadContext, c: Caller): boolean {
+  const subscribed = "subscribed" in ch ? ch.subscribed : isSubscriber(ch, c.userId);
+  if (subscribed || ch.is_web_public) return true;
   if (!ch.invite_only) return !isGuest(c.role);
   // Content access through can_add_subscribers_group / can_subscribe_group,
   // checked by the directory when channelInfo named this user (FL 354).
@@ -810,11 +827,11 @@ export async function channelWindow(
 const fetch: ConvHandler<"fetch"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
-  const ch = await channelInfo(ctx, state, false, c.userId);
+  const ch = await readContext(ctx, state, c.userId);
   // Zulip answers an inaccessible channel as an unknown one, naming it as the client did.
   if (!canRead(ch, c)) throw errors.badNarrow(`unknown channel ${String(args.operand ?? ch.stream_id)}`);
   const filters = args.filters ?? {};
-  const flagsOf = receivedFlagSource(ctx, state, c.userId);
+  const flagsOf = receivedFlagSource(ctx, state, c.userId, ch.spans);
   const win = await channelWindow(
     ctx,
     state,
@@ -893,9 +910,9 @@ const locateIds: ConvHandler<"locateIds"> = async (state, args, ctx, caller) => 
   if (isDmKey(state.key)) return { reply: { items: [] } };
   const msgs = (await getMsgs(ctx, state, args.ids)).filter((m): m is Msg => m !== null);
   if (!msgs.length) return { reply: { items: [] } };
-  let ch: ChannelInfo;
+  let ch: ReadContext;
   try {
-    ch = await channelInfo(ctx, state, false, c.userId);
+    ch = await readContext(ctx, state, c.userId);
   } catch {
     return { reply: { items: [] } };
   }
@@ -910,16 +927,16 @@ const locateIds: ConvHandler<"locateIds"> = async (state, args, ctx, caller) => 
 const topics: ConvHandler<"topics"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
-  let ch: ChannelInfo;
+  let ch: ReadContext;
   try {
-    ch = await channelInfo(ctx, state, false, c.userId);
+    ch = await readContext(ctx, state, c.userId);
   } catch {
     throw errors.invalidChannelId();
   }
   if (!canRead(ch, c)) throw errors.invalidChannelId();
   let visible: Set<number> | null = null;
   if (historyProtected(ch)) {
-    const own = await receivedFlagSource(ctx, state, c.userId)({ all: true });
+    const own = await receivedFlagSource(ctx, state, c.userId, ch.spans)({ all: true });
     visible = new Set(Object.keys(own).map(Number));
   }
   // The newest visible message of each topic; its spelling names the topic.

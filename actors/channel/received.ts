@@ -7,9 +7,10 @@
 // together where a conversation needs the caller's flags, and gives the
 // gateway the received rows of one channel (`receivedRows`).
 //
-// Calls: the directory's leaves `userSpans` / `channelSpans`
-// (channel-directory/received.ts) and the user actor's leaf
-// `messageFlags`; conversations call only leaves, as before.
+// Calls: the directory's leaves `userSpans` / `channelSpans` /
+// `readContext` (channel-directory/received.ts) and the user actor's leaf
+// `messageFlags`; conversations call only leaves, as before. All of them
+// are readers of their kinds, so a history read waits for no writer.
 
 import { errors } from "../errors.ts";
 import { lowerBound } from "../sorted-ids.ts";
@@ -120,9 +121,15 @@ export function idsInSpans(pool: readonly number[], spans: readonly Span[], afte
 /**
  * The caller's flags in this conversation: the user's entries, and for a
  * message in the caller's spans without one, the flags of a received row.
+ * `known`: the caller's spans, when the read has them already (readContext).
  */
-export function receivedFlagSource(ctx: ActorContext, state: ConvState, userId: number): FlagSource {
-  let spans: Promise<Span[]> | null = null;
+export function receivedFlagSource(
+  ctx: ActorContext,
+  state: ConvState,
+  userId: number,
+  known?: Span[],
+): FlagSource {
+  let spans: Promise<Span[]> | null = known ? Promise.resolve(known) : null;
   const spansOnce = () => (spans ??= userSpans(ctx, state, userId));
   // With withReadThrough the reply is the FlagsWithReadThrough form.
   const own = async (q: { ids?: number[]; unread?: boolean }) =>

@@ -3,7 +3,7 @@
 // (actors/realm-directory/).
 
 import { errors } from "../errors.ts";
-import { defineBehavior, handlersOf } from "../protocol.ts";
+import { defineBehavior, handlersOf, type MethodOf } from "../protocol.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import { realmHandlers } from "./realm-handlers.ts";
 import { realmSetting } from "./defaults.ts";
@@ -95,4 +95,13 @@ export const realmBehavior = defineBehavior<RealmState, RealmProtocol>({
     listLinkifiers: spectatorRead(table.listLinkifiers),
     listPlaygrounds: spectatorRead(table.listPlaygrounds),
   },
+  // A history read shows its senders' current emails, names and avatars:
+  // answered from the last durable state (a rename acknowledged before the
+  // read began is in it), beside the realm's turns (every send's roster,
+  // sign-ins, presence), never waiting for them. Members' entries are
+  // copied by applyRealmFact (entryDefaults), never shared with a fact.
+  readers: ["apiEmails"] satisfies MethodOf<RealmProtocol>[],
+  // Taken by the first read rather than at every activation (the
+  // management CLI's, a start's), since a realm's state is large.
+  servesReaders: () => false,
 });

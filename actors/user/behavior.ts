@@ -551,4 +551,13 @@ export const userBehavior = defineBehavior<UserState, UserProtocol>({
     ...navigationViewHandlers,
     updateStatusByAdmin,
   }),
+  // A conversation's history read asks for the caller's flags of the ids it
+  // visits: answered from the last durable state (every flag change
+  // acknowledged before the read began is in it), beside the user's
+  // pending writes (a busy sender's deliveries), never making them commit
+  // early. Flag facts copy what they keep (applyFlagFact).
+  readers: ["messageFlags"] satisfies MethodOf<UserProtocol>[],
+  // The committed copy is taken by the first read, not at every activation:
+  // most user actors are activated for writes (deliveries, settings) only.
+  servesReaders: () => false,
 });
