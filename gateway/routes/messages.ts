@@ -11,7 +11,7 @@ import {
   userRef,
 } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
+import type { SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import type { RowRef, UserProtocol } from "../../actors/user/index.ts";
@@ -29,7 +29,7 @@ import {
   select,
   type Item,
 } from "../narrow.ts";
-import { sendMoveBreadcrumbs } from "./notification-bot.ts";
+import { linkOrigin, sendMoveBreadcrumbs } from "./notification-bot.ts";
 import { dateAnchor, parseAnchorDate } from "../anchor-date.ts";
 
 function meId(req: RouteRequest): number {
@@ -451,55 +451,18 @@ const editMessage = defineRoute({
       // FL 285: always present; files only when a content edit dropped the last link.
       return { detached_uploads: [], ...reply };
     }
-    return { detached_uploads: [], ...(await moveToChannel(req, item, { ...args, stream_id: streamId })) };
+    // Another channel: one turn of the source, which decides the move and
+    // answers once its hand-off completed it (actors/channel/move.ts).
+    await req.call(convRef(req, item.conv), "move", {
+      ...args,
+      stream_id: streamId,
+      send_notification_to_old_thread: req.params.send_notification_to_old_thread,
+      send_notification_to_new_thread: req.params.send_notification_to_new_thread,
+      link_origin: linkOrigin(req),
+    });
+    return { detached_uploads: [] };
   },
 });
-
-/**
- * PATCH /messages/{id} with another stream_id: the three steps of a move
- * (see actors/channel/conversation-handlers.ts): check and shape on the
- * source, add on the target, drop and notify on the source.
- */
-async function moveToChannel(
-  req: RouteRequest,
-  item: Item,
-  args: ArgsOf<ChannelProtocol, "prepareMove">,
-): Promise<Obj> {
-  const source = convRef(req, item.conv);
-  const prepared = await req.call(source, "prepareMove", args);
-  const into = await req.call(channelConvRef(req.realmId, args.stream_id), "moveIn", { msgs: prepared.msgs });
-  await req.call(source, "completeMove", {
-    ids: prepared.msgs.map((m) => m.id),
-    message_id: args.message_id,
-    stream_id: args.stream_id,
-    topic: prepared.topic,
-    orig_topic: prepared.orig_topic,
-    topic_changed: prepared.topic_changed,
-    propagate_mode: prepared.propagate_mode,
-    timestamp: prepared.timestamp,
-  });
-  // Breadcrumbs (notification-bot.ts), once the move is complete.
-  const oldId = Number(item.conv);
-  const newId = args.stream_id;
-  await sendMoveBreadcrumbs(
-    req,
-    {
-      oldStreamId: oldId,
-      oldStreamName: await channelName(req, oldId),
-      oldTopic: prepared.orig_topic,
-      newStreamId: newId,
-      newStreamName: await channelName(req, newId),
-      newTopic: prepared.topic,
-      count: prepared.msgs.length,
-      all: prepared.all_visible,
-      preexisting: into.preexisting,
-      messageId: args.message_id,
-    },
-    req.params.send_notification_to_old_thread === true,
-    req.params.send_notification_to_new_thread !== false,
-  );
-  return {};
-}
 
 /** A channel's name, for breadcrumb links. */
 async function channelName(req: RouteRequest, streamId: number): Promise<string> {

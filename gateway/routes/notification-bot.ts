@@ -11,24 +11,17 @@ import { NOTIFICATION_BOT_ID } from "../../actors/realm/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { ANNOUNCEMENT_STREAM_SETTINGS } from "../../actors/realm/index.ts";
 import type { Obj } from "../../actors/types.ts";
+import { hashEncode, silentMention, type LinkOrigin } from "../../actors/channel/index.ts";
 import { p, param, type ParamSpec, type RouteRequest } from "../index.ts";
 
 /** Zulip's Realm.*_TOPIC names of the automated messages used here. */
 export const NEW_CHANNELS_TOPIC = "new channels";
 
-/** Zulip's silent_mention_syntax_for_user. */
-export function silentMention(fullName: string, userId: number): string {
-  return `@_**${fullName}|${userId}**`;
-}
+export { hashEncode, silentMention };
 
-/** Zulip's hash_util_encode: percent-encode all but [A-Za-z0-9_.~-], then "." -> "%2E", "%" -> ".". */
-export function hashEncode(s: string): string {
-  let out = "";
-  for (const b of Buffer.from(s, "utf8")) {
-    const ch = String.fromCharCode(b);
-    out += /[A-Za-z0-9_~-]/.test(ch) ? ch : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out.replace(/%/g, ".");
+/** Where links in the Notification Bot's posts point: the realm's host when it has one, else this one. */
+export function linkOrigin(req: RouteRequest): LinkOrigin {
+  return { scheme: req.scheme, host: process.env.EXTERNAL_HOST || req.host };
 }
 
 /** Zulip's near_stream_message_url (under the realm's URL, as /register's realm_url). */
