@@ -50,7 +50,7 @@ import {
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "../markdown/index.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
-import { deliveryHandoff } from "./delivery.ts";
+import { deliveryHandoff, type SendAutoTopic } from "./delivery.ts";
 import { silentMention } from "./breadcrumbs.ts";
 import { moveHandoff, type MoveOrder } from "./move.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
@@ -522,10 +522,10 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
       env.wildcard === "channel" ? activeSubscriberCount() : topicParticipants.size,
     );
   }
-  // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
-  // whether this send starts the topic, the sender's mute of the channel,
-  // and the active humans it personally mentions.
-  const autoTopic = {
+  // Automatic topic visibility (actors/user/auto-topics.ts), set by the
+  // delivery: whether this send starts the topic, the sender's mute of the
+  // channel, and the active humans it personally mentions.
+  const autoTopic: SendAutoTopic = {
     initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
     channel_muted: senderMutedChannel,
     mentioned: [...env.mentionedUserIds].filter((uid) => isRecipient(uid) && users.get(uid)?.isBot === false),
@@ -608,7 +608,12 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   await firstMessageSent(ctx, state, id);
   if (sendChannel) await channelSendDay(ctx, state.realmId, sendChannel, now);
   const handoffs = [
-    deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
+    deliveryHandoff(
+      state.realmId,
+      [id, state.key, topic, c.userId],
+      delivered,
+      dm || bot ? undefined : autoTopic,
+    ),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
     ...pushHandoffs({
       realmId: state.realmId,
@@ -640,7 +645,7 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
     ],
     handoffs,
     replyAfterHandoffs: true,
-    reply: dm || bot ? { id } : { id, auto_topic: autoTopic },
+    reply: dm || bot ? { id } : { id, auto_topic: true },
   };
 };
 

@@ -65,12 +65,13 @@ const MovedMsg = Type.Unsafe<Msg>(
   }),
 );
 
-/** For the gateway's automatic topic visibility after a send (actors/user/auto-topics.ts). */
-export type SendAutoTopic = { initiated: boolean; channel_muted: boolean; mentioned: number[] };
-
-/** A send's reply: the new message, or with `check_only` the message as it would be sent. */
+/**
+ * A send's reply: the new message, or with `check_only` the message as it
+ * would be sent. `auto_topic`: a human's channel send, whose delivery may
+ * have changed the sender's topic policy (the user actor's `autoTopicOutcome`).
+ */
 export type SendReply =
-  { id: number; auto_topic?: SendAutoTopic } | { content: string; rendered: string; topic: string };
+  { id: number; auto_topic?: true } | { content: string; rendered: string; topic: string };
 
 /** A channel-bound GET /messages window (conversation-handlers.ts `fetch`). */
 export type FetchReply = {

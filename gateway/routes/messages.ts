@@ -63,26 +63,15 @@ function parseTo(raw: string): Value {
 
 /**
  * A channel send's automatic topic visibility (Zulip 8.0, FL 214/218/235):
- * the sender's policies may follow or unmute the topic (the reply then
- * carries automatic_new_visibility_policy), and each personally mentioned
- * user with automatically_follow_topics_where_mentioned follows it. The
- * send replies once the message is in every recipient's index, which is
- * what the user actors check (actors/user/auto-topics.ts).
+ * the send's delivery set it with the rows, before the send replied
+ * (actors/user/auto-topics.ts); the reply carries
+ * automatic_new_visibility_policy when the sender's policy changed.
  */
 async function autoTopicVisibility(req: RouteRequest, sent: SendReply): Promise<Obj> {
   if (!("id" in sent)) return sent;
-  const { auto_topic: a, ...reply } = sent;
-  if (!a) return reply;
-  const args = { message_id: reply.id };
-  // The sender first, as Zulip does: its reply reports the sender's change.
-  const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
-    ...args,
-    initiated: a.initiated,
-    channel_muted: a.channel_muted,
-  });
-  await Promise.all(
-    a.mentioned.map((uid) => req.call(userRef(req.realmId, uid), "followWhereMentioned", args)),
-  );
+  const { auto_topic: auto, ...reply } = sent;
+  if (!auto) return reply;
+  const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOutcome", { message_id: reply.id });
   const out: Obj = reply;
   if (own.visibility_policy !== undefined) out.automatic_new_visibility_policy = own.visibility_policy;
   return out;
