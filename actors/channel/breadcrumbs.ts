@@ -3,11 +3,13 @@
 // zerver/actions/streams.py announcements): their texts, and posting them
 // once. A post is the target conversation's ordinary `send` with
 // `notification_bot: true` and a `send_key`, made by the node-side handler
-// of the deciding turn's hand-off (move.ts, bot-posts.ts): a hand-off given
+// of the deciding turn's hand-off (move.ts; MOVE_BREADCRUMBS for a topic
+// moved within its channel by `edit`): a hand-off given
 // again after a crash finds its message by the key and posts nothing twice.
 
+import { ZulipError } from "../errors.ts";
 import type { TypedCallAs } from "../protocol.ts";
-import type { Caller } from "../types.ts";
+import type { Caller, Obj } from "../types.ts";
 import { realmRef } from "../addresses.ts";
 import { channelConvRef } from "./refs.ts";
 
@@ -169,4 +171,41 @@ export async function postMoveBreadcrumbs(
       key: `${key}:old`,
     });
   }
+}
+
+export const MOVE_BREADCRUMBS = "message.breadcrumbs";
+
+/** A topic move's breadcrumbs, decided by the edit's turn (journaled as its hand-off). */
+export interface BreadcrumbOrder {
+  /** The idempotency key of the posts. */
+  key: string;
+  caller: Caller;
+  report: MoveReport;
+  notify: BreadcrumbChoice;
+}
+
+export function breadcrumbsHandoff(order: BreadcrumbOrder): { subject: string; data: Obj } {
+  return { subject: MOVE_BREADCRUMBS, data: order as unknown as Obj };
+}
+
+/**
+ * Run MOVE_BREADCRUMBS hand-offs, in order. A post refused for good (a
+ * Zulip error: the channel was archived meanwhile) is dropped; anything
+ * else has the hand-off given again, which posts only what is missing.
+ */
+export async function runBreadcrumbs(
+  orders: Obj[],
+  call: TypedCallAs,
+  refused: (key: string, err: ZulipError) => void,
+): Promise<boolean> {
+  for (const data of orders) {
+    const o = data as unknown as BreadcrumbOrder;
+    try {
+      await postMoveBreadcrumbs(call, o.caller, o.report, o.notify, o.key);
+    } catch (err) {
+      if (!(err instanceof ZulipError)) return false;
+      refused(o.key, err);
+    }
+  }
+  return true;
 }

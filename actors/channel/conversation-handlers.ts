@@ -51,7 +51,7 @@ import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } f
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff, type SendAutoTopic } from "./delivery.ts";
-import { silentMention } from "./breadcrumbs.ts";
+import { breadcrumbsHandoff, silentMention } from "./breadcrumbs.ts";
 import { moveHandoff, type MoveOrder } from "./move.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
@@ -1187,18 +1187,37 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
   facts.unshift(own.fact);
   writes.unshift(...own.writes);
   if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
-  // For the gateway's move notifications (it strips `moved` from the HTTP reply).
-  const movedInfo: Obj | undefined =
-    event.subject === undefined
-      ? undefined
-      : {
+  const reply: Obj = {};
+  // A topic change's breadcrumbs (breadcrumbs.ts): a hand-off journaled
+  // with the edit, posted once under its key before the edit answers.
+  const handoffs: { subject: string; data: Obj }[] = [];
+  if (ch && event.subject !== undefined && moved.length) {
+    const acting = (await roster(ctx, state.realmId)).get(c.userId);
+    handoffs.push(
+      breadcrumbsHandoff({
+        key: `${state.key}:${m.id}:${randomBytes(8).toString("hex")}`,
+        caller: c,
+        report: {
+          actor: silentMention(acting?.fullName ?? "", c.userId),
+          oldStreamId: ch.stream_id,
+          oldStreamName: ch.name,
+          oldTopic: m.topic,
+          newStreamId: ch.stream_id,
+          newStreamName: ch.name,
+          newTopic: String(event.subject),
           count: moved.length,
-          orig_topic: m.topic,
-          topic: String(event.subject),
           all: allVisible,
           preexisting,
-        };
-  const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+          messageId: m.id,
+        },
+        notify: {
+          toOld: args.send_notification_to_old_thread === true,
+          toNew: args.send_notification_to_new_thread !== false,
+          origin: args.link_origin,
+        },
+      }),
+    );
+  }
   // Links an edit adds are claimed as a send's (only the sender may edit content).
   if (typeof changes.content === "string") {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
@@ -1212,7 +1231,13 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
     });
     reply.detached_uploads = released.detached as unknown as Value;
   }
-  return { facts, writes, events: [{ event, userIds }], reply };
+  return {
+    facts,
+    writes,
+    events: [{ event, userIds }],
+    ...(handoffs.length ? { handoffs, replyAfterHandoffs: true } : {}),
+    reply,
+  };
 };
 
 // ---- moves between channels ------------------------------------------------------

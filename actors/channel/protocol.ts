@@ -169,12 +169,12 @@ export const channelProtocol = {
       topic: Type.Optional(Type.String()),
       propagate_mode: Type.Optional(Type.String()),
       prev_content_sha256: Type.Optional(Type.String()),
+      // A topic change's breadcrumbs (breadcrumbs.ts), posted by the edit's hand-off.
+      send_notification_to_old_thread: Flag,
+      send_notification_to_new_thread: Flag,
+      link_origin: Type.Object({ scheme: Type.String(), host: Type.String() }),
     }),
-    // `moved` is for the gateway's move notifications (stripped from the HTTP reply).
-    reply: reply<{
-      moved?: { count: number; orig_topic: string; topic: string; all: boolean; preexisting: boolean };
-      detached_uploads?: Obj[];
-    }>(),
+    reply: reply<{ detached_uploads?: Obj[] }>(),
     external: "caller",
   },
   remove: { args: Type.Object(MessageId), reply: reply(), external: "caller" },

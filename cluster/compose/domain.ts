@@ -7,7 +7,7 @@
 // shard acquisition (onShardAcquired, onShardLeft).
 import { attachRetention } from "../../actors/channel/retention.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../../actors/channel/delivery.ts";
-import { MESSAGE_MOVE, runMoves } from "../../actors/channel/index.ts";
+import { MESSAGE_MOVE, MOVE_BREADCRUMBS, runBreadcrumbs, runMoves } from "../../actors/channel/index.ts";
 import { PUSH_NOTIFY } from "../../actors/channel/push-candidates.ts";
 import {
   ACCESS_CHANGE,
@@ -49,6 +49,12 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   node.onHandoff(MESSAGE_MOVE, (data) =>
     runMoves(data, callAs, (o, step, err) =>
       moves.warn({ move: o.move, step, code: err.code, msg: err.message }, "move step refused"),
+    ),
+  );
+  // A topic moved within its channel: the breadcrumbs its edit decided.
+  node.onHandoff(MOVE_BREADCRUMBS, (data) =>
+    runBreadcrumbs(data, callAs, (key, err) =>
+      moves.warn({ key, code: err.code, msg: err.message }, "breadcrumb refused"),
     ),
   );
   // Events about a user for the guests who may access them (restricted user access).

@@ -2,14 +2,7 @@
 // message_flags.py) and the topic list: parameters and replies. Reads go
 // through the narrow planner (gateway/narrow.ts).
 
-import {
-  MAX_MESSAGES_PER_FETCH,
-  channelConvRef,
-  channelDirectoryRef,
-  dmConvRef,
-  realmRef,
-  userRef,
-} from "../../actors/index.ts";
+import { MAX_MESSAGES_PER_FETCH, channelConvRef, dmConvRef, realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
@@ -29,7 +22,7 @@ import {
   select,
   type Item,
 } from "../narrow.ts";
-import { linkOrigin, sendMoveBreadcrumbs } from "./notification-bot.ts";
+import { linkOrigin } from "./notification-bot.ts";
 import { dateAnchor, parseAnchorDate } from "../anchor-date.ts";
 
 function meId(req: RouteRequest): number {
@@ -413,50 +406,24 @@ const editMessage = defineRoute({
       topic: req.params.topic,
       propagate_mode: req.params.propagate_mode,
       prev_content_sha256: req.params.prev_content_sha256,
+      send_notification_to_old_thread: req.params.send_notification_to_old_thread,
+      send_notification_to_new_thread: req.params.send_notification_to_new_thread,
+      link_origin: linkOrigin(req),
     };
     const streamId = req.params.stream_id;
     if (streamId === undefined || String(streamId) === item.conv) {
-      const { moved: m, ...reply } = await req.call(convRef(req, item.conv), "edit", args);
-      if (m) {
-        // Breadcrumbs of a topic move within the channel (notification-bot.ts).
-        const ch = Number(item.conv);
-        const name = await channelName(req, ch);
-        await sendMoveBreadcrumbs(
-          req,
-          {
-            ...m,
-            oldStreamId: ch,
-            oldStreamName: name,
-            oldTopic: m.orig_topic,
-            newStreamId: ch,
-            newStreamName: name,
-            newTopic: m.topic,
-            messageId: id,
-          },
-          req.params.send_notification_to_old_thread === true,
-          req.params.send_notification_to_new_thread !== false,
-        );
-      }
+      // Within the channel; a topic change's breadcrumbs are posted by the
+      // edit's hand-off before it answers (actors/channel/breadcrumbs.ts).
+      const reply = await req.call(convRef(req, item.conv), "edit", args);
       // FL 285: always present; files only when a content edit dropped the last link.
       return { detached_uploads: [], ...reply };
     }
     // Another channel: one turn of the source, which decides the move and
     // answers once its hand-off completed it (actors/channel/move.ts).
-    await req.call(convRef(req, item.conv), "move", {
-      ...args,
-      stream_id: streamId,
-      send_notification_to_old_thread: req.params.send_notification_to_old_thread,
-      send_notification_to_new_thread: req.params.send_notification_to_new_thread,
-      link_origin: linkOrigin(req),
-    });
+    await req.call(convRef(req, item.conv), "move", { ...args, stream_id: streamId });
     return { detached_uploads: [] };
   },
 });
-
-/** A channel's name, for breadcrumb links. */
-async function channelName(req: RouteRequest, streamId: number): Promise<string> {
-  return (await req.call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: streamId })).name;
-}
 
 const deleteMessage = defineRoute({
   method: "DELETE",
