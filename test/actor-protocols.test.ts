@@ -178,7 +178,7 @@ async function checkChannelArgs(
     "setSubProperties",
     "channelDirectory",
   );
-  // The conversation: a non-string content, a bad anchor, an unknown reaction op, a moved message without an id.
+  // The conversation: a non-string content, a bad anchor, an unknown reaction op, a move to a string id.
   refusedAsInvalid(await forge(conv, "send", { content: 5, topic: "t" }, caller), "send", "channel");
   refusedAsInvalid(await forge(conv, "fetch", { anchor: "oldest" }, caller), "fetch", "channel");
   refusedAsInvalid(
@@ -186,7 +186,36 @@ async function checkChannelArgs(
     "react",
     "channel",
   );
-  refusedAsInvalid(await forge(conv, "moveIn", { msgs: [{ topic: "t" }] }, caller), "moveIn", "channel");
+  refusedAsInvalid(
+    await forge(
+      conv,
+      "move",
+      { message_id: 1, stream_id: "x", link_origin: { scheme: "http", host: "h" } },
+      caller,
+    ),
+    "move",
+    "channel",
+  );
+  // A move's own steps run only in its hand-off, never for a gateway.
+  refusedAsInternal(await forge(conv, "moveIn", { msgs: [], move_id: "forged" }, caller));
+  refusedAsInternal(
+    await forge(
+      conv,
+      "completeMove",
+      {
+        ids: [],
+        message_id: 1,
+        stream_id: 1,
+        topic: "t",
+        orig_topic: "t",
+        topic_changed: false,
+        propagate_mode: "change_one",
+        timestamp: 0,
+        move_id: "forged",
+      },
+      caller,
+    ),
+  );
   // Nothing changed.
   assert.deepEqual(await channelNames(api), channelsBefore);
   assert.deepEqual(await channelMessages(api, streamId), messagesBefore);

@@ -10,7 +10,7 @@
 import { groupMentionsOf, pushHandoffs } from "./push-candidates.ts";
 import { firstMessageAdded, firstMessageRemoved, firstMessageSent } from "./first-message.ts";
 import { channelSendDay } from "./recently-active.ts";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID } from "../realm/index.ts";
@@ -45,12 +45,15 @@ import {
   type ConvFact,
   type ConvState,
   type Msg,
+  type PendingMove,
   type Reader,
 } from "./conversation-state.ts";
 import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } from "../markdown/index.ts";
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
-import { deliveryHandoff } from "./delivery.ts";
+import { deliveryHandoff, type SendAutoTopic } from "./delivery.ts";
+import { breadcrumbsHandoff, silentMention } from "./breadcrumbs.ts";
+import { moveHandoff, type MoveOrder } from "./move.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
 import { inSpans } from "../spans.ts";
@@ -536,10 +539,10 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
       env.wildcard === "channel" ? activeSubscriberCount() : topicParticipants.size,
     );
   }
-  // For the gateway's automatic topic visibility (actors/user/auto-topics.ts):
-  // whether this send starts the topic, the sender's mute of the channel,
-  // and the active humans it personally mentions.
-  const autoTopic = {
+  // Automatic topic visibility (actors/user/auto-topics.ts), set by the
+  // delivery: whether this send starts the topic, the sender's mute of the
+  // channel, and the active humans it personally mentions.
+  const autoTopic: SendAutoTopic = {
     initiated: !(state.topics.get(topic.toLowerCase())?.count ?? 0),
     channel_muted: senderMutedChannel,
     mentioned: [...env.mentionedUserIds].filter((uid) => isRecipient(uid) && users.get(uid)?.isBot === false),
@@ -622,7 +625,12 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   await firstMessageSent(ctx, state, id);
   if (sendChannel) await channelSendDay(ctx, state.realmId, sendChannel, now);
   const handoffs = [
-    deliveryHandoff(state.realmId, [id, state.key, topic, c.userId], delivered),
+    deliveryHandoff(
+      state.realmId,
+      [id, state.key, topic, c.userId],
+      delivered,
+      dm || bot ? undefined : autoTopic,
+    ),
     ...outgoingWebhookHandoffs(state.realmId, event.message as Obj, users, env.mentionedUserIds),
     ...pushHandoffs({
       realmId: state.realmId,
@@ -654,7 +662,7 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
     ],
     handoffs,
     replyAfterHandoffs: true,
-    reply: dm || bot ? { id } : { id, auto_topic: autoTopic },
+    reply: dm || bot ? { id } : { id, auto_topic: true },
   };
 };
 
@@ -1196,18 +1204,37 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
   facts.unshift(own.fact);
   writes.unshift(...own.writes);
   if (ch && event.stream_id === undefined) event.stream_id = ch.stream_id;
-  // For the gateway's move notifications (it strips `moved` from the HTTP reply).
-  const movedInfo: Obj | undefined =
-    event.subject === undefined
-      ? undefined
-      : {
+  const reply: Obj = {};
+  // A topic change's breadcrumbs (breadcrumbs.ts): a hand-off journaled
+  // with the edit, posted once under its key before the edit answers.
+  const handoffs: { subject: string; data: Obj }[] = [];
+  if (ch && event.subject !== undefined && moved.length) {
+    const acting = (await roster(ctx, state.realmId)).get(c.userId);
+    handoffs.push(
+      breadcrumbsHandoff({
+        key: `${state.key}:${m.id}:${randomBytes(8).toString("hex")}`,
+        caller: c,
+        report: {
+          actor: silentMention(acting?.fullName ?? "", c.userId),
+          oldStreamId: ch.stream_id,
+          oldStreamName: ch.name,
+          oldTopic: m.topic,
+          newStreamId: ch.stream_id,
+          newStreamName: ch.name,
+          newTopic: String(event.subject),
           count: moved.length,
-          orig_topic: m.topic,
-          topic: String(event.subject),
           all: allVisible,
           preexisting,
-        };
-  const reply: Obj = movedInfo ? { moved: movedInfo } : {};
+          messageId: m.id,
+        },
+        notify: {
+          toOld: args.send_notification_to_old_thread === true,
+          toNew: args.send_notification_to_new_thread !== false,
+          origin: args.link_origin,
+        },
+      }),
+    );
+  }
   // Links an edit adds are claimed as a send's (only the sender may edit content).
   if (typeof changes.content === "string") {
     await claimUploads(ctx, state, c.userId, m.id, m.timestamp, changes.content);
@@ -1221,17 +1248,23 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
     });
     reply.detached_uploads = released.detached as unknown as Value;
   }
-  return { facts, writes, events: [{ event, userIds }], reply };
+  return {
+    facts,
+    writes,
+    events: [{ event, userIds }],
+    ...(handoffs.length ? { handoffs, replyAfterHandoffs: true } : {}),
+    reply,
+  };
 };
 
 // ---- moves between channels ------------------------------------------------------
 //
-// Conversations never call each other, so the gateway runs a move in three
-// steps: `prepareMove` on the source (checks, the moved messages as they
-// will read), `moveIn` on the target (adds them; idempotent), then
-// `completeMove` on the source (drops them, re-points the users' flag
-// entries, emits the events). A crash between the last two leaves the
-// messages in both channels until the move is retried.
+// Conversations never call each other, so a move is one turn of the source
+// and a durable hand-off (move.ts): `move` on the source decides it (checks,
+// the moved messages as they will read) and journals it; the hand-off's
+// handler runs `moveIn` on the target (adds them), then `completeMove` on
+// the source (drops them, re-points the users' flag entries, emits the
+// events), then the breadcrumbs, each once per move id.
 
 async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number): Promise<ChannelInfo> {
   try {
@@ -1308,8 +1341,12 @@ async function holders(
   return userIds.filter((_, i) => has[i]);
 }
 
-/** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
-const prepareMove: ConvHandler<"prepareMove"> = async (state, args, ctx, caller) => {
+/**
+ * The source: may the caller move this message to `stream_id`? Then the
+ * move, decided: which messages and how they will read, journaled with
+ * the hand-off that carries it out (move.ts).
+ */
+const move: ConvHandler<"move"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   const m = await msgOf(ctx, state, args.message_id);
   if (isDmKey(state.key)) throw errors.dmCannotMoveToChannel();
@@ -1374,25 +1411,74 @@ const prepareMove: ConvHandler<"prepareMove"> = async (state, args, ctx, caller)
     x.lastMovedTimestamp = now;
     return x;
   });
-  return {
-    reply: {
-      msgs,
-      orig_topic: m.topic,
-      // For the gateway's move notifications: Zulip's moved_all_visible_messages
-      // (no message of the original topic the caller may read stays behind).
-      all_visible: mode === "change_all" || movedList.length === pool.length,
+  // A request repeated while its move is pending (the gateway retries one
+  // whose node died after the decision) joins it: the same id, so each
+  // step still runs once. Any other move of those messages waits for it.
+  const ids = msgs.map((x) => x.id);
+  const same = (p: PendingMove) =>
+    p.target === target.stream_id && p.topic === topic && p.ids.join() === ids.join();
+  const overlapping = state.moves.filter((p) => p.ids.some((i) => ids.includes(i)));
+  if (overlapping.some((p) => !same(p))) throw errors.invalidMessages();
+  const pending = overlapping[0];
+  const moveId = pending?.id ?? `${state.key}:${m.id}:${randomBytes(8).toString("hex")}`;
+  const acting = realmNow.get(c.userId);
+  const order: MoveOrder = {
+    move: moveId,
+    caller: c,
+    from: ch.stream_id,
+    msgs,
+    complete: {
+      ids,
+      message_id: args.message_id,
+      stream_id: target.stream_id,
       topic,
+      orig_topic: m.topic,
       topic_changed: topicChanged,
       propagate_mode: mode,
       timestamp: now,
+      move_id: moveId,
     },
+    report: {
+      actor: silentMention(acting?.fullName ?? "", c.userId),
+      oldStreamId: ch.stream_id,
+      oldStreamName: ch.name,
+      oldTopic: m.topic,
+      newStreamId: target.stream_id,
+      newStreamName: target.name,
+      newTopic: topic,
+      count: msgs.length,
+      // Zulip's moved_all_visible_messages: no message of the original
+      // topic the caller may read stays behind.
+      all: mode === "change_all" || movedList.length === pool.length,
+      messageId: args.message_id,
+    },
+    notify: {
+      toOld: args.send_notification_to_old_thread === true,
+      toNew: args.send_notification_to_new_thread !== false,
+      origin: args.link_origin,
+    },
+  };
+  return {
+    // A joined move is journaled already, with its own hand-off.
+    ...(pending
+      ? {}
+      : {
+          facts: [fact({ type: "moveDecided", move: { id: moveId, target: target.stream_id, topic, ids } })],
+        }),
+    handoffs: [moveHandoff(order)],
+    replyAfterHandoffs: true,
+    reply: {},
   };
 };
 
-/** Step 2 (target): take the moved messages in. Idempotent. */
+/** The move's hand-off (target): take the moved messages in, once per move id. */
 const moveIn: ConvHandler<"moveIn"> = async (state, args, ctx, caller) => {
   const c = me(caller);
   if (isDmKey(state.key)) throw errors.internal();
+  // A repeated hand-off (its node died after this step) adds nothing, even
+  // when the messages have left this channel since.
+  const done = state.movedIn.find(([k]) => k === args.move_id);
+  if (done) return { reply: { preexisting: done[1] } };
   const all = args.msgs;
   const present = new Set(
     await presentIds(
@@ -1415,22 +1501,28 @@ const moveIn: ConvHandler<"moveIn"> = async (state, args, ctx, caller) => {
   const preexisting =
     topic !== undefined && (await visibleOthers(ctx, state, await channelInfo(ctx, state), c, topic, moved));
   return {
-    facts: msgs.map((msg) => fact({ type: "msgAdded", msg, stored: true })),
+    facts: [
+      ...msgs.map((msg) => fact({ type: "msgAdded", msg, stored: true })),
+      fact({ type: "movedIn", move: args.move_id, preexisting }),
+    ],
     writes: addWrites(state, msgs),
     reply: { preexisting },
   };
 };
 
 /**
- * Step 3 (source): drop the moved messages; users subscribed to both
+ * The move's hand-off (source), once per pending move (a repeat, or a move
+ * not decided here, changes nothing): drop the moved messages; users subscribed to both
  * channels keep their flags (entries re-pointed), others lose their rows,
  * and those who lose access get delete_message; subscribers of a target
  * with protected history gain read rows. Zulip's do_update_message.
  */
 const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, caller) => {
   const c = me(caller);
+  if (!state.moves.some((p) => p.id === args.move_id)) return { reply: {} };
+  const done = fact({ type: "moveDone", move: args.move_id });
   const movedMsgs = (await getMsgs(ctx, state, args.ids)).filter((m): m is Msg => m !== null);
-  if (!movedMsgs.length) return { reply: {} };
+  if (!movedMsgs.length) return { facts: [done], reply: {} };
   const ids = movedMsgs.map((m) => m.id);
   const byId = new Map(movedMsgs.map((m) => [m.id, m]));
   const ch = await channelInfo(ctx, state);
@@ -1548,7 +1640,12 @@ const completeMove: ConvHandler<"completeMove"> = async (state, args, ctx, calle
     });
   }
   await firstMessageRemoved(ctx, state, ids);
-  return { facts: removedFacts(movedMsgs), writes: removeWrites(state, movedMsgs), events, reply: {} };
+  return {
+    facts: [...removedFacts(movedMsgs), done],
+    writes: removeWrites(state, movedMsgs),
+    events,
+    reply: {},
+  };
 };
 
 /** DELETE /messages/{id}: administrators, or the sender. */
@@ -1644,7 +1741,7 @@ export const conversationHandlers: ConvHandlers<
   | "react"
   | "edit"
   | "remove"
-  | "prepareMove"
+  | "move"
   | "moveIn"
   | "completeMove"
 > = {
@@ -1657,7 +1754,7 @@ export const conversationHandlers: ConvHandlers<
   react,
   edit,
   remove,
-  prepareMove,
+  move,
   moveIn,
   completeMove,
 };

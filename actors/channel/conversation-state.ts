@@ -96,11 +96,33 @@ export interface ConvState {
    * first: a delivery retried after a crash finds its message here.
    */
   sendKeys: [string, number][];
+  /**
+   * Moves to another channel this conversation decided and has not yet
+   * completed (`moveDecided` until `moveDone`): a move's hand-off completes
+   * one of these at most once, and a request repeated meanwhile joins it
+   * (actors/channel/move.ts).
+   */
+  moves: PendingMove[];
+  /**
+   * The latest MOVE_KEYS_KEPT moves taken in here, oldest first, with
+   * whether the target topic held other messages: a repeated hand-off
+   * answers the first `moveIn`'s outcome and adds nothing.
+   */
+  movedIn: [string, boolean][];
   /** A DM conversation: this activation listed it with the directory (retention.ts; not in snapshots). */
   dmListed?: boolean;
 }
 
+/** A decided move (ConvState.moves): its id, target channel and topic, and the messages it takes. */
+export interface PendingMove {
+  id: string;
+  target: number;
+  topic: string;
+  ids: number[];
+}
+
 export const SEND_KEYS_KEPT = 1000;
+export const MOVE_KEYS_KEPT = 1000;
 
 /** Messages kept in the recent window (and so in the snapshot). */
 let RECENT = 50;
@@ -128,7 +150,12 @@ export type ConvFact =
   /** `was`: the message's topic and sender before, for the summaries when the topic changes. */
   | { type: "msgChanged"; id: number; changes: Obj; was?: { topic: string; senderId: number } }
   | { type: "msgRemoved"; id: number; topic?: string; senderId?: number }
-  | { type: "legacyStored"; ids: number[] };
+  | { type: "legacyStored"; ids: number[] }
+  /** A move to another channel, decided here (source); `moveDone` when its completion ran. */
+  | { type: "moveDecided"; move: PendingMove }
+  | { type: "moveDone"; move: string }
+  /** A move taken in here (target). */
+  | { type: "movedIn"; move: string; preexisting: boolean };
 
 export function initialConv(ref: ActorRef): ConvState {
   return {
@@ -144,6 +171,8 @@ export function initialConv(ref: ActorRef): ConvState {
     cacheGen: 0,
     legacy: null,
     sendKeys: [],
+    moves: [],
+    movedIn: [],
   };
 }
 
@@ -297,6 +326,20 @@ function applyLegacy(legacy: NonNullable<ConvState["legacy"]>, fact: ConvFact): 
 
 export function applyConvFact(state: ConvState, raw: Obj): ConvState {
   const fact = raw as unknown as ConvFact;
+  switch (fact.type) {
+    case "moveDecided":
+      state.moves.push(structuredClone(fact.move));
+      return state;
+    case "moveDone":
+      state.moves = state.moves.filter((m) => m.id !== fact.move);
+      return state;
+    case "movedIn":
+      state.movedIn.push([fact.move, fact.preexisting]);
+      if (state.movedIn.length > MOVE_KEYS_KEPT) state.movedIn.shift();
+      return state;
+    default:
+      break;
+  }
   if (fact.type === "msgAdded" && fact.dmRecipients) state.dmRecipients = structuredClone(fact.dmRecipients);
   // An old journal without an old snapshot starts with an unstored add.
   if (!state.legacy && fact.type === "msgAdded" && fact.stored !== true) state.legacy = { ids: [], msgs: {} };
@@ -385,6 +428,9 @@ interface StoredConv {
   legacy?: Msg[];
   /** Absent in snapshots written before scheduled messages. */
   sendKeys?: [string, number][];
+  /** Absent in snapshots written before moves were hand-offs. */
+  moves?: PendingMove[];
+  movedIn?: [string, boolean][];
 }
 
 export function convToSnapshot(state: ConvState): string {
@@ -398,6 +444,8 @@ export function convToSnapshot(state: ConvState): string {
     recentFrom: state.recentFrom,
     recent: state.recentIds.map((id) => state.recent.get(id)!),
     sendKeys: state.sendKeys,
+    moves: state.moves,
+    movedIn: state.movedIn,
   };
   if (state.legacy) stored.legacy = state.legacy.ids.map((id) => state.legacy!.msgs[String(id)]!);
   return JSON.stringify(stored);
@@ -408,6 +456,8 @@ export function convFromSnapshot(data: string, ref: ActorRef): ConvState {
   const state = initialConv(ref);
   state.dmRecipients = raw.dmRecipients ?? null;
   state.sendKeys = raw.sendKeys ?? [];
+  state.moves = raw.moves ?? [];
+  state.movedIn = raw.movedIn ?? [];
   if (raw.v !== 2) {
     // Written before messages lived in the store: everything is legacy content.
     const msgs = raw.msgs ?? {};

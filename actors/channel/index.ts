@@ -10,3 +10,11 @@ export {
   shapeForClient,
 } from "./conversation-handlers.ts";
 export { LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchesSearch, windowIds } from "./window.ts";
+export {
+  hashEncode,
+  MOVE_BREADCRUMBS,
+  runBreadcrumbs,
+  silentMention,
+  type LinkOrigin,
+} from "./breadcrumbs.ts";
+export { MESSAGE_MOVE, runMoves } from "./move.ts";

@@ -50,9 +50,9 @@ export type Filters = Static<typeof FiltersSchema>;
 const ClientOpts = { apply_markdown: Flag, client_gravatar: Flag, allow_empty_topic_name: Flag };
 
 /**
- * A moved message as prepareMove answered it, which the gateway hands to
- * the target's moveIn: its identity and content are checked, the rest is
- * taken as the source wrote it.
+ * A moved message as the source's `move` shaped it, which its hand-off
+ * gives the target's moveIn: its identity and content are checked, the
+ * rest is taken as the source wrote it.
  */
 const MovedMsg = Type.Unsafe<Msg>(
   Type.Object({
@@ -65,12 +65,13 @@ const MovedMsg = Type.Unsafe<Msg>(
   }),
 );
 
-/** For the gateway's automatic topic visibility after a send (actors/user/auto-topics.ts). */
-export type SendAutoTopic = { initiated: boolean; channel_muted: boolean; mentioned: number[] };
-
-/** A send's reply: the new message, or with `check_only` the message as it would be sent. */
+/**
+ * A send's reply: the new message, or with `check_only` the message as it
+ * would be sent. `auto_topic`: a human's channel send, whose delivery may
+ * have changed the sender's topic policy (the user actor's `autoTopicOutcome`).
+ */
 export type SendReply =
-  { id: number; auto_topic?: SendAutoTopic } | { content: string; rendered: string; topic: string };
+  { id: number; auto_topic?: true } | { content: string; rendered: string; topic: string };
 
 /** A channel-bound GET /messages window (conversation-handlers.ts `fetch`). */
 export type FetchReply = {
@@ -168,12 +169,12 @@ export const channelProtocol = {
       topic: Type.Optional(Type.String()),
       propagate_mode: Type.Optional(Type.String()),
       prev_content_sha256: Type.Optional(Type.String()),
+      // A topic change's breadcrumbs (breadcrumbs.ts), posted by the edit's hand-off.
+      send_notification_to_old_thread: Flag,
+      send_notification_to_new_thread: Flag,
+      link_origin: Type.Object({ scheme: Type.String(), host: Type.String() }),
     }),
-    // `moved` is for the gateway's move notifications (stripped from the HTTP reply).
-    reply: reply<{
-      moved?: { count: number; orig_topic: string; topic: string; all: boolean; preexisting: boolean };
-      detached_uploads?: Obj[];
-    }>(),
+    reply: reply<{ detached_uploads?: Obj[] }>(),
     external: "caller",
   },
   remove: { args: Type.Object(MessageId), reply: reply(), external: "caller" },
@@ -183,9 +184,12 @@ export const channelProtocol = {
     reply: reply<{ count: number; topics: number; legacy: boolean }>(),
   },
 
-  // ---- moves between channels, in three steps (conversation-handlers.ts)
-  /** Step 1 (source): may the caller move this message to `stream_id`? The messages as moved. */
-  prepareMove: {
+  // ---- moves between channels: one turn of the source and a hand-off (move.ts)
+  /**
+   * PATCH /messages/{id} with another stream_id (source): every check, then
+   * the move journaled with its hand-off; answers once it is complete.
+   */
+  move: {
     args: Type.Object({
       ...MessageId,
       stream_id: SafeInt,
@@ -193,25 +197,23 @@ export const channelProtocol = {
       topic: Type.Optional(Type.String()),
       propagate_mode: Type.Optional(Type.String()),
       prev_content_sha256: Type.Optional(Type.String()),
+      send_notification_to_old_thread: Flag,
+      send_notification_to_new_thread: Flag,
+      /** For the breadcrumbs' links (breadcrumbs.ts LinkOrigin). */
+      link_origin: Type.Object({ scheme: Type.String(), host: Type.String() }),
     }),
-    reply: reply<{
-      msgs: Msg[];
-      orig_topic: string;
-      all_visible: boolean;
-      topic: string;
-      topic_changed: boolean;
-      propagate_mode: string;
-      timestamp: number;
-    }>(),
+    reply: reply(),
     external: "caller",
   },
-  /** Step 2 (target): take the moved messages in. Idempotent. */
+  /** The move's hand-off (target): take the moved messages in, once per move. Internal. */
   moveIn: {
-    args: Type.Object({ msgs: Type.Array(MovedMsg) }),
+    args: Type.Object({ msgs: Type.Array(MovedMsg), move_id: Type.String() }),
     reply: reply<{ preexisting: boolean }>(),
-    external: "caller",
   },
-  /** Step 3 (source): drop the moved messages, re-point the users' rows, tell. */
+  /**
+   * The move's hand-off (source): drop the moved messages, re-point the
+   * users' rows, tell; once per pending move. Internal.
+   */
   completeMove: {
     args: Type.Object({
       ids: SafeIntList,
@@ -222,9 +224,9 @@ export const channelProtocol = {
       topic_changed: Type.Boolean(),
       propagate_mode: Type.String(),
       timestamp: Type.Number(),
+      move_id: Type.String(),
     }),
     reply: reply(),
-    external: "caller",
   },
 
   // ---- deleting many messages (bulk-delete-handlers.ts, channel-extras.ts, retention.ts)

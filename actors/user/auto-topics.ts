@@ -4,25 +4,20 @@
 // as the sender's automatically_follow_topics_policy and
 // automatically_unmute_topics_in_muted_streams_policy say; a personal
 // mention follows the topic for users with
-// automatically_follow_topics_where_mentioned. The gateway asks after the
-// send (whose reply comes once the message is in every recipient's index):
-// each handler checks the message in the user's own index, so a caller can
-// only make a user follow a topic they were really mentioned in.
+// automatically_follow_topics_where_mentioned. A send's policies are set by
+// the delivery of its rows (receiveMessages, in the send's durable hand-off)
+// in the same turn that stores the row, and the send replies only after
+// that; a mention follows only where the delivered row says "mentioned".
 
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
-import type { ActorContext, Caller } from "../types.ts";
-import { FLAG_BITS, msgsOf } from "./flags.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import { settingValue } from "./format.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
-import { keyOf, setDecision, topicsOf } from "./topics.ts";
+import { autoSentOf, keyOf, setDecision, topicsOf } from "./topics.ts";
 
-type Handlers = SomeHandlersOf<
-  UserState,
-  UserProtocol,
-  "autoTopicOnSend" | "followWhereMentioned" | "autoTopicOnParticipation"
->;
+type Handlers = SomeHandlersOf<UserState, UserProtocol, "autoTopicOutcome" | "autoTopicOnParticipation">;
 
 /** Zulip's UserTopic.VisibilityPolicy. */
 const INHERIT = 0;
@@ -34,16 +29,6 @@ const FOLLOWED = 3;
 const ON_PARTICIPATION = 1;
 const ON_SEND = 2;
 const ON_INITIATION = 3;
-
-/** The channel message `id` of the user's index: [stream id, topic], or null. */
-function channelMessage(
-  state: UserState,
-  id: number,
-): { streamId: number; topic: string; bits: number } | null {
-  const e = msgsOf(state).entries[String(id)];
-  if (!e || e[0].startsWith("dm:")) return null;
-  return { streamId: Number(e[0]), topic: e[2], bits: e[1] };
-}
 
 /**
  * Zulip's visibility_policy_for_send_message: FOLLOWED wins over UNMUTED;
@@ -88,42 +73,81 @@ async function setPolicy(
   });
 }
 
-/**
- * After the caller's own channel send: {message_id, initiated, channel_muted}.
- * Replies {visibility_policy} when it changed it (POST /messages'
- * automatic_new_visibility_policy), else {}.
- */
-const autoTopicOnSend: Handlers["autoTopicOnSend"] = async (state, args, ctx, caller) => {
-  requireSelf(state, caller);
-  const m = channelMessage(state, args.message_id);
-  if (!m || state.isBot) return { reply: {} };
-  const current = topicsOf(state)[keyOf(m.streamId, m.topic)]?.visibility_policy ?? INHERIT;
-  const next = policyForSend(
-    Number(settingValue(state, "automatically_follow_topics_policy")),
-    Number(settingValue(state, "automatically_unmute_topics_in_muted_streams_policy")),
-    current,
-    args.channel_muted,
-    args.initiated,
-  );
-  if (next === null || next === current) return { reply: {} };
-  const d = await setPolicy(state, ctx, m, next);
-  return { ...d, reply: { visibility_policy: next } };
-};
+/** A channel message just delivered to this user (receiveMessages), for its automatic policies. */
+export interface ReceivedRow {
+  id: number;
+  streamId: number;
+  topic: string;
+  /** The row's "mentioned" flag. */
+  mentioned: boolean;
+  /** The user's own send: whether it started the topic, and the user's mute of the channel. */
+  own?: { initiated: boolean; channel_muted: boolean };
+  /** A human's send that may follow the topic for those it personally mentions. */
+  mentionFollows?: boolean;
+}
 
 /**
- * {message_id}: a message that personally mentions this user follows its
- * topic when automatically_follow_topics_where_mentioned is on, unless the
- * user muted or already follows the topic. Any caller may ask: the mention
- * is read from the user's own index.
+ * The automatic topic policies of newly delivered channel messages, in the
+ * delivery's own turn (the send's hand-off, actors/channel/delivery.ts), so
+ * a crash cannot store the row without them: the user's own send may follow
+ * or unmute its topic (Zulip's visibility_policy_for_send_message; the
+ * change is recorded for POST /messages' automatic_new_visibility_policy,
+ * `autoTopicOutcome`), and a personal mention follows it with
+ * automatically_follow_topics_where_mentioned unless the user muted or
+ * already follows it.
  */
-const followWhereMentioned: Handlers["followWhereMentioned"] = async (state, args, ctx) => {
-  const m = channelMessage(state, args.message_id);
-  if (!m || state.isBot || !(m.bits & FLAG_BITS.mentioned!)) return { reply: {} };
-  if (settingValue(state, "automatically_follow_topics_where_mentioned") !== true) return { reply: {} };
-  const current = topicsOf(state)[keyOf(m.streamId, m.topic)]?.visibility_policy ?? INHERIT;
-  if (current === MUTED || current === FOLLOWED) return { reply: {} };
-  const d = await setPolicy(state, ctx, m, FOLLOWED);
-  return { ...d, reply: {} };
+export async function autoTopicsOnReceive(
+  state: UserState,
+  ctx: ActorContext,
+  rows: ReceivedRow[],
+): Promise<{ facts: Obj[]; events: OutEvent[] }> {
+  const facts: Obj[] = [];
+  const events: OutEvent[] = [];
+  if (state.isBot) return { facts, events };
+  // Earlier rows of this delivery may have changed a topic already.
+  const changed = new Map<string, number>();
+  const currentOf = (m: ReceivedRow) =>
+    changed.get(keyOf(m.streamId, m.topic)) ??
+    topicsOf(state)[keyOf(m.streamId, m.topic)]?.visibility_policy ??
+    INHERIT;
+  const set = async (m: ReceivedRow, policy: number, sent?: number) => {
+    const d = await setPolicy(state, ctx, m, policy);
+    changed.set(keyOf(m.streamId, m.topic), policy);
+    for (const f of d.facts) facts.push(sent === undefined ? f : { ...f, sent });
+    events.push(...d.events);
+  };
+  for (const m of rows) {
+    const current = currentOf(m);
+    if (m.own) {
+      const next = policyForSend(
+        Number(settingValue(state, "automatically_follow_topics_policy")),
+        Number(settingValue(state, "automatically_unmute_topics_in_muted_streams_policy")),
+        current,
+        m.own.channel_muted,
+        m.own.initiated,
+      );
+      if (next !== null && next !== current) await set(m, next, m.id);
+    } else if (
+      m.mentionFollows &&
+      m.mentioned &&
+      settingValue(state, "automatically_follow_topics_where_mentioned") === true &&
+      current !== MUTED &&
+      current !== FOLLOWED
+    )
+      await set(m, FOLLOWED);
+  }
+  return { facts, events };
+}
+
+/**
+ * After the caller's own channel send: {message_id}. Replies
+ * {visibility_policy} when the send's delivery changed the topic's policy
+ * (POST /messages' automatic_new_visibility_policy), else {}.
+ */
+const autoTopicOutcome: Handlers["autoTopicOutcome"] = (state, args, _ctx, caller) => {
+  requireSelf(state, caller);
+  const hit = autoSentOf(state).find(([id]) => id === args.message_id);
+  return { reply: hit ? { visibility_policy: hit[1] } : {} };
 };
 
 /**
@@ -150,7 +174,6 @@ const autoTopicOnParticipation: Handlers["autoTopicOnParticipation"] = async (st
 };
 
 export const autoTopicHandlers: Handlers = {
-  autoTopicOnSend,
-  followWhereMentioned,
+  autoTopicOutcome,
   autoTopicOnParticipation,
 };

@@ -18,6 +18,7 @@ import type { Caller, Obj, OutEvent } from "../types.ts";
 import type { FlagMap, UnreadEntry, UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
 import { applyTopicFact } from "./topics.ts";
+import { autoTopicsOnReceive, type ReceivedRow } from "./auto-topics.ts";
 
 type Handlers = SomeHandlersOf<
   UserState,
@@ -177,7 +178,7 @@ function requireSelf(state: UserState, caller: Caller | null): void {
 }
 
 /** A conversation actor delivers messages: [[id, conv, flag names]]. Idempotent. */
-const receiveMessages: Handlers["receiveMessages"] = (state, args, _ctx, caller) => {
+const receiveMessages: Handlers["receiveMessages"] = async (state, args, ctx, caller) => {
   requireInternal(caller);
   const items = args.items;
   const m = msgsOf(state);
@@ -191,11 +192,28 @@ const receiveMessages: Handlers["receiveMessages"] = (state, args, _ctx, caller)
       if (e && e[1] & hist) upgraded.push(id);
       return !e || e[1] & hist;
     })
-    .map(([id, conv, names, topic, sender]) => [id, conv, flagBits(names), topic, sender]);
+    .map(([id, conv, names, topic, sender]) => [id, conv, flagBits(names), topic, sender] as const);
   if (!fresh.length) return { reply: {} };
   const facts = [{ type: "msgsReceived", items: fresh } as unknown as Obj];
   if (upgraded.length) facts.push({ type: "flagsSet", ids: upgraded, bit: hist, on: false });
-  return { facts, reply: {} };
+  // A send's automatic topic policies, with its rows (only rows new here: a
+  // repeated delivery changes nothing the user may have changed since).
+  if (!args.own?.length && !args.mention_follows?.length) return { facts, reply: {} };
+  const sends = new Map(
+    (args.own ?? []).map(([id, initiated, channelMuted]) => [id, { initiated, channel_muted: channelMuted }]),
+  );
+  const follows = new Set(args.mention_follows ?? []);
+  const rows: ReceivedRow[] = fresh
+    .filter(([id, conv]) => !conv.startsWith("dm:") && (sends.has(id) || follows.has(id)))
+    .map(([id, conv, bits, topic]) => ({
+      id,
+      streamId: Number(conv),
+      topic,
+      mentioned: (bits & FLAG_BITS.mentioned!) !== 0,
+      ...(sends.has(id) ? { own: sends.get(id)! } : { mentionFollows: true }),
+    }));
+  const auto = await autoTopicsOnReceive(state, ctx, rows);
+  return { facts: [...facts, ...auto.facts], events: auto.events, reply: {} };
 };
 
 /**

@@ -149,8 +149,20 @@ export const userProtocol = {
   },
 
   // ---- message flags (flags.ts, mark-read.ts, read-receipts.ts, sent-messages.ts)
-  /** A conversation delivers messages (idempotent). */
-  receiveMessages: { args: Type.Object({ items: Type.Array(DeliverySchema) }), reply: reply() },
+  /**
+   * A conversation delivers messages (idempotent). With a send's delivery:
+   * `own`, the user's own channel sends ([id, initiated, channel_muted]),
+   * and `mention_follows`, the ids of humans' channel sends, whose
+   * automatic topic policies are set with the rows (auto-topics.ts).
+   */
+  receiveMessages: {
+    args: Type.Object({
+      items: Type.Array(DeliverySchema),
+      own: Type.Optional(Type.Array(Type.Tuple([SafeInt, Bool, Bool]))),
+      mention_follows: Type.Optional(SafeIntList),
+    }),
+    reply: reply(),
+  },
   /** Flags of messages by id, or of a conversation; with withReadThrough: FlagsWithReadThrough. */
   messageFlags: {
     args: Type.Object({
@@ -269,14 +281,12 @@ export const userProtocol = {
   },
   /** /register's user_topics. */
   userTopics: { args: NoArgs, reply: reply<{ user_topics: UserTopic[] }>(), external: "caller" },
-  /** After the caller's own channel send: automatic_new_visibility_policy when it changed. */
-  autoTopicOnSend: {
-    args: Type.Object({ message_id: SafeInt, initiated: Bool, channel_muted: Bool }),
+  /** After the caller's own channel send: automatic_new_visibility_policy when its delivery changed it. */
+  autoTopicOutcome: {
+    args: Type.Object({ message_id: SafeInt }),
     reply: reply<{ visibility_policy?: number }>(),
     external: "caller",
   },
-  /** A send that personally mentions the user may follow its topic (any caller may ask). */
-  followWhereMentioned: { args: Type.Object({ message_id: SafeInt }), reply: reply(), external: "caller" },
   /** After the caller's own reaction in a channel (participation). */
   autoTopicOnParticipation: {
     args: Type.Object({ stream_id: SafeInt, topic: Str, channel_muted: Type.Optional(Bool) }),

@@ -24,6 +24,15 @@ const MUTED = 1;
 
 interface TopicHolder {
   userTopics?: Record<string, UserTopic>;
+  /** The latest AUTO_SENT_KEPT policy changes of the user's own sends: [message id, policy]. */
+  autoSent?: [number, number][];
+}
+
+const AUTO_SENT_KEPT = 100;
+
+/** The policy changes the user's own latest sends made (auto-topics.ts). */
+export function autoSentOf(state: UserState): [number, number][] {
+  return (state as UserState & TopicHolder).autoSent ?? [];
 }
 
 export function keyOf(streamId: number, topic: string): string {
@@ -41,6 +50,12 @@ export function applyTopicFact(state: UserState, raw: Obj): UserState {
   const map = (holder.userTopics ??= {});
   if (t.visibility_policy === 0) delete map[keyOf(t.stream_id, t.topic_name)];
   else map[keyOf(t.stream_id, t.topic_name)] = { ...t };
+  // Set by the user's own send (`sent`: its message id), for the send's reply.
+  if (typeof raw.sent === "number") {
+    const sent = (holder.autoSent ??= []);
+    sent.push([raw.sent, t.visibility_policy]);
+    if (sent.length > AUTO_SENT_KEPT) sent.shift();
+  }
   return state;
 }
 

@@ -7,13 +7,14 @@
 // shard acquisition (onShardAcquired, onShardLeft).
 import { attachRetention } from "../../actors/channel/retention.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../../actors/channel/delivery.ts";
+import { MESSAGE_MOVE, MOVE_BREADCRUMBS, runBreadcrumbs, runMoves } from "../../actors/channel/index.ts";
 import { PUSH_NOTIFY } from "../../actors/channel/push-candidates.ts";
 import {
   ACCESS_CHANGE,
   emitAccessChangeEvents,
   relayAccessEvents,
 } from "../../actors/channel-directory/index.ts";
-import { typedCall } from "../../actors/protocol.ts";
+import { typedCall, typedCallAs } from "../../actors/protocol.ts";
 import { ACCESS_RELAY } from "../../actors/user/index.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "../../webhook/worker.ts";
@@ -22,6 +23,7 @@ import { EventRouter, isRouterRef } from "../event-router.ts";
 import { startExportWorker } from "../export.ts";
 import { startInviteWorker } from "../invite-worker.ts";
 import type { NodeRuntime } from "../node.ts";
+import { componentLogger } from "../log.ts";
 import { startPushWorker } from "../push-worker.ts";
 
 export interface NodeDomain {
@@ -40,6 +42,21 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   // for a whole batch of sends (actors/channel/delivery.ts).
   const call = typedCall((ref, m, a) => node.call(ref, m, a));
   node.onHandoff(MESSAGE_DELIVERY, (data) => deliverMessages(data, call));
+  // Moves between channels, decided by the source's turn and carried out
+  // here as the acting user, each step once per move (actors/channel/move.ts).
+  const callAs = typedCallAs(node.callAs.bind(node));
+  const moves = componentLogger("moves");
+  node.onHandoff(MESSAGE_MOVE, (data) =>
+    runMoves(data, callAs, (o, step, err) =>
+      moves.warn({ move: o.move, step, code: err.code, msg: err.message }, "move step refused"),
+    ),
+  );
+  // A topic moved within its channel: the breadcrumbs its edit decided.
+  node.onHandoff(MOVE_BREADCRUMBS, (data) =>
+    runBreadcrumbs(data, callAs, (key, err) =>
+      moves.warn({ key, code: err.code, msg: err.message }, "breadcrumb refused"),
+    ),
+  );
   // Events about a user for the guests who may access them (restricted user access).
   node.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
   // A guest's gained and lost channel peers, less its DM partners (restricted user access).

@@ -2,16 +2,9 @@
 // message_flags.py) and the topic list: parameters and replies. Reads go
 // through the narrow planner (gateway/narrow.ts).
 
-import {
-  MAX_MESSAGES_PER_FETCH,
-  channelConvRef,
-  channelDirectoryRef,
-  dmConvRef,
-  realmRef,
-  userRef,
-} from "../../actors/index.ts";
+import { MAX_MESSAGES_PER_FETCH, channelConvRef, dmConvRef, realmRef, userRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
-import type { ChannelProtocol, SendReply } from "../../actors/channel/index.ts";
+import type { SendReply } from "../../actors/channel/index.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { Obj, Value } from "../../actors/types.ts";
 import type { RowRef, UserProtocol } from "../../actors/user/index.ts";
@@ -29,7 +22,7 @@ import {
   select,
   type Item,
 } from "../narrow.ts";
-import { sendMoveBreadcrumbs } from "./notification-bot.ts";
+import { linkOrigin } from "./notification-bot.ts";
 import { dateAnchor, parseAnchorDate } from "../anchor-date.ts";
 
 function meId(req: RouteRequest): number {
@@ -63,26 +56,15 @@ function parseTo(raw: string): Value {
 
 /**
  * A channel send's automatic topic visibility (Zulip 8.0, FL 214/218/235):
- * the sender's policies may follow or unmute the topic (the reply then
- * carries automatic_new_visibility_policy), and each personally mentioned
- * user with automatically_follow_topics_where_mentioned follows it. The
- * send replies once the message is in every recipient's index, which is
- * what the user actors check (actors/user/auto-topics.ts).
+ * the send's delivery set it with the rows, before the send replied
+ * (actors/user/auto-topics.ts); the reply carries
+ * automatic_new_visibility_policy when the sender's policy changed.
  */
 async function autoTopicVisibility(req: RouteRequest, sent: SendReply): Promise<Obj> {
   if (!("id" in sent)) return sent;
-  const { auto_topic: a, ...reply } = sent;
-  if (!a) return reply;
-  const args = { message_id: reply.id };
-  // The sender first, as Zulip does: its reply reports the sender's change.
-  const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOnSend", {
-    ...args,
-    initiated: a.initiated,
-    channel_muted: a.channel_muted,
-  });
-  await Promise.all(
-    a.mentioned.map((uid) => req.call(userRef(req.realmId, uid), "followWhereMentioned", args)),
-  );
+  const { auto_topic: auto, ...reply } = sent;
+  if (!auto) return reply;
+  const own = await req.call(userRef(req.realmId, meId(req)), "autoTopicOutcome", { message_id: reply.id });
   const out: Obj = reply;
   if (own.visibility_policy !== undefined) out.automatic_new_visibility_policy = own.visibility_policy;
   return out;
@@ -424,87 +406,24 @@ const editMessage = defineRoute({
       topic: req.params.topic,
       propagate_mode: req.params.propagate_mode,
       prev_content_sha256: req.params.prev_content_sha256,
+      send_notification_to_old_thread: req.params.send_notification_to_old_thread,
+      send_notification_to_new_thread: req.params.send_notification_to_new_thread,
+      link_origin: linkOrigin(req),
     };
     const streamId = req.params.stream_id;
     if (streamId === undefined || String(streamId) === item.conv) {
-      const { moved: m, ...reply } = await req.call(convRef(req, item.conv), "edit", args);
-      if (m) {
-        // Breadcrumbs of a topic move within the channel (notification-bot.ts).
-        const ch = Number(item.conv);
-        const name = await channelName(req, ch);
-        await sendMoveBreadcrumbs(
-          req,
-          {
-            ...m,
-            oldStreamId: ch,
-            oldStreamName: name,
-            oldTopic: m.orig_topic,
-            newStreamId: ch,
-            newStreamName: name,
-            newTopic: m.topic,
-            messageId: id,
-          },
-          req.params.send_notification_to_old_thread === true,
-          req.params.send_notification_to_new_thread !== false,
-        );
-      }
+      // Within the channel; a topic change's breadcrumbs are posted by the
+      // edit's hand-off before it answers (actors/channel/breadcrumbs.ts).
+      const reply = await req.call(convRef(req, item.conv), "edit", args);
       // FL 285: always present; files only when a content edit dropped the last link.
       return { detached_uploads: [], ...reply };
     }
-    return { detached_uploads: [], ...(await moveToChannel(req, item, { ...args, stream_id: streamId })) };
+    // Another channel: one turn of the source, which decides the move and
+    // answers once its hand-off completed it (actors/channel/move.ts).
+    await req.call(convRef(req, item.conv), "move", { ...args, stream_id: streamId });
+    return { detached_uploads: [] };
   },
 });
-
-/**
- * PATCH /messages/{id} with another stream_id: the three steps of a move
- * (see actors/channel/conversation-handlers.ts): check and shape on the
- * source, add on the target, drop and notify on the source.
- */
-async function moveToChannel(
-  req: RouteRequest,
-  item: Item,
-  args: ArgsOf<ChannelProtocol, "prepareMove">,
-): Promise<Obj> {
-  const source = convRef(req, item.conv);
-  const prepared = await req.call(source, "prepareMove", args);
-  const into = await req.call(channelConvRef(req.realmId, args.stream_id), "moveIn", { msgs: prepared.msgs });
-  await req.call(source, "completeMove", {
-    ids: prepared.msgs.map((m) => m.id),
-    message_id: args.message_id,
-    stream_id: args.stream_id,
-    topic: prepared.topic,
-    orig_topic: prepared.orig_topic,
-    topic_changed: prepared.topic_changed,
-    propagate_mode: prepared.propagate_mode,
-    timestamp: prepared.timestamp,
-  });
-  // Breadcrumbs (notification-bot.ts), once the move is complete.
-  const oldId = Number(item.conv);
-  const newId = args.stream_id;
-  await sendMoveBreadcrumbs(
-    req,
-    {
-      oldStreamId: oldId,
-      oldStreamName: await channelName(req, oldId),
-      oldTopic: prepared.orig_topic,
-      newStreamId: newId,
-      newStreamName: await channelName(req, newId),
-      newTopic: prepared.topic,
-      count: prepared.msgs.length,
-      all: prepared.all_visible,
-      preexisting: into.preexisting,
-      messageId: args.message_id,
-    },
-    req.params.send_notification_to_old_thread === true,
-    req.params.send_notification_to_new_thread !== false,
-  );
-  return {};
-}
-
-/** A channel's name, for breadcrumb links. */
-async function channelName(req: RouteRequest, streamId: number): Promise<string> {
-  return (await req.call(channelDirectoryRef(req.realmId), "sendContext", { stream_id: streamId })).name;
-}
 
 const deleteMessage = defineRoute({
   method: "DELETE",

@@ -1,8 +1,8 @@
 // The automated messages Zulip's Notification Bot posts on behalf of a
-// request (zerver/views/streams.py send_messages_for_new_subscribers,
-// zerver/actions/message_edit.py send_message_moved_breadcrumbs), and
-// PATCH /realm's channel-valued settings. Route modules call these after
-// their own actor call succeeded; the message goes through the target
+// request (zerver/views/streams.py send_messages_for_new_subscribers), and
+// PATCH /realm's channel-valued settings; a move's breadcrumbs are posted
+// by its hand-off (actors/channel/breadcrumbs.ts). Route modules call these
+// after their own actor call succeeded; the message goes through the target
 // conversation's ordinary `send` with `notification_bot: true`
 // (actors/realm/system-bot.ts).
 
@@ -11,24 +11,17 @@ import { NOTIFICATION_BOT_ID } from "../../actors/realm/index.ts";
 import { errors } from "../../actors/errors.ts";
 import { ANNOUNCEMENT_STREAM_SETTINGS } from "../../actors/realm/index.ts";
 import type { Obj } from "../../actors/types.ts";
+import { hashEncode, silentMention, type LinkOrigin } from "../../actors/channel/index.ts";
 import { p, param, type ParamSpec, type RouteRequest } from "../index.ts";
 
 /** Zulip's Realm.*_TOPIC names of the automated messages used here. */
 export const NEW_CHANNELS_TOPIC = "new channels";
 
-/** Zulip's silent_mention_syntax_for_user. */
-export function silentMention(fullName: string, userId: number): string {
-  return `@_**${fullName}|${userId}**`;
-}
+export { hashEncode, silentMention };
 
-/** Zulip's hash_util_encode: percent-encode all but [A-Za-z0-9_.~-], then "." -> "%2E", "%" -> ".". */
-export function hashEncode(s: string): string {
-  let out = "";
-  for (const b of Buffer.from(s, "utf8")) {
-    const ch = String.fromCharCode(b);
-    out += /[A-Za-z0-9_~-]/.test(ch) ? ch : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out.replace(/%/g, ".");
+/** Where links in the Notification Bot's posts point: the realm's host when it has one, else this one. */
+export function linkOrigin(req: RouteRequest): LinkOrigin {
+  return { scheme: req.scheme, host: process.env.EXTERNAL_HOST || req.host };
 }
 
 /** Zulip's near_stream_message_url (under the realm's URL, as /register's realm_url). */
@@ -126,67 +119,6 @@ export async function notifyNewSubscribers(
       });
   }
   return sent;
-}
-
-/** What a move did, for its breadcrumbs (Zulip's do_update_message). */
-export interface MoveReport {
-  oldStreamId: number;
-  oldStreamName: string;
-  oldTopic: string;
-  newStreamId: number;
-  newStreamName: string;
-  newTopic: string;
-  /** Zulip's changed_messages_count. */
-  count: number;
-  /** The original topic has no messages left (Zulip's moved_all_visible_messages). */
-  all: boolean;
-  /** The new topic already held other messages. */
-  preexisting: boolean;
-  /** The message the request named (the "[A message](link)" target). */
-  messageId: number;
-}
-
-/** Zulip's RESOLVED_TOPIC_PREFIX. */
-const RESOLVED_PREFIX = "✔ ";
-
-/**
- * send_notification_to_new_thread / _old_thread breadcrumbs, with Zulip's
- * texts: to the new location first, then the old one. A topic edit that only
- * resolves or unresolves the topic gets no new-thread notice (Zulip sends a
- * resolve notice there instead, which this server does not send).
- */
-export async function sendMoveBreadcrumbs(
-  req: RouteRequest,
-  r: MoveReport,
-  toOld: boolean,
-  toNew: boolean,
-): Promise<void> {
-  if (r.count === 0) return;
-  const user = silentMention(await actingName(req), req.caller!.userId);
-  const oldLink = `#**${r.oldStreamName}>${r.oldTopic}**`;
-  const newLink = `#**${r.newStreamName}>${r.newTopic}**`;
-  const streamChanged = r.oldStreamId !== r.newStreamId;
-  const strip = (t: string) => (t.startsWith(RESOLVED_PREFIX) ? t.slice(RESOLVED_PREFIX.length) : t);
-  const resolveOnly =
-    !streamChanged &&
-    strip(r.oldTopic) === strip(r.newTopic) &&
-    r.oldTopic.startsWith(RESOLVED_PREFIX) !== r.newTopic.startsWith(RESOLVED_PREFIX);
-  if (toNew && !resolveOnly) {
-    let content: string;
-    if (!r.preexisting && r.all) content = `This topic was moved here from ${oldLink} by ${user}.`;
-    else if (r.count === 1) {
-      const link = await nearMessageUrl(req, r.newStreamId, r.newStreamName, r.newTopic, r.messageId);
-      content = `[A message](${link}) was moved here from ${oldLink} by ${user}.`;
-    } else content = `${r.count} messages were moved here from ${oldLink} by ${user}.`;
-    await botSend(req, r.newStreamId, r.newTopic, content, false);
-  }
-  if (toOld) {
-    let content: string;
-    if (r.all) content = `This topic was moved to ${newLink} by ${user}.`;
-    else if (r.count === 1) content = `A message was moved from this topic to ${newLink} by ${user}.`;
-    else content = `${r.count} messages were moved from this topic to ${newLink} by ${user}.`;
-    await botSend(req, r.oldStreamId, r.oldTopic, content, false);
-  }
 }
 
 // ---- PATCH /realm: the channel-valued settings --------------------------------------------
