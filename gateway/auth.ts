@@ -111,7 +111,11 @@ export class Authenticator {
    * full (a full cache no longer forgets everyone at once, which sent every
    * user's next request to the realm actor together), expiring after TTL_MS.
    */
-  private readonly entries = new LRUCache<string, Entry>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  private get entries(): LRUCache<string, Entry> {
+    // Made at the first request: its arrays for MAX_ENTRIES are allocated up front.
+    return (this.entryCache ??= new LRUCache<string, Entry>({ max: MAX_ENTRIES, ttl: TTL_MS }));
+  }
+  private entryCache: LRUCache<string, Entry> | null = null;
   /** Realm-wide invalidations so far, per realm: entries of an older count are stale. */
   private readonly realmEpochs = new Map<number, number>();
   private readonly inflight = new Map<string, Promise<Entry | null>>();
