@@ -149,7 +149,9 @@ export interface Decision<R extends Value = Value> {
   /**
    * Withhold the reply until the hand-offs of the turn's batch are
    * acknowledged (or refused): e.g. a send answers once every recipient's
-   * flags are stored, while the actor goes on deciding later turns.
+   * flags are stored, while the actor goes on deciding later turns. With
+   * replyAfterEvents too, the batch's hand-offs start once its events are
+   * out, so the reply comes after both.
    */
   replyAfterHandoffs?: boolean;
   /**

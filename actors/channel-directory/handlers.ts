@@ -40,6 +40,7 @@ import {
 import { gainedAccessEvents, newSubscriberCreateEvents } from "./visibility-events.ts";
 import { folderById } from "./folders.ts";
 import { accessChangeHandoffs } from "./user-access.ts";
+import { botPostsHandoff, MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "./bot-posts.ts";
 import {
   GROUP_SETTINGS,
   activeSubscriberIds,
@@ -364,15 +365,22 @@ const createChannel: DirHandler<"createChannel"> = async (state, args, ctx, call
     added.push({ channelId: ch.id, userId: u.userId });
   }
   await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
-  // `name` is for the gateway's announcement (stripped from the HTTP reply).
-  // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  // Answered once the queue shards know of the new subscriptions
+  // (OutEvent.channel) and the announcement is posted (bot-posts.ts).
   const events = subscriptionEvents(t, s, [ch], added);
+  const posts = await botPostsHandoff(ctx, t.realmId, s, caller!, {
+    me,
+    created: [{ id: ch.id, name: ch.name }],
+    announce: args.announce === true,
+    notices: [],
+  });
   return {
     facts,
     events,
-    handoffs: await accessChangeHandoffs(t, state, s, [ch.id]),
+    handoffs: [...(await accessChangeHandoffs(t, state, s, [ch.id])), ...posts],
     replyAfterEvents: true,
-    reply: { id: ch.id, name: ch.name },
+    ...(posts.length ? { replyAfterHandoffs: true } : {}),
+    reply: { id: ch.id },
   };
 };
 
@@ -470,35 +478,53 @@ export const subscribe: DirHandler<"subscribe"> = async (state, args, ctx, calle
     }
   }
   for (const ch of created) await recordChannelGroupSettings(ctx, t.realmId, ch.id, ch.groups);
-  // For the gateway's new-subscription notices (stripped from the HTTP
-  // reply): the humans someone else subscribed, to channels that existed
-  // before the request.
-  const noticeIds = new Map<number, number[]>();
+  // New-subscription notices (FL 397; the request's opt-out, and none past
+  // MAX_BULK_NEW_SUBSCRIPTION_MESSAGES users): the humans someone else
+  // subscribed, to channels that existed before the request.
+  const notify = args.send_new_subscription_messages !== false;
+  const withinLimit = Object.keys(subscribed).length <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES;
+  const notices = new Map<number, { user: RosterEntry; streamIds: number[] }>();
   const isNew = new Set(created.map((ch) => ch.id));
-  for (const a of added) {
+  for (const a of notify && withinLimit ? added : []) {
     const u = t.users.get(a.userId);
     // Archived channels get none: nobody is told to read a channel closed to messages.
     if (a.userId === me.userId || !u || u.isBot || isNew.has(a.channelId)) continue;
     if (s.channels[String(a.channelId)]?.isArchived) continue;
-    (noticeIds.get(a.userId) ?? noticeIds.set(a.userId, []).get(a.userId)!).push(a.channelId);
+    (
+      notices.get(a.userId) ?? notices.set(a.userId, { user: u, streamIds: [] }).get(a.userId)!
+    ).streamIds.push(a.channelId);
   }
   const reply = {
     subscribed,
     already_subscribed: already,
     ...(fatal ? {} : { unauthorized }),
-    // For the gateway's announcement (stripped from the HTTP reply too).
+    ...(notify ? { new_subscription_messages_sent: withinLimit } : {}),
+    // For PATCH /users/me/subscriptions (stripped from the HTTP reply).
     created: created.map((ch) => ({ id: ch.id, name: ch.name })),
-    notices: [...noticeIds].map(([user_id, stream_ids]) => ({ user_id, stream_ids })),
   };
-  // Answered once the queue shards know of the new subscriptions (OutEvent.channel).
+  // Answered once the queue shards know of the new subscriptions
+  // (OutEvent.channel) and the bot's posts are made (bot-posts.ts).
   const events = subscriptionEvents(t, s, created, added);
+  const posts = await botPostsHandoff(ctx, t.realmId, s, caller!, {
+    me,
+    created: reply.created,
+    announce: args.announce === true,
+    notices: [...notices.values()],
+  });
   const handoffs = await accessChangeHandoffs(
     t,
     state,
     s,
     added.map((a) => a.channelId),
   );
-  return { facts, events, handoffs, replyAfterEvents: true, reply };
+  return {
+    facts,
+    events,
+    handoffs: [...handoffs, ...posts],
+    replyAfterEvents: true,
+    ...(posts.length ? { replyAfterHandoffs: true } : {}),
+    reply,
+  };
 };
 
 // ---- unsubscribe (DELETE /users/me/subscriptions) ---------------------------

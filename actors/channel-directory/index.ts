@@ -12,6 +12,12 @@ export { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "./folders.ts";
 export { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "./validate.ts";
 export { historyProtected, isAdmin, isGuest } from "./access.ts";
 export { ACCESS_CHANGE, emitAccessChangeEvents, relayAccessEvents } from "./user-access.ts";
+export {
+  BOT_POSTS,
+  MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
+  type BotPost,
+  type BotPostOrder,
+} from "./bot-posts.ts";
 // What a rendering needs from other actors, for the conversations' sends and edits.
 export { MAX_LINKED_TOPICS, topicLatestFor, type LocalLatest } from "./markdown-links.ts";
 export { checkGroupMentions, mentionGroupsFor } from "./group-mentions.ts";

@@ -121,10 +121,15 @@ export type AccessRelay = {
 
 export const channelDirectoryProtocol = {
   // ---- channels and subscriptions (handlers.ts)
+  /** POST /channels/create; `announce` has the Notification Bot tell (bot-posts.ts). */
   createChannel: {
-    args: Type.Object({ name: Type.String(), subscribers: Type.Optional(SafeIntList), ...creationArgs }),
-    // `name` is for the gateway's announcement (stripped from the HTTP reply).
-    reply: reply<{ id: number; name: string }>(),
+    args: Type.Object({
+      name: Type.String(),
+      subscribers: Type.Optional(SafeIntList),
+      announce: Flag,
+      ...creationArgs,
+    }),
+    reply: reply<{ id: number }>(),
     external: "caller",
   },
   /** POST /users/me/subscriptions: the legacy subscribe, creating the channels it names that do not exist. */
@@ -133,15 +138,17 @@ export const channelDirectoryProtocol = {
       subscriptions: Type.Optional(SubscribeItems),
       principals: Principals,
       authorization_errors_fatal: Flag,
+      announce: Flag,
+      send_new_subscription_messages: Flag,
       ...creationArgs,
     }),
-    // `created` and `notices` are for the gateway's announcements (stripped from the HTTP reply).
+    // `created` is for PATCH /users/me/subscriptions (stripped from the HTTP reply).
     reply: reply<{
       subscribed: Record<string, string[]>;
       already_subscribed: Record<string, string[]>;
       unauthorized?: string[];
+      new_subscription_messages_sent?: boolean;
       created: { id: number; name: string }[];
-      notices: { user_id: number; stream_ids: number[] }[];
     }>(),
     external: "caller",
   },

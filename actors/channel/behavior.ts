@@ -23,7 +23,6 @@ import { channelExtrasConversationHandlers } from "./channel-extras.ts";
 import { receivedConversationHandlers } from "./received.ts";
 import { markdownLinksConversationHandlers } from "./markdown-links.ts";
 import { retentionConversationHandlers, withDmListing } from "./retention.ts";
-import { subscriptionNoticeConversationHandlers } from "./subscription-notices.ts";
 import { channelProtocol, type ChannelProtocol } from "./protocol.ts";
 
 const handlers = handlersOf<ConvState, ChannelProtocol>()({
@@ -35,7 +34,6 @@ const handlers = handlersOf<ConvState, ChannelProtocol>()({
   ...receivedConversationHandlers,
   ...markdownLinksConversationHandlers,
   ...retentionConversationHandlers,
-  ...subscriptionNoticeConversationHandlers,
 });
 
 export const channelBehavior = defineBehavior<ConvState, ChannelProtocol>({

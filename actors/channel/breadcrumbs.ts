@@ -1,17 +1,23 @@
 // The Notification Bot's posts that follow a change of messages or channels
 // (zerver/actions/message_edit.py send_message_moved_breadcrumbs,
-// zerver/actions/streams.py announcements): their texts, and posting them
-// once. A post is the target conversation's ordinary `send` with
-// `notification_bot: true` and a `send_key`, made by the node-side handler
-// of the deciding turn's hand-off (move.ts; MOVE_BREADCRUMBS for a topic
-// moved within its channel by `edit`): a hand-off given
-// again after a crash finds its message by the key and posts nothing twice.
+// zerver/views/streams.py announcements and new-subscription notices):
+// the breadcrumbs' texts, and posting once. A post is the target
+// conversation's ordinary `send` with `notification_bot: true` and a
+// `send_key`, made by the node-side handler of the deciding turn's hand-off
+// (move.ts; MOVE_BREADCRUMBS for a topic moved within its channel by
+// `edit`; BOT_POSTS for the channel directory's createChannel and
+// subscribe, channel-directory/bot-posts.ts): a hand-off given again after
+// a crash finds its message by the key and posts nothing twice.
 
 import { ZulipError } from "../errors.ts";
 import type { TypedCallAs } from "../protocol.ts";
 import type { Caller, Obj } from "../types.ts";
 import { realmRef } from "../addresses.ts";
-import { channelConvRef } from "./refs.ts";
+import type { BotPost, BotPostOrder } from "../channel-directory/index.ts";
+import { NOTIFICATION_BOT_ID } from "../realm/index.ts";
+import { channelConvRef, dmConvRef } from "./refs.ts";
+
+export type { BotPost };
 
 /** Zulip's silent_mention_syntax_for_user. */
 export function silentMention(fullName: string, userId: number): string {
@@ -53,25 +59,19 @@ export async function nearMessageUrl(
   return `${origin.scheme}://${info.host || origin.host}/#narrow/channel/${channel}/topic/${hashEncode(topic)}/near/${id}`;
 }
 
-/** One Notification Bot message to a channel topic. */
-export interface BotPost {
-  stream_id: number;
-  topic: string;
-  content: string;
-  /** Marked read for the acting user (Zulip's mark_as_read=[acting user]). */
-  read_by_actor: boolean;
-  /** Its idempotency key: the deciding turn's key and the post's place. */
-  key: string;
-}
-
 /** Post `p` as the Notification Bot on behalf of `caller`, at most once per key. */
 export async function botPost(call: TypedCallAs, caller: Caller, p: BotPost): Promise<void> {
+  // A direct message from the bot is an internal caller's only (this call is).
+  const conv =
+    p.user_id !== undefined
+      ? dmConvRef(caller.realmId, [p.user_id, NOTIFICATION_BOT_ID])
+      : channelConvRef(caller.realmId, p.stream_id);
   await call(
-    channelConvRef(caller.realmId, p.stream_id),
+    conv,
     "send",
     {
       content: p.content,
-      topic: p.topic,
+      ...(p.topic !== undefined ? { topic: p.topic } : {}),
       client: "Internal",
       notification_bot: true,
       read_by_sender: p.read_by_actor,
@@ -205,6 +205,31 @@ export async function runBreadcrumbs(
     } catch (err) {
       if (!(err instanceof ZulipError)) return false;
       refused(o.key, err);
+    }
+  }
+  return true;
+}
+
+/**
+ * Run BOT_POSTS hand-offs (the channel directory's, bot-posts.ts), in
+ * order. A post refused for good (a Zulip error: its channel was archived
+ * or its recipient deactivated meanwhile) is dropped; anything else has the
+ * hand-off given again, which posts only what is missing.
+ */
+export async function runBotPosts(
+  orders: Obj[],
+  call: TypedCallAs,
+  refused: (key: string, err: ZulipError) => void,
+): Promise<boolean> {
+  for (const data of orders) {
+    const o = data as unknown as BotPostOrder;
+    for (const p of o.posts) {
+      try {
+        await botPost(call, o.caller, p);
+      } catch (err) {
+        if (!(err instanceof ZulipError)) return false;
+        refused(p.key, err);
+      }
     }
   }
   return true;

@@ -13,6 +13,7 @@ export { LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchesSearch, wind
 export {
   hashEncode,
   MOVE_BREADCRUMBS,
+  runBotPosts,
   runBreadcrumbs,
   silentMention,
   type LinkOrigin,

@@ -293,12 +293,6 @@ export const channelProtocol = {
     }),
     reply: reply<Record<string, number>>(),
   },
-  /** Notification Bot's DM to a user someone else subscribed (subscription-notices.ts). */
-  subscriptionNotice: {
-    args: Type.Object({ stream_ids: SafeIntList }),
-    reply: reply<SendReply>(),
-    external: "caller",
-  },
 } as const;
 
 export type ChannelProtocol = typeof channelProtocol;

@@ -150,8 +150,18 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
         // to every online recipient too (a send's latency grew with its
         // audience's online users). The next macrotask: the parked polls
         // the events woke are answered in microtasks, and their
-        // responses are written before the hand-offs take the CPU.
-        const start = emitted === undefined ? Promise.resolve() : nextMacrotask();
+        // responses are written before the hand-offs take the CPU. A batch
+        // whose turns wait for their events (replyAfterEvents: subscription
+        // changes) hands off once the events are out, so that a
+        // Notification Bot post that follows a subscription reaches the new
+        // subscribers, and a reply that waits for both waits for the events.
+        const afterEvents = emitted !== undefined && done.some((d) => d.decision.replyAfterEvents);
+        const start =
+          emitted === undefined
+            ? Promise.resolve()
+            : afterEvents
+              ? emitted.then(nextMacrotask, nextMacrotask)
+              : nextMacrotask();
         handed =
           handoffSeq !== null
             ? start.then(() => handOff(c, act, handoffSeq, handoffs))

@@ -7,10 +7,17 @@
 // shard acquisition (onShardAcquired, onShardLeft).
 import { attachRetention } from "../../actors/channel/retention.ts";
 import { deliverMessages, MESSAGE_DELIVERY } from "../../actors/channel/delivery.ts";
-import { MESSAGE_MOVE, MOVE_BREADCRUMBS, runBreadcrumbs, runMoves } from "../../actors/channel/index.ts";
+import {
+  MESSAGE_MOVE,
+  MOVE_BREADCRUMBS,
+  runBotPosts,
+  runBreadcrumbs,
+  runMoves,
+} from "../../actors/channel/index.ts";
 import { PUSH_NOTIFY } from "../../actors/channel/push-candidates.ts";
 import {
   ACCESS_CHANGE,
+  BOT_POSTS,
   emitAccessChangeEvents,
   relayAccessEvents,
 } from "../../actors/channel-directory/index.ts";
@@ -55,6 +62,14 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   node.onHandoff(MOVE_BREADCRUMBS, (data) =>
     runBreadcrumbs(data, callAs, (key, err) =>
       moves.warn({ key, code: err.code, msg: err.message }, "breadcrumb refused"),
+    ),
+  );
+  // The Notification Bot's posts the channel directory's createChannel and
+  // subscribe decided: new-channel announcements, new-subscription notices.
+  const botPosts = componentLogger("notification-bot");
+  node.onHandoff(BOT_POSTS, (data) =>
+    runBotPosts(data, callAs, (key, err) =>
+      botPosts.warn({ key, code: err.code, msg: err.message }, "notification bot post refused"),
     ),
   );
   // Events about a user for the guests who may access them (restricted user access).

@@ -7,7 +7,7 @@ import type { Obj } from "../../actors/types.ts";
 import { REPORT_MESSAGE_TYPES } from "../routes/reports.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../routes/reminders.ts";
 import { pushRelayUrl, realmUuid } from "../routes/push-relay.ts";
-import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "../routes/notification-bot.ts";
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "../../actors/channel-directory/index.ts";
 import { realmDefaults } from "./realm-defaults.ts";
 import type { RegisterArea } from "./types.ts";
 

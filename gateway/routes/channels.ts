@@ -16,7 +16,6 @@ import {
   type RouteRequest,
 } from "../index.ts";
 import { includeSubscribersParser } from "./events.ts";
-import { announceNewChannels, notifyNewSubscribers } from "./notification-bot.ts";
 
 /** Group settings: any JSON; the permissions module checks the shape with Zulip's texts. */
 function groupParams(): Record<string, ParamSpec> {
@@ -102,13 +101,13 @@ const createChannel = defineRoute({
     ...creationParams,
   },
   async handler(req) {
-    const { name, ...reply } = await req.call(dir(req), "createChannel", {
+    // The announcement is the directory's to post (actors/channel-directory/bot-posts.ts).
+    return await req.call(dir(req), "createChannel", {
       name: req.params.name,
       subscribers: req.params.subscribers,
+      announce: req.params.announce,
       ...creationArgs(req),
     });
-    if (req.params.announce === true) await announceNewChannels(req, [{ id: reply.id, name }]);
-    return reply;
   },
 });
 
@@ -134,21 +133,17 @@ const subscribe = defineRoute({
     ...creationParams,
   },
   async handler(req) {
-    const { created, notices, ...reply } = await req.call(dir(req), "subscribe", {
+    // The announcement and the new-subscription notices are the directory's
+    // to post (actors/channel-directory/bot-posts.ts).
+    const { created: _created, ...reply } = await req.call(dir(req), "subscribe", {
       subscriptions: req.params.subscriptions as { name: string; description?: string }[],
       principals: req.params.principals,
       authorization_errors_fatal: req.params.authorization_errors_fatal,
+      announce: req.params.announce,
+      send_new_subscription_messages: req.params.send_new_subscription_messages,
       ...creationArgs(req),
     });
-    const out: Obj = reply;
-    if (req.params.send_new_subscription_messages !== false)
-      out.new_subscription_messages_sent = await notifyNewSubscribers(
-        req,
-        Object.keys(reply.subscribed).length,
-        notices,
-      );
-    if (req.params.announce === true) await announceNewChannels(req, created);
-    return out;
+    return reply;
   },
 });
 
