@@ -64,13 +64,13 @@ export interface BotPostRequest {
 }
 
 /**
- * Decide the request's posts on the state after its facts: the announcement
- * of the created channels in the realm's new-channel announcements channel
+ * Decide the request's posts on the state after its facts, in Zulip's
+ * order: one DM per notice, unread; then the announcement of the created
+ * channels in the realm's new-channel announcements channel
  * (topic "new channels"), unless that setting is disabled or its channel is
  * gone or archived; like Zulip's server every created channel is listed,
  * private ones included (Zulip's clients offer `announce` only for public
- * channels), marked read for the creator. Then one DM per notice, unread.
- * Every key starts with one key drawn for the turn.
+ * channels), marked read for the creator. Every key starts with one key drawn for the turn.
  */
 export async function botPostsHandoff(
   ctx: ActorContext,
@@ -81,6 +81,15 @@ export async function botPostsHandoff(
 ): Promise<{ subject: string; data: Obj }[]> {
   const turn = randomBytes(8).toString("hex");
   const posts: BotPost[] = [];
+  for (const n of r.notices) {
+    const names = n.streamIds.map((id) => s.channels[String(id)]!.name);
+    posts.push({
+      user_id: n.user.userId,
+      content: subscribedNoticeText(silentMention(r.me), names),
+      read_by_actor: false,
+      key: `${turn}:subscribed:${n.user.userId}`,
+    });
+  }
   if (r.announce && r.created.length) {
     const target = (await ctx.call(realmRef(realmId), "notificationContext", {}))
       .newStreamAnnouncementsStreamId;
@@ -99,15 +108,6 @@ export async function botPostsHandoff(
         key: `${turn}:new-channels:${r.created[0]!.id}`,
       });
     }
-  }
-  for (const n of r.notices) {
-    const names = n.streamIds.map((id) => s.channels[String(id)]!.name);
-    posts.push({
-      user_id: n.user.userId,
-      content: subscribedNoticeText(silentMention(r.me), names),
-      read_by_actor: false,
-      key: `${turn}:subscribed:${n.user.userId}`,
-    });
   }
   if (!posts.length) return [];
   const order: BotPostOrder = { caller, posts };
