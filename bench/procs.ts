@@ -62,7 +62,7 @@ export async function startProc(
   entry: string,
   env: Record<string, string>,
   ready: RegExp,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
   /** Extra node flags, e.g. ["--cpu-prof"] or ["--expose-gc"]. */
   nodeArgs: string[] = [],
 ): Promise<Proc & { match: RegExpMatchArray }> {
