@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Catalog } from "../cluster/catalog.ts";
 import { startEmbedded } from "../cluster/compose/embedded.ts";
+import { api as call, basic } from "./client.ts";
 import type { Behavior } from "../actors/types.ts";
 
 const HISTORY = Number(process.env.READ_PROBE_HISTORY ?? 2000);
@@ -49,19 +50,9 @@ const srv = await startEmbedded({
   },
 });
 try {
-  const auth = "Basic " + Buffer.from(`owner@example.com:${srv.bootstrapped!.apiKey!}`).toString("base64");
-  const api = async (method: string, path: string, params: Record<string, unknown> = {}) => {
-    const body = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) body.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    const r = await fetch(`${srv.url}/api/v1${path}${method === "GET" ? `?${body.toString()}` : ""}`, {
-      method,
-      headers: { authorization: auth },
-      ...(method === "GET" ? {} : { body }),
-    });
-    const j = (await r.json()) as Record<string, unknown>;
-    if (j.result !== "success") throw new Error(`${path}: ${JSON.stringify(j)}`);
-    return j;
-  };
+  const auth = basic("owner@example.com", srv.bootstrapped!.apiKey!);
+  const api = (method: string, path: string, params: Record<string, unknown> = {}) =>
+    call(srv.url, auth, method, path, params);
   await api("POST", "/users/me/subscriptions", { subscriptions: [{ name: "probe" }] });
   const id = (await api("GET", "/get_stream_id", { stream: "probe" })).stream_id as number;
   let n = 0;

@@ -9,6 +9,7 @@ import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbedded } from "../cluster/compose/embedded.ts";
+import { api as call, basic } from "./client.ts";
 
 const SIZES = (process.env.BENCH_SEND_SIZES ?? "1,1000").split(",").map(Number);
 const SENDS = Number(process.env.SEND_PROBE_SENDS ?? 400);
@@ -32,19 +33,9 @@ const srv = await startEmbedded({
 });
 try {
   const ownerId = srv.bootstrapped!.userId!;
-  const auth = "Basic " + Buffer.from(`owner@example.com:${srv.bootstrapped!.apiKey!}`).toString("base64");
-  const api = async (method: string, path: string, params: Record<string, unknown>) => {
-    const body = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) body.set(k, typeof v === "string" ? v : JSON.stringify(v));
-    const r = await fetch(`${srv.url}/api/v1${path}`, {
-      method,
-      headers: { authorization: auth },
-      ...(method === "GET" ? {} : { body }),
-    });
-    const j = (await r.json()) as Record<string, unknown>;
-    if (j.result !== "success") throw new Error(`${path}: ${JSON.stringify(j)}`);
-    return j;
-  };
+  const auth = basic("owner@example.com", srv.bootstrapped!.apiKey!);
+  const api = (method: string, path: string, params: Record<string, unknown> = {}) =>
+    call(srv.url, auth, method, path, params);
   const users: number[] = [];
   const need = Math.max(...SIZES) - 1;
   // Generic bots: no password hash to compute.
