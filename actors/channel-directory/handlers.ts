@@ -1016,16 +1016,10 @@ const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
     args.forSend === true && state.spansReady === false
       ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
       : undefined;
-  const viaGroups = await contentAccessViaGroups(ctx, state, ch, args.userId);
   return {
     ...(facts ? { facts } : {}),
     reply: {
-      ...(viaGroups ? { content_access_user: args.userId } : {}),
-      stream_id: ch.id,
-      name: ch.name,
-      invite_only: ch.inviteOnly,
-      is_web_public: ch.isWebPublic,
-      history_public_to_subscribers: ch.historyPublic,
+      ...(await accessOf(ctx, state, ch, args.userId)),
       is_archived: ch.isArchived,
       topics_policy: ch.topicsPolicy,
       recently_active: ch.isRecentlyActive ?? true,
@@ -1062,6 +1056,23 @@ export async function contentAccessViaGroups(
     if (await isUserInGroupSetting(ctx, state.realmId, v, userId, { allowEveryone: false })) return true;
   }
   return false;
+}
+
+/**
+ * The channel's access settings as a send's and a read's context carry
+ * them, with `content_access_user` when the user has content access
+ * through the channel's groups only.
+ */
+export async function accessOf(ctx: ActorContext, state: DirState, ch: Channel, userId: number | undefined) {
+  const viaGroups = userId !== undefined && (await contentAccessViaGroups(ctx, state, ch, userId));
+  return {
+    ...(viaGroups ? { content_access_user: userId } : {}),
+    stream_id: ch.id,
+    name: ch.name,
+    invite_only: ch.inviteOnly,
+    is_web_public: ch.isWebPublic,
+    history_public_to_subscribers: ch.historyPublic,
+  };
 }
 
 /** Channel ids by name (case-insensitive) for #**channel** links and `to`: {name: [id, name]}. */

@@ -9,7 +9,7 @@ import { errors } from "../errors.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
 import type { Span } from "../spans.ts";
 import { spansOf } from "./state.ts";
-import { contentAccessViaGroups } from "./handlers.ts";
+import { accessOf } from "./handlers.ts";
 
 /** Leaf: one user's spans in a channel. {spans} */
 const userSpans: DirHandler<"userSpans"> = (state, args) => {
@@ -40,15 +40,9 @@ const readContext: DirHandler<"readContext"> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
   if (!ch) throw errors.invalidChannelId();
   const sub = state.subs[String(ch.id)]?.[String(args.userId)];
-  const viaGroups = await contentAccessViaGroups(ctx, state, ch, args.userId);
   return {
     reply: {
-      ...(viaGroups ? { content_access_user: args.userId } : {}),
-      stream_id: ch.id,
-      name: ch.name,
-      invite_only: ch.inviteOnly,
-      is_web_public: ch.isWebPublic,
-      history_public_to_subscribers: ch.historyPublic,
+      ...(await accessOf(ctx, state, ch, args.userId)),
       subscribed: sub?.active === true,
       spans: sub ? spansOf(ch, sub) : [],
     },
