@@ -10,17 +10,14 @@
 // `npx tsx bench/fanout-probe.ts` (BENCH_FANOUT_USERS, default 1,000);
 // FANOUT_PROBE_PROFILE=<file> also writes a CPU profile of the measured
 // delivery (send to last poll answered).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startEmbedded } from "../cluster/compose/embedded.ts";
 import type { AppendItem, Store } from "../cluster/storage/contract.ts";
-import { api, basic, channelWith, createBots, pool, type BenchUser } from "./client.ts";
+import { PROBE_OWNER, startProbeServer } from "./probe-server.ts";
+import { api, channelWith, createBots, pool, type BenchUser } from "./client.ts";
 
 const USERS = Number(process.env.BENCH_FANOUT_USERS ?? 1000);
 const PROFILE = process.env.FANOUT_PROBE_PROFILE;
-const OWNER = { email: "probe-owner@example.com", password: "probe-owner-password" };
 
 /** Writes seen by the store, split into the queue kind's ids and the others. */
 interface Counts {
@@ -71,29 +68,13 @@ function counting(store: Store): Store {
   });
 }
 
-const dir = mkdtempSync(join(tmpdir(), "fanout-probe-"));
-process.env.RATE_LIMIT_PER_MINUTE ??= "0";
-const srv = await startEmbedded({
-  port: 0,
-  host: "127.0.0.1",
-  dataDir: dir,
-  shards: 16,
-  bootstrap: {
-    ownerEmail: OWNER.email,
-    ownerPassword: OWNER.password,
-    ownerName: "Owner",
-    realmName: "Probe",
-    externalHost: "localhost",
-  },
-  wrapStore: counting,
-});
+const { srv, auth: ownerAuth, close } = await startProbeServer("fanout-probe", counting);
 const aborts: AbortController[] = [];
 try {
   const url = srv.url;
-  const ownerAuth = basic(OWNER.email, srv.bootstrapped!.apiKey!);
   const bots = await createBots(url, ownerAuth, USERS - 1, "fo");
   const users: BenchUser[] = [
-    { userId: srv.bootstrapped!.userId!, email: OWNER.email, auth: ownerAuth },
+    { userId: srv.bootstrapped!.userId!, email: PROBE_OWNER.email, auth: ownerAuth },
     ...bots,
   ];
   const channelId = await channelWith(
@@ -182,6 +163,5 @@ try {
   );
 } finally {
   for (const ac of aborts) ac.abort();
-  await srv.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

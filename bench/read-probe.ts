@@ -6,13 +6,11 @@
 // READ_PROBE_READS reads (default 400, 8 in flight) alone and while 4
 // connections send to the same channel; with READ_PROBE_PROFILE=<file> also
 // writes a CPU profile of the idle reads. `npx tsx bench/read-probe.ts`
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Catalog } from "../cluster/catalog.ts";
-import { startEmbedded } from "../cluster/compose/embedded.ts";
-import { api as call, basic } from "./client.ts";
+import { api as call } from "./client.ts";
+import { startProbeServer } from "./probe-server.ts";
 import type { Behavior } from "../actors/types.ts";
 
 const HISTORY = Number(process.env.READ_PROBE_HISTORY ?? 2000);
@@ -34,23 +32,8 @@ Catalog.prototype.send = function (this: Catalog, ref, shard, epoch, method, ...
   return send.call(this, ref, shard, epoch, method, ...rest);
 };
 
-process.env.RATE_LIMIT_PER_MINUTE ??= "0";
-const dir = mkdtempSync(join(tmpdir(), "read-probe-"));
-const srv = await startEmbedded({
-  port: 0,
-  host: "127.0.0.1",
-  dataDir: dir,
-  shards: 16,
-  bootstrap: {
-    ownerEmail: "owner@example.com",
-    ownerPassword: "owner-password-1",
-    ownerName: "Owner",
-    realmName: "Probe",
-    externalHost: "localhost",
-  },
-});
+const { srv, auth, close } = await startProbeServer("read-probe");
 try {
-  const auth = basic("owner@example.com", srv.bootstrapped!.apiKey!);
   const api = (method: string, path: string, params: Record<string, unknown> = {}) =>
     call(srv.url, auth, method, path, params);
   await api("POST", "/users/me/subscriptions", { subscriptions: [{ name: "probe" }] });
@@ -119,6 +102,5 @@ try {
     `with 4 senders: ${((READS / busyMs) * 1000).toFixed(0)} reads/s, ${(idleMs / busyMs).toFixed(2)}x idle`,
   );
 } finally {
-  await srv.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

@@ -4,36 +4,17 @@
 // sends/s for each channel size (BENCH_SEND_SIZES, default 1,1000) and the
 // ratio to the first; with SEND_PROBE_PROFILE=<file> also writes a CPU
 // profile of the timed sends of the largest size. `npx tsx bench/send-probe.ts`
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startEmbedded } from "../cluster/compose/embedded.ts";
-import { api as call, basic } from "./client.ts";
+import { api as call } from "./client.ts";
+import { startProbeServer } from "./probe-server.ts";
 
 const SIZES = (process.env.BENCH_SEND_SIZES ?? "1,1000").split(",").map(Number);
 const SENDS = Number(process.env.SEND_PROBE_SENDS ?? 400);
 const PROFILE = process.env.SEND_PROBE_PROFILE;
 
-// Rate limits off, as the bench servers run (bench/servers.ts).
-process.env.RATE_LIMIT_PER_MINUTE ??= "0";
-const dir = mkdtempSync(join(tmpdir(), "send-probe-"));
-const srv = await startEmbedded({
-  port: 0,
-  host: "127.0.0.1",
-  dataDir: dir,
-  shards: 16,
-  bootstrap: {
-    ownerEmail: "owner@example.com",
-    ownerPassword: "owner-password-1",
-    ownerName: "Owner",
-    realmName: "Probe",
-    externalHost: "localhost",
-  },
-});
+const { srv, auth, ownerId, close } = await startProbeServer("send-probe");
 try {
-  const ownerId = srv.bootstrapped!.userId!;
-  const auth = basic("owner@example.com", srv.bootstrapped!.apiKey!);
   const api = (method: string, path: string, params: Record<string, unknown> = {}) =>
     call(srv.url, auth, method, path, params);
   const users: number[] = [];
@@ -87,6 +68,5 @@ try {
     console.log(`${size} subscribers: ${rate.toFixed(0)} sends/s, ${(rate / rates[0]!).toFixed(3)}x`);
   }
 } finally {
-  await srv.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }
