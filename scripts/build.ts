@@ -22,14 +22,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 
-export const ENTRIES = [
-  "server.ts",
-  "cluster/node-main.ts",
-  "gateway/gateway-main.ts",
-  "manage.ts",
-  "admin.ts",
-];
-export const ASSETS = ["proto/gen/descriptor.json", "gateway/admin/placement.html"];
+const ENTRIES = ["server.ts", "cluster/node-main.ts", "gateway/gateway-main.ts", "manage.ts", "admin.ts"];
+const ASSETS = ["proto/gen/descriptor.json", "gateway/admin/placement.html"];
 /**
  * Packages bundled into the entries: plain JavaScript in many small files,
  * that read no files of their own. Every other dependency stays external.
