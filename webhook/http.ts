@@ -4,6 +4,7 @@
 // and connections only where the egress dispatcher allows (egress.ts).
 
 import { randomBytes } from "node:crypto";
+import { trace } from "@opentelemetry/api";
 import type { Dispatcher } from "undici";
 import { undici } from "./egress.ts";
 
@@ -151,28 +152,14 @@ export async function postWebhook(o: PostOptions): Promise<PostResult> {
   }
 }
 
-// OpenTelemetry is optional here: when the API package is present and a
-// span is active, the webhook request joins its trace; otherwise it starts
-// a fresh, unsampled one.
-interface OtelApi {
-  trace: {
-    getActiveSpan(): { spanContext(): { traceId: string; spanId: string; traceFlags: number } } | undefined;
-  };
-}
-let otel: OtelApi | null = null;
-try {
-  const name = "@opentelemetry/api";
-  otel = (await import(name)) as OtelApi;
-} catch {
-  otel = null;
-}
-
+// The webhook request joins the active span's trace when there is one;
+// otherwise it starts a fresh, unsampled one.
 const ZERO_TRACE = "0".repeat(32);
 const ZERO_SPAN = "0".repeat(16);
 
 /** A W3C trace context header: the active span's trace with a new parent id, or a fresh trace. */
 export function makeTraceparent(): string {
-  const sc = otel?.trace.getActiveSpan()?.spanContext();
+  const sc = trace.getActiveSpan()?.spanContext();
   const spanId = randomBytes(8).toString("hex");
   if (sc && /^[0-9a-f]{32}$/.test(sc.traceId) && sc.traceId !== ZERO_TRACE && sc.spanId !== ZERO_SPAN) {
     return `00-${sc.traceId}-${spanId}-${(sc.traceFlags & 1).toString(16).padStart(2, "0")}`;
