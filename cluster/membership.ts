@@ -179,7 +179,7 @@ export class Membership {
 
   private encodeSelf(): Uint8Array {
     const self = this.self as { id: string; grpc: string };
-    return pb.Heartbeat.encode({
+    return pb().Heartbeat.encode({
       nodeId: self.id,
       grpc: self.grpc,
       draining: this.draining,
@@ -213,7 +213,7 @@ export class Membership {
 
   private decode(data: Uint8Array): PbHeartbeat | null {
     try {
-      const hb = pb.Heartbeat.decode(data) as unknown as PbHeartbeat;
+      const hb = pb().Heartbeat.decode(data) as unknown as PbHeartbeat;
       return hb.nodeId ? hb : null;
     } catch {
       return null;

@@ -400,5 +400,5 @@ function refuseExternal(
 }
 
 function encodeNotice(data: Obj): Uint8Array {
-  return pb.MapValue.encode(toPbMap(data)).finish();
+  return pb().MapValue.encode(toPbMap(data)).finish();
 }

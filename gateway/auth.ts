@@ -158,14 +158,15 @@ export class Authenticator {
   invalidate(realmId: number, email: string): void {
     this.generation++;
     if (email === "*") this.realmEpochs.set(realmId, (this.realmEpochs.get(realmId) ?? 0) + 1);
-    else this.entries.delete(`${realmId}\u0000${email.toLowerCase()}`);
+    // No cache made yet: nothing to drop (and no need to allocate it now).
+    else this.entryCache?.delete(`${realmId}\u0000${email.toLowerCase()}`);
   }
 
   private onNotice(data: Uint8Array): void {
     let realmId: unknown;
     let email: unknown;
     try {
-      const o = fromPbMap(pb.MapValue.decode(data) as unknown as Parameters<typeof fromPbMap>[0]);
+      const o = fromPbMap(pb().MapValue.decode(data) as unknown as Parameters<typeof fromPbMap>[0]);
       realmId = o.realmId;
       email = o.email;
     } catch (err) {

@@ -1,26 +1,41 @@
 // Encode/decode pairs at the protobuf boundary: the rest of the code works
 // with plain TypeScript values (actors/types.ts) and never sees protobuf
 // message objects.
-import protobuf from "protobufjs";
+import type protobuf from "protobufjs";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { ActorRef, Caller, Kind, Obj, Value } from "../actors/types.ts";
 import type { ActorRequest, ActorResponse } from "../cluster/transport/contract.ts";
 import { assetPath } from "../cluster/assets.ts";
 
-const descriptor = JSON.parse(readFileSync(assetPath("proto/gen/descriptor.json"), "utf8"));
-const root = protobuf.Root.fromJSON(descriptor);
-const T = (name: string) => root.lookupType(`zulipactors.${name}`);
+const TYPES = [
+  "Value",
+  "MapValue",
+  "ActorRequest",
+  "ActorResponse",
+  "RequestBatch",
+  "ResponseBatch",
+  "Heartbeat",
+  "Fact",
+] as const;
+type Types = Record<(typeof TYPES)[number], protobuf.Type>;
 
-export const pb = {
-  Value: T("Value"),
-  MapValue: T("MapValue"),
-  ActorRequest: T("ActorRequest"),
-  ActorResponse: T("ActorResponse"),
-  RequestBatch: T("RequestBatch"),
-  ResponseBatch: T("ResponseBatch"),
-  Heartbeat: T("Heartbeat"),
-  Fact: T("Fact"),
-};
+// protobufjs and the descriptor load at the first use of a type: an
+// embedded server uses none on its way to its first answer (journal facts
+// have their own encoding, below), and loading them took a tenth of its
+// start.
+let loaded: Types | null = null;
+export function pb(): Types {
+  if (loaded) return loaded;
+  const pbjs = createRequire(import.meta.url)("protobufjs") as typeof protobuf;
+  const descriptor = JSON.parse(
+    readFileSync(assetPath("proto/gen/descriptor.json"), "utf8"),
+  ) as protobuf.INamespace;
+  const root = pbjs.Root.fromJSON(descriptor);
+  const out: Partial<Types> = {};
+  for (const name of TYPES) out[name] = root.lookupType(`zulipactors.${name}`);
+  return (loaded = out as Types);
+}
 
 // ---- Value <-> protobuf Value -------------------------------------------
 
@@ -96,12 +111,48 @@ export function fromPbMap(m: PbMap | null | undefined): Obj {
 
 // A fact is JSON text in Fact.json (proto/actor.proto says why). Facts are
 // JSON values by contract (snapshots are JSON too), so nothing is lost.
+// Written without protobufjs: a Fact with only `json` set is the tag of
+// field 2 (length-delimited), the length as a varint, and the bytes, which
+// is what protobufjs writes too. Anything else (a fact from before `json`,
+// in field 1) is read by protobufjs.
+const FACT_JSON_TAG = (2 << 3) | 2;
+
 export function encodeFact(fact: Obj): Uint8Array {
-  return pb.Fact.encode({ json: Buffer.from(JSON.stringify(fact)) }).finish();
+  const json = Buffer.from(JSON.stringify(fact));
+  const head: number[] = [FACT_JSON_TAG];
+  for (let n = json.length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      head.push(n);
+      break;
+    }
+    head.push((n % 128) | 128);
+  }
+  const out = Buffer.allocUnsafe(head.length + json.length);
+  out.set(head, 0);
+  out.set(json, head.length);
+  return out;
+}
+
+/** Where Fact.json's bytes start and end when `bytes` holds that field alone, else null. */
+function jsonOnly(bytes: Uint8Array): [number, number] | null {
+  if (bytes[0] !== FACT_JSON_TAG) return null;
+  let len = 0;
+  let i = 1;
+  for (let scale = 1; i < bytes.length && i < 6; scale *= 128) {
+    const b = bytes[i++]!;
+    len += (b & 127) * scale;
+    if (b < 128) return i + len === bytes.length ? [i, bytes.length] : null;
+  }
+  return null;
 }
 
 export function decodeFact(bytes: Uint8Array): Obj {
-  const m = pb.Fact.decode(bytes) as unknown as { fact?: PbMap; json?: Uint8Array };
+  const span = jsonOnly(bytes);
+  if (span)
+    return JSON.parse(
+      Buffer.from(bytes.buffer, bytes.byteOffset + span[0], span[1] - span[0]).toString("utf8"),
+    ) as Obj;
+  const m = pb().Fact.decode(bytes) as unknown as { fact?: PbMap; json?: Uint8Array };
   if (m.json !== undefined && m.json.length > 0) {
     return JSON.parse(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.length).toString("utf8")) as Obj;
   }
@@ -211,14 +262,14 @@ export function fromPbResponse(p: PbResponse): { corr: number; res: ActorRespons
 }
 
 export function encodeRequestBatch(items: PbRequest[]): Uint8Array {
-  return pb.RequestBatch.encode({ requests: items }).finish();
+  return pb().RequestBatch.encode({ requests: items }).finish();
 }
 export function decodeRequestBatch(bytes: Uint8Array): PbRequest[] {
-  return (pb.RequestBatch.decode(bytes) as unknown as { requests: PbRequest[] }).requests ?? [];
+  return (pb().RequestBatch.decode(bytes) as unknown as { requests: PbRequest[] }).requests ?? [];
 }
 export function encodeResponseBatch(items: PbResponse[]): Uint8Array {
-  return pb.ResponseBatch.encode({ responses: items }).finish();
+  return pb().ResponseBatch.encode({ responses: items }).finish();
 }
 export function decodeResponseBatch(bytes: Uint8Array): PbResponse[] {
-  return (pb.ResponseBatch.decode(bytes) as unknown as { responses: PbResponse[] }).responses ?? [];
+  return (pb().ResponseBatch.decode(bytes) as unknown as { responses: PbResponse[] }).responses ?? [];
 }

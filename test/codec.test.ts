@@ -46,13 +46,27 @@ const request: ActorRequest = {
 describe("codec: journal facts", () => {
   test("encodeFact writes JSON text that decodeFact reads back", () => {
     const bytes = encodeFact(sample);
-    const m = pb.Fact.decode(bytes) as unknown as { json: Uint8Array };
+    const m = pb().Fact.decode(bytes) as unknown as { json: Uint8Array };
     assert.deepEqual(JSON.parse(Buffer.from(m.json).toString("utf8")), sample);
     assert.deepEqual(decodeFact(bytes), sample);
   });
 
+  test("encodeFact writes what protobufjs writes, at every length-prefix size", () => {
+    for (const n of [0, 100, 200, 20_000, 3_000_000]) {
+      const fact = { type: "x", text: "é".repeat(n) };
+      const mine = encodeFact(fact);
+      const theirs = pb()
+        .Fact.encode({ json: Buffer.from(JSON.stringify(fact)) })
+        .finish();
+      assert.deepEqual(Buffer.from(mine), Buffer.from(theirs));
+      assert.deepEqual(decodeFact(theirs), fact);
+    }
+  });
+
   test("decodeFact still reads entries written as a Value tree", () => {
-    const old = pb.Fact.encode({ fact: toPbMap(sample) }).finish();
+    const old = pb()
+      .Fact.encode({ fact: toPbMap(sample) })
+      .finish();
     assert.deepEqual(decodeFact(old), sample);
   });
 });
@@ -70,7 +84,11 @@ describe("codec: actor requests and replies", () => {
 
   test("a request of the previous version (arguments as a Value map) is read", () => {
     const old = { ...toPbRequest(7, request), argsJson: undefined, args: toPbMap(sample) };
-    const [p] = decodeRequestBatch(pb.RequestBatch.encode({ requests: [old] }).finish());
+    const [p] = decodeRequestBatch(
+      pb()
+        .RequestBatch.encode({ requests: [old] })
+        .finish(),
+    );
     assert.deepEqual(fromPbRequest(p!).req.args, sample);
   });
 
@@ -104,7 +122,9 @@ describe("codec: actor requests and replies", () => {
   });
 
   test("a reply of the previous version (value as a Value tree) is read", () => {
-    const bytes = pb.ResponseBatch.encode({ responses: [{ corr: 3, value: toPbValue(sample) }] }).finish();
+    const bytes = pb()
+      .ResponseBatch.encode({ responses: [{ corr: 3, value: toPbValue(sample) }] })
+      .finish();
     assert.deepEqual(fromPbResponse(decodeResponseBatch(bytes)[0]!), {
       corr: 3,
       res: { ok: true, value: sample },

@@ -114,7 +114,7 @@ export class NatsActorClient implements ActorClient {
     const startBy = grace > 0 ? req.deadline - NESTED_START_RESERVE_MS : req.deadline;
     let payload: Uint8Array;
     try {
-      payload = pb.ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy })).finish();
+      payload = pb().ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy })).finish();
     } catch {
       return internalError();
     }
@@ -197,7 +197,7 @@ export class NatsActorClient implements ActorClient {
       res = CONNECTION_LOST; // no responders
     else {
       try {
-        res = fromPbResponse(pb.ActorResponse.decode(msg.data) as unknown as PbResponse).res;
+        res = fromPbResponse(pb().ActorResponse.decode(msg.data) as unknown as PbResponse).res;
       } catch {
         res = internalError();
       }
@@ -289,7 +289,7 @@ async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
   let res: ActorResponse;
   let span: Span | null = null;
   try {
-    const { req } = fromPbRequest(pb.ActorRequest.decode(msg.data) as unknown as PbRequest);
+    const { req } = fromPbRequest(pb().ActorRequest.decode(msg.data) as unknown as PbRequest);
     const tp = msg.headers?.get(TRACEPARENT_HEADER);
     if (tp) {
       span = continueSpan(`${req.ref.kind}.${req.method} process`, SpanKind.SERVER, tp, {
@@ -306,7 +306,7 @@ async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
   }
   if (span !== null) endWithResponse(span, res);
   try {
-    msg.respond(pb.ActorResponse.encode(toPbResponse(0, res)).finish());
+    msg.respond(pb().ActorResponse.encode(toPbResponse(0, res)).finish());
   } catch {
     // connection closed: the caller times out and retries
   }
