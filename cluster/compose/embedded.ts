@@ -99,16 +99,19 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const workers = startNodeWorkers(node, { dataDir: resolve(o.dataDir), webhooks: webhookOptions });
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
-  if (!(await node.ready())) throw new Error("embedded node could not take its shards");
-  const bootstrapped = await bootstrap(
-    typedCall((ref, m, a) => node.call(ref, m, a)),
-    o.bootstrap,
-    {
-      generateOwner: o.generateOwner,
-    },
-  );
-
-  const app = await buildApp({
+  // The node takes its shards and bootstraps (journal commits, a password
+  // hash: mostly waiting) while the gateway registers its routes (CPU).
+  const booted = (async () => {
+    if (!(await node.ready())) throw new Error("embedded node could not take its shards");
+    return await bootstrap(
+      typedCall((ref, m, a) => node.call(ref, m, a)),
+      o.bootstrap,
+      {
+        generateOwner: o.generateOwner,
+      },
+    );
+  })();
+  const built = buildApp({
     client: transport.gateway,
     bus: transport.bus,
     shards: o.shards,
@@ -119,6 +122,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     ...(o.trustedProxies !== undefined ? { trustedProxies: o.trustedProxies } : {}),
     uploads: uploadStorageFromEnv(o.dataDir),
   });
+  const [bootstrapped, app] = await Promise.all([booted, built]);
   await app.listen({ port: o.port, host: o.host });
   const pidFile = pidFileOf(o.dataDir);
   writeFileSync(pidFile, String(process.pid));
