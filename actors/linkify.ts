@@ -10,11 +10,20 @@
 // URL templates are RFC 6570, parsed by the `uri-template` package, and
 // may only produce http(s) or relative URLs.
 
-import { RE2JS, RE2JSSyntaxException } from "re2js";
-import { parse as parseUriTemplate } from "uri-template";
+import { createRequire } from "node:module";
+import type * as Re2js from "re2js";
+import type * as UriTemplate from "uri-template";
 import { dict } from "./dict.ts";
 import { errors } from "./errors.ts";
 import { LINKIFIER_SCHEMES, urlScheme } from "./href.ts";
+
+// Both libraries load at their first use (a linkifier or playground being
+// compiled or applied), not at every process start.
+const load = createRequire(import.meta.url);
+let re2js: typeof Re2js | null = null;
+let uriTemplate: typeof UriTemplate | null = null;
+const parseUriTemplate = (template: string) =>
+  (uriTemplate ??= load("uri-template") as typeof UriTemplate).parse(template);
 
 // ---- patterns -------------------------------------------------------------------
 
@@ -68,11 +77,12 @@ export function compilePattern(pattern: string): Pattern {
   const hit = compiled.get(pattern);
   if (hit) return hit;
   if (pattern.length > MAX_PATTERN_LENGTH) badRegex("pattern too large - compile failed");
-  let re: RE2JS;
+  let re: Re2js.RE2JS;
   try {
-    re = RE2JS.compile(pattern);
+    re2js ??= load("re2js") as typeof Re2js;
+    re = re2js.RE2JS.compile(pattern);
   } catch (e) {
-    if (e instanceof RE2JSSyntaxException) {
+    if (re2js && e instanceof re2js.RE2JSSyntaxException) {
       const text = RE2_ERROR_TEXTS[e.error] ?? e.error;
       badRegex(e.input && !text.endsWith("\\") ? `${text}: ${e.input}` : text);
     }

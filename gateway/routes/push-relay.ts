@@ -19,7 +19,8 @@
 // OUTGOING_HTTP_PROXY. Its answer is read up to RELAY_BODY_BYTES.
 
 import { createHash, randomBytes } from "node:crypto";
-import nacl from "tweetnacl";
+import { createRequire } from "node:module";
+import type Nacl from "tweetnacl";
 import { allowedNetworksFromEnv, Egress, proxyUrlFromEnv, undici } from "../../webhook/egress.ts";
 import { errors } from "../../actors/errors.ts";
 import { ZULIP_VERSION } from "../../actors/index.ts";
@@ -187,6 +188,8 @@ export function relayNotifyLegacy(body: unknown): Promise<RelayOutcome> {
  */
 export function encryptForDevice(pushKeyBase64: string, plaintext: string): string {
   const key = Buffer.from(pushKeyBase64, "base64").subarray(1);
+  // Loaded at the first push, not at every start.
+  const nacl = createRequire(import.meta.url)("tweetnacl") as typeof Nacl;
   const nonce = new Uint8Array(randomBytes(nacl.secretbox.nonceLength));
   const box = nacl.secretbox(new TextEncoder().encode(plaintext), nonce, new Uint8Array(key));
   return Buffer.concat([Buffer.from(nonce), Buffer.from(box)]).toString("base64");
