@@ -3,6 +3,8 @@
 //   ADMIN_URL     the gateway (or embedded server), default http://127.0.0.1:9991
 //   ADMIN_TOKEN   the cluster's admin token (Bearer), or else
 //   ADMIN_EMAIL + ADMIN_API_KEY   an organization owner's credentials (Basic)
+// First: stack traces name the TypeScript sources (see there).
+import "./cluster/source-maps.ts";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 

@@ -2,6 +2,8 @@
 // keys. Embedded mode (no NATS_URL): opens DATA_DIR itself, so the embedded
 // server must be stopped. Cluster mode (NATS_URL set): talks to the running
 // nodes over NATS.
+// First: stack traces name the TypeScript sources (see there).
+import "./cluster/source-maps.ts";
 import { parseArgs } from "node:util";
 import {
   channelDirectoryRef,

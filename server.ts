@@ -2,6 +2,8 @@
 // in-process transport in place of gRPC/NATS and LMDB in place of Redis; the
 // same actor code as cluster mode. No services needed. The wiring is in
 // cluster/compose/embedded.ts, which loads no Redis, gRPC or NATS client.
+// First: stack traces name the TypeScript sources (see there).
+import "./cluster/source-maps.ts";
 import { resolve } from "node:path";
 import { bootstrapConfig, env } from "./cluster/config.ts";
 import { firstLogin, startEmbedded } from "./cluster/compose/embedded.ts";

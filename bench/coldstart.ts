@@ -39,8 +39,8 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-const SERVER = ["--enable-source-maps", "dist/server.js"];
-const BASELINE = ["--enable-source-maps", "dist/bench/baseline.js"];
+const SERVER = ["dist/server.js"];
+const BASELINE = ["dist/bench/baseline.js"];
 
 /** The production build, and bench/baseline.ts compiled beside it with the same settings. */
 function build(): void {

@@ -41,8 +41,7 @@ function isDistFresh(): boolean {
 export function entryArgs(entry: string): string[] {
   const compiled = join(DIST, entry.replace(/\.ts$/, ".js"));
   // bench/ is not bundled (dist/bench holds what bench/coldstart.ts compiles for itself).
-  if (!entry.startsWith("bench/") && existsSync(compiled) && isDistFresh())
-    return ["--enable-source-maps", compiled];
+  if (!entry.startsWith("bench/") && existsSync(compiled) && isDistFresh()) return [compiled];
   return ["--import", "tsx", join(ROOT, entry)];
 }
 

@@ -1,6 +1,8 @@
 // Cluster mode node: `npm run start:node`. Hosts the actors of the shards it
 // holds leases for; gateways reach it over gRPC, other nodes over NATS. The
 // wiring is in compose/cluster.ts.
+// First: stack traces name the TypeScript sources (see there).
+import "./source-maps.ts";
 import { clusterNodeOptions, startClusterNode } from "./compose/cluster.ts";
 import { closeOnSignal, logBootstrapped, startProcess } from "./compose/process.ts";
 
