@@ -42,6 +42,8 @@ export class ShardLeases {
   private renewTimer: NodeJS.Timeout | null = null;
   private acquireTimer: NodeJS.Timeout | null = null;
   private acquiring = false;
+  /** ready()'s sleepers, woken by each acquisition. */
+  private readonly waiters = new Set<() => void>();
   private stopped = false;
   readonly stats = { leaseRenewals: 0, leaseLosses: 0, shardAcquisitions: 0, shardReleases: 0 };
 
@@ -57,7 +59,16 @@ export class ShardLeases {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
       if ([...this.desired].every((s) => this.state.get(s)?.status === "active")) return true;
-      await new Promise((r) => setTimeout(r, 20));
+      // Woken by the next acquisition (a start waits for no polling tick), or after 20 ms.
+      await new Promise<void>((r) => {
+        const wake = () => {
+          clearTimeout(t);
+          this.waiters.delete(wake);
+          r();
+        };
+        const t = setTimeout(wake, 20);
+        this.waiters.add(wake);
+      });
     }
     return false;
   }
@@ -132,6 +143,7 @@ export class ShardLeases {
           this.stats.shardAcquisitions++;
           metrics.shardMove("acquired");
           this.o.acquired(shard);
+          for (const wake of [...this.waiters]) wake();
         }),
       );
     } finally {
