@@ -287,11 +287,10 @@ export const userProtocol = {
     reply: reply<{ visibility_policy?: number }>(),
     external: "caller",
   },
-  /** After the caller's own reaction in a channel (participation). */
+  /** The user's reaction in a channel (participation): the conversation's hand-off (channel/participation.ts). */
   autoTopicOnParticipation: {
-    args: Type.Object({ stream_id: SafeInt, topic: Str, channel_muted: Type.Optional(Bool) }),
+    args: Type.Object({ stream_id: SafeInt, topic: Str, channel_muted: Type.Optional(Bool), key: Str }),
     reply: reply(),
-    external: "caller",
   },
 
   // ---- typing (typing.ts)

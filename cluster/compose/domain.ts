@@ -10,9 +10,11 @@ import { deliverMessages, MESSAGE_DELIVERY } from "../../actors/channel/delivery
 import {
   MESSAGE_MOVE,
   MOVE_BREADCRUMBS,
+  REACTION_PARTICIPATION,
   runBotPosts,
   runBreadcrumbs,
   runMoves,
+  runParticipations,
 } from "../../actors/channel/index.ts";
 import { PUSH_NOTIFY } from "../../actors/channel/push-candidates.ts";
 import {
@@ -70,6 +72,13 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   node.onHandoff(BOT_POSTS, (data) =>
     runBotPosts(data, callAs, (key, err) =>
       botPosts.warn({ key, code: err.code, msg: err.message }, "notification bot post refused"),
+    ),
+  );
+  // A reaction's participation: the reactor's automatic topic policies.
+  const topics = componentLogger("auto-topics");
+  node.onHandoff(REACTION_PARTICIPATION, (data) =>
+    runParticipations(data, call, (p, err) =>
+      topics.warn({ user: p.user, key: p.key, code: err.code, msg: err.message }, "participation refused"),
     ),
   );
   // Events about a user for the guests who may access them (restricted user access).
