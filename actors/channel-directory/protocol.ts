@@ -315,11 +315,10 @@ export const channelDirectoryProtocol = {
   // ---- the rest of the API
   /** Users whose deactivation the roster shows: peer_remove for their channels (deactivated-peers.ts). */
   peersOfDeactivated: { args: Type.Object({ user_ids: SafeIntList }), reply: reply(), external: "caller" },
-  /** After a role change, the user's clients hear of the channels that came into or went out of view (role-access.ts). */
+  /** Internal (the realm's MEMBER_ROLE hand-off): after a role change, the user's clients hear of the channels that came into or went out of view (role-access.ts). */
   roleAccessChanged: {
     args: Type.Object({ userId: SafeInt, oldRole: SafeInt }),
     reply: reply(),
-    external: "caller",
   },
   /** The channels whose messages count as public for deleting a user's messages (bulk-delete-handlers.ts). */
   publicChannelIds: { args: Type.Object({}), reply: reply<{ public: number[] }>(), external: "caller" },

@@ -108,6 +108,12 @@ export interface DirState {
    * again when they next run).
    */
   dmConvs: Record<string, true>;
+  /**
+   * User id -> the role whose channel view that user's clients were last
+   * told of (role-access.ts), so a role change's hand-off given again tells
+   * nothing twice. SNAPSHOT NOTE: absent in older snapshots (none told yet).
+   */
+  roleSeen?: Record<string, number>;
 }
 
 /** A channel folder (folders.ts); realm-wide, held here beside the channels that name them. */
@@ -133,7 +139,9 @@ export type DirFact =
   | { type: "subChanged"; channelId: number; userId: number; changes: Obj }
   /** Every channel with a subscription made before spans existed receives from `cut` on. */
   | { type: "spansInit"; cut: number }
-  | { type: "dmConvListed"; key: string };
+  | { type: "dmConvListed"; key: string }
+  /** The user's clients were told of the channels `role` sees (role-access.ts). */
+  | { type: "roleSeen"; userId: number; role: number };
 
 export function initialDir(ref: ActorRef): DirState {
   return {
@@ -219,6 +227,9 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
     }
     case "dmConvListed":
       state.dmConvs[fact.key] = true;
+      break;
+    case "roleSeen":
+      (state.roleSeen ??= {})[String(fact.userId)] = fact.role;
       break;
     default:
       break; // a fact from a newer version: ignore, never throw

@@ -40,6 +40,7 @@ import {
 import { revokeInvitesBy } from "./invites.ts";
 import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
+import { emailHandoff, roleHandoff } from "./member-handoffs.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { RealmHandler } from "./handler.ts";
@@ -201,7 +202,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
   const facts: Obj[] = [];
   const events: OutEvent[] = [...profile.events];
   const notices: { subject: string; data: Obj }[] = [];
-  const reply: { roleChange?: { userId: number; oldRole: number }; syncEmailOf?: number } = {};
+  // What follows in other actors, once this turn is journaled (member-handoffs.ts).
+  const follow: { subject: string; data: Obj }[] = [];
   if (Object.keys(changes).length)
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
@@ -214,8 +216,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
     notices.push(invalidate(state, target));
-    // The gateway then tells the channel directory (FL 205 channel events).
-    reply.roleChange = { userId: target.userId, oldRole: target.role };
+    // The channel directory tells the user of its changed channel view (FL 205).
+    follow.push(roleHandoff(state.realmId, target.userId, target.role));
   }
   if (changes.fullName !== undefined) {
     aboutTarget.push({
@@ -239,12 +241,21 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
     // Credentials cached under the old address die on every gateway now.
     if (!notices.length) notices.push(invalidate(state, target));
     notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
-    // The user actor keeps a copy of the address; the gateway asks it to
-    // resync (it reads ours), since we may not call a user actor here.
-    reply.syncEmailOf = target.userId;
+    // The user actor keeps a copy of the address and resyncs it (it reads ours).
+    follow.push(emailHandoff(state.realmId, target.userId));
   }
-  const handoffs = await withholdFromGuests(state, ctx, target, aboutTarget);
-  return { facts, events, notices, reply, handoffs };
+  const handoffs = [...(await withholdFromGuests(state, ctx, target, aboutTarget)), ...follow];
+  return {
+    facts,
+    events,
+    notices,
+    handoffs,
+    // As when the gateway made these calls: the reply comes after them,
+    // and a role change's channel events after its realm_user event.
+    replyAfterHandoffs: follow.length > 0,
+    replyAfterEvents: changes.role !== undefined,
+    reply: {},
+  };
 };
 
 /** Facts, events and notices that deactivate `target` (and, for a human, their active bots first). */

@@ -252,8 +252,8 @@ export const realmProtocol = {
     external: "anonymous",
   },
   /**
-   * PATCH /users/{user_id}. The reply tells the gateway what to do next:
-   * `roleChange` for the channel directory, `syncEmailOf` for a user actor.
+   * PATCH /users/{user_id}. A role or address change is followed in the
+   * channel directory and the user actor before the reply (member-handoffs.ts).
    */
   updateMember: {
     args: Type.Object({
@@ -264,7 +264,7 @@ export const realmProtocol = {
       // Raw JSON: checked with Zulip's texts (validate_user_custom_profile_data).
       profileData: Type.Optional(AnyValue),
     }),
-    reply: reply<{ roleChange?: { userId: number; oldRole: number }; syncEmailOf?: number }>(),
+    reply: reply(),
     external: "caller",
   },
   /** DELETE /users/{user_id}: the user and their bots. */

@@ -139,8 +139,8 @@ export const userProtocol = {
   updateStatus: { args: StatusChangeSchema, reply: reply(), external: "caller" },
   /** POST /users/{id}/status: an administrator sets the user's status (admin-status.ts). */
   updateStatusByAdmin: { args: Type.Object(statusFields), reply: reply(), external: "caller" },
-  /** The user actor's copy of its address follows the realm's (email-sync.ts). */
-  syncEmail: { args: NoArgs, reply: reply(), external: "caller" },
+  /** Internal (the realm's MEMBER_EMAIL hand-off): the user actor's copy of its address follows the realm's (email-sync.ts). */
+  syncEmail: { args: NoArgs, reply: reply() },
   /** GET /export/realm/consents, one user (export-consent.ts). */
   exportConsent: {
     args: NoArgs,

@@ -83,13 +83,10 @@ const updateMember = defineRoute({
     if (req.params.full_name !== undefined) args.fullName = req.params.full_name;
     if (req.params.role !== undefined) args.role = req.params.role;
     if (req.params.new_email !== undefined) args.newEmail = req.params.new_email;
-    const { syncEmailOf, roleChange, ...reply } = await req.call(realmRef(req.realmId), "updateMember", args);
-    // The user actor's copy of the address follows the realm's (see
-    // actors/user/email-sync.ts): the realm may not call it in its turn.
-    if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
-    // Channels that came into or went out of the user's view (FL 205).
-    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange);
-    return reply;
+    // The user actor's copy of an address and the channels a role change
+    // brings into or out of view follow in the realm's hand-offs, before
+    // it answers (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(req.realmId), "updateMember", args);
   },
 });
 
