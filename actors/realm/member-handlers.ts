@@ -40,7 +40,7 @@ import {
 import { revokeInvitesBy } from "./invites.ts";
 import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
-import { emailHandoff, roleHandoff } from "./member-handoffs.ts";
+import { emailHandoff, goneHandoff, keyHandoff, roleHandoff } from "./member-handoffs.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { RealmHandler } from "./handler.ts";
@@ -250,8 +250,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
     events,
     notices,
     handoffs,
-    // As when the gateway made these calls: the reply comes after them,
-    // and a role change's channel events after its realm_user event.
+    // The reply comes after them, so a client finds their effects once it
+    // has the answer; a role change's channel events after its realm_user event.
     replyAfterHandoffs: follow.length > 0,
     replyAfterEvents: changes.role !== undefined,
     reply: {},
@@ -263,7 +263,7 @@ export async function deactivation(
   state: RealmState,
   target: DirEntry,
   ctx: ActorContext,
-): Promise<DecisionOf<{ deactivated: number[] }>> {
+): Promise<DecisionOf<Record<string, never>>> {
   const victims: DirEntry[] = [];
   if (!target.isBot) {
     for (const u of Object.values(state.users)) {
@@ -300,8 +300,15 @@ export async function deactivation(
   const revoked = revokeInvitesBy(state, target.userId);
   facts.push(...revoked.facts);
   events.push(...revoked.events);
-  // The gateway strips `deactivated` and tells the channel directory (peer_remove, FL 377).
-  return { facts, events, notices, handoffs, reply: { deactivated: victims.map((v) => v.userId) } };
+  // The channel directory tells who may see their channels that they left
+  // (peer_remove, FL 377), before the request answers (member-handoffs.ts).
+  handoffs.push(
+    goneHandoff(
+      state.realmId,
+      victims.map((v) => v.userId),
+    ),
+  );
+  return { facts, events, notices, handoffs, replyAfterHandoffs: true, reply: {} };
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */
@@ -415,6 +422,9 @@ const regenerateOwnKey: RealmHandler<"regenerateOwnKey"> = (state, _args, _ctx, 
     facts: [fact({ type: "memberUpdated", userId: me.userId, changes: { apiKey } })],
     events,
     notices: [invalidate(state, me)],
+    // Level 492: the E2EE push devices go with the old key, before the reply (member-handoffs.ts).
+    handoffs: [keyHandoff(state.realmId, me.userId)],
+    replyAfterHandoffs: true,
     reply: { api_key: apiKey },
   };
 };

@@ -489,8 +489,8 @@ export const userProtocol = {
   },
   /** /register's devices. */
   devices: { args: NoArgs, reply: reply<{ devices: Obj }>(), external: "caller" },
-  /** POST /users/me/api_key/regenerate: the E2EE push devices go with the old key. */
-  dropPushDevices: { args: NoArgs, reply: reply(), external: "caller" },
+  /** Internal (the realm's MEMBER_KEY hand-off after a new API key): the E2EE push devices go with the old key. */
+  dropPushDevices: { args: Type.Object({ key: Str }), reply: reply() },
 } as const;
 
 export type UserProtocol = typeof userProtocol;

@@ -7,7 +7,6 @@ import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
-import { announceDeactivated } from "../deactivation-peers.ts";
 
 /**
  * An http(s) URL, sent JSON-encoded as Zulip's web client does
@@ -122,10 +121,7 @@ const deactivateBot = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return announceDeactivated(
-      req,
-      await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) }),
-    );
+    return await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) });
   },
 });
 

@@ -7,7 +7,6 @@ import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
-import { announceDeactivated } from "../deactivation-peers.ts";
 import { accessArgs } from "../user-access.ts";
 
 const READ_PARAMS = {
@@ -191,7 +190,8 @@ const deactivateMember = defineRoute({
         }
       }
     }
-    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateMember", who));
+    // peer_remove for their channels follows in the realm's hand-off (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(req.realmId), "deactivateMember", who);
   },
 });
 
@@ -201,7 +201,7 @@ const deactivateSelf = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateSelf", {}));
+    return await req.call(realmRef(req.realmId), "deactivateSelf", {});
   },
 });
 
