@@ -1,5 +1,6 @@
-// What a reaction's participation and a member's change start in other
-// actors are hand-offs of the deciding turn (actors/channel/participation.ts,
+// What a reaction's participation and a member's change (address, role,
+// deactivation, creation, API key) start in other actors are hand-offs of
+// the deciding turn (actors/channel/participation.ts,
 // actors/realm/member-handoffs.ts): a node gives a hand-off again after a
 // crash, or while it is not acknowledged, so a repeated hand-off must change
 // nothing twice. Here the node's handlers run every such hand-off three
@@ -8,8 +9,21 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { REACTION_PARTICIPATION, runParticipations } from "../actors/channel/index.ts";
-import { MEMBER_EMAIL, MEMBER_ROLE, realmRef, runEmailSyncs, runRoleAccess } from "../actors/realm/index.ts";
-import { typedCall } from "../actors/protocol.ts";
+import {
+  MEMBER_DEFAULTS,
+  MEMBER_EMAIL,
+  MEMBER_GONE,
+  MEMBER_KEY,
+  MEMBER_ROLE,
+  realmRef,
+  runDefaults,
+  runEmailSyncs,
+  runGone,
+  runKeyChanges,
+  runRoleAccess,
+} from "../actors/realm/index.ts";
+import { typedCall, typedCallAs } from "../actors/protocol.ts";
+import { userRef } from "../actors/user/index.ts";
 import type { Obj, OutEvent } from "../actors/types.ts";
 import { createChannel, ok, uniq, useChat, type User } from "./support/index.ts";
 
@@ -33,14 +47,20 @@ describe("hand-offs given again change nothing twice", () => {
   const participate = (data: Obj[]) => runParticipations(data, call, onRefused(REACTION_PARTICIPATION));
   const syncEmails = (data: Obj[]) => runEmailSyncs(data, call, onRefused(MEMBER_EMAIL));
   const roleAccess = (data: Obj[]) => runRoleAccess(data, call, onRefused(MEMBER_ROLE));
+  const gone = (data: Obj[]) => runGone(data, call, onRefused(MEMBER_GONE));
+  const defaults = (data: Obj[]) => runDefaults(data, call, onRefused(MEMBER_DEFAULTS));
+  const keyChanges = (data: Obj[]) => runKeyChanges(data, call, onRefused(MEMBER_KEY));
 
-  test("setup: every hand-off of the three subjects runs three times", async () => {
+  test("setup: every hand-off of these subjects runs three times", async () => {
     await api("GET", "/users/me");
     const node = chat.srv.node;
     call = typedCall((ref, m, a) => node.call(ref, m, a));
     thrice(REACTION_PARTICIPATION, participate);
     thrice(MEMBER_EMAIL, syncEmails);
     thrice(MEMBER_ROLE, roleAccess);
+    thrice(MEMBER_GONE, gone);
+    thrice(MEMBER_DEFAULTS, defaults);
+    thrice(MEMBER_KEY, keyChanges);
   });
 
   /** The user's policy for a topic, from /register. */
@@ -131,6 +151,106 @@ describe("hand-offs given again change nothing twice", () => {
       ok(await api("POST", "/fetch_api_key", { username: newEmail, password }, null)).email,
       newEmail,
     );
+    assert.deepEqual(refused, []);
+  });
+
+  test("a deactivation's peer_remove goes out once", async () => {
+    const u = await chat.newUser();
+    const ch = await createChannel(chat, [chat.owner.userId, u.userId], { name: uniq("gone") });
+    const from = chat.events.length;
+    ok(await api("DELETE", `/users/${u.userId}`));
+    const removes = () =>
+      eventsFor(from, chat.owner.userId, "subscription").filter(
+        (e) => e.op === "peer_remove" && (e.stream_ids as number[]).includes(ch.id),
+      );
+    assert.deepEqual(
+      removes().map((e) => e.user_ids),
+      [[u.userId]],
+    );
+    assert.equal(await gone(given.get(MEMBER_GONE)!.at(-1)!), true);
+    assert.equal(removes().length, 1);
+    assert.deepEqual(refused, []);
+  });
+
+  test("a new user joins the default channels once; a later repeat keeps them out of one they left", async () => {
+    const ch = await createChannel(chat, [chat.owner.userId], { name: uniq("default") });
+    ok(await api("POST", "/default_streams", { stream_id: ch.id }));
+    const from = chat.events.length;
+    const r = ok(
+      await api("POST", "/users", {
+        email: `joiner-${process.pid}@example.com`,
+        password: "joiner-password-1",
+        full_name: "Joining Person",
+      }),
+    );
+    const userId = r.user_id as number;
+    const adds = (since: number) =>
+      eventsFor(since, userId, "subscription").filter(
+        (e) => e.op === "add" && (e.subscriptions as Obj[]).some((x) => x.stream_id === ch.id),
+      );
+    assert.equal(adds(from).length, 1, "one subscription add");
+    const members = async () => ok(await api("GET", `/streams/${ch.id}/members`)).subscribers as number[];
+    assert.ok((await members()).includes(userId));
+
+    // The new user leaves the default channel; the hand-off given once more changes nothing.
+    ok(
+      await api("DELETE", "/users/me/subscriptions", {
+        subscriptions: [ch.name],
+        principals: [userId],
+      }),
+    );
+    assert.ok(!(await members()).includes(userId));
+    const before = chat.events.length;
+    assert.equal(await defaults(given.get(MEMBER_DEFAULTS)!.at(-1)!), true);
+    assert.ok(!(await members()).includes(userId));
+    assert.equal(adds(before).length, 0);
+    ok(await api("DELETE", "/default_streams", { stream_id: ch.id }));
+    assert.deepEqual(refused, []);
+  });
+
+  test("a new API key drops the push devices once; a device registered with the new key stays", async () => {
+    const u = await chat.newUser();
+    const realmId = chat.srv.bootstrapped!.realmId;
+    const me = { realmId, userId: u.userId, role: MEMBER, isBot: false };
+    const callAs = typedCallAs(chat.srv.node.callAs.bind(chat.srv.node));
+    /** A device with an E2EE push key (its relay registration pending: the relay is not asked here). */
+    const pushDevice = async (byte: number) => {
+      const { device_id } = await callAs(userRef(realmId, u.userId), "registerClientDevice", {}, me);
+      await callAs(
+        userRef(realmId, u.userId),
+        "registerPushDevice",
+        {
+          relayConfigured: true,
+          deviceId: device_id,
+          tokenKind: "fcm",
+          pushKey: Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, byte)]).toString("base64"),
+          pushKeyId: byte,
+          bouncerPublicKey: "bouncer-public-key",
+          encryptedPushRegistration: "encrypted",
+          tokenId: Buffer.alloc(8, byte).toString("base64"),
+        },
+        me,
+      );
+      return device_id;
+    };
+    const devicesOf = async () =>
+      Object.keys((await callAs(userRef(realmId, u.userId), "devices", {}, me)).devices).map(Number);
+    const old = await pushDevice(3);
+    const from = chat.events.length;
+    const key = ok(await api("POST", "/users/me/api_key/regenerate", {}, u)).api_key as string;
+    assert.ok(!(await devicesOf()).includes(old));
+    const removed = eventsFor(from, u.userId, "device").filter((e) => e.op === "remove");
+    assert.deepEqual(
+      removed.map((e) => e.device_id),
+      [old],
+    );
+    assert.equal(typeof key, "string");
+
+    const fresh = await pushDevice(4);
+    const before = chat.events.length;
+    assert.equal(await keyChanges(given.get(MEMBER_KEY)!.at(-1)!), true);
+    assert.ok((await devicesOf()).includes(fresh), "a device of the new key stays");
+    assert.deepEqual(eventsFor(before, u.userId, "device"), []);
     assert.deepEqual(refused, []);
   });
 });
