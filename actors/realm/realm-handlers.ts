@@ -157,7 +157,7 @@ const createUser: RealmHandler<"createUser"> = async (state, args, ctx, caller) 
   // within the request, as Zulip does: a client that registers a queue for the
   // new user after the reply finds the greeting in its history, never as a late event.
   // Zulip subscribes a new human user to the realm's default channels
-  // (member-handoffs.ts); the CLI's caller asks the directory itself.
+  // (member-handoffs.ts); the CLI's create-user asks the directory itself.
   return {
     ...decision,
     handoffs: [welcomeHandoff(state, reply.userId, role), defaultsHandoff(state.realmId, reply.userId)],
