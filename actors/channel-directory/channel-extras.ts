@@ -18,7 +18,7 @@ import {
   unsubscribe,
 } from "./handlers.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
-import { applyDirFact, cloneDir, type Channel, type DirState } from "./state.ts";
+import { applyDirFact, cloneDir, handledAlready, type Channel, type DirState } from "./state.ts";
 
 function channelOf(state: DirState, id: number): Channel | undefined {
   return state.channels[String(id)];
@@ -52,20 +52,21 @@ const setDefaultChannel: DirHandler<"setDefaultChannel"> = async (state, args, c
 
 /**
  * {user_id}: subscribe a just-created human user to the realm's default
- * channels (Zulip's process_new_human_user; bots get none). The gateway
- * calls it after POST /users, the CLI after create-user: an administrator
- * or an internal caller.
+ * channels (Zulip's process_new_human_user; bots get none): the realm's
+ * hand-off after POST /users (actors/realm/member-handoffs.ts), the CLI
+ * after create-user; internal only. A user joins them once: the user id
+ * is journaled as done, so a hand-off given again (after the user left a
+ * default channel, say) does nothing.
  */
 const joinDefaultChannels: DirHandler<"joinDefaultChannels"> = async (state, args, ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  const key = `defaults:${args.user_id}`;
+  if (handledAlready(state, key)) return { reply: { stream_ids: [] } };
   const t = await Turn.load(ctx, state.realmId, state);
-  if (caller) {
-    if (caller.realmId !== state.realmId) throw errors.accessDenied();
-    if (!isAdmin(t.me(caller).role)) throw errors.mustBeAdmin();
-  }
   const target = t.users.get(args.user_id);
   if (!target || !target.isActive || target.isBot) throw errors.noSuchUser();
   let s = cloneDir(state);
-  const facts: Obj[] = [];
+  const facts: Obj[] = [{ type: "handled", key }];
   const added: { channelId: number; userId: number }[] = [];
   let from: number | undefined;
   for (const ch of Object.values(state.channels)) {

@@ -5,26 +5,32 @@
 // themselves stay (a reactivated user keeps them).
 //
 // The realm actor deactivates and may not call the channel directory, so
-// the gateway route calls this right after with the ids the realm
-// deactivated. Only users the roster shows inactive are announced: a
-// caller cannot make the server claim that an active user left.
+// its turn journals a hand-off that calls this with the ids it
+// deactivated. Only users the roster shows inactive are announced.
 
 import { errors } from "../errors.ts";
-import type { OutEvent } from "../types.ts";
+import type { Obj, OutEvent } from "../types.ts";
 import { Turn, isSubscribed, peerAudience } from "./access.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
+import { handledAlready } from "./state.ts";
 
+/**
+ * {user_ids, key}: the users the realm just deactivated, its MEMBER_GONE
+ * hand-off (actors/realm/member-handoffs.ts), so internal only. The key is
+ * journaled with the events: a hand-off given again tells nothing twice.
+ */
 const peersOfDeactivated: DirHandler<"peersOfDeactivated"> = async (state, args, ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (handledAlready(state, args.key)) return { reply: {} };
   const t = await Turn.load(ctx, state.realmId);
-  // The caller may be the user who just deactivated themselves (DELETE /users/me).
-  if (!caller || !t.users.has(caller.userId)) throw errors.accessDenied();
+  const done: Obj[] = [{ type: "handled", key: args.key }];
   const gone = new Set<number>();
   for (const v of args.user_ids) {
     const u = t.users.get(v);
     if (u && !u.isActive) gone.add(v);
   }
   const events: OutEvent[] = [];
-  if (!gone.size) return { events, reply: {} };
+  if (!gone.size) return { facts: done, events, reply: {} };
   const channels = Object.values(state.channels).sort((a, b) => a.id - b.id);
   for (const ch of channels) {
     const left = [...gone].filter((id) => isSubscribed(state, ch, id)).sort((a, b) => a - b);
@@ -36,7 +42,7 @@ const peersOfDeactivated: DirHandler<"peersOfDeactivated"> = async (state, args,
       userIds: audience,
     });
   }
-  return { events, reply: {} };
+  return { facts: done, events, reply: {} };
 };
 
 export const deactivatedPeersDirectoryHandlers: DirHandlers<"peersOfDeactivated"> = { peersOfDeactivated };

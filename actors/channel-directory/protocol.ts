@@ -285,11 +285,10 @@ export const channelDirectoryProtocol = {
     reply: reply(),
     external: "caller",
   },
-  /** A just-created human user joins the realm's default channels (an administrator or internal caller). */
+  /** Internal (the realm's MEMBER_DEFAULTS hand-off, the CLI): a just-created human user joins the realm's default channels. */
   joinDefaultChannels: {
     args: Type.Object({ user_id: SafeInt }),
     reply: reply<{ stream_ids: number[] }>(),
-    external: "caller",
   },
   subscriptionStatus: {
     args: Type.Object({ user_id: SafeInt, stream_id: SafeInt }),
@@ -314,12 +313,11 @@ export const channelDirectoryProtocol = {
 
   // ---- the rest of the API
   /** Users whose deactivation the roster shows: peer_remove for their channels (deactivated-peers.ts). */
-  peersOfDeactivated: { args: Type.Object({ user_ids: SafeIntList }), reply: reply(), external: "caller" },
-  /** After a role change, the user's clients hear of the channels that came into or went out of view (role-access.ts). */
+  peersOfDeactivated: { args: Type.Object({ user_ids: SafeIntList, key: Type.String() }), reply: reply() },
+  /** Internal (the realm's MEMBER_ROLE hand-off): after a role change, the user's clients hear of the channels that came into or went out of view (role-access.ts). */
   roleAccessChanged: {
     args: Type.Object({ userId: SafeInt, oldRole: SafeInt }),
     reply: reply(),
-    external: "caller",
   },
   /** The channels whose messages count as public for deleting a user's messages (bulk-delete-handlers.ts). */
   publicChannelIds: { args: Type.Object({}), reply: reply<{ public: number[] }>(), external: "caller" },

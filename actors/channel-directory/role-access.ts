@@ -3,10 +3,11 @@
 // administrators private ones too). Since Zulip 8.0 (FL 205) the user's
 // clients hear of it: stream create events for the channels that came into
 // view, with a peer_add per channel so they learn the subscribers, and a
-// stream delete for those that went out of view. The realm changes the role
-// and the gateway then calls `roleAccessChanged` here with the old role (the
-// realm may not call the directory inside its own turn: the directory reads
-// the realm's roster).
+// stream delete for those that went out of view. The realm's updateMember
+// turn changes the role and journals a MEMBER_ROLE hand-off
+// (actors/realm/member-handoffs.ts) that calls `roleAccessChanged` here,
+// internal only, once the role is in the realm's roster (the realm may not
+// call the directory inside its own turn: the directory reads the roster).
 
 import { errors } from "../errors.ts";
 import type { Obj, OutEvent } from "../types.ts";
@@ -22,16 +23,26 @@ function seesSubscribers(state: DirState, ch: Channel, u: RosterEntry): boolean 
   return !ch.inviteOnly && !isGuest(u.role);
 }
 
-/** {userId, oldRole}: the user whose role changed (the roster already has the new one). */
+/**
+ * {userId, oldRole}: the user whose role changed (the roster already has
+ * the new one). The directory journals the role whose view it told
+ * (`roleSeen`) and tells the difference from that one, so a hand-off given
+ * again, or one that arrives after a later change's, tells nothing twice:
+ * `oldRole` only stands in for a user it never told of.
+ */
 const roleAccessChanged: DirHandler<"roleAccessChanged"> = async (state, args, ctx, caller) => {
+  if (caller) throw errors.accessDenied();
   const t = await Turn.load(ctx, state.realmId, state);
-  const { userId, oldRole } = args;
-  // Only who may change roles asks (an administrator, or one who just gave up the role).
-  const me = t.users.get(caller?.userId ?? -1);
-  if (!me || !me.isActive || (!isAdmin(me.role) && me.userId !== userId)) throw errors.mustBeAdmin();
+  const { userId } = args;
   const now = t.users.get(userId);
-  if (!now || !now.isActive || now.role === oldRole) return { reply: {} };
-  const before: RosterEntry = { ...now, role: oldRole };
+  if (!now) return { reply: {} };
+  const recorded = state.roleSeen?.[String(userId)];
+  const told = recorded ?? args.oldRole;
+  const seen: Obj[] = [{ type: "roleSeen", userId, role: now.role }];
+  if (now.role === told) return recorded === undefined ? { facts: seen, reply: {} } : { reply: {} };
+  // A deactivated user's clients are gone; its next view starts from the role it has now.
+  if (!now.isActive) return { facts: seen, reply: {} };
+  const before: RosterEntry = { ...now, role: told };
 
   const gained: Channel[] = [];
   const lost: number[] = [];
@@ -70,7 +81,7 @@ const roleAccessChanged: DirHandler<"roleAccessChanged"> = async (state, args, c
     };
     events.push({ event, userIds: to });
   }
-  return { events, reply: {} };
+  return { facts: seen, events, reply: {} };
 };
 
 export const roleAccessDirectoryHandlers: DirHandlers<"roleAccessChanged"> = { roleAccessChanged };

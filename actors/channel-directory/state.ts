@@ -108,6 +108,27 @@ export interface DirState {
    * again when they next run).
    */
   dmConvs: Record<string, true>;
+  /**
+   * User id -> the role whose channel view that user's clients were last
+   * told of (role-access.ts), so a role change's hand-off given again tells
+   * nothing twice. SNAPSHOT NOTE: absent in older snapshots (none told yet).
+   */
+  roleSeen?: Record<string, number>;
+  /**
+   * The keys of the latest HANDLED_KEPT hand-offs of other actors carried
+   * out here (a deactivation's peer_remove, a new user's default channels),
+   * so one given again does nothing twice. SNAPSHOT NOTE: absent in older
+   * snapshots (none yet).
+   */
+  handled?: string[];
+}
+
+/** How many hand-off keys `handled` keeps: far more than are ever pending at once. */
+const HANDLED_KEPT = 1000;
+
+/** A hand-off keyed `key` was carried out here already (DirState.handled). */
+export function handledAlready(state: DirState, key: string): boolean {
+  return state.handled?.includes(key) ?? false;
 }
 
 /** A channel folder (folders.ts); realm-wide, held here beside the channels that name them. */
@@ -133,7 +154,11 @@ export type DirFact =
   | { type: "subChanged"; channelId: number; userId: number; changes: Obj }
   /** Every channel with a subscription made before spans existed receives from `cut` on. */
   | { type: "spansInit"; cut: number }
-  | { type: "dmConvListed"; key: string };
+  | { type: "dmConvListed"; key: string }
+  /** The user's clients were told of the channels `role` sees (role-access.ts). */
+  | { type: "roleSeen"; userId: number; role: number }
+  /** A hand-off keyed `key` was carried out (DirState.handled). */
+  | { type: "handled"; key: string };
 
 export function initialDir(ref: ActorRef): DirState {
   return {
@@ -220,6 +245,15 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
     case "dmConvListed":
       state.dmConvs[fact.key] = true;
       break;
+    case "roleSeen":
+      (state.roleSeen ??= {})[String(fact.userId)] = fact.role;
+      break;
+    case "handled": {
+      const keys = (state.handled ??= []);
+      keys.push(fact.key);
+      if (keys.length > HANDLED_KEPT) keys.shift();
+      break;
+    }
     default:
       break; // a fact from a newer version: ignore, never throw
   }

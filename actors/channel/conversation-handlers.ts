@@ -54,6 +54,7 @@ import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff, type SendAutoTopic } from "./delivery.ts";
 import { breadcrumbsHandoff, silentMention } from "./breadcrumbs.ts";
 import { moveHandoff, type MoveOrder } from "./move.ts";
+import { participationHandoff } from "./participation.ts";
 import { checkDirectMessagePolicy } from "./dm-permissions.ts";
 import { accessibleIds, channelSpans, receivedFlagSource, receivedIds, type FlagSource } from "./received.ts";
 import { inSpans } from "../spans.ts";
@@ -1045,23 +1046,30 @@ const react: ConvHandler<"react"> = async (state, args, ctx, caller) => {
     user_id: c.userId,
   };
   const change = changeOf(state, m, { reactions: reactions as unknown as Value });
-  // Reacting is participation (FL 214): the gateway hands this to the
-  // reactor's automatic topic policies (actors/user/auto-topics.ts).
-  const reply =
-    add && ch
-      ? {
-          auto_topic: {
-            stream_id: ch.stream_id,
-            topic: m.topic,
-            channel_muted: ch.muted_by?.includes(c.userId) ?? false,
-          },
-        }
-      : {};
+  // Reacting is participation (FL 214): a hand-off gives it to the
+  // reactor's automatic topic policies (participation.ts); bots have none.
+  const handoffs =
+    add && ch && !c.isBot
+      ? [
+          participationHandoff(
+            {
+              realm: state.realmId,
+              user: c.userId,
+              stream_id: ch.stream_id,
+              topic: m.topic,
+              channel_muted: ch.muted_by?.includes(c.userId) ?? false,
+            },
+            state.key,
+          ),
+        ]
+      : [];
   return {
     facts: [change.fact],
     writes: change.writes,
     events: [{ event, userIds }],
-    reply,
+    handoffs,
+    replyAfterHandoffs: handoffs.length > 0,
+    reply: {},
   };
 };
 

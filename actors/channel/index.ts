@@ -19,3 +19,4 @@ export {
   type LinkOrigin,
 } from "./breadcrumbs.ts";
 export { MESSAGE_MOVE, runMoves } from "./move.ts";
+export { REACTION_PARTICIPATION, runParticipations } from "./participation.ts";

@@ -157,8 +157,8 @@ export const channelProtocol = {
       emoji_code: Type.Optional(Type.String()),
       reaction_type: Type.Optional(Type.String()),
     }),
-    // After an add in a channel: for the reactor's automatic topic policies (FL 214).
-    reply: reply<{ auto_topic?: { stream_id: number; topic: string; channel_muted: boolean } }>(),
+    // An add in a channel answers once the reactor's automatic topic policies ran (participation.ts).
+    reply: reply(),
     external: "caller",
   },
   /** PATCH /messages/{id}: content and/or topic (within this channel). */

@@ -43,6 +43,7 @@ import {
 import { deactivation } from "./member-handlers.ts";
 import { apiEmail, fakeEmailDomain, formatMember } from "./members.ts";
 import { isWebhookUrl } from "../webhook/index.ts";
+import { emailHandoff } from "./member-handoffs.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { BotService, DirEntry, MemberChanges, RealmFact, RealmState } from "./state.ts";
 
@@ -368,8 +369,15 @@ const updateBot: RealmHandler<"updateBot"> = async (state, args, ctx, caller) =>
     // No realm_bot update: since feature level 474 bot objects carry no email.
     // Credentials cached under the old address die on every gateway now.
     notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
-    // The user actor's copy of the address: the gateway asks it to resync.
-    reply.syncEmailOf = bot.userId;
+    // The user actor's copy of the address resyncs once this is journaled (member-handoffs.ts).
+    return {
+      facts,
+      events,
+      notices,
+      handoffs: [emailHandoff(state.realmId, bot.userId)],
+      replyAfterHandoffs: true,
+      reply,
+    };
   }
   return { facts, events, notices, reply };
 };

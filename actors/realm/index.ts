@@ -6,6 +6,18 @@ export { AUTH_ATTEMPTS_MAX, AUTH_WINDOW_MS } from "./rate-limit.ts";
 export { FIELD_TYPES } from "./profile-fields.ts";
 export { userDefaultSettings } from "./user-defaults.ts";
 export { realmRef } from "./refs.ts";
+export {
+  MEMBER_DEFAULTS,
+  MEMBER_EMAIL,
+  MEMBER_GONE,
+  MEMBER_KEY,
+  MEMBER_ROLE,
+  runDefaults,
+  runEmailSyncs,
+  runGone,
+  runKeyChanges,
+  runRoleAccess,
+} from "./member-handoffs.ts";
 export { UNKNOWN_USER_ADD, UNKNOWN_USER_NAME } from "./user-access.ts";
 export type { DirEntry, RealmState } from "./state.ts";
 export type { MessageLimits, RealmProtocol } from "./protocol.ts";

@@ -40,6 +40,7 @@ import {
 import { revokeInvitesBy } from "./invites.ts";
 import { accessFilter, activeGuestIds, unknownUser, withholdFromGuests } from "./user-access.ts";
 import { checkUniqueName } from "./unique-names.ts";
+import { emailHandoff, goneHandoff, keyHandoff, roleHandoff } from "./member-handoffs.ts";
 import { profileDataDecision } from "./profile-fields.ts";
 import { formatSystemBot, systemBotEntry } from "./system-bot.ts";
 import type { RealmHandler } from "./handler.ts";
@@ -201,7 +202,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
   const facts: Obj[] = [];
   const events: OutEvent[] = [...profile.events];
   const notices: { subject: string; data: Obj }[] = [];
-  const reply: { roleChange?: { userId: number; oldRole: number }; syncEmailOf?: number } = {};
+  // What follows in other actors, once this turn is journaled (member-handoffs.ts).
+  const follow: { subject: string; data: Obj }[] = [];
   if (Object.keys(changes).length)
     facts.push(fact({ type: "memberUpdated", userId: target.userId, changes }));
   facts.push(...profile.facts);
@@ -214,8 +216,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
     // The gateway caches each caller's role; a role change must reach it now.
     notices.push(invalidate(state, target));
-    // The gateway then tells the channel directory (FL 205 channel events).
-    reply.roleChange = { userId: target.userId, oldRole: target.role };
+    // The channel directory tells the user of its changed channel view (FL 205).
+    follow.push(roleHandoff(state.realmId, target.userId, target.role));
   }
   if (changes.fullName !== undefined) {
     aboutTarget.push({
@@ -239,12 +241,21 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
     // Credentials cached under the old address die on every gateway now.
     if (!notices.length) notices.push(invalidate(state, target));
     notices.push({ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(newEmail) } });
-    // The user actor keeps a copy of the address; the gateway asks it to
-    // resync (it reads ours), since we may not call a user actor here.
-    reply.syncEmailOf = target.userId;
+    // The user actor keeps a copy of the address and resyncs it (it reads ours).
+    follow.push(emailHandoff(state.realmId, target.userId));
   }
-  const handoffs = await withholdFromGuests(state, ctx, target, aboutTarget);
-  return { facts, events, notices, reply, handoffs };
+  const handoffs = [...(await withholdFromGuests(state, ctx, target, aboutTarget)), ...follow];
+  return {
+    facts,
+    events,
+    notices,
+    handoffs,
+    // The reply comes after them, so a client finds their effects once it
+    // has the answer; a role change's channel events after its realm_user event.
+    replyAfterHandoffs: follow.length > 0,
+    replyAfterEvents: changes.role !== undefined,
+    reply: {},
+  };
 };
 
 /** Facts, events and notices that deactivate `target` (and, for a human, their active bots first). */
@@ -252,7 +263,7 @@ export async function deactivation(
   state: RealmState,
   target: DirEntry,
   ctx: ActorContext,
-): Promise<DecisionOf<{ deactivated: number[] }>> {
+): Promise<DecisionOf<Record<string, never>>> {
   const victims: DirEntry[] = [];
   if (!target.isBot) {
     for (const u of Object.values(state.users)) {
@@ -289,8 +300,15 @@ export async function deactivation(
   const revoked = revokeInvitesBy(state, target.userId);
   facts.push(...revoked.facts);
   events.push(...revoked.events);
-  // The gateway strips `deactivated` and tells the channel directory (peer_remove, FL 377).
-  return { facts, events, notices, handoffs, reply: { deactivated: victims.map((v) => v.userId) } };
+  // The channel directory tells who may see their channels that they left
+  // (peer_remove, FL 377), before the request answers (member-handoffs.ts).
+  handoffs.push(
+    goneHandoff(
+      state.realmId,
+      victims.map((v) => v.userId),
+    ),
+  );
+  return { facts, events, notices, handoffs, replyAfterHandoffs: true, reply: {} };
 }
 
 /** DELETE /users/{user_id} (humans only, like Zulip; bots go through DELETE /bots/{id}). */
@@ -404,6 +422,9 @@ const regenerateOwnKey: RealmHandler<"regenerateOwnKey"> = (state, _args, _ctx, 
     facts: [fact({ type: "memberUpdated", userId: me.userId, changes: { apiKey } })],
     events,
     notices: [invalidate(state, me)],
+    // Level 492: the E2EE push devices go with the old key, before the reply (member-handoffs.ts).
+    handoffs: [keyHandoff(state.realmId, me.userId)],
+    replyAfterHandoffs: true,
     reply: { api_key: apiKey },
   };
 };

@@ -147,7 +147,6 @@ export type WebhookBotReply =
       service: { baseUrl: string; interface: number; token: string } | null;
     };
 
-type Deactivated = { deactivated: number[] };
 type UserRef = { user_id: number; email: string };
 
 /** The realm's message editing, deletion, moving and retention settings (`messageLimits`). */
@@ -252,8 +251,8 @@ export const realmProtocol = {
     external: "anonymous",
   },
   /**
-   * PATCH /users/{user_id}. The reply tells the gateway what to do next:
-   * `roleChange` for the channel directory, `syncEmailOf` for a user actor.
+   * PATCH /users/{user_id}. A role or address change is followed in the
+   * channel directory and the user actor before the reply (member-handoffs.ts).
    */
   updateMember: {
     args: Type.Object({
@@ -264,13 +263,13 @@ export const realmProtocol = {
       // Raw JSON: checked with Zulip's texts (validate_user_custom_profile_data).
       profileData: Type.Optional(AnyValue),
     }),
-    reply: reply<{ roleChange?: { userId: number; oldRole: number }; syncEmailOf?: number }>(),
+    reply: reply(),
     external: "caller",
   },
   /** DELETE /users/{user_id}: the user and their bots. */
-  deactivateMember: { args: Type.Object(Target), reply: reply<Deactivated>(), external: "caller" },
+  deactivateMember: { args: Type.Object(Target), reply: reply(), external: "caller" },
   /** DELETE /users/me. */
-  deactivateSelf: { args: Type.Object({}), reply: reply<Deactivated>(), external: "caller" },
+  deactivateSelf: { args: Type.Object({}), reply: reply(), external: "caller" },
   /** DELETE /users/{user_id} with actions: deactivateMember's checks, and whom it would deactivate. */
   planDeactivation: {
     args: Type.Object(Target),
@@ -321,7 +320,7 @@ export const realmProtocol = {
   getBots: { args: Type.Object({}), reply: reply<{ bots: Obj[] }>(), external: "caller" },
   /** /register's realm_bots. */
   administeredBots: { args: Type.Object({}), reply: reply<{ bots: Obj[] }>(), external: "caller" },
-  /** PATCH /bots/{bot_id}: Zulip's reply, and `syncEmailOf` for the gateway when the address moved. */
+  /** PATCH /bots/{bot_id}: Zulip's reply, after a new address reached the bot's user actor (member-handoffs.ts). */
   updateBot: {
     args: Type.Object({
       botId: SafeInt,
@@ -340,7 +339,7 @@ export const realmProtocol = {
   /** GET /bots/{bot_id}/api_key. */
   getBotKey: { args: BotId, reply: reply<{ api_key: string }>(), external: "caller" },
   /** DELETE /bots/{bot_id}. */
-  deactivateBot: { args: BotId, reply: reply<Deactivated>(), external: "caller" },
+  deactivateBot: { args: BotId, reply: reply(), external: "caller" },
   /** Internal (outgoing-webhook worker): the bot's delivery facts, service token included. */
   webhookBot: { args: BotId, reply: reply<WebhookBotReply>() },
 

@@ -30,6 +30,7 @@ import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { addUser } from "./add-user.ts";
 import { firstLoginDecision } from "./first-login.ts";
+import { defaultsHandoff } from "./member-handoffs.ts";
 import { welcomeHandoff } from "./welcome-messages.ts";
 
 function fact(f: RealmFact): Obj {
@@ -155,9 +156,11 @@ const createUser: RealmHandler<"createUser"> = async (state, args, ctx, caller) 
   // Zulip's Welcome Bot greets a user an administrator created (the CLI's accounts are not greeted),
   // within the request, as Zulip does: a client that registers a queue for the
   // new user after the reply finds the greeting in its history, never as a late event.
+  // Zulip subscribes a new human user to the realm's default channels
+  // (member-handoffs.ts); the CLI's create-user asks the directory itself.
   return {
     ...decision,
-    handoffs: [welcomeHandoff(state, reply.userId, role)],
+    handoffs: [welcomeHandoff(state, reply.userId, role), defaultsHandoff(state.realmId, reply.userId)],
     replyAfterHandoffs: true,
     reply: { user_id: reply.userId },
   };

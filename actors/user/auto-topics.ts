@@ -15,7 +15,7 @@ import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import { settingValue } from "./format.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { UserState } from "./state.ts";
-import { autoSentOf, keyOf, setDecision, topicsOf } from "./topics.ts";
+import { autoSentOf, keyOf, participatedOf, setDecision, topicsOf } from "./topics.ts";
 
 type Handlers = SomeHandlersOf<UserState, UserProtocol, "autoTopicOutcome" | "autoTopicOnParticipation">;
 
@@ -151,14 +151,18 @@ const autoTopicOutcome: Handlers["autoTopicOutcome"] = (state, args, _ctx, calle
 };
 
 /**
- * After the caller's own reaction to a channel message (participation):
- * {stream_id, topic, channel_muted}, from the conversation that took the
- * reaction. Zulip's visibility_policy_for_participation and
- * should_change_visibility_policy.
+ * The user's reaction to a channel message (participation): {stream_id,
+ * topic, channel_muted, key}, the hand-off of the conversation that took
+ * the reaction (actors/channel/participation.ts), so internal only. Zulip's
+ * visibility_policy_for_participation and should_change_visibility_policy.
+ * The change is journaled with the reaction's key: a hand-off given again
+ * after it changed the policy changes nothing (one that changed nothing
+ * decides again, on the same rules).
  */
 const autoTopicOnParticipation: Handlers["autoTopicOnParticipation"] = async (state, args, ctx, caller) => {
-  requireSelf(state, caller);
-  if (state.isBot) return { reply: {} };
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.noSuchUser();
+  if (state.isBot || participatedOf(state).includes(args.key)) return { reply: {} };
   let next: number | null = null;
   if (Number(settingValue(state, "automatically_follow_topics_policy")) === ON_PARTICIPATION) next = FOLLOWED;
   else if (
@@ -170,7 +174,7 @@ const autoTopicOnParticipation: Handlers["autoTopicOnParticipation"] = async (st
   const current = topicsOf(state)[keyOf(m.streamId, m.topic)]?.visibility_policy ?? INHERIT;
   if (next === null || next === current || current === FOLLOWED) return { reply: {} };
   const d = await setPolicy(state, ctx, m, next);
-  return { ...d, reply: {} };
+  return { ...d, facts: d.facts.map((f) => ({ ...f, participation: args.key })), reply: {} };
 };
 
 export const autoTopicHandlers: Handlers = {

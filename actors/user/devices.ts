@@ -321,12 +321,20 @@ const activePushDevices: Handlers["activePushDevices"] = (state, args, _ctx, cal
  * Level 492: a new API key logs the user out everywhere, so the devices
  * registered for E2EE push stop being notified: they are removed (a
  * `device`/`remove` event each). Devices without a push registration stay.
+ * {key}: the realm's hand-off of the key change (actors/realm/
+ * member-handoffs.ts), internal only; journaled, so a hand-off given again
+ * drops nothing, not even a device registered with the new key since.
  */
-const dropPushDevices: Handlers["dropPushDevices"] = (state, _args, _ctx, caller) => {
-  requireSelf(state, caller);
+const dropPushDevices: Handlers["dropPushDevices"] = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.noSuchUser();
+  if (state.devicesDroppedFor?.includes(args.key)) return { reply: {} };
   const gone = state.devices.filter((d) => d.pushKeyId !== null);
   return {
-    facts: gone.map((d) => fact({ type: "deviceRemoved", id: d.id })),
+    facts: [
+      ...gone.map((d) => fact({ type: "deviceRemoved", id: d.id })),
+      fact({ type: "devicesDropped", key: args.key }),
+    ],
     events: gone.map((d) => deviceEvent(state, { op: "remove", device_id: d.id })),
     reply: {},
   };

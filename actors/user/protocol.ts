@@ -139,8 +139,8 @@ export const userProtocol = {
   updateStatus: { args: StatusChangeSchema, reply: reply(), external: "caller" },
   /** POST /users/{id}/status: an administrator sets the user's status (admin-status.ts). */
   updateStatusByAdmin: { args: Type.Object(statusFields), reply: reply(), external: "caller" },
-  /** The user actor's copy of its address follows the realm's (email-sync.ts). */
-  syncEmail: { args: NoArgs, reply: reply(), external: "caller" },
+  /** Internal (the realm's MEMBER_EMAIL hand-off): the user actor's copy of its address follows the realm's (email-sync.ts). */
+  syncEmail: { args: NoArgs, reply: reply() },
   /** GET /export/realm/consents, one user (export-consent.ts). */
   exportConsent: {
     args: NoArgs,
@@ -287,11 +287,10 @@ export const userProtocol = {
     reply: reply<{ visibility_policy?: number }>(),
     external: "caller",
   },
-  /** After the caller's own reaction in a channel (participation). */
+  /** The user's reaction in a channel (participation): the conversation's hand-off (channel/participation.ts). */
   autoTopicOnParticipation: {
-    args: Type.Object({ stream_id: SafeInt, topic: Str, channel_muted: Type.Optional(Bool) }),
+    args: Type.Object({ stream_id: SafeInt, topic: Str, channel_muted: Type.Optional(Bool), key: Str }),
     reply: reply(),
-    external: "caller",
   },
 
   // ---- typing (typing.ts)
@@ -490,8 +489,8 @@ export const userProtocol = {
   },
   /** /register's devices. */
   devices: { args: NoArgs, reply: reply<{ devices: Obj }>(), external: "caller" },
-  /** POST /users/me/api_key/regenerate: the E2EE push devices go with the old key. */
-  dropPushDevices: { args: NoArgs, reply: reply(), external: "caller" },
+  /** Internal (the realm's MEMBER_KEY hand-off after a new API key): the E2EE push devices go with the old key. */
+  dropPushDevices: { args: Type.Object({ key: Str }), reply: reply() },
 } as const;
 
 export type UserProtocol = typeof userProtocol;

@@ -51,6 +51,11 @@ export interface UserState {
   pushTokens: PushToken[];
   /** Logged-in client devices (Zulip's Device rows), oldest first; see devices.ts. */
   devices: Device[];
+  /**
+   * The keys of the latest API key changes whose push devices were dropped
+   * (devices.ts dropPushDevices). SNAPSHOT NOTE: absent in older snapshots.
+   */
+  devicesDroppedFor?: string[];
   /** Synchronized message drafts (Zulip's Draft rows), in creation order; see drafts.ts. */
   drafts: Draft[];
   /** Alert words in the order added (Zulip's AlertWord rows); see alert-words.ts. */
@@ -180,12 +185,17 @@ export type UserFact =
   | { type: "pushTokenRemoved"; kind: string; token: string }
   | { type: "deviceAdded"; id: number }
   | { type: "deviceRemoved"; id: number }
+  /** The push devices of the API key change `key` were dropped (the deviceRemoved facts before it). */
+  | { type: "devicesDropped"; key: string }
   /** The whole list after an add or remove. */
   | { type: "alertWords"; words: string[] }
   | { type: "userMuted"; muted: MutedUser }
   | { type: "userUnmuted"; id: number }
   /** Only the fields that changed. */
   | { type: "deviceUpdated"; id: number; changes: Partial<Device> };
+
+/** How many API key changes `devicesDroppedFor` remembers: a hand-off is given again long before more follow. */
+const DROPPED_KEYS_KEPT = 10;
 
 export function initialUser(ref: ActorRef): UserState {
   return {
@@ -291,6 +301,12 @@ export function applyUserFact(state: UserState, raw: Obj): UserState {
     case "deviceRemoved":
       state.devices = state.devices.filter((d) => d.id !== fact.id);
       break;
+    case "devicesDropped": {
+      const keys = (state.devicesDroppedFor ??= []);
+      keys.push(fact.key);
+      if (keys.length > DROPPED_KEYS_KEPT) keys.shift();
+      break;
+    }
     case "deviceUpdated": {
       const d = state.devices.find((x) => x.id === fact.id);
       if (d) Object.assign(d, fact.changes, { id: d.id });

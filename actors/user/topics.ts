@@ -26,6 +26,8 @@ interface TopicHolder {
   userTopics?: Record<string, UserTopic>;
   /** The latest AUTO_SENT_KEPT policy changes of the user's own sends: [message id, policy]. */
   autoSent?: [number, number][];
+  /** The keys of the latest AUTO_SENT_KEPT reactions that changed a policy (auto-topics.ts). */
+  participated?: string[];
 }
 
 const AUTO_SENT_KEPT = 100;
@@ -33,6 +35,11 @@ const AUTO_SENT_KEPT = 100;
 /** The policy changes the user's own latest sends made (auto-topics.ts). */
 export function autoSentOf(state: UserState): [number, number][] {
   return (state as UserState & TopicHolder).autoSent ?? [];
+}
+
+/** The keys of the user's latest reactions that changed a topic's policy (auto-topics.ts). */
+export function participatedOf(state: UserState): string[] {
+  return (state as UserState & TopicHolder).participated ?? [];
 }
 
 export function keyOf(streamId: number, topic: string): string {
@@ -55,6 +62,12 @@ export function applyTopicFact(state: UserState, raw: Obj): UserState {
     const sent = (holder.autoSent ??= []);
     sent.push([raw.sent, t.visibility_policy]);
     if (sent.length > AUTO_SENT_KEPT) sent.shift();
+  }
+  // Set by a reaction's participation (`participation`: its key), so a repeat of it is a no-op.
+  if (typeof raw.participation === "string") {
+    const keys = (holder.participated ??= []);
+    keys.push(raw.participation);
+    if (keys.length > AUTO_SENT_KEPT) keys.shift();
   }
   return state;
 }

@@ -10,9 +10,11 @@ import { deliverMessages, MESSAGE_DELIVERY } from "../../actors/channel/delivery
 import {
   MESSAGE_MOVE,
   MOVE_BREADCRUMBS,
+  REACTION_PARTICIPATION,
   runBotPosts,
   runBreadcrumbs,
   runMoves,
+  runParticipations,
 } from "../../actors/channel/index.ts";
 import { PUSH_NOTIFY } from "../../actors/channel/push-candidates.ts";
 import {
@@ -21,7 +23,21 @@ import {
   emitAccessChangeEvents,
   relayAccessEvents,
 } from "../../actors/channel-directory/index.ts";
+import type { ZulipError } from "../../actors/errors.ts";
 import { typedCall, typedCallAs } from "../../actors/protocol.ts";
+import type { Obj } from "../../actors/types.ts";
+import {
+  MEMBER_DEFAULTS,
+  MEMBER_EMAIL,
+  MEMBER_GONE,
+  MEMBER_KEY,
+  MEMBER_ROLE,
+  runDefaults,
+  runEmailSyncs,
+  runGone,
+  runKeyChanges,
+  runRoleAccess,
+} from "../../actors/realm/index.ts";
 import { ACCESS_RELAY } from "../../actors/user/index.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "../../webhook/worker.ts";
@@ -72,6 +88,25 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
       botPosts.warn({ key, code: err.code, msg: err.message }, "notification bot post refused"),
     ),
   );
+  // A reaction's participation: the reactor's automatic topic policies.
+  const topics = componentLogger("auto-topics");
+  node.onHandoff(REACTION_PARTICIPATION, (data) =>
+    runParticipations(data, call, (p, err) =>
+      topics.warn({ user: p.user, key: p.key, code: err.code, msg: err.message }, "participation refused"),
+    ),
+  );
+  // What follows a member's change on the realm: the user actor's copy of
+  // the address, the channels a role change brought into or out of view,
+  // peer_remove for the deactivated, a new user's default channels, the
+  // push devices of an old API key (actors/realm/member-handoffs.ts).
+  const members = componentLogger("members");
+  const memberRefused = (subject: string, data: Obj, err: ZulipError) =>
+    members.warn({ subject, user: data.userId, code: err.code, msg: err.message }, "member hand-off refused");
+  node.onHandoff(MEMBER_EMAIL, (data) => runEmailSyncs(data, call, memberRefused));
+  node.onHandoff(MEMBER_ROLE, (data) => runRoleAccess(data, call, memberRefused));
+  node.onHandoff(MEMBER_GONE, (data) => runGone(data, call, memberRefused));
+  node.onHandoff(MEMBER_DEFAULTS, (data) => runDefaults(data, call, memberRefused));
+  node.onHandoff(MEMBER_KEY, (data) => runKeyChanges(data, call, memberRefused));
   // Events about a user for the guests who may access them (restricted user access).
   node.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
   // A guest's gained and lost channel peers, less its DM partners (restricted user access).

@@ -2,12 +2,11 @@
 // patch_bot_backend, regenerate_bot_api_key, deactivate_bot_backend):
 // parse, one realm-actor call, reply.
 
-import { realmRef, userRef } from "../../actors/index.ts";
+import { realmRef } from "../../actors/index.ts";
 import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { defineRoute, p, param, type Parser, type RouteDef, type RouteRequest } from "../index.ts";
-import { announceDeactivated } from "../deactivation-peers.ts";
 
 /**
  * An http(s) URL, sent JSON-encoded as Zulip's web client does
@@ -101,10 +100,8 @@ const updateBot = defineRoute({
     if (sent.service_payload_url !== undefined) args.servicePayloadUrl = sent.service_payload_url;
     if (sent.service_interface !== undefined) args.serviceInterface = sent.service_interface;
     if (sent.short_name !== undefined) args.shortName = sent.short_name;
-    const { syncEmailOf, ...reply } = await req.call(realmRef(req.realmId), "updateBot", args);
-    // The bot's user actor keeps a copy of its address (actors/user/email-sync.ts).
-    if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
-    return reply;
+    // A new address reaches the bot's user actor in the realm's hand-off (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(req.realmId), "updateBot", args);
   },
 });
 
@@ -124,10 +121,7 @@ const deactivateBot = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return announceDeactivated(
-      req,
-      await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) }),
-    );
+    return await req.call(realmRef(req.realmId), "deactivateBot", { botId: botId(req) });
   },
 });
 

@@ -7,7 +7,6 @@ import { errors } from "../../actors/errors.ts";
 import type { ArgsOf } from "../../actors/protocol.ts";
 import type { RealmProtocol } from "../../actors/realm/index.ts";
 import { c, defineRoute, p, param, type ParamValues, type RouteDef, type RouteRequest } from "../index.ts";
-import { announceDeactivated } from "../deactivation-peers.ts";
 import { accessArgs } from "../user-access.ts";
 
 const READ_PARAMS = {
@@ -83,13 +82,10 @@ const updateMember = defineRoute({
     if (req.params.full_name !== undefined) args.fullName = req.params.full_name;
     if (req.params.role !== undefined) args.role = req.params.role;
     if (req.params.new_email !== undefined) args.newEmail = req.params.new_email;
-    const { syncEmailOf, roleChange, ...reply } = await req.call(realmRef(req.realmId), "updateMember", args);
-    // The user actor's copy of the address follows the realm's (see
-    // actors/user/email-sync.ts): the realm may not call it in its turn.
-    if (typeof syncEmailOf === "number") await req.call(userRef(req.realmId, syncEmailOf), "syncEmail", {});
-    // Channels that came into or went out of the user's view (FL 205).
-    if (roleChange) await req.call(channelDirectoryRef(req.realmId), "roleAccessChanged", roleChange);
-    return reply;
+    // The user actor's copy of an address and the channels a role change
+    // brings into or out of view follow in the realm's hand-offs, before
+    // it answers (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(req.realmId), "updateMember", args);
   },
 });
 
@@ -194,7 +190,8 @@ const deactivateMember = defineRoute({
         }
       }
     }
-    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateMember", who));
+    // peer_remove for their channels follows in the realm's hand-off (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(req.realmId), "deactivateMember", who);
   },
 });
 
@@ -204,7 +201,7 @@ const deactivateSelf = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return announceDeactivated(req, await req.call(realmRef(req.realmId), "deactivateSelf", {}));
+    return await req.call(realmRef(req.realmId), "deactivateSelf", {});
   },
 });
 

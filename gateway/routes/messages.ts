@@ -371,15 +371,15 @@ function reactionRoute(method: "POST" | "DELETE"): RouteDef {
     async handler(req) {
       const id = pathInt(req, "message_id");
       const item = await locate(req, id);
-      const { auto_topic: auto, ...reply } = await req.call(convRef(req, item.conv), "react", {
+      // The reactor's automatic topic policies are the react turn's
+      // hand-off, run before it answers (actors/channel/participation.ts).
+      return await req.call(convRef(req, item.conv), "react", {
         message_id: id,
         op: method === "POST" ? "add" : "remove",
         emoji_name: req.params.emoji_name,
         emoji_code: req.params.emoji_code,
         reaction_type: req.params.reaction_type,
       });
-      if (auto) await req.call(userRef(req.realmId, meId(req)), "autoTopicOnParticipation", auto);
-      return reply;
     },
   });
 }

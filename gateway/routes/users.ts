@@ -2,7 +2,7 @@
 // (Zulip's zerver/views/users.py and zerver/views/presence.py).
 
 import { channelRows, spannedChannels } from "../received.ts";
-import { channelDirectoryRef, realmRef, userRef } from "../../actors/index.ts";
+import { realmRef, userRef } from "../../actors/index.ts";
 import type { Caller } from "../../actors/types.ts";
 import { defineRoute, p, param, type RouteDef, type RouteRequest } from "../index.ts";
 
@@ -21,15 +21,13 @@ const createUser = defineRoute({
     full_name: param(p.string(), { required: true }),
   },
   async handler(req) {
-    // With a caller, the realm answers Zulip's {user_id}.
-    const reply = (await req.call(realmRef(req.realmId), "createUser", {
+    // With a caller, the realm answers Zulip's {user_id}, once its hand-offs
+    // greeted the user and joined them to the default channels.
+    return (await req.call(realmRef(req.realmId), "createUser", {
       email: req.params.email,
       password: req.params.password,
       fullName: req.params.full_name,
     })) as { user_id: number };
-    // Zulip subscribes a new human user to the realm's default channels.
-    await req.call(channelDirectoryRef(req.realmId), "joinDefaultChannels", { user_id: reply.user_id });
-    return reply;
   },
 });
 
@@ -90,10 +88,9 @@ const regenerateApiKey = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    const reply = await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {});
-    // Level 492: the E2EE push devices go with the old key.
-    await req.call(userRef(me(req).realmId, me(req).userId), "dropPushDevices", {});
-    return reply;
+    // Level 492: the E2EE push devices go with the old key, in the realm's
+    // hand-off before it answers (actors/realm/member-handoffs.ts).
+    return await req.call(realmRef(me(req).realmId), "regenerateOwnKey", {});
   },
 });
 

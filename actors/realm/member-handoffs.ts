@@ -1,0 +1,164 @@
+// What follows a member's change in other actors. The realm is the
+// authority for members, but may not call a user actor or the channel
+// directory inside its turn (they call the realm: a cycle would deadlock),
+// so its turn journals the rest with the change as durable hand-offs, and
+// answers once they ran (replyAfterHandoffs). A node that dies in between
+// gives them again at the realm's next activation; each target call is
+// idempotent:
+//
+// - MEMBER_EMAIL (updateMember, updateBot): the user actor's copy of its
+//   address follows the realm's (`syncEmail`, actors/user/email-sync.ts).
+//   It reads the address from the realm and journals only a difference.
+// - MEMBER_ROLE (updateMember): the channels that came into or went out of
+//   the user's view (FL 205; `roleAccessChanged`,
+//   actors/channel-directory/role-access.ts). The directory journals the
+//   role whose view it told and tells only the difference from it.
+// - MEMBER_GONE (deactivation): peer_remove for the channels of the users
+//   deactivated (FL 377; `peersOfDeactivated`,
+//   actors/channel-directory/deactivated-peers.ts), once per key the turn
+//   drew, which the directory journals with the events.
+// - MEMBER_DEFAULTS (POST /users): the new user joins the default channels
+//   (`joinDefaultChannels`, actors/channel-directory/channel-extras.ts),
+//   once per user: the directory journals the user as done.
+// - MEMBER_KEY (a user's new API key, level 492): the user's E2EE push
+//   devices go (`dropPushDevices`, actors/user/devices.ts), once per key the
+//   turn drew, which the user actor journals: a device registered with the
+//   new key stays.
+
+import { randomBytes } from "node:crypto";
+import { channelDirectoryRef, userRef } from "../addresses.ts";
+import { ZulipError } from "../errors.ts";
+import type { TypedCall } from "../protocol.ts";
+import type { Obj } from "../types.ts";
+
+export const MEMBER_EMAIL = "member.email";
+export const MEMBER_ROLE = "member.role";
+export const MEMBER_GONE = "member.gone";
+export const MEMBER_DEFAULTS = "member.defaults";
+export const MEMBER_KEY = "member.key";
+
+/** A key for a hand-off's target to journal, drawn by the deciding turn. */
+function drawKey(): string {
+  return randomBytes(8).toString("hex");
+}
+
+type Handoff = { subject: string; data: Obj };
+
+/** The user actor of `userId` resyncs its address (MEMBER_EMAIL). */
+export function emailHandoff(realm: number, userId: number): Handoff {
+  return { subject: MEMBER_EMAIL, data: { realm, userId } };
+}
+
+/** The channel directory tells `userId` of its changed channel view (MEMBER_ROLE). */
+export function roleHandoff(realm: number, userId: number, oldRole: number): Handoff {
+  return { subject: MEMBER_ROLE, data: { realm, userId, oldRole } };
+}
+
+/** The channel directory announces that `userIds` left their channels (MEMBER_GONE). */
+export function goneHandoff(realm: number, userIds: number[]): Handoff {
+  return { subject: MEMBER_GONE, data: { realm, userIds, key: drawKey() } };
+}
+
+/** A new human user joins the default channels (MEMBER_DEFAULTS). */
+export function defaultsHandoff(realm: number, userId: number): Handoff {
+  return { subject: MEMBER_DEFAULTS, data: { realm, userId } };
+}
+
+/** The user's E2EE push devices go with its old API key (MEMBER_KEY). */
+export function keyHandoff(realm: number, userId: number): Handoff {
+  return { subject: MEMBER_KEY, data: { realm, userId, key: drawKey() } };
+}
+
+/** A target refused for good (a Zulip error): reported and acknowledged; anything else is given again. */
+export type MemberHandoffRefused = (subject: string, data: Obj, err: ZulipError) => void;
+
+async function each(
+  subject: string,
+  handoffs: Obj[],
+  run: (data: Obj) => Promise<unknown>,
+  refused: MemberHandoffRefused,
+): Promise<boolean> {
+  for (const data of handoffs) {
+    try {
+      await run(data);
+    } catch (err) {
+      if (!(err instanceof ZulipError)) return false;
+      refused(subject, data, err);
+    }
+  }
+  return true;
+}
+
+/** Run MEMBER_EMAIL hand-offs (one batch of the realm's turns, in order). */
+export function runEmailSyncs(
+  handoffs: Obj[],
+  call: TypedCall,
+  refused: MemberHandoffRefused,
+): Promise<boolean> {
+  return each(
+    MEMBER_EMAIL,
+    handoffs,
+    (d) => call(userRef(Number(d.realm), Number(d.userId)), "syncEmail", {}),
+    refused,
+  );
+}
+
+/** Run MEMBER_ROLE hand-offs (one batch of the realm's turns, in order). */
+export function runRoleAccess(
+  handoffs: Obj[],
+  call: TypedCall,
+  refused: MemberHandoffRefused,
+): Promise<boolean> {
+  return each(
+    MEMBER_ROLE,
+    handoffs,
+    (d) =>
+      call(channelDirectoryRef(Number(d.realm)), "roleAccessChanged", {
+        userId: Number(d.userId),
+        oldRole: Number(d.oldRole),
+      }),
+    refused,
+  );
+}
+
+/** Run MEMBER_GONE hand-offs (one batch of the realm's turns, in order). */
+export function runGone(handoffs: Obj[], call: TypedCall, refused: MemberHandoffRefused): Promise<boolean> {
+  return each(
+    MEMBER_GONE,
+    handoffs,
+    (d) =>
+      call(channelDirectoryRef(Number(d.realm)), "peersOfDeactivated", {
+        user_ids: (d.userIds as number[]).map(Number),
+        key: String(d.key),
+      }),
+    refused,
+  );
+}
+
+/** Run MEMBER_DEFAULTS hand-offs (one batch of the realm's turns, in order). */
+export function runDefaults(
+  handoffs: Obj[],
+  call: TypedCall,
+  refused: MemberHandoffRefused,
+): Promise<boolean> {
+  return each(
+    MEMBER_DEFAULTS,
+    handoffs,
+    (d) => call(channelDirectoryRef(Number(d.realm)), "joinDefaultChannels", { user_id: Number(d.userId) }),
+    refused,
+  );
+}
+
+/** Run MEMBER_KEY hand-offs (one batch of the realm's turns, in order). */
+export function runKeyChanges(
+  handoffs: Obj[],
+  call: TypedCall,
+  refused: MemberHandoffRefused,
+): Promise<boolean> {
+  return each(
+    MEMBER_KEY,
+    handoffs,
+    (d) => call(userRef(Number(d.realm), Number(d.userId)), "dropPushDevices", { key: String(d.key) }),
+    refused,
+  );
+}
