@@ -179,12 +179,14 @@ export class Membership {
 
   private encodeSelf(): Uint8Array {
     const self = this.self as { id: string; grpc: string };
-    return pb().Heartbeat.encode({
-      nodeId: self.id,
-      grpc: self.grpc,
-      draining: this.draining,
-      startedAt: this.startedAt,
-    }).finish();
+    return pb()
+      .Heartbeat.encode({
+        nodeId: self.id,
+        grpc: self.grpc,
+        draining: this.draining,
+        startedAt: this.startedAt,
+      })
+      .finish();
   }
 
   private beat(): void {

@@ -754,7 +754,8 @@ describe("gateway http auth", () => {
     // The key changes; until the notice, the gateway still has the old record.
     addUser(email, { userId: 20, apiKey: KEY2 });
     assert.equal((await call(app, "GET", url, { auth })).status, 200);
-    const notice = (o: Obj) => bus.publish("notice.auth.invalidate", pb().MapValue.encode(toPbMap(o)).finish());
+    const notice = (o: Obj) =>
+      bus.publish("notice.auth.invalidate", pb().MapValue.encode(toPbMap(o)).finish());
     notice({ realmId: 1, email });
     assertError(await call(app, "GET", url, { auth }), 401, "Invalid API key", "UNAUTHORIZED");
     assert.equal((await call(app, "GET", url, { auth: basic(email, KEY2) })).status, 200);

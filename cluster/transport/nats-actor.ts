@@ -114,7 +114,9 @@ export class NatsActorClient implements ActorClient {
     const startBy = grace > 0 ? req.deadline - NESTED_START_RESERVE_MS : req.deadline;
     let payload: Uint8Array;
     try {
-      payload = pb().ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy })).finish();
+      payload = pb()
+        .ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy }))
+        .finish();
     } catch {
       return internalError();
     }
