@@ -68,6 +68,9 @@ const result = await build({
   sourcemap: true,
   minifyWhitespace: true,
   minifySyntax: true,
+  // Node prints the source line of an uncaught exception above its stack:
+  // keep that a line, not the whole minified bundle.
+  lineLimit: 160,
   sourcesContent: false,
   external,
   metafile: true,
