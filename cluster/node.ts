@@ -26,7 +26,7 @@ import {
   type UntypedRef,
 } from "../actors/protocol.ts";
 import { MovedError } from "./runtime-errors.ts";
-import { pb, toPbMap } from "../proto/codec.ts";
+import { encodeFlatMap } from "../proto/codec.ts";
 import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
 import { Catalog } from "./catalog.ts";
@@ -400,5 +400,5 @@ function refuseExternal(
 }
 
 function encodeNotice(data: Obj): Uint8Array {
-  return pb().MapValue.encode(toPbMap(data)).finish();
+  return encodeFlatMap(data);
 }

@@ -163,6 +163,13 @@ export class Authenticator {
   }
 
   private onNotice(data: Uint8Array): void {
+    // Nothing cached yet (a server creating its first users): a lookup in
+    // flight must not be cached, and there is nothing else to drop, so the
+    // notice is not even decoded (which would load protobufjs at start).
+    if (this.entryCache === null) {
+      this.generation++;
+      return;
+    }
     let realmId: unknown;
     let email: unknown;
     try {

@@ -117,20 +117,48 @@ export function fromPbMap(m: PbMap | null | undefined): Obj {
 // in field 1) is read by protobufjs.
 const FACT_JSON_TAG = (2 << 3) | 2;
 
-export function encodeFact(fact: Obj): Uint8Array {
-  const json = Buffer.from(JSON.stringify(fact));
-  const head: number[] = [FACT_JSON_TAG];
-  for (let n = json.length; ; n = Math.floor(n / 128)) {
-    if (n < 128) {
-      head.push(n);
-      break;
-    }
-    head.push((n % 128) | 128);
-  }
-  const out = Buffer.allocUnsafe(head.length + json.length);
-  out.set(head, 0);
-  out.set(json, head.length);
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 128; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+  out.push(n);
   return out;
+}
+
+/** A length-delimited field: its tag, the length as a varint, the bytes. */
+function delimited(tag: number, bytes: Uint8Array): Buffer {
+  const head = [tag, ...varint(bytes.length)];
+  const out = Buffer.allocUnsafe(head.length + bytes.length);
+  out.set(head, 0);
+  out.set(bytes, head.length);
+  return out;
+}
+
+export function encodeFact(fact: Obj): Uint8Array {
+  return delimited(FACT_JSON_TAG, Buffer.from(JSON.stringify(fact)));
+}
+
+/**
+ * MapValue bytes of a map whose values are strings, int32 integers,
+ * booleans or null (a node's notices), written as protobufjs writes them
+ * without loading it; any other map goes through protobufjs.
+ */
+export function encodeFlatMap(o: Obj): Uint8Array {
+  const entries: Buffer[] = [];
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    if (v === undefined) continue;
+    let value: Buffer;
+    if (v === null) value = Buffer.from([(1 << 3) | 0, 1]);
+    else if (typeof v === "boolean") value = Buffer.from([(2 << 3) | 0, v ? 1 : 0]);
+    else if (typeof v === "string") value = delimited((5 << 3) | 2, Buffer.from(v));
+    else if (typeof v === "number" && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX)
+      // sint32: zigzag, then a varint.
+      value = Buffer.from([(4 << 3) | 0, ...varint(v >= 0 ? v * 2 : -v * 2 - 1)]);
+    else return pb().MapValue.encode(toPbMap(o)).finish();
+    const entry = Buffer.concat([delimited((1 << 3) | 2, Buffer.from(k)), delimited((2 << 3) | 2, value)]);
+    entries.push(delimited((1 << 3) | 2, entry));
+  }
+  return Buffer.concat(entries);
 }
 
 /** Where Fact.json's bytes start and end when `bytes` holds that field alone, else null. */
