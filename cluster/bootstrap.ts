@@ -23,17 +23,22 @@ export function generatedOwnerEmail(externalHost: string): string {
   return `owner@${host || "localhost"}`;
 }
 
+/** A made-up owner's password (bootstrap's generateOwner). */
+export function newOwnerPassword(): string {
+  return randomBytes(18).toString("base64url");
+}
+
 export async function bootstrap(
   call: TypedCall,
   cfg: BootstrapConfig,
-  opts: { generateOwner?: boolean } = {},
+  opts: { generateOwner?: boolean; generatedPassword?: string } = {},
 ): Promise<BootstrapResult | null> {
   if (!cfg.ownerEmail || !cfg.ownerPassword) {
     const realms = await call(realmDirectoryRef(), "listRealms", {});
     if (realms.length === 0) {
       if (opts.generateOwner && !cfg.ownerEmail && !cfg.ownerPassword) {
         const email = generatedOwnerEmail(cfg.externalHost);
-        const password = randomBytes(18).toString("base64url");
+        const password = opts.generatedPassword ?? newOwnerPassword();
         const r = await bootstrap(call, { ...cfg, ownerEmail: email, ownerPassword: password });
         return r && { ...r, generated: { email, password } };
       }

@@ -6,7 +6,7 @@ export { avatarUrlOf, jdenticonPath, mediumAvatarUrl } from "./avatar.ts";
 export { formatUser, formatUserSettings, formatUserStatus } from "./format.ts";
 export { ACCESS_RELAY, withholdGuestCopies } from "./guest-access.ts";
 export { LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS } from "./legacy-setting-events.ts";
-export { hashPassword, verifyPassword } from "./password.ts";
+export { hashPassword, hashPasswordAhead, verifyPassword } from "./password.ts";
 export type {
   Delivery,
   DraftIn,

@@ -19,10 +19,38 @@ function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Bu
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+async function newHash(password: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
   const key = await derive(password, salt, { N, r: R, p: P });
   return ["scrypt", N, R, P, salt.toString("base64"), key.toString("base64")].join("$");
+}
+
+/** Hashes begun ahead of their use, by password; each is taken once. */
+const ahead = new Map<string, Promise<string>>();
+
+/**
+ * Begin hashing `password` now, for the next hashPassword of the same text
+ * in this process (within a minute): a server creating its owner on first
+ * start hashes while it loads the rest. The hash is an ordinary one (its
+ * own salt), given to one caller only.
+ */
+export function hashPasswordAhead(password: string): void {
+  if (ahead.has(password)) return;
+  const hash = newHash(password);
+  hash.catch(() => {});
+  ahead.set(password, hash);
+  setTimeout(() => {
+    if (ahead.get(password) === hash) ahead.delete(password);
+  }, 60_000).unref();
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const early = ahead.get(password);
+  if (early) {
+    ahead.delete(password);
+    return await early;
+  }
+  return await newHash(password);
 }
 
 /** True when `password` matches `stored`; false for a malformed or missing hash. */

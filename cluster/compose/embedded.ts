@@ -1,7 +1,7 @@
 // Embedded mode: gateway and node in one process, the in-process transport in
 // place of gRPC/NATS and LMDB in place of Redis; the same actor code as
 // cluster mode. Also the management CLI's way into a stopped server's store.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { typedCall } from "../../actors/protocol.ts";
 import { buildApp } from "../../gateway/index.ts";
@@ -12,7 +12,8 @@ import {
   type WebhookWorkerOptions,
 } from "../../webhook/worker.ts";
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
-import { bootstrap, type BootstrapResult } from "../bootstrap.ts";
+import { hashPasswordAhead } from "../../actors/user/index.ts";
+import { bootstrap, newOwnerPassword, type BootstrapResult } from "../bootstrap.ts";
 import { env, type BootstrapConfig } from "../config.ts";
 import type { EventRouter } from "../event-router.ts";
 import type { NodeRuntime } from "../node.ts";
@@ -75,6 +76,12 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   // Read (and checked) before anything opens: a bad OUTGOING_* value stops the start cleanly.
   const webhookOptions = { ...webhookOptionsFromEnv(), ...o.webhooks };
   mkdirSync(o.dataDir, { recursive: true });
+  // A first start (nothing in DATA_DIR yet) creates the owner: its password
+  // hash, a fraction of a second of a worker thread, starts now, beside the
+  // rest of the start (actors/user/password.ts).
+  const generatedPassword = o.generateOwner ? newOwnerPassword() : undefined;
+  const ownerPassword = o.bootstrap.ownerPassword || generatedPassword;
+  if (ownerPassword && readdirSync(o.dataDir).length === 0) hashPasswordAhead(ownerPassword);
   const lmdb = await createLmdbStore(resolve(o.dataDir), { exclusive: true });
   const store = tracedStore(o.wrapStore ? o.wrapStore(lmdb) : lmdb, "lmdb");
   const transport = createInProcessTransport();
@@ -99,18 +106,15 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const workers = startNodeWorkers(node, { dataDir: resolve(o.dataDir), webhooks: webhookOptions });
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
   node.setDesired(allShards(o.shards));
-  // The node takes its shards and bootstraps (journal commits, a password
-  // hash: mostly waiting) while the gateway registers its routes (CPU).
-  const booted = (async () => {
-    if (!(await node.ready())) throw new Error("embedded node could not take its shards");
-    return await bootstrap(
-      typedCall((ref, m, a) => node.call(ref, m, a)),
-      o.bootstrap,
-      {
-        generateOwner: o.generateOwner,
-      },
-    );
-  })();
+  // The node takes its shards first (a few journal transactions), then
+  // bootstraps (commits, a password hash: mostly waiting) while the gateway
+  // registers its routes (CPU; buildApp pauses between batches of routes).
+  if (!(await node.ready())) throw new Error("embedded node could not take its shards");
+  const booted = bootstrap(
+    typedCall((ref, m, a) => node.call(ref, m, a)),
+    o.bootstrap,
+    { generateOwner: o.generateOwner, generatedPassword },
+  );
   const built = buildApp({
     client: transport.gateway,
     bus: transport.bus,
