@@ -619,6 +619,10 @@ function limitPerMinute(opts: BuildAppOptions): number {
   return opts.rateLimitPerMinute ?? rateLimitFromEnv();
 }
 
+function noSchemas(): never {
+  throw new Error("gateway routes declare no JSON schemas: parameters are parsed by gateway/params.ts");
+}
+
 /** How many routes buildApp registers between two turns of the event loop. */
 const ROUTES_PER_TURN = 16;
 
@@ -637,6 +641,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     bodyLimit,
     // Path parameters carry emails; find-my-way's default cap is 100 characters.
     routerOptions: { maxParamLength: 1000 },
+    // No route declares a JSON schema (gateway/params.ts parses parameters),
+    // so Fastify's compilers for them (ajv, fast-json-stringify) would load
+    // at every start for nothing: a route that declares one fails instead.
+    schemaController: { compilersFactory: { buildValidator: noSchemas, buildSerializer: noSchemas } },
     frameworkErrors: (err, req, reply) => {
       // Malformed percent-encoding or an overlong path parameter: no route matches.
       const code = (err as { code?: string }).code;
