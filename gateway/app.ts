@@ -713,7 +713,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // @fastify/multipart's scope, whose onRequest hook adds a 'close'
   // listener (a closure and its context) to every response, 20,000 of them
   // on a gateway holding parked GET /events (docs/benchmarks.md).
-  // Registering ~160 routes is ~100 ms of CPU: it pauses every
+  // Registering ~160 routes is tens of milliseconds of CPU: it pauses every
   // ROUTES_PER_TURN routes so the I/O of whatever starts beside it (the
   // embedded node's start: journal commits, a password hash) goes on.
   let registered = 0;
