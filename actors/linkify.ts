@@ -77,12 +77,12 @@ export function compilePattern(pattern: string): Pattern {
   const hit = compiled.get(pattern);
   if (hit) return hit;
   if (pattern.length > MAX_PATTERN_LENGTH) badRegex("pattern too large - compile failed");
+  const lib = (re2js ??= load("re2js") as typeof Re2js);
   let re: Re2js.RE2JS;
   try {
-    re2js ??= load("re2js") as typeof Re2js;
-    re = re2js.RE2JS.compile(pattern);
+    re = lib.RE2JS.compile(pattern);
   } catch (e) {
-    if (re2js && e instanceof re2js.RE2JSSyntaxException) {
+    if (e instanceof lib.RE2JSSyntaxException) {
       const text = RE2_ERROR_TEXTS[e.error] ?? e.error;
       badRegex(e.input && !text.endsWith("\\") ? `${text}: ${e.input}` : text);
     }
