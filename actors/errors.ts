@@ -30,6 +30,27 @@ export class ZulipError extends Error {
   }
 }
 
+/**
+ * Run the items of a durable hand-off in order. A Zulip error refuses one
+ * for good (it is reported and the rest go on); any other error stops the
+ * run with false, and the node gives the hand-off again later.
+ */
+export async function eachHandoff<T>(
+  items: readonly T[],
+  run: (item: T) => Promise<unknown>,
+  refused: (item: T, err: ZulipError) => void,
+): Promise<boolean> {
+  for (const item of items) {
+    try {
+      await run(item);
+    } catch (err) {
+      if (!(err instanceof ZulipError)) return false;
+      refused(item, err);
+    }
+  }
+  return true;
+}
+
 const WWW_AUTH = { "WWW-Authenticate": 'Basic realm="zulip"' };
 
 /** Constructors for every error the server sends. Keep alphabetical within groups. */

@@ -9,7 +9,8 @@
 // subscribe, channel-directory/bot-posts.ts): a hand-off given again after
 // a crash finds its message by the key and posts nothing twice.
 
-import { ZulipError } from "../errors.ts";
+import type { ZulipError } from "../errors.ts";
+import { eachHandoff } from "../errors.ts";
 import type { TypedCallAs } from "../protocol.ts";
 import type { Caller, Obj } from "../types.ts";
 import { realmRef } from "../addresses.ts";
@@ -193,21 +194,16 @@ export function breadcrumbsHandoff(order: BreadcrumbOrder): { subject: string; d
  * Zulip error: the channel was archived meanwhile) is dropped; anything
  * else has the hand-off given again, which posts only what is missing.
  */
-export async function runBreadcrumbs(
+export function runBreadcrumbs(
   orders: Obj[],
   call: TypedCallAs,
   refused: (key: string, err: ZulipError) => void,
 ): Promise<boolean> {
-  for (const data of orders) {
-    const o = data as unknown as BreadcrumbOrder;
-    try {
-      await postMoveBreadcrumbs(call, o.caller, o.report, o.notify, o.key);
-    } catch (err) {
-      if (!(err instanceof ZulipError)) return false;
-      refused(o.key, err);
-    }
-  }
-  return true;
+  return eachHandoff(
+    orders as unknown as BreadcrumbOrder[],
+    (o) => postMoveBreadcrumbs(call, o.caller, o.report, o.notify, o.key),
+    (o, err) => refused(o.key, err),
+  );
 }
 
 /**
@@ -216,21 +212,17 @@ export async function runBreadcrumbs(
  * or its recipient deactivated meanwhile) is dropped; anything else has the
  * hand-off given again, which posts only what is missing.
  */
-export async function runBotPosts(
+export function runBotPosts(
   orders: Obj[],
   call: TypedCallAs,
   refused: (key: string, err: ZulipError) => void,
 ): Promise<boolean> {
-  for (const data of orders) {
-    const o = data as unknown as BotPostOrder;
-    for (const p of o.posts) {
-      try {
-        await botPost(call, o.caller, p);
-      } catch (err) {
-        if (!(err instanceof ZulipError)) return false;
-        refused(p.key, err);
-      }
-    }
-  }
-  return true;
+  const posts = (orders as unknown as BotPostOrder[]).flatMap((o) =>
+    o.posts.map((p) => ({ caller: o.caller, p })),
+  );
+  return eachHandoff(
+    posts,
+    ({ caller, p }) => botPost(call, caller, p),
+    ({ p }, err) => refused(p.key, err),
+  );
 }

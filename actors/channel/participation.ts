@@ -11,7 +11,8 @@
 // nothing twice.
 
 import { randomBytes } from "node:crypto";
-import { ZulipError } from "../errors.ts";
+import type { ZulipError } from "../errors.ts";
+import { eachHandoff } from "../errors.ts";
 import type { TypedCall } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 import { userRef } from "../user/index.ts";
@@ -43,24 +44,20 @@ export function participationHandoff(
  * A reactor refused for good (a Zulip error: the user is gone) is reported
  * and acknowledged; anything else has the hand-off given again.
  */
-export async function runParticipations(
+export function runParticipations(
   handoffs: Obj[],
   call: TypedCall,
   refused: (p: Participation, err: ZulipError) => void,
 ): Promise<boolean> {
-  for (const data of handoffs) {
-    const p = data as unknown as Participation;
-    try {
-      await call(userRef(p.realm, p.user), "autoTopicOnParticipation", {
+  return eachHandoff(
+    handoffs as unknown as Participation[],
+    (p) =>
+      call(userRef(p.realm, p.user), "autoTopicOnParticipation", {
         stream_id: p.stream_id,
         topic: p.topic,
         channel_muted: p.channel_muted,
         key: p.key,
-      });
-    } catch (err) {
-      if (!(err instanceof ZulipError)) return false;
-      refused(p, err);
-    }
-  }
-  return true;
+      }),
+    refused,
+  );
 }

@@ -27,7 +27,8 @@
 
 import { randomBytes } from "node:crypto";
 import { channelDirectoryRef, userRef } from "../addresses.ts";
-import { ZulipError } from "../errors.ts";
+import type { ZulipError } from "../errors.ts";
+import { eachHandoff } from "../errors.ts";
 import type { TypedCall } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 
@@ -72,21 +73,13 @@ export function keyHandoff(realm: number, userId: number): Handoff {
 /** A target refused for good (a Zulip error): reported and acknowledged; anything else is given again. */
 export type MemberHandoffRefused = (subject: string, data: Obj, err: ZulipError) => void;
 
-async function each(
+function each(
   subject: string,
   handoffs: Obj[],
   run: (data: Obj) => Promise<unknown>,
   refused: MemberHandoffRefused,
 ): Promise<boolean> {
-  for (const data of handoffs) {
-    try {
-      await run(data);
-    } catch (err) {
-      if (!(err instanceof ZulipError)) return false;
-      refused(subject, data, err);
-    }
-  }
-  return true;
+  return eachHandoff(handoffs, run, (data, err) => refused(subject, data, err));
 }
 
 /** Run MEMBER_EMAIL hand-offs (one batch of the realm's turns, in order). */
