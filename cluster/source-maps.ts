@@ -71,6 +71,5 @@ export function mappedStackTrace(err: unknown, sites: NodeJS.CallSite[]): string
   return [header(err), ...sites.map((site) => `    at ${frameText(site)}`)].join("\n");
 }
 
-const mappedByNode =
-  process.sourceMapsEnabled || process.execArgv.some((a) => a.startsWith("--enable-source-maps"));
-if (!mappedByNode) Error.prepareStackTrace = mappedStackTrace;
+// True under --enable-source-maps (flag or NODE_OPTIONS) and under tsx.
+if (!process.sourceMapsEnabled) Error.prepareStackTrace = mappedStackTrace;
