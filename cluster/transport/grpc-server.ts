@@ -45,6 +45,11 @@ export const GRPC_OPTIONS: grpc.ChannelOptions = {
   "grpc.keepalive_time_ms": 10_000,
   "grpc.keepalive_timeout_ms": 5_000,
   "grpc.keepalive_permit_without_calls": 1,
+  // Each stream's receive window (HTTP/2's default is 64 KB). A page of
+  // 100 messages is about 40 KB, so at the default a node's replies waited
+  // for the gateway's window updates: 55 ms from the gateway's send to its
+  // answer against 6 ms in the node, under 50 readers.
+  "grpc-node.flow_control_window": 16 * 1024 * 1024,
 };
 
 export interface GrpcServerHandle {
