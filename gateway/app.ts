@@ -25,13 +25,21 @@ import { typedCall, type TypedCall } from "../actors/protocol.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive, type Span } from "../cluster/tracing.ts";
 import { responseValue } from "../cluster/responses.ts";
-import type { ActorClient, ActorRequest, Bus } from "../cluster/transport/contract.ts";
+import type { ActorClient, ActorRequest, ActorResponse, Bus } from "../cluster/transport/contract.ts";
 import type { ClusterView } from "../cluster/admin.ts";
 import { installOps } from "./admin/index.ts";
 import { Authenticator } from "./auth.ts";
 import { ClusterRateLimiter, rateLimitFromEnv } from "./rate-limit.ts";
 import { RealmResolver, singleOrganizationFromEnv } from "./realm-resolver.ts";
-import { RawReply, type ParamSpec, type Parser, type RouteDef, type RouteRequest } from "./route-types.ts";
+import {
+  RawReply,
+  Relayed,
+  type ParamSpec,
+  type Parser,
+  type RouteDef,
+  type RouteRequest,
+  type TypedRelay,
+} from "./route-types.ts";
 import { componentLogger, type Logger } from "../cluster/log.ts";
 import { uploadStorageFromEnv, type UploadStorage } from "../cluster/upload-storage.ts";
 
@@ -223,6 +231,25 @@ function sendSuccess(reply: FastifyReply, payload: Obj | undefined, ignored: str
     .send(body + "\n");
 }
 
+const SUCCESS_HEAD = Buffer.from(`{"result":"success","msg":"",`);
+const NEWLINE = Buffer.from("\n");
+
+/**
+ * A relayed reply: its JSON text (an object's, "{...}") spliced into the
+ * envelope as bytes. Parsed and answered as any payload when it did not
+ * travel as text (embedded mode), is empty, or ignored parameters must be
+ * added.
+ */
+function sendRelayed(reply: FastifyReply, payload: Relayed<Obj>, ignored: string[] | undefined): void {
+  const json = payload.json;
+  if (json === undefined || ignored !== undefined || json.length <= 2 || json[0] !== 0x7b) {
+    sendSuccess(reply, payload.value, ignored);
+    return;
+  }
+  const body = Buffer.concat([SUCCESS_HEAD, json.subarray(1), NEWLINE]);
+  reply.code(200).header("content-type", JSON_TYPE).send(body);
+}
+
 function sendError(reply: FastifyReply, e: ZulipError): void {
   if (reply.sent) return;
   const o: Record<string, unknown> = { result: "error", msg: e.message };
@@ -304,23 +331,30 @@ class Gateway {
   ) {}
 
   /** Not async: a parked GET /events waits here (a promise, no async frame kept for 100 s). */
-  callActor(
+  requestActor(
     ref: ActorRef,
     method: string,
     args: Obj,
     caller: Caller | null,
     deadline: number,
     traceparent: string | undefined,
-  ): Promise<Value> {
+  ): Promise<ActorResponse> {
     const areq: ActorRequest = { ref, shard: shardOf(ref, this.shards), method, args, caller, deadline };
     if (traceparent !== undefined) areq.traceparent = traceparent;
-    return this.client.request(areq).then(responseValue);
+    return this.client.request(areq);
   }
 }
 
+/** A successful response as a Relayed reply; a failed one raises, as `responseValue` does. */
+function relayed(res: ActorResponse): Relayed {
+  if (!res.ok) responseValue(res);
+  return new Relayed(res as { value: Value; json?: Uint8Array });
+}
+
 class GatewayRequest implements RouteRequest {
-  /** An own arrow, not a method: handlers may destructure `{ call }`. */
+  /** Own arrows, not methods: handlers may destructure `{ call }`. */
   readonly call: TypedCall;
+  readonly relay: TypedRelay;
   files?: UploadedFile[];
   /** An application/offset+octet-stream body (the tus protocol's PATCH). */
   rawBody?: Buffer;
@@ -340,8 +374,10 @@ class GatewayRequest implements RouteRequest {
     traceparent: string | undefined,
   ) {
     this.call = typedCall((ref, method, args) =>
-      gw.callActor(ref, method, args, caller, deadline, traceparent),
+      gw.requestActor(ref, method, args, caller, deadline, traceparent).then(responseValue),
     );
+    this.relay = ((ref: ActorRef, method: string, args: Obj) =>
+      gw.requestActor(ref, method, args, caller, deadline, traceparent).then(relayed)) as TypedRelay;
   }
 }
 
@@ -540,7 +576,7 @@ function respond(
   ignored: string[] | undefined,
   logged: boolean,
   span: Span | null,
-  pending: Promise<Obj | RawReply | undefined>,
+  pending: Promise<Obj | Relayed<Obj> | RawReply | undefined>,
 ): void {
   void pending.then(
     (payload) => {
@@ -551,6 +587,8 @@ function respond(
             .headers(payload.headers)
             .header("content-type", payload.contentType)
             .send(payload.body);
+        } else if (payload instanceof Relayed) {
+          sendRelayed(reply, payload, ignored);
         } else {
           sendSuccess(reply, payload, ignored);
         }

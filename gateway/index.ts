@@ -24,4 +24,4 @@ export type {
   RouteDef,
   RouteRequest,
 } from "./route-types.ts";
-export { defineRoute, RawReply } from "./route-types.ts";
+export { defineRoute, RawReply, Relayed } from "./route-types.ts";

@@ -18,7 +18,7 @@ import {
 import { own } from "../actors/dict.ts";
 import { errors } from "../actors/errors.ts";
 import type { Obj, Value } from "../actors/types.ts";
-import { c, type RouteRequest } from "./index.ts";
+import { c, type Relayed, type RouteRequest } from "./index.ts";
 import { channelRows, receivedFlags, spannedChannels } from "./received.ts";
 
 function meId(req: RouteRequest): number {
@@ -619,20 +619,32 @@ export interface ClientOpts {
   allow_empty_topic_name: boolean;
 }
 
-export interface Selection {
+export type Selection = {
   anchor: number;
   found_anchor: boolean;
   found_oldest: boolean;
   found_newest: boolean;
   history_limited: boolean;
   messages: Obj[];
-}
+};
 
 interface Window {
   anchor: number | "first_unread";
   numBefore: number;
   numAfter: number;
   includeAnchor: boolean;
+}
+
+function channelFetchArgs(plan: Plan, channelId: number, operand: string, w: Window, opts: ClientOpts) {
+  return {
+    anchor: w.anchor,
+    num_before: w.numBefore,
+    num_after: w.numAfter,
+    include_anchor: w.includeAnchor,
+    filters: channelFilters(plan, channelId),
+    operand,
+    ...opts,
+  };
 }
 
 async function channelFetch(
@@ -643,15 +655,29 @@ async function channelFetch(
   w: Window,
   opts: ClientOpts,
 ): Promise<Selection> {
-  return await req.call(channelConvRef(req.realmId, channelId), "fetch", {
-    anchor: w.anchor,
-    num_before: w.numBefore,
-    num_after: w.numAfter,
-    include_anchor: w.includeAnchor,
-    filters: channelFilters(plan, channelId),
-    operand,
-    ...opts,
-  });
+  const args = channelFetchArgs(plan, channelId, operand, w, opts);
+  return await req.call(channelConvRef(req.realmId, channelId), "fetch", args);
+}
+
+/**
+ * `select` for a route that answers the selection unchanged (GET
+ * /messages): a narrow bound to one channel is that channel's reply,
+ * relayed without being parsed.
+ */
+export async function selectRelayed(
+  req: RouteRequest,
+  terms: Term[],
+  w: Window,
+  opts: ClientOpts,
+): Promise<Selection | Relayed<Selection>> {
+  const plan = await planNarrow(req, terms);
+  if (!channelBound(plan)) return selectPlanned(req, plan, w, opts);
+  const { id, operand } = plan.channel!;
+  return await req.relay(
+    channelConvRef(req.realmId, id),
+    "fetch",
+    channelFetchArgs(plan, id, operand, w, opts),
+  );
 }
 
 /** The messages of a narrow around an anchor (Zulip's fetch_messages). */
@@ -667,6 +693,10 @@ export async function select(
     plan.filters.idIn = messageIds;
     plan.idSet = new Set(messageIds);
   }
+  return selectPlanned(req, plan, w, opts);
+}
+
+async function selectPlanned(req: RouteRequest, plan: Plan, w: Window, opts: ClientOpts): Promise<Selection> {
   if (channelBound(plan)) return channelFetch(req, plan, plan.channel!.id, plan.channel!.operand, w, opts);
   let items = await contentFilter(req, await indexCandidates(req, plan), plan);
   const anchor =

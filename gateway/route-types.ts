@@ -8,8 +8,8 @@
 // {result: "success", msg: "", ...} plus ignored_parameters_unsupported.
 // Handlers throw ZulipError (actors/errors.ts) for failures.
 
-import type { Caller, Obj } from "../actors/types.ts";
-import type { TypedCall } from "../actors/protocol.ts";
+import type { Caller, Obj, Value } from "../actors/types.ts";
+import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, TypedCall } from "../actors/protocol.ts";
 
 /**
  * A parameter parser: takes the raw string from the request (never
@@ -96,6 +96,35 @@ export interface RouteRequest<
   scheme: string;
   /** Send one message to an actor as this caller; throws ZulipError on failure. */
   call: TypedCall;
+  /** `call`, for a reply the route answers unchanged (`Relayed`). */
+  relay: TypedRelay;
+}
+
+/** `call`'s signature, its reply wrapped for answering unchanged. */
+export interface TypedRelay {
+  <P extends Protocol, M extends MethodOf<P>>(
+    ref: Ref<P>,
+    method: M,
+    args: ArgsOf<P, M>,
+  ): Promise<Relayed<ReplyOf<P, M>>>;
+}
+
+/**
+ * An actor's reply that the route answers as it is: the success envelope
+ * is spliced around the JSON text the reply travelled as (cluster mode), so
+ * the gateway neither parses it nor serializes it again. A route may still
+ * read `value` (parsed then, once); in embedded mode, where a reply does not
+ * travel as text, it is serialized like any other answer.
+ */
+export class Relayed<T = Value> {
+  constructor(private readonly res: { value: Value; json?: Uint8Array }) {}
+  get value(): T {
+    return this.res.value as T;
+  }
+  /** The reply's JSON text, when it travelled as such. */
+  get json(): Uint8Array | undefined {
+    return this.res.json;
+  }
 }
 
 /**
@@ -117,8 +146,8 @@ export interface RouteDef<Path extends string = string, Specs extends ParamSpecs
   timeoutMs?: number;
   /** Mount point of `path`; default "/api/v1". Served files (/user_avatars/...) use "". */
   prefix?: string;
-  /** The success object (wrapped in Zulip's envelope), or a RawReply for a served file. */
-  handler(req: RouteRequest<ParamValues<Specs>, PathParams<Path>>): Promise<Obj | RawReply>;
+  /** The success object (wrapped in Zulip's envelope), a Relayed actor reply, or a RawReply for a served file. */
+  handler(req: RouteRequest<ParamValues<Specs>, PathParams<Path>>): Promise<Obj | Relayed<Obj> | RawReply>;
 }
 
 /**

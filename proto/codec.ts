@@ -210,6 +210,22 @@ function parseJson(bytes: Uint8Array): Value {
   return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8")) as Value;
 }
 
+/**
+ * A reply received as JSON text: `value` is parsed on its first read, once.
+ * The text rides along as `json`, not enumerable, so the response compares
+ * and prints as the plain `{ ok, value }` it stands for.
+ */
+function jsonResponse(json: Uint8Array): ActorResponse {
+  let parsed: { value: Value } | undefined;
+  const res = {
+    ok: true,
+    get value(): Value {
+      return (parsed ??= { value: parseJson(json) }).value;
+    },
+  } as const;
+  return Object.defineProperty(res, "json", { value: json, enumerable: false });
+}
+
 export function toPbRequest(corr: number, r: ActorRequest): PbRequest {
   return {
     corr,
@@ -256,7 +272,7 @@ type PbResponse = {
 };
 
 export function toPbResponse(corr: number, r: ActorResponse): PbResponse {
-  if (r.ok) return { corr, valueJson: jsonBytes(r.value) };
+  if (r.ok) return { corr, valueJson: r.json ?? jsonBytes(r.value) };
   return {
     corr,
     error: {
@@ -284,8 +300,7 @@ export function fromPbResponse(p: PbResponse): { corr: number; res: ActorRespons
     if (e.headers && Object.keys(e.headers).length) res.headers = e.headers;
     return { corr: p.corr, res };
   }
-  if (p.valueJson && p.valueJson.length > 0)
-    return { corr: p.corr, res: { ok: true, value: parseJson(p.valueJson) } };
+  if (p.valueJson && p.valueJson.length > 0) return { corr: p.corr, res: jsonResponse(p.valueJson) };
   return { corr: p.corr, res: { ok: true, value: fromPbValue(p.value) } };
 }
 

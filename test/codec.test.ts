@@ -142,6 +142,24 @@ describe("codec: actor requests and replies", () => {
     assert.deepEqual(undef.res, { ok: true, value: null });
   });
 
+  test("a reply's JSON text is kept, parsed on the first read of its value only, and sent on as it is", () => {
+    const [p] = decodeResponseBatch(encodeResponseBatch([toPbResponse(4, { ok: true, value: sample })]));
+    const res = fromPbResponse(p!).res;
+    assert.ok(res.ok);
+    assert.equal(Buffer.from(res.json!).toString("utf8"), JSON.stringify(sample));
+    const first = res.value;
+    assert.deepEqual(first, sample);
+    assert.equal(res.value, first, "parsed once");
+    // A node that passes the reply on (a forwarded request) sends the same bytes, not a new encoding.
+    assert.equal(toPbResponse(4, res).valueJson, res.json);
+    const nul = fromPbResponse(
+      decodeResponseBatch(encodeResponseBatch([toPbResponse(0, { ok: true, value: null })]))[0]!,
+    ).res;
+    assert.ok(nul.ok);
+    assert.equal(nul.value, null);
+    assert.equal(nul.value, null);
+  });
+
   test("a reply of the previous version (value as a Value tree) is read", () => {
     const bytes = pb()
       .ResponseBatch.encode({ responses: [{ corr: 3, value: toPbValue(sample) }] })

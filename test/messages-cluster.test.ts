@@ -8,7 +8,14 @@ import { shardOf } from "../cluster/addressing.ts";
 import { ownerOf } from "../cluster/placement/rendezvous.ts";
 import { userRef } from "../actors/index.ts";
 import type { Obj } from "../actors/types.ts";
-import { makeApi, requireBinaries, useCluster, withoutGreeting, type Api } from "./support/index.ts";
+import {
+  basicAuth,
+  makeApi,
+  requireBinaries,
+  useCluster,
+  withoutGreeting,
+  type Api,
+} from "./support/index.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 const REALM = 1;
@@ -141,5 +148,64 @@ describe("messages cluster - delivery across nodes, per-user flags", { skip }, (
       "b hears nothing of a's flags",
     );
     assert.equal(ok(await b.api("GET", "/users/me", {})).max_message_id, id);
+  });
+
+  test("a channel's GET /messages is relayed as the node wrote it, in Zulip's envelope", async () => {
+    const ch = ok(await c.api("POST", "/channels/create", { name: "relayed", subscribers: [] }));
+    const sent = ok(
+      await c.api("POST", "/messages", {
+        type: "stream",
+        to: ch.id as number,
+        topic: "t",
+        content: "é **b**",
+      }),
+    );
+    const narrow = encodeURIComponent(JSON.stringify([["channel", ch.id]]));
+    const get = async (extra = "") => {
+      const res = await fetch(
+        `${c.baseUrl}/api/v1/messages?anchor=newest&num_before=5&narrow=${narrow}${extra}`,
+        {
+          headers: { authorization: basicAuth(c.owner) },
+        },
+      );
+      return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
+    };
+    const plain = await get();
+    assert.equal(plain.status, 200);
+    assert.equal(plain.type, "application/json; charset=utf-8");
+    assert.ok(plain.text.startsWith(`{"result":"success","msg":"","anchor":`), plain.text.slice(0, 80));
+    assert.ok(plain.text.endsWith("}\n"));
+    const body = JSON.parse(plain.text) as Obj;
+    // Byte for byte what the gateway would have written from the parsed reply.
+    assert.equal(plain.text, JSON.stringify(body) + "\n");
+    const [m] = body.messages as Obj[];
+    assert.equal(m!.id, sent.id);
+    assert.equal(m!.content, "<p>é <strong>b</strong></p>");
+    assert.deepEqual(m!.flags, ["read"]);
+    // An unknown parameter is still named (the reply is parsed for it).
+    const ignored = JSON.parse((await get("&unknown_knob=1")).text) as Obj;
+    assert.deepEqual(ignored.ignored_parameters_unsupported, ["unknown_knob"]);
+    assert.deepEqual(ignored.messages, body.messages);
+    // The node's error passes as the error: a private channel, read by a member who is not in it.
+    const secret = ok(
+      await c.api("POST", "/channels/create", { name: "relayed secret", subscribers: [], invite_only: true }),
+    );
+    const email = "relay-reader@example.com";
+    const password = `pw-${email}-x`;
+    ok(await c.api("POST", "/users", { email, password, full_name: "Relay Reader" }));
+    const key = ok(await c.api("POST", "/fetch_api_key", { username: email, password }, null));
+    const reader = makeApi(c.baseUrl, { email, apiKey: key.api_key as string });
+    const denied = await reader("GET", "/messages", {
+      anchor: "newest",
+      num_before: 5,
+      narrow: [["channel", secret.id as number]],
+    });
+    assert.equal(denied.status, 400);
+    assert.deepEqual(denied.body, {
+      result: "error",
+      msg: `Invalid narrow operator: unknown channel ${String(secret.id)}`,
+      code: "BAD_NARROW",
+      desc: `unknown channel ${String(secret.id)}`,
+    });
   });
 });

@@ -46,7 +46,16 @@ export interface ActorRequest {
 
 /** Outcome of a request: a reply, or an error the caller re-raises. */
 export type ActorResponse =
-  | { ok: true; value: Value }
+  | {
+      ok: true;
+      value: Value;
+      /**
+       * The value's UTF-8 JSON text as it travelled (gRPC, NATS); `value` is
+       * then parsed from it on first read, so a gateway that relays a reply
+       * unchanged (route-types.ts `Relayed`) never parses it.
+       */
+      json?: Uint8Array;
+    }
   | {
       ok: false;
       /** "zulip": a ZulipError to pass to the client; "moved": retry elsewhere; "unavailable": 503 */

@@ -20,6 +20,7 @@ import {
   narrowContext,
   parseAnchor,
   select,
+  selectRelayed,
   type Item,
 } from "../narrow.ts";
 import { linkOrigin } from "./notification-bot.ts";
@@ -158,8 +159,13 @@ const getMessages = defineRoute({
       client_gravatar: req.params.client_gravatar,
       allow_empty_topic_name: req.params.allow_empty_topic_name,
     };
-    const s = await select(req, req.params.narrow, { anchor, numBefore, numAfter, includeAnchor }, opts);
-    return s as unknown as Obj;
+    const s = await selectRelayed(
+      req,
+      req.params.narrow,
+      { anchor, numBefore, numAfter, includeAnchor },
+      opts,
+    );
+    return s;
   },
 });
 
