@@ -83,14 +83,23 @@ export function receivedBits(state: UserState, conv: string, id: number): number
   return id <= (readThroughOf(state)[conv] ?? 0) ? FLAG_BITS.read! : 0;
 }
 
+/** Names by flag bits, each combination spelled once (a page of 100 messages asks 100 times). */
+const namesByBits = new Map<number, readonly string[]>();
+
 export function flagNames(bits: number): string[] {
-  const out: string[] = [];
-  for (const [name, bit] of Object.entries(FLAG_BITS)) if (bits & bit) out.push(name);
-  // The deprecated synthetic flag Zulip still sends.
-  if (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) {
-    out.push("wildcard_mentioned");
+  let names = namesByBits.get(bits);
+  if (names === undefined) {
+    const out: string[] = [];
+    for (const [name, bit] of Object.entries(FLAG_BITS)) if (bits & bit) out.push(name);
+    // The deprecated synthetic flag Zulip still sends.
+    if (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) {
+      out.push("wildcard_mentioned");
+    }
+    names = out;
+    // Stored bits are FLAG_BITS' combinations; a bound all the same.
+    if (namesByBits.size < 4096) namesByBits.set(bits, names);
   }
-  return out;
+  return names.slice();
 }
 
 export function flagBits(names: string[]): number {
