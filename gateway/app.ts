@@ -20,7 +20,7 @@ import Fastify, {
 import { isIP } from "node:net";
 import { errors, ZulipError } from "../actors/errors.ts";
 import { toZulipError, UnavailableError } from "../cluster/runtime-errors.ts";
-import type { ActorRef, Caller, Obj, Value } from "../actors/types.ts";
+import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { typedCall, type TypedCall } from "../actors/protocol.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { endHttpSpan, startHttpSpan, traceparentOf, tracingActive, type Span } from "../cluster/tracing.ts";
@@ -347,8 +347,9 @@ class Gateway {
 
 /** A successful response as a Relayed reply; a failed one raises, as `responseValue` does. */
 function relayed(res: ActorResponse): Relayed {
-  if (!res.ok) responseValue(res);
-  return new Relayed(res as { value: Value; json?: Uint8Array });
+  if (res.ok) return new Relayed(res);
+  responseValue(res);
+  throw new Error("responseValue returned for a failed response");
 }
 
 class GatewayRequest implements RouteRequest {

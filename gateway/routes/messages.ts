@@ -159,13 +159,7 @@ const getMessages = defineRoute({
       client_gravatar: req.params.client_gravatar,
       allow_empty_topic_name: req.params.allow_empty_topic_name,
     };
-    const s = await selectRelayed(
-      req,
-      req.params.narrow,
-      { anchor, numBefore, numAfter, includeAnchor },
-      opts,
-    );
-    return s;
+    return await selectRelayed(req, req.params.narrow, { anchor, numBefore, numAfter, includeAnchor }, opts);
   },
 });
 
