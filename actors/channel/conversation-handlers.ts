@@ -387,6 +387,12 @@ async function claimUploads(
   }
 }
 
+/** A promise started ahead of its use: awaited later, it rejects then; never an unhandled rejection meanwhile. */
+function asked<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
 export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   // `notification_bot` (set only by gateway code, for Zulip's automated messages): the
   // realm's Notification Bot sends; like Zulip's cross-realm bots it may post to any live
@@ -419,17 +425,26 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   const botEntry = welcome ? WELCOME_BOT_ENTRY : NOTIFICATION_BOT_ENTRY;
   const c: Caller = bot ? { ...actor, userId: botEntry.userId, role: 400, isBot: true } : actor;
   const content = normalizeContent(args.content);
-  const users = await roster(ctx, state.realmId, {
+  const dm = isDmKey(state.key);
+  // The roster, the channel's send context and the message's id do not
+  // depend on each other: asked at once (in cluster mode each is a round
+  // trip: the realm, the directory, the store's counter), awaited in the
+  // order of the checks that use them, so the first failing check still
+  // decides the error. A refused send leaves a gap in the ids, as Zulip's
+  // sequence does.
+  const usersP = roster(ctx, state.realmId, {
     sender: c.userId,
     ...(cachedStamp(state.realmId) === undefined ? {} : { alertStamp: cachedStamp(state.realmId)! }),
   });
+  const channelP = dm ? null : asked(channelInfo(ctx, state, true, c.userId));
+  const idP = internal && args.check_only === true ? null : asked(ctx.nextId(`message.${state.realmId}`));
+  const users = await usersP;
   const sender = bot ? botEntry : users.get(c.userId);
   if (!sender || !sender.isActive) throw errors.accessDenied();
   if (bot && !internal && welcome) {
     const acting = users.get(actor.userId);
     if (!acting || !acting.isActive || acting.role > 200) throw errors.accessDenied();
   }
-  const dm = isDmKey(state.key);
   // A DM's recipients; a channel's are its active subscribers (and the
   // sender), listed only when every one has flags (a channel-wide wildcard).
   let recipients: () => number[];
@@ -464,7 +479,7 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
       return { id, email: u.email, full_name: u.fullName, is_mirror_dummy: false };
     });
   } else {
-    const ch = await channelInfo(ctx, state, true, c.userId);
+    const ch = await channelP!;
     sendChannel = ch;
     channelName = ch.name;
     if (ch.is_archived || (!bot && !canRead(ch, c))) {
@@ -506,8 +521,8 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
   const env = await renderEnv(ctx, state, content, users, c);
   const rendered = renderMarkdown(content, env);
   checkGroupMentions(env);
-  if (internal && args.check_only === true) return { reply: { content, rendered, topic } };
-  const id = await ctx.nextId(`message.${state.realmId}`);
+  if (idP === null) return { reply: { content, rendered, topic } };
+  const id = await idP;
   const now = Math.floor(ctx.now() / 1000);
   const msg: Msg = {
     id,
