@@ -26,6 +26,7 @@ import { dropShard, releaseParked } from "./catalog/passivation.ts";
 import { read } from "./catalog/readers.ts";
 
 export {
+  CLUSTER_READERS_PER_ACTIVATION,
   READERS_PER_ACTIVATION,
   UNSAVED_MS,
   type Activation,

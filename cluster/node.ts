@@ -81,6 +81,8 @@ export interface NodeOptions {
   idleMs?: number;
   snapshotEvery?: number;
   mailboxLimit?: number;
+  /** Readers of one activation running at once (CatalogOptions). */
+  readersPerActivation?: number;
   /** Deadline for actor-to-actor calls that have no caller deadline. */
   callTimeoutMs?: number;
   /** Told when this node starts or stops serving a shard. */
@@ -140,6 +142,7 @@ export class NodeRuntime {
       idleMs: o.idleMs,
       snapshotEvery: o.snapshotEvery,
       mailboxLimit: o.mailboxLimit,
+      readersPerActivation: o.readersPerActivation,
       hooks: {
         emit: (ref, events, key) => this.hooks.emit(ref, events, key),
         handoff: (_ref, handoffs, key) => this.hooks.handoff(handoffs, key),

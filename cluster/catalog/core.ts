@@ -126,9 +126,13 @@ export const SNAPSHOT_CHARS_PER_FACT = 2000;
  * in order. Unbounded, 50 concurrent reads of one busy actor took the
  * event loop from its sends (embedded: 4 senders got 7 sends/s instead of
  * 18, and the reads were slower too); a few at once keep reads off the
- * writer's path and still overlap their calls to other actors.
+ * writer's path and still overlap their calls to other actors. A cluster
+ * node allows more (CLUSTER_READERS_PER_ACTIVATION): there a read spends
+ * most of its time waiting for other nodes, and the bound, divided by that
+ * wait, capped a channel's reads.
  */
 export const READERS_PER_ACTIVATION = 4;
+export const CLUSTER_READERS_PER_ACTIVATION = 16;
 
 /**
  * How long a state may hold unjournaled facts that no snapshot has
@@ -212,6 +216,8 @@ export interface CatalogOptions {
   mailboxLimit?: number;
   /** Most turns decided together and committed in one journal append. */
   batchLimit?: number;
+  /** Readers of one activation running at once (default READERS_PER_ACTIVATION). */
+  readersPerActivation?: number;
 }
 
 /** What the catalog's modules share: its options, its activations, its counters. */
@@ -224,6 +230,7 @@ export class CatalogCore {
   readonly snapshotEvery: number;
   readonly mailboxLimit: number;
   readonly batchLimit: number;
+  readonly readersPerActivation: number;
   /** Counters for inspection and metrics. */
   readonly stats = { activations: 0, passivations: 0, turns: 0, snapshots: 0, fenced: 0, entryRetries: 0 };
 
@@ -234,6 +241,7 @@ export class CatalogCore {
     this.snapshotEvery = o.snapshotEvery ?? 200;
     this.mailboxLimit = o.mailboxLimit ?? 5000;
     this.batchLimit = o.batchLimit ?? 256;
+    this.readersPerActivation = o.readersPerActivation ?? READERS_PER_ACTIVATION;
   }
 }
 

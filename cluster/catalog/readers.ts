@@ -4,7 +4,7 @@
 import type { Behavior, Caller, Decision, Obj, Origin, Value } from "../../actors/types.ts";
 import { MovedError, UnavailableError } from "../runtime-errors.ts";
 import { metrics } from "../metrics.ts";
-import { decide, READERS_PER_ACTIVATION, type Activation, type CatalogCore, type Turn } from "./core.ts";
+import { decide, type Activation, type CatalogCore, type Turn } from "./core.ts";
 
 /**
  * A Behavior.readers method: decided at once, beside the mailbox, against
@@ -34,7 +34,7 @@ export function read(
     if (traceparent !== undefined) turn.trace = traceparent;
     if (origin === "external") turn.origin = origin;
     // The first committed view is a copy of the state, taken while no batch is ahead of the store.
-    if (!mayRead(act) || act.readWaiting || (act.reading ?? 0) >= READERS_PER_ACTIVATION)
+    if (!mayRead(act) || act.readWaiting || (act.reading ?? 0) >= c.readersPerActivation)
       (act.readWaiting ??= []).push(turn);
     else void runReader(c, act, behavior, turn);
   });
@@ -50,7 +50,7 @@ export function flushReaders(c: CatalogCore, act: Activation): void {
   const waiting = act.readWaiting;
   if (waiting === undefined || !mayRead(act)) return;
   const behavior = c.o.behaviors[act.ref.kind]!;
-  while (waiting.length && (act.reading ?? 0) < READERS_PER_ACTIVATION)
+  while (waiting.length && (act.reading ?? 0) < c.readersPerActivation)
     void runReader(c, act, behavior, waiting.shift()!);
   if (!waiting.length) delete act.readWaiting;
 }

@@ -20,6 +20,7 @@ import {
   type NatsSecurity,
   type RedisTls,
 } from "../config.ts";
+import { CLUSTER_READERS_PER_ACTIVATION } from "../catalog.ts";
 import { rootLogger } from "../log.ts";
 import { Membership } from "../membership.ts";
 import type { NodeRuntime } from "../node.ts";
@@ -115,6 +116,7 @@ export async function startClusterNode(o: ClusterNodeOptions): Promise<ClusterNo
     outbound,
     bus,
     onShardChange: (shard, serving) => (serving ? subjects.add(shard) : subjects.remove(shard)),
+    readersPerActivation: CLUSTER_READERS_PER_ACTIVATION,
   });
   subjects = serveShardSubjects(bus.nc, handler);
   const grpc = await startGrpcServer(handler, o.grpcPort, o.grpcBind, o.grpcTls);
