@@ -16,11 +16,7 @@ import {
   MEMBER_KEY,
   MEMBER_ROLE,
   realmRef,
-  runDefaults,
-  runEmailSyncs,
-  runGone,
-  runKeyChanges,
-  runRoleAccess,
+  runMemberHandoffs,
 } from "../actors/realm/index.ts";
 import { typedCall, typedCallAs } from "../actors/protocol.ts";
 import { userRef } from "../actors/user/index.ts";
@@ -45,11 +41,13 @@ describe("hand-offs given again change nothing twice", () => {
     });
   const onRefused = (what: string) => () => refused.push(what);
   const participate = (data: Obj[]) => runParticipations(data, call, onRefused(REACTION_PARTICIPATION));
-  const syncEmails = (data: Obj[]) => runEmailSyncs(data, call, onRefused(MEMBER_EMAIL));
-  const roleAccess = (data: Obj[]) => runRoleAccess(data, call, onRefused(MEMBER_ROLE));
-  const gone = (data: Obj[]) => runGone(data, call, onRefused(MEMBER_GONE));
-  const defaults = (data: Obj[]) => runDefaults(data, call, onRefused(MEMBER_DEFAULTS));
-  const keyChanges = (data: Obj[]) => runKeyChanges(data, call, onRefused(MEMBER_KEY));
+  const member = (subject: string) => (data: Obj[]) =>
+    runMemberHandoffs(subject, data, call, onRefused(subject));
+  const syncEmails = member(MEMBER_EMAIL);
+  const roleAccess = member(MEMBER_ROLE);
+  const gone = member(MEMBER_GONE);
+  const defaults = member(MEMBER_DEFAULTS);
+  const keyChanges = member(MEMBER_KEY);
 
   test("setup: every hand-off of these subjects runs three times", async () => {
     await api("GET", "/users/me");

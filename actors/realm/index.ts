@@ -12,11 +12,8 @@ export {
   MEMBER_GONE,
   MEMBER_KEY,
   MEMBER_ROLE,
-  runDefaults,
-  runEmailSyncs,
-  runGone,
-  runKeyChanges,
-  runRoleAccess,
+  MEMBER_SUBJECTS,
+  runMemberHandoffs,
 } from "./member-handoffs.ts";
 export { UNKNOWN_USER_ADD, UNKNOWN_USER_NAME } from "./user-access.ts";
 export type { DirEntry, RealmState } from "./state.ts";

@@ -73,85 +73,39 @@ export function keyHandoff(realm: number, userId: number): Handoff {
 /** A target refused for good (a Zulip error): reported and acknowledged; anything else is given again. */
 export type MemberHandoffRefused = (subject: string, data: Obj, err: ZulipError) => void;
 
-function each(
+/** Each subject's call to its target, for one hand-off's data. */
+const TARGET_CALLS: Record<string, (d: Obj, call: TypedCall) => Promise<unknown>> = {
+  [MEMBER_EMAIL]: (d, call) => call(userRef(Number(d.realm), Number(d.userId)), "syncEmail", {}),
+  [MEMBER_ROLE]: (d, call) =>
+    call(channelDirectoryRef(Number(d.realm)), "roleAccessChanged", {
+      userId: Number(d.userId),
+      oldRole: Number(d.oldRole),
+    }),
+  [MEMBER_GONE]: (d, call) =>
+    call(channelDirectoryRef(Number(d.realm)), "peersOfDeactivated", {
+      user_ids: (d.userIds as number[]).map(Number),
+      key: String(d.key),
+    }),
+  [MEMBER_DEFAULTS]: (d, call) =>
+    call(channelDirectoryRef(Number(d.realm)), "joinDefaultChannels", { user_id: Number(d.userId) }),
+  [MEMBER_KEY]: (d, call) =>
+    call(userRef(Number(d.realm), Number(d.userId)), "dropPushDevices", { key: String(d.key) }),
+};
+
+/** Every member hand-off subject, for the node to register (cluster/compose/domain.ts). */
+export const MEMBER_SUBJECTS: readonly string[] = Object.keys(TARGET_CALLS);
+
+/** Run the hand-offs of one member subject (one batch of the realm's turns, in order). */
+export function runMemberHandoffs(
   subject: string,
   handoffs: Obj[],
-  run: (data: Obj) => Promise<unknown>,
-  refused: MemberHandoffRefused,
-): Promise<boolean> {
-  return eachHandoff(handoffs, run, (data, err) => refused(subject, data, err));
-}
-
-/** Run MEMBER_EMAIL hand-offs (one batch of the realm's turns, in order). */
-export function runEmailSyncs(
-  handoffs: Obj[],
   call: TypedCall,
   refused: MemberHandoffRefused,
 ): Promise<boolean> {
-  return each(
-    MEMBER_EMAIL,
+  const target = TARGET_CALLS[subject]!;
+  return eachHandoff(
     handoffs,
-    (d) => call(userRef(Number(d.realm), Number(d.userId)), "syncEmail", {}),
-    refused,
-  );
-}
-
-/** Run MEMBER_ROLE hand-offs (one batch of the realm's turns, in order). */
-export function runRoleAccess(
-  handoffs: Obj[],
-  call: TypedCall,
-  refused: MemberHandoffRefused,
-): Promise<boolean> {
-  return each(
-    MEMBER_ROLE,
-    handoffs,
-    (d) =>
-      call(channelDirectoryRef(Number(d.realm)), "roleAccessChanged", {
-        userId: Number(d.userId),
-        oldRole: Number(d.oldRole),
-      }),
-    refused,
-  );
-}
-
-/** Run MEMBER_GONE hand-offs (one batch of the realm's turns, in order). */
-export function runGone(handoffs: Obj[], call: TypedCall, refused: MemberHandoffRefused): Promise<boolean> {
-  return each(
-    MEMBER_GONE,
-    handoffs,
-    (d) =>
-      call(channelDirectoryRef(Number(d.realm)), "peersOfDeactivated", {
-        user_ids: (d.userIds as number[]).map(Number),
-        key: String(d.key),
-      }),
-    refused,
-  );
-}
-
-/** Run MEMBER_DEFAULTS hand-offs (one batch of the realm's turns, in order). */
-export function runDefaults(
-  handoffs: Obj[],
-  call: TypedCall,
-  refused: MemberHandoffRefused,
-): Promise<boolean> {
-  return each(
-    MEMBER_DEFAULTS,
-    handoffs,
-    (d) => call(channelDirectoryRef(Number(d.realm)), "joinDefaultChannels", { user_id: Number(d.userId) }),
-    refused,
-  );
-}
-
-/** Run MEMBER_KEY hand-offs (one batch of the realm's turns, in order). */
-export function runKeyChanges(
-  handoffs: Obj[],
-  call: TypedCall,
-  refused: MemberHandoffRefused,
-): Promise<boolean> {
-  return each(
-    MEMBER_KEY,
-    handoffs,
-    (d) => call(userRef(Number(d.realm), Number(d.userId)), "dropPushDevices", { key: String(d.key) }),
-    refused,
+    (d) => target(d, call),
+    (data, err) => refused(subject, data, err),
   );
 }

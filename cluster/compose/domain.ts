@@ -26,18 +26,7 @@ import {
 import type { ZulipError } from "../../actors/errors.ts";
 import { typedCall, typedCallAs } from "../../actors/protocol.ts";
 import type { Obj } from "../../actors/types.ts";
-import {
-  MEMBER_DEFAULTS,
-  MEMBER_EMAIL,
-  MEMBER_GONE,
-  MEMBER_KEY,
-  MEMBER_ROLE,
-  runDefaults,
-  runEmailSyncs,
-  runGone,
-  runKeyChanges,
-  runRoleAccess,
-} from "../../actors/realm/index.ts";
+import { MEMBER_SUBJECTS, runMemberHandoffs } from "../../actors/realm/index.ts";
 import { ACCESS_RELAY } from "../../actors/user/index.ts";
 import { attachScheduledDelivery } from "../../actors/user/scheduled-delivery.ts";
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from "../../webhook/worker.ts";
@@ -102,11 +91,8 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
   const members = componentLogger("members");
   const memberRefused = (subject: string, data: Obj, err: ZulipError) =>
     members.warn({ subject, user: data.userId, code: err.code, msg: err.message }, "member hand-off refused");
-  node.onHandoff(MEMBER_EMAIL, (data) => runEmailSyncs(data, call, memberRefused));
-  node.onHandoff(MEMBER_ROLE, (data) => runRoleAccess(data, call, memberRefused));
-  node.onHandoff(MEMBER_GONE, (data) => runGone(data, call, memberRefused));
-  node.onHandoff(MEMBER_DEFAULTS, (data) => runDefaults(data, call, memberRefused));
-  node.onHandoff(MEMBER_KEY, (data) => runKeyChanges(data, call, memberRefused));
+  for (const subject of MEMBER_SUBJECTS)
+    node.onHandoff(subject, (data) => runMemberHandoffs(subject, data, call, memberRefused));
   // Events about a user for the guests who may access them (restricted user access).
   node.onHandoff(ACCESS_RELAY, (data) => relayAccessEvents(data, call));
   // A guest's gained and lost channel peers, less its DM partners (restricted user access).
