@@ -14,7 +14,8 @@
 // a heartbeat delay), a send's message event to every queue of every
 // subscriber, a read-flag event to the user's own queues, presence in a map
 // with an update log so a poll with last_update_id reads only the changes
-// since, typing events to the queues that asked for them (none past 100
+// since (and a presence event to everyone else only in an organization of
+// at most 100 users, as Zulip), typing events to the queues that asked for them (none past 100
 // subscribers, as Zulip), and per-user read flags for GET /messages. Each
 // event is serialized once, when it is made; a queue's answer joins the
 // JSON texts of its pending events.
@@ -29,6 +30,8 @@ const HOST = "example.com";
 const HEARTBEAT_MS = () => 45_000 + Math.random() * 10_000;
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS. */
 const MAX_TYPING_AUDIENCE = 100;
+/** Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: no presence events in a bigger organization. */
+const PRESENCE_EVENTS_USER_LIMIT = 100;
 /** Zulip's OFFLINE_THRESHOLD_SECS and PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS. */
 const OFFLINE_SECS = 140;
 const ACTIVITY_OFFSET_SECS = 70;
@@ -406,7 +409,7 @@ app.post("/api/v1/users/me/presence", (req, reply) => {
         presenceLog.users = presenceLog.users.filter((_, i) => keep[i]);
       }
     }
-    if (wasOffline || becameActive) {
+    if ((wasOffline || becameActive) && users.size <= PRESENCE_EVENTS_USER_LIMIT) {
       const status = active + ACTIVITY_OFFSET_SECS >= now ? "active" : "idle";
       const ts = status === "active" ? active : now;
       const website = `{"client":"website","status":"${status}","timestamp":${ts},"pushable":false}`;

@@ -220,6 +220,63 @@ describe("presence - last_update_id (embedded)", () => {
   });
 });
 
+describe("presence - no events above 100 active users (embedded)", () => {
+  const srv = useEmbedded();
+
+  test("the 100th active user's coming online is an event, the 101st's is not", async () => {
+    const watcher = await newUser(srv);
+    const q = await openQueue(srv, watcher, ["presence", "realm_user"]);
+    const activeUsers = async (): Promise<number> => {
+      const r = await srv.api("GET", "/users", {}, watcher);
+      assertSuccess(r);
+      return (r.body.members as { is_active: boolean }[]).filter((m) => m.is_active).length;
+    };
+    // Bots count: Zulip's limit is on active_user_ids, bots included.
+    let bots = 0;
+    const bot = async (): Promise<number> => {
+      const r = await srv.api("POST", "/bots", { full_name: `Crowd ${++bots}`, short_name: `crowd${bots}` });
+      assertSuccess(r);
+      return r.body.user_id as number;
+    };
+    for (let n = await activeUsers(); n < 99; n++) await bot();
+    const hundredth = await newUser(srv);
+    assert.equal(await activeUsers(), 100);
+    await beat(hundredth);
+    const first = await eventsUntil(srv, q, (e) => e.some((x) => x.type === "presence"));
+    assert.deepEqual(
+      first.filter((e) => e.type === "presence").map((e) => e.user_id),
+      [hundredth.userId],
+    );
+
+    const hundredFirst = await newUser(srv);
+    assert.equal(await activeUsers(), 101);
+    await beat(hundredFirst);
+    // A later event from the same realm actor: whatever the beat sent is before it.
+    const marker = await bot();
+    const later = await eventsUntil(srv, q, (e) =>
+      e.some((x) => x.type === "realm_user" && x.person?.user_id === marker),
+    );
+    assert.deepEqual(
+      later.filter((e) => e.type === "presence"),
+      [],
+      "no presence event in an organization of 101 active users",
+    );
+    // The watcher still learns of it from its own heartbeat.
+    const polled = await srv.api(
+      "POST",
+      "/users/me/presence",
+      { status: "active", last_update_id: -1 },
+      watcher,
+    );
+    assertSuccess(polled);
+    assert.ok(polled.body.presences[String(hundredFirst.userId)], JSON.stringify(polled.body));
+  });
+
+  async function beat(who: Creds): Promise<void> {
+    assertSuccess(await srv.api("POST", "/users/me/presence", { status: "active", ping_only: true }, who));
+  }
+});
+
 describe("presence - last_update_id (cluster)", () => {
   const cl = useCluster({ nodes: ["n1", "n2"], shards: 8 });
 

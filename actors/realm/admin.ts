@@ -15,10 +15,3 @@ export function requireAdmin(state: RealmState, caller: Caller | null): DirEntry
   if (!me || !isAdminRole(me.role)) throw errors.mustBeAdmin();
   return me;
 }
-
-/** Every active user: the recipients of realm-wide events. */
-export function activeUserIds(state: RealmState): number[] {
-  return Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
-}

@@ -26,6 +26,8 @@ import {
 function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
   if (!u.isActive) return;
   const ix = state.userIndex;
+  if (sign > 0) ix.active.add(u.userId);
+  else ix.active.delete(u.userId);
   const n = (ix.activeNames.get(u.fullName) ?? 0) + sign;
   if (n > 0) ix.activeNames.set(u.fullName, n);
   else ix.activeNames.delete(u.fullName);
@@ -37,7 +39,7 @@ function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
 }
 
 function buildUserIndex(state: RealmState): UserIndex {
-  state.userIndex = { activeNames: new Map(), activeAdmins: new Set() };
+  state.userIndex = { active: new Set(), activeNames: new Map(), activeAdmins: new Set() };
   for (const u of Object.values(state.users)) indexUser(state, u, 1);
   return state.userIndex;
 }

@@ -14,7 +14,8 @@ import {
   type LinkifierInput,
   applyLinkifierFact,
 } from "./linkifiers.ts";
-import { activeUserIds, requireAdmin } from "./admin.ts";
+import { requireAdmin } from "./admin.ts";
+import { activeIds } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
@@ -29,7 +30,7 @@ function change(state: RealmState, facts: LinkifierFact[], reply: unknown = {}):
     events: [
       {
         event: { type: "realm_linkifiers", realm_linkifiers: formatLinkifiers(after) },
-        userIds: activeUserIds(state),
+        userIds: activeIds(state),
       },
     ],
     reply,

@@ -32,10 +32,9 @@ export function actorOf(state: RealmState, caller: Caller | null): DirEntry {
   return me;
 }
 
+/** Every active user: the recipients of realm-wide events (Zulip's active_user_ids). */
 export function activeIds(state: RealmState): number[] {
-  const out: number[] = [];
-  for (const u of Object.values(state.users)) if (u.isActive) out.push(u.userId);
-  return out;
+  return [...state.userIndex.active];
 }
 
 export function activeAdminIds(state: RealmState): number[] {

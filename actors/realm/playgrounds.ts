@@ -10,7 +10,8 @@
 import { errors } from "../errors.ts";
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj } from "../types.ts";
-import { activeUserIds, requireAdmin } from "./admin.ts";
+import { requireAdmin } from "./admin.ts";
+import { activeIds } from "./member-helpers.ts";
 import { parseUrlTemplate, templateSchemeOk } from "../linkify.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { Playground, PlaygroundState, RealmState } from "./state.ts";
@@ -102,7 +103,7 @@ function change(state: RealmState, f: PlaygroundFact, reply: unknown = {}): Deci
     events: [
       {
         event: { type: "realm_playgrounds", realm_playgrounds: formatPlaygrounds(after) },
-        userIds: activeUserIds(state),
+        userIds: activeIds(state),
       },
     ],
     reply,

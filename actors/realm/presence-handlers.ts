@@ -3,7 +3,10 @@
 // in its turn and persists nothing, so the hottest request costs no store
 // write. The map is lost on failover by design (users look offline until
 // their next heartbeat, at most a minute). Events go out only when a user
-// comes online or becomes active again, so steady heartbeats fan out nothing.
+// comes online or becomes active again, so steady heartbeats fan out nothing,
+// and only in organizations of at most PRESENCE_EVENTS_USER_LIMIT active
+// users: beyond that, clients learn of changes from their own heartbeats'
+// replies (presence_last_update_id), as in Zulip.
 
 import { errors } from "../errors.ts";
 import type { Caller, Obj } from "../types.ts";
@@ -17,6 +20,13 @@ import type { DirEntry, PresenceEntry, RealmState } from "./state.ts";
 const OFFLINE_THRESHOLD_SECS = 140;
 /** Zulip's PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS. */
 const LEGACY_ACTIVITY_OFFSET_SECS = 70;
+/**
+ * Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: above this many
+ * active users, nobody gets a `presence` event. Each event goes to every
+ * active user, and users come online at a rate that grows with the
+ * organization, so the events would grow with its square.
+ */
+export const PRESENCE_EVENTS_USER_LIMIT = 100;
 /** Default presence_history_limit_days. */
 const HISTORY_LIMIT_DAYS = 14;
 
@@ -172,7 +182,7 @@ const updatePresence: RealmHandler<"updatePresence"> = (state, args, ctx, caller
       : { activeTimestamp, idleTimestamp: now, updateId: nextUpdateId(state, nowMs) };
     // In-memory only: this mutation is the whole write (see the file comment).
     if (!unchanged) recordPresence(state, user.userId, next);
-    if (wasOffline || becameActive) {
+    if ((wasOffline || becameActive) && state.userIndex.active.size <= PRESENCE_EVENTS_USER_LIMIT) {
       const email = apiEmail(state, user);
       events.push({
         event: {

@@ -6,6 +6,7 @@
 // can be talking to yet). User actors call it only for leaf methods.
 
 import { activeGuestIds } from "./user-access.ts";
+import { activeIds } from "./member-helpers.ts";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { errors } from "../errors.ts";
 import { checkUniqueName } from "./unique-names.ts";
@@ -44,12 +45,6 @@ function requireCreated(state: RealmState): void {
 /** Methods for the gateway's own flows, other actors and the CLI, never an end user's call. */
 function requireInternal(caller: Caller | null): void {
   if (caller) throw errors.accessDenied();
-}
-
-function activeUserIds(state: RealmState): number[] {
-  return Object.values(state.users)
-    .filter((u) => u.isActive)
-    .map((u) => u.userId);
 }
 
 function entryById(state: RealmState, userId: number): DirEntry | undefined {
@@ -251,7 +246,7 @@ const memberContext: RealmHandler<"memberContext"> = (state, args, _ctx, caller)
   const holder = email === undefined ? undefined : state.users[emailKey(email)];
   return {
     reply: {
-      activeUserIds: activeUserIds(state),
+      activeUserIds: activeIds(state),
       nameChangesDisabled: realmSetting(state, "name_changes_disabled") === true,
       emailChangesDisabled: realmSetting(state, "email_changes_disabled") === true,
       realmEmoji: Object.fromEntries(Object.entries(state.realmEmoji).map(([k, v]) => [k, { ...v }])),
@@ -287,7 +282,7 @@ const resolveTargets: RealmHandler<"resolveTargets"> = async (state, args, ctx, 
 
 const userIds: RealmHandler<"userIds"> = (state) => {
   requireCreated(state);
-  return { reply: { userIds: activeUserIds(state) } };
+  return { reply: { userIds: activeIds(state) } };
 };
 
 /** What GET /server_settings shows about the organization. */

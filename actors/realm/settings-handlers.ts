@@ -14,7 +14,8 @@ import {
   REALM_CHOICE_PROPERTIES,
   realmSetting,
 } from "./defaults.ts";
-import { activeUserIds, requireAdmin } from "./admin.ts";
+import { requireAdmin } from "./admin.ts";
+import { activeIds } from "./member-helpers.ts";
 import {
   OWNER_ONLY_PROPERTIES,
   REALM_INT_PROPERTIES,
@@ -77,7 +78,7 @@ const updateAnnouncementStreams: RealmHandler<"updateAnnouncementStreams"> = (st
     facts: [{ type: "settingsChanged", values }],
     events: Object.entries(data).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
-      userIds: activeUserIds(state),
+      userIds: activeIds(state),
     })),
     reply: data,
   };
@@ -131,7 +132,7 @@ const updateRealmProperties: RealmHandler<"updateRealmProperties"> = (state, arg
     events: Object.entries(changed).map(([property, value]) => ({
       // FL 464: a description change is an update_dict carrying its rendering too.
       event: realmUpdateEvent(property, value),
-      userIds: activeUserIds(state),
+      userIds: activeIds(state),
     })),
     reply: changed,
   };

@@ -294,6 +294,8 @@ export interface RealmState {
  * administrators are (realm_bot audiences).
  */
 export interface UserIndex {
+  /** Every active user's id (Zulip's active_user_ids). */
+  active: Set<number>;
   /** Exact full name -> active users carrying it. */
   activeNames: Map<string, number>;
   activeAdmins: Set<number>;
@@ -361,6 +363,6 @@ export function initialRealm(ref: ActorRef): RealmState {
     presenceLog: { ids: [], users: [] },
     profileFields: [],
     rosterLog: newRosterLog(),
-    userIndex: { activeNames: new Map(), activeAdmins: new Set() },
+    userIndex: { active: new Set(), activeNames: new Map(), activeAdmins: new Set() },
   };
 }

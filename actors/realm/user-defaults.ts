@@ -10,7 +10,8 @@
 import { formatUserSettings, SETTINGS, checkSetting, type UserState } from "../user/index.ts";
 import type { Obj } from "../types.ts";
 import { errors } from "../errors.ts";
-import { activeUserIds, requireAdmin } from "./admin.ts";
+import { requireAdmin } from "./admin.ts";
+import { activeIds } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 /**
@@ -83,7 +84,7 @@ const updateUserSettingsDefaults: RealmHandler<"updateUserSettingsDefaults"> = (
   for (const [name, value] of Object.entries(checked))
     if (userDefault(state, name) !== value) changed[name] = value;
   if (Object.keys(changed).length === 0) return { reply: {} };
-  const userIds = activeUserIds(state);
+  const userIds = activeIds(state);
   return {
     facts: [{ type: "userDefaultsChanged", values: changed }],
     events: Object.entries(changed).map(([property, value]) => ({
