@@ -114,6 +114,15 @@ export interface OutEvent {
    * list the channel's subscribers.
    */
   channel?: number;
+  /**
+   * Also every user of the emitter's realm who has a queue, resolved the
+   * same way: a realm-wide event does not list the realm's users, and costs
+   * nothing for those who are not online. A deactivated user's queue,
+   * until it expires, is reached too: the user cannot poll it.
+   */
+  everyone?: true;
+  /** Users of the `channel` or `everyone` audience who do not get the event (listed ones still do). */
+  except?: number[];
 }
 
 export interface Decision<R extends Value = Value> {

@@ -66,11 +66,19 @@ export interface RouterHost {
 }
 
 /**
- * One event of a batch that has a channel audience: the event, the users of
- * the batch's shard it names, and the channel (or null) whose subscribers
- * with a queue on the shard also get it (OutEvent.channel).
+ * Who of a shard gets an event besides the users it lists: the subscribers
+ * with a queue of a channel (OutEvent.channel), every user of the realm with
+ * a queue (REALM, OutEvent.everyone), or nobody else (null).
  */
-type Entry = [event: Obj, users: number[], channel: number | null];
+type Audience = number | typeof REALM | null;
+const REALM = "realm";
+
+/**
+ * One event of a batch that has an audience: the event, the users of the
+ * batch's shard it names, who else of the shard gets it, and the users of
+ * the shard the audience leaves out (OutEvent.except; absent: none).
+ */
+type Entry = [event: Obj, users: number[], audience: Audience, except?: number[]];
 
 /** One emitting turn's events for the users of one realm on one shard. */
 interface Batch {
@@ -83,9 +91,10 @@ interface Batch {
   /** user id -> events in order; a batch without a channel audience. */
   users?: Record<string, Obj[]>;
   /**
-   * The events in order, when one of them has a channel audience: the
-   * shard's owner expands them from its index of its users' subscriptions,
-   * so the batch's size does not grow with the channel.
+   * The events in order, when one of them has an audience: the shard's
+   * owner expands them from its registry of queues and its index of their
+   * users' subscriptions, so the batch's size does not grow with the
+   * channel or the realm.
    */
   entries?: Entry[];
 }
@@ -130,10 +139,11 @@ export class EventRouter {
   route = (ref: ActorRef, events: OutEvent[], key: string | null = null): Promise<boolean> => {
     const batchKey = key ?? `${this.host.nodeId}.${this.boot}.${++this.seq}`;
     const batches = new Map<number, Batch>();
-    if (events.some((e) => e.channel !== undefined)) {
-      // A channel audience reaches every shard: whoever of the channel has a
-      // queue is known only there. O(shards + listed users) per event.
-      for (const { event, userIds, channel } of events) {
+    if (events.some((e) => e.channel !== undefined || e.everyone)) {
+      // An audience reaches every shard: whoever of the channel or the realm
+      // has a queue is known only there. O(shards + listed users) per event.
+      for (const { event, userIds, channel, everyone, except } of events) {
+        const audience: Audience = everyone ? REALM : (channel ?? null);
         const mine = new Map<number, number[]>();
         for (const userId of new Set(userIds)) {
           const shard = this.queueShard(ref.realm, userId);
@@ -141,12 +151,20 @@ export class EventRouter {
           if (list) list.push(userId);
           else mine.set(shard, [userId]);
         }
-        if (channel !== undefined)
-          for (let s = 0; s < this.host.shards; s++) if (!mine.has(s)) mine.set(s, []);
+        if (audience !== null) for (let s = 0; s < this.host.shards; s++) if (!mine.has(s)) mine.set(s, []);
+        const left = new Map<number, number[]>();
+        if (audience !== null)
+          for (const userId of new Set(except)) {
+            const shard = this.queueShard(ref.realm, userId);
+            const list = left.get(shard);
+            if (list) list.push(userId);
+            else left.set(shard, [userId]);
+          }
         for (const [shard, users] of mine) {
           let b = batches.get(shard);
           if (!b) batches.set(shard, (b = { realm: ref.realm, key: batchKey, shard, entries: [] }));
-          b.entries!.push([event, users, channel ?? null]);
+          const out = left.get(shard);
+          b.entries!.push(out ? [event, users, audience, out] : [event, users, audience]);
         }
       }
     } else {
@@ -233,11 +251,12 @@ export class EventRouter {
   }
 
   /**
-   * The users of a batch with a channel audience and their events in order,
-   * at the shard's owner: the listed users, and for a channel entry every
-   * user of the shard with a queue subscribed to it. Null when the shard's
-   * index cannot be had (the batch is then not acknowledged, and its
-   * emitter's outbox gives it again).
+   * The users of a batch with an audience and their events in order, at the
+   * shard's owner: the listed users, for a channel entry every user of the
+   * shard with a queue subscribed to it, and for a realm entry every user
+   * of the realm with a queue on the shard. Null when the shard's index
+   * cannot be had (the batch is then not acknowledged, and its emitter's
+   * outbox gives it again).
    */
   private async expand(shard: number, batch: Batch): Promise<Map<number, Obj[]> | null> {
     if (!(await this.live.ready(shard))) return null;
@@ -247,18 +266,23 @@ export class EventRouter {
       if (list) list.push(event);
       else per.set(userId, [event]);
     };
-    for (const [event, users, channel] of batch.entries!) {
-      if (channel === null) {
+    for (const [event, users, audience, except] of batch.entries!) {
+      if (audience === null) {
         for (const userId of users) {
           this.live.track(shard, batch.realm, userId, event);
           add(userId, event);
         }
         continue;
       }
-      const subscribed = this.live.subscribers(shard, batch.realm, channel);
-      for (const userId of users) if (!subscribed?.has(userId)) add(userId, event);
-      if (subscribed)
-        for (const userId of subscribed) {
+      const reached =
+        audience === REALM
+          ? this.live.realmUsers(shard, batch.realm)
+          : this.live.subscribers(shard, batch.realm, audience);
+      const out = except && except.length ? new Set(except) : null;
+      for (const userId of users) if (!reached?.has(userId)) add(userId, event);
+      if (reached)
+        for (const userId of reached) {
+          if (out?.has(userId)) continue;
           this.stats.fanned++;
           add(userId, event);
         }
@@ -558,6 +582,8 @@ interface LiveShard {
   dead: boolean;
   /** The routing view: users with a queue, or about to get one ("realm:user"). */
   users: Set<string>;
+  /** `users` by realm: realm -> user ids (realm audiences, OutEvent.everyone). */
+  byRealm: Map<number, Set<number>>;
   /** What the store holds at `seq` (a snapshot's content). */
   durable: Set<string>;
   seq: number;
@@ -591,6 +617,23 @@ interface LiveShard {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+
+/** `key` ("realm:user") has a queue on the shard, or has none: `users` and `byRealm`. */
+function setUser(s: LiveShard, key: string, has: boolean): void {
+  const at = key.indexOf(":");
+  const realm = Number(key.slice(0, at));
+  const userId = Number(key.slice(at + 1));
+  let mine = s.byRealm.get(realm);
+  if (has) {
+    s.users.add(key);
+    if (!mine) s.byRealm.set(realm, (mine = new Set()));
+    mine.add(userId);
+  } else {
+    s.users.delete(key);
+    mine?.delete(userId);
+    if (mine?.size === 0) s.byRealm.delete(realm);
+  }
+}
 
 /**
  * The users of each served shard who have at least one event queue, so that
@@ -638,6 +681,11 @@ export class LiveQueues {
         });
       });
     }
+  }
+
+  /** The users of `realm` with a queue on `shard` (ready() first). */
+  realmUsers(shard: number, realm: number): ReadonlySet<number> | undefined {
+    return this.shards.get(shard)?.byRealm.get(realm);
   }
 
   /** The users of `realm` with a queue on `shard` subscribed to `channel` (ready() first). */
@@ -797,6 +845,7 @@ export class LiveQueues {
       loaded: false,
       dead: false,
       users: new Set(),
+      byRealm: new Map(),
       durable: new Set(),
       seq: 0,
       snapshotSeq: 0,
@@ -841,7 +890,7 @@ export class LiveQueues {
       if (!s) return Promise.reject(new Error(`shard ${shard} is not served here`));
     }
     if (s.loaded && s.users.has(key)) return s.unwritten.get(key) ?? Promise.resolve();
-    s.users.add(key);
+    setUser(s, key, true);
     // Before the registry is loaded, its load reads every user's subscriptions.
     if (s.early === null && !s.subs.has(key) && !s.fetching.has(key)) {
       // Registrations of one macrotask share one read per realm.
@@ -860,7 +909,7 @@ export class LiveQueues {
   remove(shard: number, key: string): void {
     const s = this.shards.get(shard);
     if (!s || (s.loaded && !s.users.has(key))) return;
-    s.users.delete(key);
+    setUser(s, key, false);
     this.dropSubs(s, key);
     void this.change(shard, s, [0, key]);
   }
@@ -900,7 +949,9 @@ export class LiveQueues {
         if (op === 1) users.add(key);
         else users.delete(key);
       }
-      s.users = users;
+      s.users = new Set();
+      s.byRealm = new Map();
+      for (const key of users) setUser(s, key, true);
       s.loaded = true;
       // The index: every user's subscriptions, with the changes seen since
       // the shard was acquired applied after (see fetchSubs).

@@ -107,7 +107,7 @@ class FakeRuntime {
     }
   }
 
-  eventsOfType(type: string): { event: Obj; userIds: number[] }[] {
+  eventsOfType(type: string): OutEvent[] {
     return this.events.filter((e) => e.out.event.type === type).map((e) => e.out);
   }
 }
@@ -418,7 +418,8 @@ describe("realm - user directory and creation", () => {
     const userId = (reply as { user_id: number }).user_id;
     assert.deepEqual(reply, { user_id: userId });
     const [add] = w.rt.eventsOfType("realm_user");
-    assert.deepEqual(add!.userIds.sort(), [w.owner.userId, userId].sort());
+    // Every active user with a queue (the router resolves `everyone`), and the new user.
+    assert.deepEqual([add!.userIds, add!.everyone, add!.except], [[userId], true, undefined]);
     const person = add!.event.person as Obj;
     assert.equal(add!.event.op, "add");
     assert.equal(person.user_id, userId);
@@ -754,7 +755,7 @@ describe("user - PATCH /settings", () => {
       op: "update",
       person: { user_id: member.userId, timezone: "Europe/Paris", email: "member@example.com" },
     });
-    assert.deepEqual(ru!.userIds.sort(), [w.owner.userId, member.userId].sort());
+    assert.deepEqual([ru!.userIds, ru!.everyone], [[], true]);
     w.rt.checkReplay();
   });
 
@@ -950,7 +951,7 @@ describe("user - POST /users/me/status", () => {
       emoji_code: "1f4c5",
       reaction_type: "unicode_emoji",
     });
-    assert.deepEqual(e!.userIds.sort(), [w.owner.userId, member.userId].sort());
+    assert.deepEqual([e!.userIds, e!.everyone], [[], true]);
     w.rt.checkReplay();
   });
 

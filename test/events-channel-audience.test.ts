@@ -108,3 +108,52 @@ describe("channel audience", () => {
     assert.deepEqual(await contents(qv), ["one", "two"]);
   });
 });
+
+// Realm-wide events (OutEvent.everyone) are expanded the same way, from the
+// shards' registries of users with a queue: creating a user costs the same
+// in any size of organization, and reaches those who are online.
+describe("realm audience", () => {
+  async function realmUserAdds(q: { api: ReturnType<typeof makeApi>; id: string }): Promise<number[]> {
+    const r = await q.api("GET", "/events", { queue_id: q.id, last_event_id: -1, dont_block: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return (r.body.events as Json[])
+      .filter((e) => e.type === "realm_user" && e.op === "add")
+      .map((e) => e.person.user_id as number);
+  }
+
+  test("realm audience - a bot created in a realm of 40 users of whom 3 have a queue looks at those 3 only", async () => {
+    const users: User[] = [];
+    for (let i = 0; i < 40; i++) users.push(await chat.newUser());
+    const queues = [];
+    for (const u of users.slice(0, 3)) {
+      const api = makeApi(chat.srv.url, u);
+      const reg = ok(await api("POST", "/register", { event_types: ["realm_user"] })) as Json;
+      queues.push({ api, id: reg.queue_id as string });
+    }
+    const router = chat.srv.router;
+    const before = { ...router.stats };
+    const from = chat.events.length;
+    const bot = ok(
+      await chat.api("POST", "/bots", {
+        full_name: uniq("Audience Bot"),
+        short_name: `audience${process.pid}`,
+      }),
+    ) as Json;
+    for (const q of queues) assert.deepEqual(await realmUserAdds(q), [bot.user_id]);
+    const add = chat.events.slice(from).find((e) => e.event.type === "realm_user" && e.event.op === "add")!;
+    // The event names the new bot, not the realm's users.
+    assert.deepEqual([add.userIds, add.everyone], [[bot.user_id], true]);
+    // Every realm-wide event of the creation (realm_user add, the system
+    // groups' add_members) reached the users with a queue, and nobody else
+    // of the 40 was looked at: without a queue, only the listed bot.
+    const wide = chat.events.slice(from).filter((e) => e.everyone);
+    const withQueue = chat.srv.node
+      .servingShards()
+      .reduce((n, shard) => n + (router.live.count(shard) ?? 0), 0);
+    assert.ok(withQueue < 20, `users with a queue: ${withQueue}`);
+    const d = (k: keyof typeof before) => router.stats[k] - before[k];
+    const stats = JSON.stringify({ wide: wide.length, withQueue, before, after: router.stats });
+    assert.equal(d("fanned"), wide.length * withQueue, stats);
+    assert.ok(d("skipped") <= wide.length, stats);
+  });
+});

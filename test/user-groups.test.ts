@@ -654,7 +654,8 @@ describe("user groups - events", () => {
       d.events!.map((e) => e.event.group_id),
       [FULL, MEMBERS],
     );
-    assert.deepEqual(d.events![0]!.userIds, [10, 11]);
+    // Every active user with a queue (the router resolves `everyone`), the new one included.
+    assert.deepEqual([d.events![0]!.userIds, d.events![0]!.everyone], [[11], true]);
     const owner: Caller = { realmId: 1, userId: 10, role: 100, isBot: false };
     d = await run(
       state,
@@ -708,8 +709,7 @@ describe("user groups - events", () => {
       group_id: id,
       data: { deactivated: true },
     });
-    // Deactivation keeps direct memberships (Zulip sends no group event) but
-    // the user leaves every audience.
+    // Deactivation keeps direct memberships (Zulip sends no group event).
     d = await run(state, "syncUser", { userId: 11, role: 400, isActive: false }, null, ctx);
     assert.deepEqual(d.events, []);
     d = await run(
@@ -725,7 +725,7 @@ describe("user groups - events", () => {
       property: "default",
       data: { can_create_groups: ADMINS },
     });
-    assert.deepEqual(d.events![0]!.userIds, [10]);
+    assert.deepEqual([d.events![0]!.userIds, d.events![0]!.everyone], [[], true]);
   });
 });
 

@@ -13,9 +13,9 @@
 import { own } from "../dict.ts";
 import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
-import { emojiBlobRef, emojiDirectoryRef, realmRef } from "../addresses.ts";
+import { emojiBlobRef, emojiDirectoryRef } from "../addresses.ts";
 import { defineBehavior, handlersOf, type HandlerOf } from "../protocol.ts";
-import type { ActorContext, Caller, Obj, Value } from "../types.ts";
+import type { Caller, Obj, Value } from "../types.ts";
 import { unicodeCodeForName } from "./lookup.ts";
 import { EMOJI_IMAGE_TYPES, declaredImageType, isAnimated, sniffImageType } from "./image.ts";
 import { emojiProtocol, type EmojiProtocol } from "./protocol.ts";
@@ -93,11 +93,6 @@ function requireRealmCaller(state: EmojiDirState, caller: Caller | null): Caller
   return caller;
 }
 
-async function activeUserIds(ctx: ActorContext, realmId: number): Promise<number[]> {
-  const r = await ctx.call(realmRef(realmId), "memberContext", {});
-  return r.activeUserIds;
-}
-
 // ---- handlers -------------------------------------------------------------------
 
 /** GET /realm/emoji and /register: every custom emoji, deactivated ones too. Public within the realm (spectators too). */
@@ -152,7 +147,6 @@ const add: EmojiHandler<"add"> = async (state, args, ctx, caller) => {
   // The bytes first: a failure after this leaves an unreferenced blob, never
   // an emoji without its image.
   await ctx.call(emojiBlobRef(state.realmId, id), "put", { data: args.data, contentType: type });
-  const userIds = await activeUserIds(ctx, state.realmId);
   const all = formatAll(state);
   const emoji = formatEmoji(state.realmId, record);
   all[id] = emoji;
@@ -161,7 +155,7 @@ const add: EmojiHandler<"add"> = async (state, args, ctx, caller) => {
   const event: Obj = { type: "realm_emoji", op: "add", emoji, realm_emoji: all };
   return {
     facts: [{ type: "added", emoji: record as unknown as Value } as Obj],
-    events: [{ event, userIds }],
+    events: [{ event, userIds: [], everyone: true }],
     reply: { id },
   };
 };
@@ -173,7 +167,6 @@ const remove: EmojiHandler<"remove"> = async (state, args, ctx, caller) => {
   const e = activeByName(state, name);
   if (!e) throw errors.customEmojiNotFound(name);
   if (c.role > ROLE_ADMIN && e.authorId !== c.userId) throw errors.notEmojiAuthor();
-  const userIds = await activeUserIds(ctx, state.realmId);
   const all = formatAll(state);
   all[e.id] = { ...(all[e.id] as Obj), deactivated: true };
   const event: Obj = {
@@ -183,7 +176,11 @@ const remove: EmojiHandler<"remove"> = async (state, args, ctx, caller) => {
     data: { deactivated: true },
     realm_emoji: all,
   };
-  return { facts: [{ type: "deactivated", id: e.id }], events: [{ event, userIds }], reply: {} };
+  return {
+    facts: [{ type: "deactivated", id: e.id }],
+    events: [{ event, userIds: [], everyone: true }],
+    reply: {},
+  };
 };
 
 // ---- behaviour --------------------------------------------------------------------

@@ -87,26 +87,14 @@ class Draft {
   decision(): DecisionOf<Record<string, never>>;
   decision<R>(reply: R): DecisionOf<R>;
   decision(reply: unknown = {}): DecisionOf<unknown> {
-    const to = activeUserIds(this.state);
-    const events: OutEvent[] = this.events.map((event) => ({ event, userIds: to }));
+    // To every active user: user groups are realm-wide.
+    const events: OutEvent[] = this.events.map((event) => ({ event, userIds: [], everyone: true }));
     return { facts: this.facts.map(fact), events, reply };
   }
 }
 
 export function draft(state: GroupDirState): Draft {
   return new Draft(state);
-}
-
-/** Active users, ascending; `pending`: one user's activation as a fact not yet applied decides it. */
-function activeUserIds(state: GroupDirState, pending?: { userId: number; isActive: boolean }): number[] {
-  const out: number[] = [];
-  for (const [id, u] of Object.entries(state.users)) {
-    const active = pending && Number(id) === pending.userId ? pending.isActive : u.isActive;
-    if (active) out.push(Number(id));
-  }
-  if (pending?.isActive && !(String(pending.userId) in state.users)) out.push(pending.userId);
-  // Integer-like keys iterate in ascending order already, so this sort is linear.
-  return out.sort((a, b) => a - b);
 }
 
 function realmValue(state: GroupDirState, name: string): GroupSettingValue {
@@ -233,8 +221,11 @@ const syncUser: H<"syncUser"> = (state, args, _ctx, caller) => {
     events.push(...deactivationSettingEvents(state, userId));
     reply.groupIds = directGroupIds(state, userId, before);
   }
-  const to = events.length ? activeUserIds(state, { userId, isActive }) : [];
-  return { facts: [fact(f)], events: events.map((event) => ({ event, userIds: to })), reply };
+  // Every active user, the user included once active and left out once not.
+  const audience: Omit<OutEvent, "event"> = isActive
+    ? { userIds: [userId], everyone: true }
+    : { userIds: [], everyone: true, except: [userId] };
+  return { facts: [fact(f)], events: events.map((event) => ({ event, ...audience })), reply };
 };
 
 /** The groups `userId` is a direct member of, in id order (`system`: their system groups). */

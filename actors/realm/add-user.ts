@@ -6,7 +6,6 @@ import { syncGroupMember } from "../group/index.ts";
 import type { DecisionOf } from "../protocol.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import { emailKey, generateApiKey, userRef } from "../user/index.ts";
-import { activeIds } from "./member-helpers.ts";
 import { realmSetting } from "./defaults.ts";
 import type { DirEntry, RealmFact, RealmState } from "./state.ts";
 import { newUserAddEvents } from "./user-access.ts";
@@ -80,7 +79,7 @@ export async function addUser(
   };
   return {
     facts: [...prior.map(fact), fact({ type: "userAdded", entry })],
-    events: await newUserAddEvents(state, ctx, userId, created.person, [...activeIds(state), userId]),
+    events: await newUserAddEvents(state, ctx, userId, created.person),
     // A gateway may have cached "no such email"; let it look again.
     notices: [{ subject: "auth.invalidate", data: { realmId: state.realmId, email: emailKey(u.email) } }],
     reply: { userId, apiKey: created.apiKey },

@@ -29,7 +29,6 @@ import {
 } from "../user/index.ts";
 import {
   activeAdminIds,
-  activeIds,
   actorOf,
   emailChangeEvents,
   botAudience,
@@ -197,7 +196,7 @@ const createBot: RealmHandler<"createBot"> = async (state, args, ctx, caller) =>
   return {
     facts: [fact({ type: "userAdded", entry })],
     events: [
-      { event: { type: "realm_user", op: "add", person }, userIds: [...activeIds(state), userId] },
+      { event: { type: "realm_user", op: "add", person }, userIds: [userId], everyone: true },
       { event: botEvent("add", formatBot(entry)), userIds: [...audience] },
     ],
     // A gateway may have cached "no such email"; let it look again.
@@ -324,14 +323,17 @@ const updateBot: RealmHandler<"updateBot"> = async (state, args, ctx, caller) =>
   }
   if (Object.keys(changes).length === 0 && newEmail === undefined) return { reply };
 
-  const everyone = activeIds(state);
   const oldAudience = botAudience(state, bot);
   const events: OutEvent[] = [];
   if (changes.fullName !== undefined) {
-    events.push({ event: updateEvent(bot.userId, { full_name: changes.fullName }), userIds: everyone });
+    events.push({
+      event: updateEvent(bot.userId, { full_name: changes.fullName }),
+      userIds: [],
+      everyone: true,
+    });
   }
   if (changes.role !== undefined) {
-    events.push({ event: updateEvent(bot.userId, { role: changes.role }), userIds: everyone });
+    events.push({ event: updateEvent(bot.userId, { role: changes.role }), userIds: [], everyone: true });
     events.push({
       event: botEvent("update", { user_id: bot.userId, role: changes.role }),
       userIds: oldAudience,
@@ -357,7 +359,11 @@ const updateBot: RealmHandler<"updateBot"> = async (state, args, ctx, caller) =>
     if (!admins.has(changes.botOwnerId!)) {
       events.push({ event: botEvent("add", formatBot(after)), userIds: [changes.botOwnerId!] });
     }
-    events.push({ event: updateEvent(bot.userId, { bot_owner_id: changes.botOwnerId! }), userIds: everyone });
+    events.push({
+      event: updateEvent(bot.userId, { bot_owner_id: changes.botOwnerId! }),
+      userIds: [],
+      everyone: true,
+    });
   }
   const facts: Obj[] = [];
   const notices: { subject: string; data: Obj }[] = [];

@@ -4,7 +4,7 @@
 // their bots (the planDeactivation victims).
 
 import type { Obj, OutEvent } from "../types.ts";
-import { accessUser, actorOf, activeIds, requireCreated, updateEvent } from "./member-helpers.ts";
+import { accessUser, actorOf, requireCreated, updateEvent } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmFact } from "./state.ts";
 
@@ -15,7 +15,7 @@ const markProfileDeleted: RealmHandler<"markProfileDeleted"> = (state, args, _ct
   if (target.isDeleted === true) return { reply: {} };
   const f: RealmFact = { type: "memberUpdated", userId: target.userId, changes: { isDeleted: true } };
   const events: OutEvent[] = [
-    { event: updateEvent(target.userId, { is_deleted: true }), userIds: activeIds(state) },
+    { event: updateEvent(target.userId, { is_deleted: true }), userIds: [], everyone: true },
   ];
   return { facts: [f as unknown as Obj], events, reply: {} };
 };

@@ -6,7 +6,7 @@
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj, OutEvent } from "../types.ts";
 import { emailKey, isoMinutes } from "../user/index.ts";
-import { activeIds, updateEvent } from "./member-helpers.ts";
+import { updateEvent } from "./member-helpers.ts";
 import type { RealmFact, RealmState } from "./state.ts";
 
 /** The facts and event of `email`'s first login, or nothing when it is not one. */
@@ -23,7 +23,7 @@ export function firstLoginDecision(
     changes: { dateJoined: now, awaitingFirstLogin: false },
   };
   const events: OutEvent[] = [
-    { event: updateEvent(entry.userId, { date_joined: isoMinutes(now) }), userIds: activeIds(state) },
+    { event: updateEvent(entry.userId, { date_joined: isoMinutes(now) }), userIds: [], everyone: true },
   ];
   return { facts: [f as unknown as Obj], events, reply: {} };
 }

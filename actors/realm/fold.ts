@@ -4,6 +4,7 @@
 // themselves import state.ts's types.
 
 import { dict } from "../dict.ts";
+import { ROLE_GUEST } from "../user/index.ts";
 import type { ActorRef, Obj } from "../types.ts";
 import { applyLinkifierFact, isLinkifierFact } from "./linkifiers.ts";
 import { applySendPrefsFact, isSendPrefsFact } from "./send-prefs.ts";
@@ -28,6 +29,10 @@ function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
   const ix = state.userIndex;
   if (sign > 0) ix.active.add(u.userId);
   else ix.active.delete(u.userId);
+  if (u.role === ROLE_GUEST) {
+    if (sign > 0) ix.activeGuests.add(u.userId);
+    else ix.activeGuests.delete(u.userId);
+  }
   const n = (ix.activeNames.get(u.fullName) ?? 0) + sign;
   if (n > 0) ix.activeNames.set(u.fullName, n);
   else ix.activeNames.delete(u.fullName);
@@ -39,7 +44,12 @@ function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
 }
 
 function buildUserIndex(state: RealmState): UserIndex {
-  state.userIndex = { active: new Set(), activeNames: new Map(), activeAdmins: new Set() };
+  state.userIndex = {
+    active: new Set(),
+    activeGuests: new Set(),
+    activeNames: new Map(),
+    activeAdmins: new Set(),
+  };
   for (const u of Object.values(state.users)) indexUser(state, u, 1);
   return state.userIndex;
 }

@@ -15,7 +15,6 @@ import {
   applyLinkifierFact,
 } from "./linkifiers.ts";
 import { requireAdmin } from "./admin.ts";
-import { activeIds } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { RealmState } from "./state.ts";
 
@@ -30,7 +29,8 @@ function change(state: RealmState, facts: LinkifierFact[], reply: unknown = {}):
     events: [
       {
         event: { type: "realm_linkifiers", realm_linkifiers: formatLinkifiers(after) },
-        userIds: activeIds(state),
+        userIds: [],
+        everyone: true,
       },
     ],
     reply,

@@ -24,7 +24,6 @@ import { realmSetting } from "./defaults.ts";
 import { apiEmail, avatarUrlFor, canSeeDeliveryEmail, formatMember, type FormatOptions } from "./members.ts";
 import {
   accessUser,
-  activeIds,
   actorOf,
   avatarEvents,
   botAudience,
@@ -198,7 +197,6 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
       ? { facts: [], events: [] }
       : profileDataDecision(state, target, me, args.profileData, true);
 
-  const recipients = activeIds(state);
   const facts: Obj[] = [];
   const events: OutEvent[] = [...profile.events];
   const notices: { subject: string; data: Obj }[] = [];
@@ -210,7 +208,11 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
   // Events about the target reach only those who may access them (FL 228).
   const aboutTarget: OutEvent[] = [...profile.events];
   if (changes.role !== undefined) {
-    aboutTarget.push({ event: updateEvent(target.userId, { role: changes.role }), userIds: recipients });
+    aboutTarget.push({
+      event: updateEvent(target.userId, { role: changes.role }),
+      userIds: [],
+      everyone: true,
+    });
     events.push(aboutTarget.at(-1)!);
     // System-group membership follows the role (realm -> group, one-way).
     await syncGroupMember(ctx, state.realmId, { ...groupView(target), role: changes.role });
@@ -222,7 +224,8 @@ const updateMember: RealmHandler<"updateMember"> = async (state, args, ctx, call
   if (changes.fullName !== undefined) {
     aboutTarget.push({
       event: updateEvent(target.userId, { full_name: changes.fullName }),
-      userIds: recipients,
+      userIds: [],
+      everyone: true,
     });
     events.push(aboutTarget.at(-1)!);
   }
@@ -271,7 +274,6 @@ export async function deactivation(
     }
   }
   victims.push(target);
-  const recipients = activeIds(state);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const notices: { subject: string; data: Obj }[] = [];
@@ -280,7 +282,11 @@ export async function deactivation(
     const { groupIds = [] } = await syncGroupMember(ctx, state.realmId, { ...groupView(v), isActive: false });
     facts.push(fact({ type: "memberUpdated", userId: v.userId, changes: { isActive: false } }));
     // No realm_bot event since feature level 474: realm_user carries it.
-    const gone: OutEvent = { event: updateEvent(v.userId, { is_active: false }), userIds: recipients };
+    const gone: OutEvent = {
+      event: updateEvent(v.userId, { is_active: false }),
+      userIds: [],
+      everyone: true,
+    };
     events.push(gone);
     const withheld = await withholdFromGuests(state, ctx, v, [gone]);
     // Zulip (FL 303): the guests who lose access to the user also hear
@@ -325,7 +331,7 @@ const deactivateMember: RealmHandler<"deactivateMember"> = (state, args, ctx, ca
 const deactivateSelf: RealmHandler<"deactivateSelf"> = (state, _args, ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
-  if (activeIds(state).length === 1) throw errors.cannotDeactivateLastUser(false);
+  if (state.userIndex.active.size === 1) throw errors.cannotDeactivateLastUser(false);
   if (isLastOwner(state, me)) throw errors.cannotDeactivateLastUser(true);
   return deactivation(state, me, ctx);
 };
@@ -342,10 +348,10 @@ const reactivateMember: RealmHandler<"reactivateMember"> = async (state, args, c
     if (!owner || !owner.isActive) throw errors.userDeactivated();
   }
   await syncGroupMember(ctx, state.realmId, { ...groupView(target), isActive: true });
-  const recipients = [...activeIds(state), target.userId];
   // No realm_bot event since feature level 474: realm_user carries it.
   const events: OutEvent[] = [
-    { event: updateEvent(target.userId, { is_active: true }), userIds: recipients },
+    // Every active user, and the user coming back.
+    { event: updateEvent(target.userId, { is_active: true }), userIds: [target.userId], everyone: true },
   ];
   // Not to guests who cannot access the user (FL 303).
   const handoffs = await withholdFromGuests(state, ctx, target, [events[0]!]);
@@ -379,7 +385,6 @@ const syncMember: RealmHandler<"syncMember"> = async (state, args, ctx, caller) 
     changes.receivesTyping = receivesTyping;
   const after: DirEntry = { ...target, ...changes };
   const reply = {
-    activeUserIds: activeIds(state),
     // Restricted user access: whom the user actor's realm_user events may skip.
     activeGuestIds: activeGuestIds(state),
     apiEmail: apiEmail(state, after),

@@ -7,7 +7,6 @@
 import { errors } from "../errors.ts";
 import type { Obj, OutEvent, Value } from "../types.ts";
 import { requireAdmin } from "./admin.ts";
-import { activeIds } from "./member-helpers.ts";
 import { realmSetting } from "./defaults.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { MessageLimits } from "./protocol.ts";
@@ -81,12 +80,11 @@ const updateMessageLimits: RealmHandler<"updateMessageLimits"> = (state, args, _
   const values: Obj = {};
   for (const [name, v] of Object.entries(parsed)) if (realmSetting(state, name) !== v) values[name] = v;
   if (!Object.keys(values).length) return { reply: {} };
-  const userIds = activeIds(state);
   const events: OutEvent[] = Object.entries(values).map(([property, value]) => {
     const event: Obj = UPDATE_DICT_SETTINGS.has(property)
       ? { type: "realm", op: "update_dict", property: "default", data: { [property]: value } }
       : { type: "realm", op: "update", property, value };
-    return { event, userIds };
+    return { event, userIds: [], everyone: true };
   });
   return { facts: [{ type: "settingsChanged", values }], events, reply: values };
 };

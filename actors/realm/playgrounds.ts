@@ -11,7 +11,6 @@ import { errors } from "../errors.ts";
 import type { DecisionOf } from "../protocol.ts";
 import type { Obj } from "../types.ts";
 import { requireAdmin } from "./admin.ts";
-import { activeIds } from "./member-helpers.ts";
 import { parseUrlTemplate, templateSchemeOk } from "../linkify.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { Playground, PlaygroundState, RealmState } from "./state.ts";
@@ -103,7 +102,8 @@ function change(state: RealmState, f: PlaygroundFact, reply: unknown = {}): Deci
     events: [
       {
         event: { type: "realm_playgrounds", realm_playgrounds: formatPlaygrounds(after) },
-        userIds: activeIds(state),
+        userIds: [],
+        everyone: true,
       },
     ],
     reply,

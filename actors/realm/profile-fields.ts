@@ -13,7 +13,7 @@ import { renderMarkdown } from "../markdown/index.ts";
 import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent, Value } from "../types.ts";
 import { isAdminRole } from "../user/index.ts";
-import { activeIds, actorOf, memberById, requireCreated, updateEvent } from "./member-helpers.ts";
+import { actorOf, memberById, requireCreated, updateEvent } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 import type { DirEntry, ProfileField, ProfileValue, RealmFact, RealmState } from "./state.ts";
 
@@ -94,7 +94,8 @@ function sortedFields(fields: ProfileField[]): ProfileField[] {
 function fieldsEvent(state: RealmState, fields: ProfileField[]): OutEvent {
   return {
     event: { type: "custom_profile_fields", fields: sortedFields(fields).map(formatField) },
-    userIds: activeIds(state),
+    userIds: [],
+    everyone: true,
   };
 }
 
@@ -322,7 +323,8 @@ const updateProfileField: RealmHandler<"updateProfileField"> = async (state, arg
         facts.push(fact({ type: "profileDataSet", userId: u.userId, values: { [String(field.id)]: null } }));
         const cleared: OutEvent = {
           event: updateEvent(u.userId, { custom_profile_field: { id: field.id, value: null } }),
-          userIds: activeIds(state),
+          userIds: [],
+          everyone: true,
         };
         events.push(cleared);
         // Not to guests who cannot access the user (FL 228).
@@ -489,11 +491,10 @@ export function profileDataDecision(
     if (v === null ? old !== undefined : old?.value !== v.value) changed[id] = v;
   }
   if (Object.keys(changed).length === 0) return { facts: [], events: [] };
-  const recipients = activeIds(state);
   const events: OutEvent[] = Object.entries(changed).map(([id, v]) => {
     const cpf: Obj = { id: Number(id), value: v === null ? null : v.value };
     if (v?.rendered !== undefined) cpf.rendered_value = v.rendered;
-    return { event: updateEvent(target.userId, { custom_profile_field: cpf }), userIds: recipients };
+    return { event: updateEvent(target.userId, { custom_profile_field: cpf }), userIds: [], everyone: true };
   });
   return { facts: [fact({ type: "profileDataSet", userId: target.userId, values: changed })], events };
 }
@@ -531,7 +532,8 @@ const removeOwnProfileData: RealmHandler<"removeOwnProfileData"> = async (state,
     values[String(id)] = null;
     events.push({
       event: updateEvent(me.userId, { custom_profile_field: { id, value: null } }),
-      userIds: activeIds(state),
+      userIds: [],
+      everyone: true,
     });
   }
   if (events.length === 0) return { reply: {} };

@@ -199,7 +199,6 @@ export const realmProtocol = {
   memberContext: {
     args: Type.Object({ email: Type.Optional(Type.String()) }),
     reply: reply<{
-      activeUserIds: number[];
       nameChangesDisabled: boolean;
       emailChangesDisabled: boolean;
       realmEmoji: Record<string, RealmEmoji>;
@@ -288,7 +287,6 @@ export const realmProtocol = {
       receivesTyping: Type.Optional(Type.Boolean()),
     }),
     reply: reply<{
-      activeUserIds: number[];
       activeGuestIds: number[];
       apiEmail: string;
       changed: string[];

@@ -246,7 +246,6 @@ const memberContext: RealmHandler<"memberContext"> = (state, args, _ctx, caller)
   const holder = email === undefined ? undefined : state.users[emailKey(email)];
   return {
     reply: {
-      activeUserIds: activeIds(state),
       nameChangesDisabled: realmSetting(state, "name_changes_disabled") === true,
       emailChangesDisabled: realmSetting(state, "email_changes_disabled") === true,
       realmEmoji: Object.fromEntries(Object.entries(state.realmEmoji).map(([k, v]) => [k, { ...v }])),

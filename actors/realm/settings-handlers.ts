@@ -15,7 +15,6 @@ import {
   realmSetting,
 } from "./defaults.ts";
 import { requireAdmin } from "./admin.ts";
-import { activeIds } from "./member-helpers.ts";
 import {
   OWNER_ONLY_PROPERTIES,
   REALM_INT_PROPERTIES,
@@ -78,7 +77,8 @@ const updateAnnouncementStreams: RealmHandler<"updateAnnouncementStreams"> = (st
     facts: [{ type: "settingsChanged", values }],
     events: Object.entries(data).map(([property, value]) => ({
       event: { type: "realm", op: "update", property, value },
-      userIds: activeIds(state),
+      userIds: [],
+      everyone: true,
     })),
     reply: data,
   };
@@ -132,7 +132,8 @@ const updateRealmProperties: RealmHandler<"updateRealmProperties"> = (state, arg
     events: Object.entries(changed).map(([property, value]) => ({
       // FL 464: a description change is an update_dict carrying its rendering too.
       event: realmUpdateEvent(property, value),
-      userIds: activeIds(state),
+      userIds: [],
+      everyone: true,
     })),
     reply: changed,
   };

@@ -296,6 +296,8 @@ export interface RealmState {
 export interface UserIndex {
   /** Every active user's id (Zulip's active_user_ids). */
   active: Set<number>;
+  /** The active guests' ids (guest audiences of events about users, user-access.ts). */
+  activeGuests: Set<number>;
   /** Exact full name -> active users carrying it. */
   activeNames: Map<string, number>;
   activeAdmins: Set<number>;
@@ -363,6 +365,11 @@ export function initialRealm(ref: ActorRef): RealmState {
     presenceLog: { ids: [], users: [] },
     profileFields: [],
     rosterLog: newRosterLog(),
-    userIndex: { active: new Set(), activeNames: new Map(), activeAdmins: new Set() },
+    userIndex: {
+      active: new Set(),
+      activeGuests: new Set(),
+      activeNames: new Map(),
+      activeAdmins: new Set(),
+    },
   };
 }

@@ -93,15 +93,16 @@ export async function withholdFromGuests(
 ): Promise<{ subject: string; data: Obj }[]> {
   if (subject.isBot) return [];
   const guests = new Set<number>();
-  for (const e of events) for (const id of e.userIds) if (roleOf(state, id) === ROLE_GUEST) guests.add(id);
+  for (const e of events) {
+    if (e.everyone) for (const id of state.userIndex.activeGuests) guests.add(id);
+    for (const id of e.userIds) if (roleOf(state, id) === ROLE_GUEST) guests.add(id);
+  }
   return withholdGuestCopies(ctx, state.realmId, subject.userId, guests, events);
 }
 
 /** The active guests (for a user actor's events about its user: memberContext). */
 export function activeGuestIds(state: RealmState): number[] {
-  const out: number[] = [];
-  for (const u of Object.values(state.users)) if (u.isActive && u.role === ROLE_GUEST) out.push(u.userId);
-  return out;
+  return [...state.userIndex.activeGuests];
 }
 
 /**
@@ -124,16 +125,20 @@ export async function newUserAddEvents(
   ctx: ActorContext,
   userId: number,
   person: Obj,
-  recipients: number[],
 ): Promise<OutEvent[]> {
-  const full: OutEvent = { event: { type: "realm_user", op: "add", person }, userIds: recipients };
-  const guests = new Set(recipients.filter((id) => id !== userId && roleOf(state, id) === ROLE_GUEST));
+  // Every active user, and the new one.
+  const full: OutEvent = {
+    event: { type: "realm_user", op: "add", person },
+    userIds: [userId],
+    everyone: true,
+  };
+  const guests = new Set([...state.userIndex.activeGuests].filter((id) => id !== userId));
   if (!guests.size) return [full];
   const value = await ctx.call(groupDirectoryRef(state.realmId), "realmSetting", {
     name: "can_access_all_users_group",
   });
   if (value === SYSTEM_GROUP_ID["role:everyone"]) return [full];
-  full.userIds = recipients.filter((id) => !guests.has(id));
+  full.except = [...guests];
   const placeholder: Obj = { type: "realm_user", op: "add", person: unknownUser(state, userId) };
   placeholder[UNKNOWN_USER_ADD] = true;
   return [full, { event: placeholder, userIds: [...guests] }];

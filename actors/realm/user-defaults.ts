@@ -11,7 +11,6 @@ import { formatUserSettings, SETTINGS, checkSetting, type UserState } from "../u
 import type { Obj } from "../types.ts";
 import { errors } from "../errors.ts";
 import { requireAdmin } from "./admin.ts";
-import { activeIds } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 /**
@@ -84,12 +83,12 @@ const updateUserSettingsDefaults: RealmHandler<"updateUserSettingsDefaults"> = (
   for (const [name, value] of Object.entries(checked))
     if (userDefault(state, name) !== value) changed[name] = value;
   if (Object.keys(changed).length === 0) return { reply: {} };
-  const userIds = activeIds(state);
   return {
     facts: [{ type: "userDefaultsChanged", values: changed }],
     events: Object.entries(changed).map(([property, value]) => ({
       event: { type: "realm_user_settings_defaults", op: "update", property, value },
-      userIds,
+      userIds: [],
+      everyone: true,
     })),
     reply: {},
   };

@@ -65,7 +65,6 @@ type H<M extends MethodOf<UserProtocol>> = HandlerOf<UserState, UserProtocol, M>
 
 /** What the realm tells a user actor for a change with realm-wide effects. */
 interface MemberContext {
-  activeUserIds: number[];
   nameChangesDisabled: boolean;
   emailChangesDisabled: boolean;
   /** For a memberContext asked with `email`: who holds it, if anyone. */
@@ -76,7 +75,6 @@ interface MemberContext {
 
 /** What the realm's syncMember answers. */
 interface SyncReply {
-  activeUserIds: number[];
   /** The realm's active guests (absent from older nodes' replies). */
   activeGuestIds?: number[];
   apiEmail: string;
@@ -383,7 +381,7 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
     // An email_address_visibility change's realm_user events (new_email,
     // delivery_email, avatar) come from the realm's syncMember, which knows
     // every viewer's role.
-    const wide: OutEvent[] = realmWide.map((event) => ({ event, userIds: synced.activeUserIds }));
+    const wide: OutEvent[] = realmWide.map((event) => ({ event, userIds: [], everyone: true }));
     events.push(...wide);
     // Not to guests who cannot access the user (FL 228).
     const guests = new Set(synced.activeGuestIds ?? []);
@@ -498,7 +496,7 @@ async function statusDecision(
     event.emoji_code = emojiCode!;
     event.reaction_type = reactionType!;
   }
-  const statusEvent: OutEvent = { event, userIds: realm.activeUserIds };
+  const statusEvent: OutEvent = { event, userIds: [], everyone: true };
   events.push(statusEvent);
   // Not to guests who cannot access the user (FL 228).
   const guests = new Set(realm.activeGuestIds ?? []);

@@ -19,7 +19,16 @@ export async function withholdGuestCopies(
   guests: Set<number>,
   events: OutEvent[],
 ): Promise<{ subject: string; data: Obj }[]> {
-  const guestsOf = (e: OutEvent) => e.userIds.filter((id) => id !== subjectId && guests.has(id));
+  // The guests an event reaches: those it lists, and for a realm-wide one
+  // (OutEvent.everyone) every guest it does not leave out.
+  const guestsOf = (e: OutEvent): number[] => {
+    const listed = e.userIds.filter((id) => id !== subjectId && guests.has(id));
+    if (!e.everyone) return listed;
+    const out = new Set(listed);
+    const except = new Set(e.except);
+    for (const id of guests) if (id !== subjectId && !except.has(id)) out.add(id);
+    return [...out];
+  };
   if (!events.some((e) => guestsOf(e).length > 0)) return [];
   const value = await ctx.call(groupDirectoryRef(realmId), "realmSetting", {
     name: "can_access_all_users_group",
@@ -30,6 +39,7 @@ export async function withholdGuestCopies(
     const withheld = new Set(guestsOf(e));
     if (!withheld.size) continue;
     e.userIds = e.userIds.filter((id) => !withheld.has(id));
+    if (e.everyone) e.except = [...(e.except ?? []), ...withheld];
     handoffs.push({
       subject: ACCESS_RELAY,
       data: { realmId, subjectId, event: e.event, candidates: [...withheld] },
