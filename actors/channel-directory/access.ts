@@ -5,8 +5,7 @@
 import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
-import { realmRef } from "../addresses.ts";
-import type { RosterEntry } from "./roster-view.ts";
+import { roster, type RosterEntry } from "./roster-view.ts";
 import type { ActorContext, Caller } from "../types.ts";
 import type { SystemGroups } from "./format.ts";
 import { activeSubscriberIds, type Channel, type DirState, type GroupValue } from "./state.ts";
@@ -48,10 +47,19 @@ export class Turn {
   private constructor(
     readonly ctx: ActorContext,
     readonly realmId: number,
-    readonly users: Map<number, RosterEntry>,
-    readonly byEmail: Map<string, RosterEntry>,
+    readonly users: ReadonlyMap<number, RosterEntry>,
     readonly sys: SystemGroups,
   ) {}
+
+  private emails: Map<string, RosterEntry> | undefined;
+  /** Users by lowercased email, built on first use (principals given by email). */
+  get byEmail(): ReadonlyMap<string, RosterEntry> {
+    if (!this.emails) {
+      this.emails = new Map();
+      for (const u of this.users.values()) this.emails.set(u.email.toLowerCase(), u);
+    }
+    return this.emails;
+  }
 
   static async load(ctx: ActorContext, realmId: number, state?: DirState): Promise<Turn> {
     const t = await Turn.loadRoster(ctx, realmId);
@@ -99,17 +107,12 @@ export class Turn {
   }
 
   private static async loadRoster(ctx: ActorContext, realmId: number): Promise<Turn> {
-    // Asked without `since`: every user.
-    const r = await ctx.call(realmRef(realmId), "roster", {});
-    const users = new Map<number, RosterEntry>();
-    const byEmail = new Map<string, RosterEntry>();
-    for (const u of r.users ?? []) {
-      users.set(u.userId, u);
-      byEmail.set(u.email.toLowerCase(), u);
-    }
+    // This process's copy of the roster, brought up to date by the changes
+    // since it was last asked for (roster-view.ts): not every user each turn.
+    const { users } = await roster(ctx, realmId);
     const sys: SystemGroups = {};
     for (const name of SYSTEM_GROUP_NAMES) sys[name] = await systemGroupId(ctx, realmId, name);
-    return new Turn(ctx, realmId, users, byEmail, sys);
+    return new Turn(ctx, realmId, users, sys);
   }
 
   /** The acting user, as the realm knows them now (role from the roster, not the cached caller). */

@@ -140,6 +140,8 @@ interface SendPrefs {
 }
 export interface Roster {
   get(userId: number): RosterEntry | undefined;
+  /** Every user, by id: this process's shared copy (read it, never change it). */
+  users: ReadonlyMap<number, RosterEntry>;
   linkifiers: Linkifiers;
   prefs: SendPrefs;
   mentions: Mentions;
@@ -170,6 +172,7 @@ export async function roster(ctx: ActorContext, realmId: number, args: Obj = {})
   const users = view.users;
   return {
     get: (userId) => users.get(userId),
+    users,
     linkifiers: r.linkifiers ?? [],
     prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
     mentions: view.mentions,
