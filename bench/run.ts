@@ -19,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<{ run: Section }>> = {
   failover: () => import("./failover.ts"),
   coldstart: () => import("./coldstart.ts"),
   load: () => import("./load-profile.ts"),
+  org: () => import("./org.ts"),
 };
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
