@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Obj, OutEvent } from "../actors/types.ts";
-import { err, ok, uniq, useChat, type ApiResult, type Creds } from "./support/index.ts";
+import { err, ok, reaches, uniq, useChat, type ApiResult, type Creds } from "./support/index.ts";
 
 // The node's emitted events are recorded in chat.events, emptied before each test.
 const chat = useChat({ clearEvents: true });
@@ -90,8 +90,10 @@ describe("channels - create", () => {
     assert.match(String(sub.color), /^#[0-9a-f]{6}$/);
     const peer = eventsOf("subscription", "peer_add");
     assert.equal(peer.length, 1);
-    assert.ok(peer[0]!.userIds.includes(other.userId));
-    assert.ok(!peer[0]!.userIds.includes(m.userId));
+    // A public channel's peers are the realm (less the new subscribers), not a list of it.
+    assert.equal(peer[0]!.everyone, true);
+    assert.ok(reaches(peer[0]!, other.userId));
+    assert.ok(!reaches(peer[0]!, m.userId));
   });
 
   test("bad input gives Zulip errors and creates nothing", async () => {
@@ -338,7 +340,7 @@ describe("channels - legacy subscribe and unsubscribe", () => {
     );
     const peer = eventsOf("subscription", "peer_remove")[0]!;
     assert.deepEqual(peer.event.user_ids, [m.userId]);
-    assert.ok(peer.userIds.includes(m2.userId));
+    assert.ok(reaches(peer, m2.userId));
     const r2 = ok(await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] }, m));
     assert.deepEqual(r2.not_removed, [name]);
     // Administrators may remove others (can_remove_subscribers_group: role:administrators).

@@ -21,7 +21,7 @@ import {
 import { typedCall, typedCallAs } from "../actors/protocol.ts";
 import { userRef } from "../actors/user/index.ts";
 import type { Obj, OutEvent } from "../actors/types.ts";
-import { createChannel, ok, uniq, useChat, type User } from "./support/index.ts";
+import { createChannel, ok, reaches, uniq, useChat, type User } from "./support/index.ts";
 
 const chat = useChat();
 const api = chat.api;
@@ -72,7 +72,7 @@ describe("hand-offs given again change nothing twice", () => {
   function eventsFor(from: number, userId: number, type: string): Obj[] {
     return chat.events
       .slice(from)
-      .filter((e: OutEvent) => e.userIds.includes(userId) && e.event.type === type)
+      .filter((e: OutEvent) => reaches(e, userId) && e.event.type === type)
       .map((e) => e.event);
   }
 

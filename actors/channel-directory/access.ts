@@ -6,7 +6,7 @@ import { errors } from "../errors.ts";
 import { SYSTEM_GROUP_ID, groupDirectoryRef } from "../group/index.ts";
 import { isUserInGroupSetting, systemGroupId } from "../permissions/index.ts";
 import { roster, type RosterEntry } from "./roster-view.ts";
-import type { ActorContext, Caller } from "../types.ts";
+import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
 import type { SystemGroups } from "./format.ts";
 import { activeSubscriberIds, type Channel, type DirState, type GroupValue } from "./state.ts";
 
@@ -48,6 +48,8 @@ export class Turn {
     readonly ctx: ActorContext,
     readonly realmId: number,
     readonly users: ReadonlyMap<number, RosterEntry>,
+    /** The active guests' ids. */
+    readonly guests: ReadonlySet<number>,
     readonly sys: SystemGroups,
   ) {}
 
@@ -109,10 +111,10 @@ export class Turn {
   private static async loadRoster(ctx: ActorContext, realmId: number): Promise<Turn> {
     // This process's copy of the roster, brought up to date by the changes
     // since it was last asked for (roster-view.ts): not every user each turn.
-    const { users } = await roster(ctx, realmId);
+    const { users, guests } = await roster(ctx, realmId);
     const sys: SystemGroups = {};
     for (const name of SYSTEM_GROUP_NAMES) sys[name] = await systemGroupId(ctx, realmId, name);
-    return new Turn(ctx, realmId, users, sys);
+    return new Turn(ctx, realmId, users, guests, sys);
   }
 
   /** The acting user, as the realm knows them now (role from the roster, not the cached caller). */
@@ -194,4 +196,29 @@ export function peerAudience(t: Turn, state: DirState, ch: Channel, except: Set<
       (u) => subs.has(u.userId) || ch.isWebPublic || (!ch.inviteOnly && !isGuest(u.role)) || isAdmin(u.role),
     )
     .map((u) => u.userId);
+}
+
+/**
+ * A peer_add or peer_remove `event` of `ch` to its peerAudience, or null
+ * when that is nobody. For a public channel that is every active user but
+ * the guests not subscribed to it, so the event goes to the realm
+ * (OutEvent.everyone) with those guests, and `except`, left out: its cost
+ * follows the guests and the users online, not the organization.
+ */
+export function peerEvent(
+  t: Turn,
+  state: DirState,
+  ch: Channel,
+  except: Set<number>,
+  event: Obj,
+): OutEvent | null {
+  if (ch.isWebPublic || !ch.inviteOnly) {
+    const out = new Set(except);
+    if (!ch.isWebPublic) for (const g of t.guests) if (!isSubscribed(state, ch, g)) out.add(g);
+    return out.size
+      ? { event, userIds: [], everyone: true, except: [...out] }
+      : { event, userIds: [], everyone: true };
+  }
+  const audience = peerAudience(t, state, ch, except);
+  return audience.length ? { event, userIds: audience } : null;
 }

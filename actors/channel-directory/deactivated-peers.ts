@@ -10,7 +10,7 @@
 
 import { errors } from "../errors.ts";
 import type { Obj, OutEvent } from "../types.ts";
-import { Turn, isSubscribed, peerAudience } from "./access.ts";
+import { Turn, isSubscribed, peerEvent } from "./access.ts";
 import type { DirHandler, DirHandlers } from "./protocol.ts";
 import { handledAlready } from "./state.ts";
 
@@ -35,12 +35,13 @@ const peersOfDeactivated: DirHandler<"peersOfDeactivated"> = async (state, args,
   for (const ch of channels) {
     const left = [...gone].filter((id) => isSubscribed(state, ch, id)).sort((a, b) => a - b);
     if (!left.length) continue;
-    const audience = peerAudience(t, state, ch, gone);
-    if (!audience.length) continue;
-    events.push({
-      event: { type: "subscription", op: "peer_remove", stream_ids: [ch.id], user_ids: left },
-      userIds: audience,
+    const peer = peerEvent(t, state, ch, gone, {
+      type: "subscription",
+      op: "peer_remove",
+      stream_ids: [ch.id],
+      user_ids: left,
     });
+    if (peer) events.push(peer);
   }
   return { facts: done, events, reply: {} };
 };

@@ -25,7 +25,7 @@ import {
   isGuest,
   isSubscribed,
   metadataAudience,
-  peerAudience,
+  peerEvent,
   type RosterEntry,
 } from "./access.ts";
 import {
@@ -325,13 +325,13 @@ export function subscriptionEvents(
   }
   for (const [channelId, userIds] of byChannel) {
     const ch = s.channels[String(channelId)]!;
-    const audience = peerAudience(t, s, ch, new Set(userIds));
-    if (audience.length) {
-      events.push({
-        event: { type: "subscription", op: "peer_add", stream_ids: [channelId], user_ids: userIds },
-        userIds: audience,
-      });
-    }
+    const peer = peerEvent(t, s, ch, new Set(userIds), {
+      type: "subscription",
+      op: "peer_add",
+      stream_ids: [channelId],
+      user_ids: userIds,
+    });
+    if (peer) events.push(peer);
   }
   return events;
 }
@@ -587,13 +587,13 @@ export const unsubscribe: DirHandler<"unsubscribe"> = async (state, args, ctx, c
   }
   for (const [channelId, userIds] of byChannel) {
     const ch = s.channels[String(channelId)]!;
-    const audience = peerAudience(t, s, ch, new Set(userIds));
-    if (audience.length) {
-      events.push({
-        event: { type: "subscription", op: "peer_remove", stream_ids: [channelId], user_ids: userIds },
-        userIds: audience,
-      });
-    }
+    const peer = peerEvent(t, s, ch, new Set(userIds), {
+      type: "subscription",
+      op: "peer_remove",
+      stream_ids: [channelId],
+      user_ids: userIds,
+    });
+    if (peer) events.push(peer);
   }
   const handoffs = await accessChangeHandoffs(
     t,

@@ -35,6 +35,16 @@ export interface RosterView {
   version: number;
   users: Map<number, RosterEntry>;
   mentions: Mentions;
+  /** The active guests' ids, kept with `users` (realm-wide audiences leave them out). */
+  guests: Set<number>;
+}
+
+/** Zulip's guest role (ROLE_GUEST). */
+const GUEST = 600;
+
+function noteGuest(guests: Set<number>, u: RosterEntry): void {
+  if (u.isActive && u.role === GUEST) guests.add(u.userId);
+  else guests.delete(u.userId);
 }
 
 /** What the realm's `roster` answers (without the per-send extras). */
@@ -92,8 +102,12 @@ class NameIndex implements Mentions {
 function build(epoch: string, version: number, list: RosterEntry[]): RosterView {
   const users = new Map(list.map((u) => [u.userId, u]));
   const index = new NameIndex(users);
-  for (const u of list) index.add(u);
-  return { epoch, version, users, mentions: index };
+  const guests = new Set<number>();
+  for (const u of list) {
+    index.add(u);
+    noteGuest(guests, u);
+  }
+  return { epoch, version, users, mentions: index, guests };
 }
 
 /**
@@ -122,6 +136,7 @@ export function applyRoster(realmId: number, r: RosterReply): RosterView | undef
     if (old) index.remove(old);
     cur.users.set(u.userId, u);
     index.add(u);
+    noteGuest(cur.guests, u);
   }
   cur.version = version;
   return cur;
@@ -142,6 +157,8 @@ export interface Roster {
   get(userId: number): RosterEntry | undefined;
   /** Every user, by id: this process's shared copy (read it, never change it). */
   users: ReadonlyMap<number, RosterEntry>;
+  /** The active guests' ids (shared too). */
+  guests: ReadonlySet<number>;
   linkifiers: Linkifiers;
   prefs: SendPrefs;
   mentions: Mentions;
@@ -173,6 +190,7 @@ export async function roster(ctx: ActorContext, realmId: number, args: Obj = {})
   return {
     get: (userId) => users.get(userId),
     users,
+    guests: view.guests,
     linkifiers: r.linkifiers ?? [],
     prefs: { mutedBy: r.mutedBy, alertStamp: r.alertStamp, alertWords: r.alertWords, allPublic: r.allPublic },
     mentions: view.mentions,

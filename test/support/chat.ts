@@ -14,6 +14,16 @@ import { makeApi, type Api, type Creds } from "./embedded.ts";
 
 export type User = Creds & { userId: number; fullName: string };
 
+/**
+ * Whether an event the node emitted is for `userId`: listed, or in its
+ * realm-wide audience (OutEvent.everyone) and not left out. The router
+ * then delivers it if the user has a queue.
+ */
+export function reaches(e: OutEvent, userId: number): boolean {
+  if (e.userIds.includes(userId)) return true;
+  return e.everyone === true && !(e.except ?? []).includes(userId);
+}
+
 export interface Chat {
   srv: EmbeddedServer;
   api: Api;

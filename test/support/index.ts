@@ -35,7 +35,7 @@ export {
   type EmbeddedHandle,
   type EmbeddedTestOptions,
 } from "./embedded.ts";
-export { startChat, useChat, type Chat, type User } from "./chat.ts";
+export { reaches, startChat, useChat, type Chat, type User } from "./chat.ts";
 export { nodeOf, OWNER, startCluster, useCluster, type ClusterOptions, type TestCluster } from "./cluster.ts";
 export { freePort, hasBinary, requireBinaries, startNats, startRedis, type Service } from "./services.ts";
 export {
