@@ -149,6 +149,9 @@ export class NodeRuntime {
         notice: (subject, data) => {
           for (const l of this.hooks.noticeListeners) l(subject, data);
           this.o.bus.publish(`notice.${subject}`, encodeNotice(data));
+          // The reply follows the notice: a gateway that cached the old
+          // credentials has the notice before the caller can use the new ones.
+          return this.o.bus.passedOn?.();
         },
         fenced: (shard) => {
           this.log.warn({ shard }, `write fenced (stale epoch) on shard ${shard}`);

@@ -170,8 +170,12 @@ export interface CatalogHooks {
    * `emit`, null when not journaled); true acknowledges them.
    */
   handoff?(ref: ActorRef, handoffs: Handoff[], key: string | null): Promise<boolean>;
-  /** Cluster-wide notices (e.g. auth cache invalidation). */
-  notice(subject: string, data: Obj): void;
+  /**
+   * Cluster-wide notices (e.g. auth cache invalidation). A promise: the
+   * turn's reply waits for it (the notice is on its way to every gateway
+   * before the caller hears back).
+   */
+  notice(subject: string, data: Obj): void | Promise<void>;
   /** The shard's lease was found stale by a write: stop serving it. */
   fenced(shard: number): void;
   /**

@@ -168,13 +168,17 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
             : start.then(() => c.o.hooks.handoff?.(act.ref, handoffs, null).catch(() => false));
       }
       for (const { turn, decision } of done) {
-        if (decision.notices) for (const n of decision.notices) c.o.hooks.notice(n.subject, n.data);
+        const published = decision.notices?.length
+          ? Promise.all(decision.notices.map((n) => c.o.hooks.notice(n.subject, n.data)))
+          : undefined;
         if (decision.park !== undefined) continue;
         const reply = decision.reply ?? null;
-        if (decision.replyAfterHandoffs && handed !== undefined) void handed.then(() => turn.resolve(reply));
-        else if (decision.replyAfterEvents && emitted !== undefined)
-          void emitted.then(() => turn.resolve(reply));
-        else turn.resolve(reply);
+        const answer = published
+          ? () => void published.then(() => turn.resolve(reply))
+          : () => turn.resolve(reply);
+        if (decision.replyAfterHandoffs && handed !== undefined) void handed.then(answer);
+        else if (decision.replyAfterEvents && emitted !== undefined) void emitted.then(answer);
+        else answer();
       }
       for (const w of woken) w.turn.resolve(w.reply);
       if (act.unsaved !== undefined && act.snapshotting === undefined && unsavedDue(c, act))

@@ -86,6 +86,12 @@ export interface Subscription {
 
 export interface Bus {
   publish(subject: string, data: Uint8Array): void;
+  /**
+   * Resolves once the bus's server holds every message published before
+   * the call, and so has passed them on to the subscribers (at most about
+   * a second: it never rejects, and gives up when the server is away).
+   */
+  passedOn?(): Promise<void>;
   subscribe(subject: string, onMessage: (data: Uint8Array, subject: string) => void): Subscription;
 }
 

@@ -54,6 +54,9 @@ export async function connectNats(
   return nc;
 }
 
+/** How long `passedOn` waits for the server's answer. */
+const FLUSH_WAIT_MS = 1_000;
+
 export class NatsBus implements Bus {
   constructor(readonly nc: NatsConnection) {}
 
@@ -69,6 +72,13 @@ export class NatsBus implements Bus {
     } catch {
       // draining or closed between the check and the call
     }
+  }
+
+  passedOn(): Promise<void> {
+    if (this.nc.isClosed()) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const away = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS)));
+    return Promise.race([this.nc.flush().catch(() => {}), away]).finally(() => clearTimeout(timer));
   }
 
   subscribe(subject: string, onMessage: (data: Uint8Array, subject: string) => void): Subscription {
