@@ -359,7 +359,7 @@ export class EventRouter {
           continue;
         }
         for (const [userId, events] of users) {
-          if (serves && this.live.skips(shard, `${batch.realm}:${userId}`)) {
+          if (serves && this.live.skips(shard, batch.realm, Number(userId))) {
             this.stats.skipped++;
             continue;
           }
@@ -403,7 +403,7 @@ export class EventRouter {
   ): Promise<void> {
     const listed: [number, Obj[]][] = [];
     for (const [userId, events] of users) {
-      if (this.live.skips(shard, `${batch.realm}:${userId}`)) {
+      if (this.live.skips(shard, batch.realm, Number(userId))) {
         this.stats.skipped++;
         continue;
       }
@@ -580,10 +580,13 @@ interface LiveShard {
   loaded: boolean;
   /** Gone (shard lost, or a write failed): this object no longer speaks for the shard. */
   dead: boolean;
-  /** The routing view: users with a queue, or about to get one ("realm:user"). */
-  users: Set<string>;
-  /** `users` by realm: realm -> user ids (realm audiences, OutEvent.everyone). */
+  /**
+   * The routing view: the users with a queue, or about to get one, by
+   * realm (realm -> user ids; also the realm audiences, OutEvent.everyone).
+   */
   byRealm: Map<number, Set<number>>;
+  /** How many users `byRealm` holds. */
+  size: number;
   /** What the store holds at `seq` (a snapshot's content). */
   durable: Set<string>;
   seq: number;
@@ -618,20 +621,28 @@ interface LiveShard {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** `key` ("realm:user") has a queue on the shard, or has none: `users` and `byRealm`. */
-function setUser(s: LiveShard, key: string, has: boolean): void {
+/** A registry key: "realm:user". */
+function parseKey(key: string): [realm: number, userId: number] {
   const at = key.indexOf(":");
-  const realm = Number(key.slice(0, at));
-  const userId = Number(key.slice(at + 1));
+  return [Number(key.slice(0, at)), Number(key.slice(at + 1))];
+}
+
+function hasUser(s: LiveShard, key: string): boolean {
+  const [realm, userId] = parseKey(key);
+  return s.byRealm.get(realm)?.has(userId) ?? false;
+}
+
+/** `key` has a queue on the shard, or has none, in the routing view. */
+function setUser(s: LiveShard, key: string, has: boolean): void {
+  const [realm, userId] = parseKey(key);
   let mine = s.byRealm.get(realm);
   if (has) {
-    s.users.add(key);
     if (!mine) s.byRealm.set(realm, (mine = new Set()));
+    if (!mine.has(userId)) s.size++;
     mine.add(userId);
-  } else {
-    s.users.delete(key);
-    mine?.delete(userId);
-    if (mine?.size === 0) s.byRealm.delete(realm);
+  } else if (mine?.delete(userId)) {
+    s.size--;
+    if (mine.size === 0) s.byRealm.delete(realm);
   }
 }
 
@@ -823,15 +834,15 @@ export class LiveQueues {
   }
 
   /** True when `user` of `realm` has no queue on `shard` for sure. */
-  skips(shard: number, key: string): boolean {
+  skips(shard: number, realm: number, userId: number): boolean {
     const s = this.shards.get(shard);
-    return s !== undefined && s.loaded && !s.users.has(key);
+    return s !== undefined && s.loaded && !(s.byRealm.get(realm)?.has(userId) ?? false);
   }
 
   /** Users registered on a shard (tests, inspection); null while unknown. */
   count(shard: number): number | null {
     const s = this.shards.get(shard);
-    return s?.loaded ? s.users.size : null;
+    return s?.loaded ? s.size : null;
   }
 
   /** This node now serves `shard`: load its registry. */
@@ -844,8 +855,8 @@ export class LiveQueues {
       epoch,
       loaded: false,
       dead: false,
-      users: new Set(),
       byRealm: new Map(),
+      size: 0,
       durable: new Set(),
       seq: 0,
       snapshotSeq: 0,
@@ -889,7 +900,7 @@ export class LiveQueues {
       s = this.shards.get(shard);
       if (!s) return Promise.reject(new Error(`shard ${shard} is not served here`));
     }
-    if (s.loaded && s.users.has(key)) return s.unwritten.get(key) ?? Promise.resolve();
+    if (s.loaded && hasUser(s, key)) return s.unwritten.get(key) ?? Promise.resolve();
     setUser(s, key, true);
     // Before the registry is loaded, its load reads every user's subscriptions.
     if (s.early === null && !s.subs.has(key) && !s.fetching.has(key)) {
@@ -908,7 +919,7 @@ export class LiveQueues {
   /** `key` has no queue any more (best effort: a lost removal costs one activation later). */
   remove(shard: number, key: string): void {
     const s = this.shards.get(shard);
-    if (!s || (s.loaded && !s.users.has(key))) return;
+    if (!s || (s.loaded && !hasUser(s, key))) return;
     setUser(s, key, false);
     this.dropSubs(s, key);
     void this.change(shard, s, [0, key]);
@@ -949,8 +960,8 @@ export class LiveQueues {
         if (op === 1) users.add(key);
         else users.delete(key);
       }
-      s.users = new Set();
       s.byRealm = new Map();
+      s.size = 0;
       for (const key of users) setUser(s, key, true);
       s.loaded = true;
       // The index: every user's subscriptions, with the changes seen since
