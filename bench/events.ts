@@ -234,7 +234,11 @@ async function idleRun(target: number, seconds: number, passivate: boolean): Pro
     IDLE_SECONDS: String(seconds),
     IDLE_PASSIVATE: passivate ? "1" : "0",
   });
-  return JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
+  // The result is the last line; a log line (a lease lost under the load) may come after it.
+  const lines = out.trim().split("\n");
+  const result = lines.reverse().find((l) => l.startsWith('{"queues"'));
+  if (!result) throw new Error(`idle-queues printed no result: ${lines.slice(0, 3).join(" | ")}`);
+  return JSON.parse(result) as Record<string, number>;
 }
 
 /**
