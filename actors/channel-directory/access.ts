@@ -222,3 +222,20 @@ export function peerEvent(
   const audience = peerAudience(t, state, ch, except);
   return audience.length ? { event, userIds: audience } : null;
 }
+
+/** The `op` peer event of each channel (id -> the users subscribed or unsubscribed) to its peerAudience. */
+export function peerChanges(
+  t: Turn,
+  state: DirState,
+  byChannel: Map<number, number[]>,
+  op: "peer_add" | "peer_remove",
+): OutEvent[] {
+  const out: OutEvent[] = [];
+  for (const [channelId, userIds] of byChannel) {
+    const ch = state.channels[String(channelId)]!;
+    const event = { type: "subscription", op, stream_ids: [channelId], user_ids: userIds };
+    const peer = peerEvent(t, state, ch, new Set(userIds), event);
+    if (peer) out.push(peer);
+  }
+  return out;
+}

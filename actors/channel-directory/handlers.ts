@@ -25,7 +25,7 @@ import {
   isGuest,
   isSubscribed,
   metadataAudience,
-  peerEvent,
+  peerChanges,
   type RosterEntry,
 } from "./access.ts";
 import {
@@ -323,16 +323,7 @@ export function subscriptionEvents(
     });
     events.push({ event: { type: "subscription", op: "add", subscriptions: subs }, userIds: [userId] });
   }
-  for (const [channelId, userIds] of byChannel) {
-    const ch = s.channels[String(channelId)]!;
-    const peer = peerEvent(t, s, ch, new Set(userIds), {
-      type: "subscription",
-      op: "peer_add",
-      stream_ids: [channelId],
-      user_ids: userIds,
-    });
-    if (peer) events.push(peer);
-  }
+  events.push(...peerChanges(t, s, byChannel, "peer_add"));
   return events;
 }
 
@@ -585,16 +576,7 @@ export const unsubscribe: DirHandler<"unsubscribe"> = async (state, args, ctx, c
       userIds: [userId],
     });
   }
-  for (const [channelId, userIds] of byChannel) {
-    const ch = s.channels[String(channelId)]!;
-    const peer = peerEvent(t, s, ch, new Set(userIds), {
-      type: "subscription",
-      op: "peer_remove",
-      stream_ids: [channelId],
-      user_ids: userIds,
-    });
-    if (peer) events.push(peer);
-  }
+  events.push(...peerChanges(t, s, byChannel, "peer_remove"));
   const handoffs = await accessChangeHandoffs(
     t,
     state,
