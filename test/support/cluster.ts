@@ -5,7 +5,7 @@ import type { ActorRef } from "../../actors/types.ts";
 import { startProc, type Proc } from "../../bench/procs.ts";
 import { shardOf } from "../../cluster/addressing.ts";
 import { ownerOf } from "../../cluster/placement/rendezvous.ts";
-import { freePort, startNats, startRedis, type Service } from "./services.ts";
+import { freePort, onFreePort, startNats, startRedis, type Service } from "./services.ts";
 import { makeApi, type Api, type Creds } from "./embedded.ts";
 
 export interface TestCluster {
@@ -110,19 +110,21 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   // other as they would join a running cluster, and meanwhile the gateway,
   // which needs nothing from them to start: two cores overlap the start-ups.
   await all([startNode(first!)]);
-  const port = await freePort();
+  let port = 0;
   await all([
     (async () => {
       for (const id of rest) await startNode(id);
     })(),
     (async () => {
-      gateway = await startProc(
-        "gateway",
-        "gateway/gateway-main.ts",
-        // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
-        { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(port) },
-        /listening on port/,
-      );
+      ({ port, server: gateway } = await onFreePort((p) =>
+        startProc(
+          "gateway",
+          "gateway/gateway-main.ts",
+          // Tests send far more than Zulip's 200 requests a minute; test/rate-limit.test.ts covers the limit.
+          { ...common, RATE_LIMIT_PER_MINUTE: "0", ...opts.gatewayEnv, PORT: String(p) },
+          /listening on port/,
+        ),
+      ));
     })(),
   ]);
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -55,6 +55,24 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port in ${PORT_LOW}-${PORT_HIGH}`);
 }
 
+/**
+ * Start a server on a free port, and on another one when something took
+ * the port between the check and the bind (EADDRINUSE: another test file's
+ * server in a parallel run). Up to three ports.
+ */
+export async function onFreePort<T>(
+  start: (port: number) => Promise<T>,
+): Promise<{ port: number; server: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, server: await start(port) };
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
 export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
