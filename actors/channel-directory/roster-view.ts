@@ -12,6 +12,7 @@
 // old one keeps a consistent view.
 
 import { realmRef } from "../addresses.ts";
+import { ROLE_GUEST } from "../user/index.ts";
 import type { ActorContext, Obj } from "../types.ts";
 import type { Mentions, MentionTarget, RenderEnv } from "../markdown/index.ts";
 
@@ -39,11 +40,8 @@ export interface RosterView {
   guests: Set<number>;
 }
 
-/** Zulip's guest role (ROLE_GUEST). */
-const GUEST = 600;
-
 function noteGuest(guests: Set<number>, u: RosterEntry): void {
-  if (u.isActive && u.role === GUEST) guests.add(u.userId);
+  if (u.isActive && u.role === ROLE_GUEST) guests.add(u.userId);
   else guests.delete(u.userId);
 }
 

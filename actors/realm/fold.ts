@@ -15,6 +15,7 @@ import { applyInviteFact, invitesFromSnapshot, isInviteFact } from "./invites.ts
 import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
 import {
+  emptyUserIndex,
   entryDefaults,
   initialRealm,
   newRosterLog,
@@ -44,12 +45,7 @@ function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
 }
 
 function buildUserIndex(state: RealmState): UserIndex {
-  state.userIndex = {
-    active: new Set(),
-    activeGuests: new Set(),
-    activeNames: new Map(),
-    activeAdmins: new Set(),
-  };
+  state.userIndex = emptyUserIndex();
   for (const u of Object.values(state.users)) indexUser(state, u, 1);
   return state.userIndex;
 }

@@ -365,11 +365,11 @@ export function initialRealm(ref: ActorRef): RealmState {
     presenceLog: { ids: [], users: [] },
     profileFields: [],
     rosterLog: newRosterLog(),
-    userIndex: {
-      active: new Set(),
-      activeGuests: new Set(),
-      activeNames: new Map(),
-      activeAdmins: new Set(),
-    },
+    userIndex: emptyUserIndex(),
   };
+}
+
+/** A UserIndex of no users (fold.ts fills it as users apply). */
+export function emptyUserIndex(): UserIndex {
+  return { active: new Set(), activeGuests: new Set(), activeNames: new Map(), activeAdmins: new Set() };
 }
