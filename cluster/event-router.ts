@@ -3,14 +3,17 @@
 // user's shard; actors/queue/state.ts).
 //
 // Recipients are grouped by shard. Shards this node serves get one local
-// `deliver` per user (a direct mailbox push, no network). Every other shard
-// gets ONE request per destination shard, addressed to that shard's router
-// (ref {kind: "queue", key: "~router.<shard>"}, explicit shard), which the
-// owning node answers by delivering locally. Requests go through the actor
-// transport, so a shard that is changing owner is retried ("moved") until
-// the new owner answers. Per destination shard at most one request is in
-// flight; events emitted meanwhile ride on the next one, which keeps each
-// emitter's events in order and batches fan-out under load.
+// `deliver` per user (a direct mailbox push, no network). The batches for
+// other shards go out at the end of the tick, ONE request per node that
+// owns them (as far as this node knows: the node that last answered for
+// the shard), addressed to the router of one of them (ref {kind: "queue",
+// key: "~router.<shard>"}, explicit shard). The node that gets it delivers
+// the batches of the shards it serves and names the others, which go out
+// again on their own. Requests go through the actor transport, so a shard
+// that is changing owner is retried ("moved") until the new owner answers.
+// Per destination shard at most one request is in flight; events emitted
+// meanwhile ride on the next one, which keeps each emitter's events in
+// order and batches fan-out under load.
 //
 // At-least-once with de-duplication: every batch carries a key that the
 // queue actor remembers (QueueSetState.recentKeys), so a retried delivery is
@@ -99,6 +102,22 @@ interface Batch {
   entries?: Entry[];
 }
 
+/**
+ * How a local delivery of a batch ended: acknowledged by every queue actor
+ * (true), not (false: its emitter's outbox gives it again), or not looked
+ * at, since its shard is not served here any more (MOVED: another node's
+ * batch, which its sender sends again at once).
+ */
+type Outcome = boolean | typeof MOVED;
+const MOVED = "moved";
+
+interface LocalJob {
+  shard: number;
+  batch: Batch;
+  forward: boolean;
+  done: (outcome: Outcome) => void;
+}
+
 export function isRouterRef(ref: ActorRef): boolean {
   return ref.kind === "queue" && ref.key.startsWith(ROUTER_PREFIX);
 }
@@ -108,6 +127,10 @@ export class EventRouter {
   private readonly boot = Date.now().toString(36);
   private readonly pending = new Map<number, Batch[]>();
   private readonly inflight = new Set<number>();
+  /** Shard -> the node that last answered for it: remote batches are grouped by it. */
+  private readonly owners = new Map<number, string>();
+  /** A flush of the waiting remote batches is due at the end of this tick. */
+  private flushing = false;
   /** Users with queues, per shard served here: the others are skipped (LiveQueues). */
   readonly live: LiveQueues;
   /** Each batch for a shard served here, stored once before its users are told (event-log.ts). */
@@ -115,8 +138,7 @@ export class EventRouter {
   /** Local deliveries started since the last pause (LOCAL_CHUNK). */
   private chunk = 0;
   /** Batches for shards served here, in arrival order, waiting for `pump`. */
-  private readonly local: { shard: number; batch: Batch; forward: boolean; done: (ok: boolean) => void }[] =
-    [];
+  private readonly local: LocalJob[] = [];
   /** Shard -> how many of its batches wait in `local`. */
   private readonly waiting = new Map<number, number>();
   private pumping = false;
@@ -177,7 +199,7 @@ export class EventRouter {
         }
       }
     }
-    const acks: Promise<boolean>[] = [];
+    const acks: Promise<Outcome>[] = [];
     for (const [shard, batch] of batches) {
       // A shard this node has just taken over may still have remote batches
       // in flight: queue behind them to keep the order. Likewise behind a
@@ -186,7 +208,7 @@ export class EventRouter {
         acks.push(this.deliverLocal(shard, batch, true));
       else acks.push(new Promise((res) => this.enqueueRemote(shard, { ...batch, done: res })));
     }
-    return Promise.all(acks).then((oks) => oks.every(Boolean));
+    return Promise.all(acks).then((oks) => oks.every((ok) => ok === true));
   };
 
   /**
@@ -236,11 +258,26 @@ export class EventRouter {
     return shard;
   }
 
-  /** Answer a router request from another node: deliver to the local queue actors. */
+  /**
+   * Answer a router request from another node: deliver the batches of the
+   * shards served here to their queue actors, and name the shards that are
+   * not (the sender sends their batches again on their own).
+   */
   async receive(args: Obj): Promise<Value> {
-    const batches = (Array.isArray(args.batches) ? args.batches : []) as unknown as Batch[];
-    const oks = await Promise.all(batches.map((b) => this.deliverLocal(this.shardOfBatch(b), b, false)));
-    return { ok: oks.every(Boolean) };
+    const batches = fromWire(args);
+    const moved = new Set<number>();
+    const failed = new Set<number>();
+    await Promise.all(
+      batches.map(async (b) => {
+        const shard = this.shardOfBatch(b);
+        if (moved.has(shard) || !this.host.serves(shard)) return void moved.add(shard);
+        const outcome = await this.deliverLocal(shard, b, false);
+        if (outcome === MOVED) moved.add(shard);
+        else if (!outcome) failed.add(shard);
+      }),
+    );
+    for (const shard of moved) failed.delete(shard);
+    return { ok: failed.size === 0, node: this.host.nodeId, moved: [...moved], failed: [...failed] };
   }
 
   /** A batch's users all have their queue actor on one shard (route groups them so). */
@@ -292,12 +329,12 @@ export class EventRouter {
 
   /**
    * One `deliver` per user, through `pump`. `forward`: a batch this node
-   * routed, which goes the remote way if the shard has moved by its turn; a
-   * batch another node sent here (`receive`) is delivered per user, each
-   * request finding the shard's owner itself, since forwarding it could
-   * queue it behind this node's own batches in flight to the sender.
+   * routed, which goes the remote way if the shard has moved by its turn. A
+   * batch another node sent here (`receive`) then resolves MOVED, and its
+   * sender sends it again: forwarding it from here could queue it behind
+   * this node's own batches in flight to the sender.
    */
-  private deliverLocal(shard: number, batch: Batch, forward: boolean): Promise<boolean> {
+  private deliverLocal(shard: number, batch: Batch, forward: boolean): Promise<Outcome> {
     return new Promise((done) => {
       this.local.push({ shard, batch, forward, done });
       this.waiting.set(shard, (this.waiting.get(shard) ?? 0) + 1);
@@ -324,30 +361,31 @@ export class EventRouter {
     try {
       for (let job = this.local.shift(); job !== undefined; job = this.local.shift()) {
         const { shard: batchShard, batch, forward, done } = job;
-        if (forward && (!this.host.serves(batchShard) || this.inflight.has(batchShard))) {
-          // An earlier batch whose log append is still in flight goes the
-          // remote way if that append fails: this one must follow it.
-          if (this.log.busy(batchShard)) await this.log.settled(batchShard);
-          this.enqueueRemote(batchShard, { ...batch, done });
-          this.leftPump(batchShard);
+        if (!this.host.serves(batchShard) || (forward && this.inflight.has(batchShard))) {
+          await this.away(job);
           continue;
         }
         const jobs: Promise<boolean>[] = [];
         // Every user of a batch has their queue actor on the batch's shard (route groups them so).
         const shard = batchShard;
-        const serves = this.host.serves(shard);
-        const logged = serves && this.log.enabled;
+        const logged = this.log.enabled;
         if (logged && !this.log.isReady(shard) && !(await this.log.ready(shard))) {
-          this.leftPump(batchShard);
-          done(false);
+          if (!this.host.serves(shard)) await this.away(job);
+          else {
+            this.leftPump(batchShard);
+            done(false);
+          }
           continue;
         }
         let users: Iterable<[string | number, Obj[]]>;
         if (batch.entries) {
-          const per = serves ? await this.expand(shard, batch) : null;
+          const per = await this.expand(shard, batch);
           if (per === null) {
-            this.leftPump(batchShard);
-            done(false);
+            if (!this.host.serves(shard)) await this.away(job);
+            else {
+              this.leftPump(batchShard);
+              done(false);
+            }
             continue;
           }
           users = per;
@@ -359,7 +397,7 @@ export class EventRouter {
           continue;
         }
         for (const [userId, events] of users) {
-          if (serves && this.live.skips(shard, batch.realm, Number(userId))) {
+          if (this.live.skips(shard, batch.realm, Number(userId))) {
             this.stats.skipped++;
             continue;
           }
@@ -399,7 +437,7 @@ export class EventRouter {
     batch: Batch,
     users: Iterable<[string | number, Obj[]]>,
     forward: boolean,
-    done: (ok: boolean) => void,
+    done: (outcome: Outcome) => void,
   ): Promise<void> {
     const listed: [number, Obj[]][] = [];
     for (const [userId, events] of users) {
@@ -425,7 +463,7 @@ export class EventRouter {
       () => {
         failed = true;
         if (forward) this.enqueueRemote(shard, { ...batch, done });
-        else done(false);
+        else done(this.host.serves(shard) ? false : MOVED);
         this.leftPump(shard);
         return false;
       },
@@ -448,6 +486,21 @@ export class EventRouter {
       await Promise.all(jobs);
       done(true);
     });
+  }
+
+  /**
+   * A batch whose shard is not served here by its turn in the pump (or,
+   * routed here, whose shard has remote batches in flight): to the shard's
+   * owner, behind the batches before it.
+   */
+  private async away(job: LocalJob): Promise<void> {
+    if (job.forward) {
+      // An earlier batch whose log append is still in flight goes the
+      // remote way if that append fails: this one must follow it.
+      if (this.log.busy(job.shard)) await this.log.settled(job.shard);
+      this.enqueueRemote(job.shard, { ...job.batch, done: job.done });
+    } else job.done(MOVED);
+    this.leftPump(job.shard);
   }
 
   /** One batch of `shard` has left the pump. */
@@ -495,25 +548,65 @@ export class EventRouter {
     let q = this.pending.get(shard);
     if (!q) this.pending.set(shard, (q = []));
     q.push(batch);
-    if (!this.inflight.has(shard)) void this.flush(shard);
+    if (!this.inflight.has(shard)) this.scheduleFlush();
   }
 
-  private async flush(shard: number): Promise<void> {
-    this.inflight.add(shard);
-    try {
-      for (;;) {
-        const batches = this.pending.get(shard);
-        if (!batches || batches.length === 0) break;
-        this.pending.delete(shard);
-        const ok = await this.sendRemote(shard, batches);
-        for (const b of batches) b.done?.(ok);
+  /**
+   * Send what waits at the end of this tick: a turn's batches for many
+   * shards go out together, one request per node that owns them.
+   */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => {
+      this.flushing = false;
+      const groups = new Map<string, number[]>();
+      for (const shard of this.pending.keys()) {
+        if (this.inflight.has(shard)) continue;
+        // Unknown owner: a request of its own, whose answer names the owner.
+        const owner = this.owners.get(shard) ?? `~${shard}`;
+        const group = groups.get(owner);
+        if (group) group.push(shard);
+        else groups.set(owner, [shard]);
       }
-    } finally {
-      this.inflight.delete(shard);
-    }
+      for (const shards of groups.values()) void this.flush(shards);
+    });
   }
 
-  private async sendRemote(shard: number, batches: Batch[]): Promise<boolean> {
+  /**
+   * One request with the waiting batches of `shards`, addressed to the
+   * first one's router: its owner delivers the batches of the shards it
+   * serves and names the others, which go back to the front of their
+   * queues and out again on their own (the transport then finds their
+   * owner). Per shard one request at a time, so each shard's batches keep
+   * their order.
+   */
+  private async flush(shards: number[]): Promise<void> {
+    const taken: [number, Batch[]][] = [];
+    for (const shard of shards) {
+      taken.push([shard, this.pending.get(shard)!]);
+      this.pending.delete(shard);
+      this.inflight.add(shard);
+    }
+    const answer = await this.sendRemote(
+      shards[0]!,
+      taken.flatMap(([, batches]) => batches),
+    ).catch((): RemoteAnswer => ({ node: null, moved: new Set(), failed: "all" }));
+    for (const [shard, batches] of taken) {
+      this.inflight.delete(shard);
+      if (answer.moved.has(shard)) {
+        this.owners.delete(shard);
+        this.pending.set(shard, [...batches, ...(this.pending.get(shard) ?? [])]);
+        continue;
+      }
+      if (answer.node !== null) this.owners.set(shard, answer.node);
+      const ok = answer.failed !== "all" && !answer.failed.has(shard);
+      for (const b of batches) b.done?.(ok);
+    }
+    if (this.pending.size) this.scheduleFlush();
+  }
+
+  private async sendRemote(shard: number, batches: Batch[]): Promise<RemoteAnswer> {
     const ref: ActorRef = { kind: "queue", realm: 0, key: `${ROUTER_PREFIX}${shard}` };
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       this.stats.remoteRequests++;
@@ -521,18 +614,83 @@ export class EventRouter {
         ref,
         shard,
         method: ROUTER_METHOD,
-        args: { batches: batches.map(({ done: _done, ...wire }) => wire) as unknown as Value[] },
+        args: toWire(batches),
         caller: null,
         deadline: Date.now() + ATTEMPT_MS,
         replyGraceMs: 0,
       });
-      if (res.ok) return (res.value as Obj | null)?.ok !== false;
-      if (res.kind === "zulip") return true;
+      if (res.ok) return readAnswer(res.value);
+      if (res.kind === "zulip") return { node: null, moved: new Set(), failed: new Set() };
     }
     this.stats.failures++;
     log().warn({ shard, batches: batches.length }, "event fan-out failed; batches left in outboxes");
-    return false;
+    return { node: null, moved: new Set(), failed: "all" };
   }
+}
+
+/**
+ * A router request's args: the batches, with each event replaced by its
+ * index in `events`, where it is written once. A message to a channel goes
+ * to every shard, so its batches for one node all carry the same event:
+ * written out in each, its JSON was most of a cluster send's cost.
+ */
+function toWire(batches: Batch[]): Obj {
+  const events: Obj[] = [];
+  const index = new Map<Obj, number>();
+  const at = (event: Obj): number => {
+    let i = index.get(event);
+    if (i === undefined) index.set(event, (i = events.push(event) - 1));
+    return i;
+  };
+  const wire = batches.map(({ done: _done, entries, users, ...rest }) => {
+    const out: Obj = { ...rest };
+    if (entries) out.entries = entries.map(([event, ...more]) => [at(event), ...more] as Value);
+    if (users) {
+      const per: Obj = {};
+      for (const userId in users) per[userId] = users[userId]!.map(at);
+      out.users = per;
+    }
+    return out;
+  });
+  return { events, batches: wire };
+}
+
+/** The batches of a router request (toWire); throws on an event index the request has not. */
+function fromWire(args: Obj): Batch[] {
+  const batches = (Array.isArray(args.batches) ? args.batches : []) as unknown as Batch[];
+  const events = args.events;
+  if (!Array.isArray(events)) return batches; // a node of an older version: events inline
+  const event = (i: unknown): Obj => {
+    const e = typeof i === "number" ? events[i] : undefined;
+    if (e === null || typeof e !== "object" || Array.isArray(e)) throw new Error(`no event ${String(i)}`);
+    return e;
+  };
+  for (const b of batches) {
+    if (b.entries) for (const entry of b.entries) entry[0] = event(entry[0]);
+    if (b.users) for (const userId in b.users) b.users[userId] = b.users[userId]!.map(event);
+  }
+  return batches;
+}
+
+/** A node's answer to a router request (EventRouter.receive). */
+interface RemoteAnswer {
+  /** The node that answered: it serves the shards not in `moved`. */
+  node: string | null;
+  /** Shards the node does not serve: their batches were not looked at. */
+  moved: Set<number>;
+  /** Shards whose batches were not all acknowledged ("all": none was). */
+  failed: Set<number> | "all";
+}
+
+function readAnswer(value: Value | undefined): RemoteAnswer {
+  const v = (value ?? {}) as Obj;
+  const shards = (list: Value[]) => new Set(list.filter((s): s is number => typeof s === "number"));
+  return {
+    node: typeof v.node === "string" ? v.node : null,
+    moved: shards(Array.isArray(v.moved) ? v.moved : []),
+    // Without `failed` (a node of an older version): all or nothing.
+    failed: Array.isArray(v.failed) ? shards(v.failed) : v.ok === false ? "all" : new Set(),
+  };
 }
 
 // ---- Users with queues, per shard ---------------------------------------------------

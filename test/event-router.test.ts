@@ -80,22 +80,78 @@ test("event router: a shard that moves away mid-pump keeps its batches in order"
   );
 });
 
-test("event router: a batch another node sent is delivered per user, never forwarded as a batch", async () => {
-  // This node does not (or no longer) serve shard 0: the per-user requests
-  // find the owner themselves. Forwarding the batch could queue it behind
-  // this node's own batches in flight to the sender (a cycle that lost
-  // events in the kill -9 cluster test until the attempts ran out).
-  const { host, log } = fakeHost(new Set());
+test("event router: a batch for a shard not served here is named in the answer, not delivered", async () => {
+  // The sender sends it again on its own, and the transport finds the
+  // shard's owner. Forwarding it from here could queue it behind this
+  // node's own batches in flight to the sender (a cycle that lost events in
+  // the kill -9 cluster test until the attempts ran out).
+  const { host, log } = fakeHost(new Set([1]));
   const router = new EventRouter(host);
-  const users = usersOn(0, 3);
-  const reply = await router.receive({
-    batches: [
-      { realm: REALM, key: "r", users: Object.fromEntries(users.map((u) => [String(u), [event(1)]])) },
-    ],
+  const batch = (shard: number) => ({
+    realm: REALM,
+    key: "r",
+    shard,
+    users: Object.fromEntries(usersOn(shard, 2).map((u) => [String(u), [event(1)]])),
   });
-  assert.deepEqual(reply, { ok: true });
+  const reply = await router.receive({ batches: [batch(0), batch(1)] });
+  assert.deepEqual(reply, { ok: true, node: "t", moved: [0], failed: [] });
   assert.deepEqual(
-    log.map((x) => [x.method, x.key]),
-    users.map(() => ["deliver", "r"]),
+    log.map((x) => [x.method, x.user]),
+    usersOn(1, 2).map((u) => ["deliver", String(u)]),
+    "only the served shard's users",
+  );
+});
+
+test("event router: remote batches go out in one request per owner; a moved shard goes again alone", async () => {
+  // Shards 1-3 are elsewhere: 1 and 2 on node "b", 3 on node "c". The
+  // first sends learn the owners from the answers; later sends group by them.
+  const owner = new Map([
+    [1, "b"],
+    [2, "b"],
+    [3, "c"],
+  ]);
+  const requests: { shard: number; shards: number[] }[] = [];
+  const router = new EventRouter({
+    nodeId: "a",
+    shards: SHARDS,
+    serves: (shard: number) => shard === 0,
+    request: (req: ActorRequest): Promise<ActorResponse> => {
+      if (req.method !== ROUTER_METHOD) return Promise.resolve({ ok: true, value: { delivered: 1 } });
+      const shards = (req.args.batches as { shard: number }[]).map((b) => b.shard);
+      requests.push({ shard: req.shard, shards });
+      const node = owner.get(req.shard)!;
+      const moved = [...new Set(shards.filter((s) => owner.get(s) !== node))];
+      return Promise.resolve({ ok: true, value: { ok: true, node, moved, failed: [] } });
+    },
+  });
+  const everyone = [1, 2, 3].flatMap((shard) => usersOn(shard, 2));
+  const send = (n: number) => router.route(EMITTER, [{ event: event(n), userIds: everyone }], `k${n}`);
+  assert.equal(await send(1), true);
+  assert.deepEqual(
+    requests.map((r) => r.shards),
+    [[1], [2], [3]],
+    "owners unknown: one request per shard",
+  );
+  requests.length = 0;
+  assert.equal(await send(2), true);
+  assert.deepEqual(
+    requests.map((r) => r.shards),
+    [[1, 2], [3]],
+    "one request per owner",
+  );
+  // Shard 2 moves to "c"; "b" names it in its answer and it goes again alone.
+  owner.set(2, "c");
+  requests.length = 0;
+  assert.equal(await send(3), true);
+  assert.deepEqual(
+    requests.map((r) => r.shards),
+    [[1, 2], [3], [2]],
+  );
+  requests.length = 0;
+  assert.equal(await send(4), true);
+  assert.deepEqual(
+    requests.map((r) => r.shards),
+    [[1], [2, 3]],
+    "the new owner learned",
   );
 });
