@@ -351,10 +351,11 @@ export class EventRouter {
    * while later chunks are decided: a message to a thousand local users
    * otherwise holds every poll until all thousand turns and their one
    * commit are done, and the clients start reading only then. A batch
-   * whose shard this node no longer serves by its turn (or that has remote
-   * batches in flight again) goes the remote way, and the shard's later
-   * batches queue behind it there (route sends them to the pump while one
-   * waits), so the order holds across a move.
+   * this node routed whose shard it no longer serves by its turn (or that
+   * has remote batches in flight again) goes the remote way, and the
+   * shard's later batches queue behind it there (route sends them to the
+   * pump while one waits), so the order holds across a move; another
+   * node's batch goes back to its sender (`away`).
    */
   private async pump(): Promise<void> {
     this.pumping = true;
