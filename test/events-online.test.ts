@@ -3,8 +3,7 @@
 // the node's actor-activation counter), in embedded mode and in cluster mode
 // (real nats-server and redis-server), including after kill -9 of the node
 // that served a queue's shard; and queues registered while messages are
-// being sent get every message after their register (cluster/event-router.ts,
-// "LiveQueues").
+// being sent get every message after their register (cluster/live-queues.ts).
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +11,8 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { queueRef } from "../actors/index.ts";
 import { shardOf } from "../cluster/addressing.ts";
-import { LiveQueues, liveQueuesId, type RouterHost } from "../cluster/event-router.ts";
+import type { RouterHost } from "../cluster/event-router.ts";
+import { LiveQueues, liveQueuesId } from "../cluster/live-queues.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import {
   assertSuccess,
