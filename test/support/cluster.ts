@@ -87,10 +87,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     SINGLE_ORGANIZATION: "1",
     ...opts.env,
   };
-  const startNode = async (id: string) => {
-    const grpcPort = nodes.get(id)?.grpcPort ?? (await freePort());
-    const adminPort = opts.adminPorts ? (nodes.get(id)?.adminPort ?? (await freePort())) : undefined;
-    const p = await startProc(
+  const launch = (id: string, grpcPort: number, adminPort: number | undefined) =>
+    startProc(
       id,
       "cluster/node-main.ts",
       {
@@ -103,6 +101,25 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
       },
       /node \S+ ready/,
     );
+  const startNode = async (id: string) => {
+    const known = nodes.get(id);
+    let grpcPort: number;
+    let adminPort: number | undefined;
+    let p: Proc;
+    if (known) {
+      // A restart keeps its ports.
+      ({ grpcPort, adminPort } = known);
+      p = await launch(id, grpcPort, adminPort);
+    } else {
+      // A first start takes other ports when another test's process took
+      // the chosen ones before the node bound them.
+      let started: { proc: Proc; adminPort: number | undefined };
+      ({ port: grpcPort, server: started } = await onFreePort(async (g) => {
+        const a = opts.adminPorts ? await freePort() : undefined;
+        return { proc: await launch(id, g, a), adminPort: a };
+      }));
+      ({ proc: p, adminPort } = started);
+    }
     nodes.set(id, adminPort !== undefined ? { ...p, grpcPort, adminPort } : { ...p, grpcPort });
   };
   const [first, ...rest] = opts.nodes ?? ["n1", "n2"];
