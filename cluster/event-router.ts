@@ -370,22 +370,14 @@ export class EventRouter {
         const shard = batchShard;
         const logged = this.log.enabled;
         if (logged && !this.log.isReady(shard) && !(await this.log.ready(shard))) {
-          if (!this.host.serves(shard)) await this.away(job);
-          else {
-            this.leftPump(batchShard);
-            done(false);
-          }
+          await this.undelivered(job);
           continue;
         }
         let users: Iterable<[string | number, Obj[]]>;
         if (batch.entries) {
           const per = await this.expand(shard, batch);
           if (per === null) {
-            if (!this.host.serves(shard)) await this.away(job);
-            else {
-              this.leftPump(batchShard);
-              done(false);
-            }
+            await this.undelivered(job);
             continue;
           }
           users = per;
@@ -501,6 +493,17 @@ export class EventRouter {
       this.enqueueRemote(job.shard, { ...job.batch, done: job.done });
     } else job.done(MOVED);
     this.leftPump(job.shard);
+  }
+
+  /**
+   * A batch the pump could not deliver (its shard's log or index could not
+   * be had): to the owner if the shard moved meanwhile, else not
+   * acknowledged (its emitter's outbox gives it again).
+   */
+  private async undelivered(job: LocalJob): Promise<void> {
+    if (!this.host.serves(job.shard)) return this.away(job);
+    this.leftPump(job.shard);
+    job.done(false);
   }
 
   /** One batch of `shard` has left the pump. */
