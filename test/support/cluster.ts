@@ -87,40 +87,29 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     SINGLE_ORGANIZATION: "1",
     ...opts.env,
   };
-  const launch = (id: string, grpcPort: number, adminPort: number | undefined) =>
-    startProc(
-      id,
-      "cluster/node-main.ts",
-      {
-        ...common,
-        ...opts.nodesEnv,
-        ...opts.nodeEnv?.[id],
-        NODE_ID: id,
-        GRPC_PORT: String(grpcPort),
-        ...(adminPort !== undefined ? { ADMIN_PORT: String(adminPort) } : {}),
-      },
-      /node \S+ ready/,
-    );
   const startNode = async (id: string) => {
     const known = nodes.get(id);
-    let grpcPort: number;
-    let adminPort: number | undefined;
-    let p: Proc;
-    if (known) {
-      // A restart keeps its ports.
-      ({ grpcPort, adminPort } = known);
-      p = await launch(id, grpcPort, adminPort);
-    } else {
-      // A first start takes other ports when another test's process took
-      // the chosen ones before the node bound them.
-      let started: { proc: Proc; adminPort: number | undefined };
-      ({ port: grpcPort, server: started } = await onFreePort(async (g) => {
-        const a = opts.adminPorts ? await freePort() : undefined;
-        return { proc: await launch(id, g, a), adminPort: a };
-      }));
-      ({ proc: p, adminPort } = started);
-    }
-    nodes.set(id, adminPort !== undefined ? { ...p, grpcPort, adminPort } : { ...p, grpcPort });
+    const launch = async (grpcPort: number) => {
+      const adminPort = opts.adminPorts ? (known?.adminPort ?? (await freePort())) : undefined;
+      const p = await startProc(
+        id,
+        "cluster/node-main.ts",
+        {
+          ...common,
+          ...opts.nodesEnv,
+          ...opts.nodeEnv?.[id],
+          NODE_ID: id,
+          GRPC_PORT: String(grpcPort),
+          ...(adminPort !== undefined ? { ADMIN_PORT: String(adminPort) } : {}),
+        },
+        /node \S+ ready/,
+      );
+      nodes.set(id, adminPort !== undefined ? { ...p, grpcPort, adminPort } : { ...p, grpcPort });
+    };
+    // A restart keeps its ports; a first start takes other ports when
+    // another test's process took the chosen ones before the node bound them.
+    if (known) await launch(known.grpcPort);
+    else await onFreePort(launch);
   };
   const [first, ...rest] = opts.nodes ?? ["n1", "n2"];
   // The first node alone bootstraps the store. Then the others, one after the
