@@ -41,6 +41,7 @@ export function activate(
     timers: null,
     outbox: null,
     sent: null,
+    ahead: false,
   };
   c.acts.set(id, act);
   c.stats.activations++;
@@ -131,7 +132,7 @@ async function load(c: CatalogCore, act: Activation): Promise<void> {
       for (const s of [...outbox.keys()].sort((a, b) => a - b)) void release(c, act, s, outbox.get(s)!);
     }
     // Hand-offs likewise (their handlers are idempotent).
-    if (act.handoffs !== undefined && act.handoffs.size === 0) delete act.handoffs;
+    if (act.handoffs !== undefined && act.handoffs.size === 0) act.handoffs = undefined;
     if (act.handoffs !== undefined)
       for (const [s, h] of [...act.handoffs].sort((a, b) => a[0] - b[0])) void handOff(c, act, s, h);
     flushReaders(c, act);
@@ -144,6 +145,6 @@ async function load(c: CatalogCore, act: Activation): Promise<void> {
     const e = err instanceof Error ? err : new Error(String(err));
     for (const t of [...act.mailbox.splice(0), ...(act.readWaiting ?? [])])
       t.reject(new UnavailableError(`activation failed: ${e.message}`));
-    delete act.readWaiting;
+    act.readWaiting = undefined;
   }
 }

@@ -39,6 +39,13 @@ export interface Turn {
   origin?: "external";
 }
 
+/**
+ * One active actor. Its optional fields are added when first needed and
+ * cleared by assigning `undefined`, never with `delete`: deleting a
+ * property other than the last one added turns the object into a hash
+ * table (V8's dictionary mode) for good, and every turn of the actor
+ * then reads its fields the slow way.
+ */
 export interface Activation {
   ref: ActorRef;
   id: string;
@@ -106,7 +113,7 @@ export interface Activation {
    */
   committed?: unknown;
   /** Facts of the current batch are folded into `state` but not yet durable. */
-  ahead?: boolean;
+  ahead: boolean;
   /** Readers running now (they keep the activation from passivating). */
   reading?: number;
   /** Readers waiting for the activation to load, or for a batch to be durable before the first committed view. */

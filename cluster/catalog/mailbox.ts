@@ -119,7 +119,7 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
           for (const f of forCommitted) view = behavior.apply(view, f, act.ref);
           act.committed = view;
         }
-        delete act.ahead;
+        act.ahead = false;
         flushReaders(c, act);
         c.o.hooks.settled?.(act);
         if (CRASH_AFTER_APPEND && done.some((d) => JSON.stringify(d.turn.args).includes(CRASH_AFTER_APPEND)))
@@ -131,7 +131,7 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
           for (const f of forCommitted) view = behavior.apply(view, f, act.ref);
           act.committed = view;
         }
-        delete act.ahead;
+        act.ahead = false;
         flushReaders(c, act);
       }
       let emitted: Promise<unknown> | undefined;

@@ -57,7 +57,7 @@ export function handOff(
       if (!pending()) return;
       if (!ok) return retryLater(c, act, attempt, pending, () => handOff(c, act, seq, handoffs, attempt + 1));
       act.handoffs!.delete(seq);
-      if (act.handoffs!.size === 0) delete act.handoffs;
+      if (act.handoffs!.size === 0) act.handoffs = undefined;
       (act.sent ??= []).push(seq);
     },
     () => retryLater(c, act, attempt, pending, () => handOff(c, act, seq, handoffs, attempt + 1)),

@@ -11,7 +11,7 @@ import { snapshot } from "./snapshots.ts";
 export function releaseParked(act: Activation): void {
   const waiting = act.readWaiting;
   if (waiting !== undefined) {
-    delete act.readWaiting;
+    act.readWaiting = undefined;
     for (const t of waiting) t.reject(new MovedError(act.shard));
   }
   const parked = act.parked;

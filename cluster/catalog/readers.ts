@@ -52,7 +52,7 @@ export function flushReaders(c: CatalogCore, act: Activation): void {
   const behavior = c.o.behaviors[act.ref.kind]!;
   while (waiting.length && (act.reading ?? 0) < c.readersPerActivation)
     void runReader(c, act, behavior, waiting.shift()!);
-  if (!waiting.length) delete act.readWaiting;
+  if (!waiting.length) act.readWaiting = undefined;
 }
 
 /** A reader may start now (below the bound, it waits only for these). */

@@ -43,7 +43,7 @@ export function snapshot(c: CatalogCore, act: Activation): Promise<void> {
   if (running !== undefined) return running.then(() => snapshot(c, act));
   if ((act.seq === act.snapshotSeq && act.unsaved === undefined) || act.dead) return Promise.resolve();
   const p: Promise<void> = writeSnapshot(c, act).finally(() => {
-    if (act.snapshotting === p) delete act.snapshotting;
+    if (act.snapshotting === p) act.snapshotting = undefined;
   });
   act.snapshotting = p;
   return p;
@@ -54,7 +54,7 @@ async function writeSnapshot(c: CatalogCore, act: Activation): Promise<void> {
   const seq = act.seq;
   const position = behavior.sideLog?.position(act.state);
   const unsaved = act.unsaved;
-  delete act.unsaved;
+  act.unsaved = undefined;
   let data = behavior.toSnapshot(act.state);
   // The snapshot drops the journal it covers: unacknowledged outbox entries ride along.
   if ((act.outbox !== null && act.outbox.size) || act.handoffs?.size) {
@@ -88,5 +88,5 @@ async function writeSnapshot(c: CatalogCore, act: Activation): Promise<void> {
 export function sizeSnapshots(c: CatalogCore, act: Activation, chars: number): void {
   const every = Math.ceil(chars / SNAPSHOT_CHARS_PER_FACT);
   if (every > c.snapshotEvery) act.snapshotEvery = every;
-  else delete act.snapshotEvery;
+  else act.snapshotEvery = undefined;
 }
