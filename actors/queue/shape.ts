@@ -121,6 +121,42 @@ function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Va
   return topic === "" && !caps.empty_topic_name ? EMPTY_TOPIC_DISPLAY_NAME : topic;
 }
 
+/**
+ * The message as queues registered alike see it, made once per emitted
+ * message and kind of queue (apply_markdown, client_gravatar, the
+ * empty_topic_name capability) and shared by those queues: a fan-out to
+ * 1,000 queues copies the message once or twice, not 1,000 times. Never
+ * changed once made (queues, snapshots and replies hold it).
+ */
+const shapedMessages = new WeakMap<Obj, (Obj | undefined)[]>();
+
+function messageFor(src: Obj, reg: Registration): Obj {
+  const variant =
+    (reg.applyMarkdown ? 1 : 0) | (reg.clientGravatar ? 2 : 0) | (reg.capabilities.empty_topic_name ? 4 : 0);
+  let made = shapedMessages.get(src);
+  if (made === undefined) shapedMessages.set(src, (made = []));
+  return (made[variant] ??= copyMessage(src, reg));
+}
+
+/**
+ * A copy of the emitted message for one kind of queue. Built key by key
+ * rather than spread and `delete`d: deleting keys would leave the copy a
+ * hash table (V8's dictionary mode), slower to build and to serialize.
+ */
+function copyMessage(src: Obj, reg: Registration): Obj {
+  const message: Obj = {};
+  const noAvatar = reg.clientGravatar && src.sender_avatar_source === "G";
+  for (const k of Object.keys(src)) {
+    if (k === "rendered_content" || k === "sender_avatar_source") continue;
+    message[k] = src[k]!;
+  }
+  if ("rendered_content" in src && reg.applyMarkdown) message.content = src.rendered_content ?? "";
+  message.content_type = reg.applyMarkdown ? "text/html" : "text/x-markdown";
+  if (noAvatar) message.avatar_url = null;
+  if (message.type === "stream") message.subject = emptyTopic(reg.capabilities, message.subject) ?? "";
+  return message;
+}
+
 function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: string): Obj | null {
   let flags = flagsFor(event, userId);
   if (flags === null) {
@@ -129,18 +165,7 @@ function shapeMessage(event: Obj, reg: Registration, userId: number, queueId: st
   }
   const src = (event.message ?? {}) as Obj;
   if (!matchesNarrow(reg.narrow, src, flags)) return null;
-  const message: Obj = { ...src };
-  if ("rendered_content" in message) {
-    if (reg.applyMarkdown) message.content = message.rendered_content ?? "";
-    delete message.rendered_content;
-  }
-  message.content_type = reg.applyMarkdown ? "text/html" : "text/x-markdown";
-  if ("sender_avatar_source" in message) {
-    if (reg.clientGravatar && message.sender_avatar_source === "G") message.avatar_url = null;
-    delete message.sender_avatar_source;
-  }
-  if (message.type === "stream") message.subject = emptyTopic(reg.capabilities, message.subject) ?? "";
-  const out: Obj = { type: "message", message, flags };
+  const out: Obj = { type: "message", message: messageFor(src, reg), flags };
   if (event.sender_queue_id === queueId && event.local_id !== undefined)
     out.local_message_id = event.local_id;
   return out;
