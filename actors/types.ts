@@ -213,8 +213,8 @@ export interface ActorContext {
    * when it next runs.
    */
   schedule(key: string, delayMs: number, method: string, args: Obj): void;
-  /** Keys of this activation's parked turns (see Decision.park). */
-  parked(): string[];
+  /** Keys of this activation's parked turns (see Decision.park); read it before the turn's next await. */
+  parked(): Iterable<string>;
   /**
    * Records of this actor's shard (Decision.writes), null when missing; one
    * batched read. A turn sees every write of earlier turns (the catalog

@@ -99,8 +99,10 @@ function requireInternal(caller: Caller | null): void {
 
 /** The parked poll of a queue: key "poll|<queue id>|<heartbeat due ms>|<n>". */
 function parkedKey(ctx: ActorContext, queueId: string): string | null {
-  const prefix = `poll|${queueId}|`;
-  for (const k of ctx.parked()) if (k.startsWith(prefix)) return k;
+  // Compared in place: this runs for every queue at every delivery.
+  const bar = 5 + queueId.length;
+  for (const k of ctx.parked())
+    if (k.startsWith("poll|") && k.startsWith(queueId, 5) && k.charCodeAt(bar) === 124) return k;
   return null;
 }
 
@@ -207,45 +209,46 @@ function entriesDecision(
   logged: readonly Logged[],
 ): DecisionOf<{ delivered: number; duplicate?: boolean }> {
   let pos = state.logPos;
-  const fresh = logged.filter((e) => e.entry > pos);
-  if (fresh.length === 0) return { reply: { delivered: 0, duplicate: true } };
+  if (!logged.some((e) => e.entry > pos)) return { reply: { delivered: 0, duplicate: true } };
   const facts: Obj[] = [];
   const now = ctx.now();
   const limit = maxEvents();
-  const gone = new Set<string>();
-  const overflowed = new Set<string>();
-  for (const q of state.queues)
-    if (isExpired(q, now, ctx)) {
-      facts.push(fact({ type: "deleted", queueId: q.id, reason: "expired", log: pos }));
-      gone.add(q.id);
+  const queues = state.queues;
+  /** Per queue (by index): the events this turn adds (for the bound and the wake replies). */
+  const added: (Obj[] | undefined)[] = new Array<Obj[] | undefined>(queues.length);
+  /** Per queue (by index): deleted in this turn ("expired" or "overflow"). */
+  const gone: (string | undefined)[] = new Array<string | undefined>(queues.length);
+  for (let i = 0; i < queues.length; i++)
+    if (isExpired(queues[i]!, now, ctx)) {
+      facts.push(fact({ type: "deleted", queueId: queues[i]!.id, reason: "expired", log: pos }));
+      gone[i] = "expired";
     }
-  /** Per queue, the events this turn adds (for the bound and the wake replies). */
-  const added = new Map<QueueState, Obj[]>();
   const keys: string[] = [];
   let delivered = 0;
-  for (const e of fresh) {
+  for (const e of logged) {
+    if (e.entry <= pos) continue;
     const per: Record<string, Obj[]> = {};
     let took = false;
     if (state.recentKeys?.includes(e.key) !== true && !keys.includes(e.key)) {
-      for (const q of state.queues) {
-        if (gone.has(q.id)) continue;
+      for (let i = 0; i < queues.length; i++) {
+        if (gone[i] !== undefined) continue;
+        const q = queues[i]!;
         const out: Obj[] = [];
         for (const ev of e.events)
           for (const sh of shapeForQueue(ev, q.reg, state.userId, q.id)) out.push(sh);
         if (out.length === 0) continue;
-        const mine = added.get(q);
+        const mine = added[i];
         if (q.events.length + (mine?.length ?? 0) + out.length > limit) {
           // Never unbounded memory: the client finds the queue gone and re-registers.
           facts.push(fact({ type: "deleted", queueId: q.id, reason: "overflow", log: pos }));
-          gone.add(q.id);
-          overflowed.add(q.id);
+          gone[i] = "overflow";
           continue;
         }
         per[q.id] = out;
         took = true;
         delivered++;
         if (mine) for (const sh of out) mine.push(sh);
-        else added.set(q, out.slice());
+        else added[i] = out.slice();
       }
     }
     if (took) keys.push(e.key);
@@ -253,16 +256,17 @@ function entriesDecision(
     pos = e.entry;
   }
   const wake: { key: string; reply: Value }[] = [];
-  for (const q of state.queues) {
+  for (let i = 0; i < queues.length; i++) {
+    const q = queues[i]!;
+    const mine = added[i];
+    if (gone[i] !== "overflow" && !mine) continue;
     const parked = parkedKey(ctx, q.id);
     if (!parked) continue;
-    if (overflowed.has(q.id)) {
+    if (gone[i] === "overflow") {
       wake.push({ key: parked, reply: { events: [], queue_id: q.id } });
       continue;
     }
-    const mine = added.get(q);
-    if (!mine) continue;
-    const events = [...eventsOf(q), ...mine.map((ev, i) => ({ ...ev, id: q.nextId + i }))];
+    const events = [...eventsOf(q), ...mine!.map((ev, j) => ({ ...ev, id: q.nextId + j }))];
     wake.push({ key: parked, reply: { events, queue_id: q.id } });
   }
   if (state.queues.length) armExpiry(state, ctx);

@@ -14,6 +14,8 @@ import type { ActorRequest, ActorResponse } from "../transport/contract.ts";
 import type { NodeHooks } from "./hooks.ts";
 import type { ShardLeases } from "./leases.ts";
 
+const NONE_PARKED: readonly string[] = [];
+
 /** What the turns of a node need of it. */
 export interface TurnHost {
   shards: number;
@@ -176,8 +178,8 @@ class TurnContext implements ActorContext {
     this.node.schedule(this.act, key, delayMs, method, args);
   }
 
-  parked(): string[] {
-    return this.act.parked === null ? [] : [...this.act.parked.keys()];
+  parked(): Iterable<string> {
+    return this.act.parked === null ? NONE_PARKED : this.act.parked.keys();
   }
 
   getRecords(keys: string[]): Promise<Array<Uint8Array | null>> {
