@@ -213,7 +213,7 @@ export interface ActorContext {
    * when it next runs.
    */
   schedule(key: string, delayMs: number, method: string, args: Obj): void;
-  /** Keys of this activation's parked turns (see Decision.park); read it before the turn's next await. */
+  /** Keys of this activation's parked turns (see Decision.park), as they are now: iterate it, do not keep it. */
   parked(): Iterable<string>;
   /**
    * Records of this actor's shard (Decision.writes), null when missing; one
