@@ -224,6 +224,8 @@ describe("rolling restart under load", { skip }, () => {
     // Channel messages: every acknowledged id, and when its send started.
     const ackedMessages: number[] = [];
     const sentAt = new Map<number, number>();
+    /** For a failure's report: when each acknowledged send started and was answered. */
+    const sentIn = new Map<number, string>();
     const messageWriter = async (w: Client, n: number) => {
       for (let i = 1; !stop; i++) {
         const t = Date.now();
@@ -239,6 +241,7 @@ describe("rolling restart under load", { skip }, () => {
         if (check(`POST /messages from ${w.userId}`, res, t, ph)) {
           ackedMessages.push(res!.body.id as number);
           sentAt.set(res!.body.id as number, t);
+          sentIn.set(res!.body.id as number, `${ph}; answered at +${Date.now() - T0} ms [${phase}]`);
         }
         await sleep(30);
       }
@@ -248,6 +251,10 @@ describe("rolling restart under load", { skip }, () => {
     // queue (its event can go out before the send is answered), so each
     // poller is held to the messages sent after its register returned.
     const seen = pollers.map(() => new Set<number>());
+    /** Messages that reached a poller more than 2 s after the load stopped (reported). */
+    const late: string[] = [];
+    let stoppedAt = Infinity;
+    const queueIds = pollers.map(() => "");
     const registeredAt = pollers.map(() => Infinity);
     const owed = (k: number) => ackedMessages.filter((id) => sentAt.get(id)! >= registeredAt[k]!);
     const poller = async (w: Client, k: number) => {
@@ -256,12 +263,15 @@ describe("rolling restart under load", { skip }, () => {
       if (!check(`POST /register ${w.userId}`, reg, t0, phase)) return;
       registeredAt[k] = Date.now();
       const queueId = reg.body.queue_id as string;
+      queueIds[k] = queueId;
       let last = reg.body.last_event_id as number;
       // After the load stops, poll until every acknowledged message is in
-      // (non-blocking then), for up to about 10 s: a delivery that met its
-      // shard moving is given again by its emitter's outbox, after a second
-      // or more.
-      for (let idle = 0; idle < 30;) {
+      // (non-blocking then), for up to about 30 s: a delivery that met its
+      // shard moving is given again by its emitter's outbox, after a backoff
+      // of 1, 2, 4, 8... s per failed attempt, and a batch with a channel
+      // audience waits up to 15 s for its shard's index of subscriptions
+      // (cluster/live-queues.ts). Messages that came late are reported.
+      for (let idle = 0; idle < 90;) {
         const t = Date.now();
         const ph = phase;
         const res = await w
@@ -277,7 +287,13 @@ describe("rolling restart under load", { skip }, () => {
         }
         for (const e of res.body.events as Obj[]) {
           last = Math.max(last, e.id as number);
-          if (e.type === "message") seen[k]!.add((e.message as Obj).id as number);
+          if (e.type !== "message") continue;
+          const id = (e.message as Obj).id as number;
+          seen[k]!.add(id);
+          if (stop && Date.now() - stoppedAt > 2000)
+            late.push(
+              `poller ${k}: message ${id} (sent at +${sentAt.get(id)! - T0} ms [${sentIn.get(id)}]) seen ${Date.now() - stoppedAt} ms after the load stopped`,
+            );
         }
         if (stop) {
           if (owed(k).every((id) => seen[k]!.has(id))) break;
@@ -323,11 +339,13 @@ describe("rolling restart under load", { skip }, () => {
       await sleep(500);
     }
     stop = true;
+    stoppedAt = Date.now();
     await Promise.all(load);
     console.log(
       `# rolling restart: ${requests} requests (${requests - before} during restarts), ${failures.length} failed`,
     );
     for (const t of timings) console.log(`#   ${t}`);
+    for (const l of late) console.log(`#   late: ${l}`);
     if (failures.length) {
       for (const n of c.nodes.values()) logs.push(`---- ${n.name}\n${n.output()}`);
       logs.push(`---- gateway\n${c.gateway.output()}`);
@@ -360,6 +378,15 @@ describe("rolling restart under load", { skip }, () => {
     for (let k = 0; k < pollers.length; k++) {
       assert.ok(owed(k).length > 20, `poller ${k} was owed messages (${owed(k).length})`);
       const missing = owed(k).filter((id) => !seen[k]!.has(id));
+      if (missing.length) {
+        // What a rare failure needs to be understood: the sends, the queue, every process's log.
+        console.log(`# poller ${k} (user ${pollers[k]!.userId}, queue ${queueIds[k]}) missed:`);
+        for (const id of missing)
+          console.log(`#   message ${id}: sent at +${sentAt.get(id)! - T0} ms [${sentIn.get(id)}]`);
+        for (const n of c.nodes.values()) logs.push(`---- ${n.name}\n${n.output()}`);
+        logs.push(`---- gateway\n${c.gateway.output()}`);
+        console.log(logs.join("\n"));
+      }
       assert.deepEqual(missing, [], `poller ${k} got every acknowledged message`);
     }
   });
