@@ -168,7 +168,7 @@ export class LiveQueues {
     const until = Date.now() + INDEX_WAIT_MS;
     for (;;) {
       const s = this.shards.get(shard);
-      if (s && s.loaded && s.early === null && s.fetching.size === 0) return true;
+      if (this.isReady(shard)) return true;
       if (!this.host.serves(shard) || Date.now() >= until) return false;
       if (!s) this.acquired(shard);
       const s2 = this.shards.get(shard);
@@ -180,6 +180,17 @@ export class LiveQueues {
         });
       });
     }
+  }
+
+  /**
+   * Whether `shard`'s registry and index are loaded here now (what ready()
+   * waits for). Checked again after ready() settles: the shard may have
+   * been forgotten meanwhile (it moved), and its registry is then empty.
+   */
+  isReady(shard: number): boolean {
+    if (!this.host.store) return true;
+    const s = this.shards.get(shard);
+    return s !== undefined && s.loaded && s.early === null && s.fetching.size === 0;
   }
 
   /** The users of `realm` with a queue on `shard` (ready() first). */

@@ -3,11 +3,15 @@
 // a shard's batches keep their order when the shard moves away while some
 // of them still wait in the pump.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { queueRef } from "../actors/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { EventRouter, ROUTER_METHOD } from "../cluster/event-router.ts";
+import { createLmdbStore } from "../cluster/storage/index.ts";
 import type { ActorRequest, ActorResponse } from "../cluster/transport/contract.ts";
 
 const SHARDS = 4;
@@ -154,4 +158,54 @@ test("event router: remote batches go out in one request per owner; a moved shar
     [[1], [2, 3]],
     "the new owner learned",
   );
+});
+
+test("event router: a shard forgotten while its batch waits for the registry is not acknowledged as reached", async () => {
+  // The registry of users with queues answers `ready` and the shard moves
+  // away before the batch's expansion runs (a later microtask): expanded
+  // from the forgotten, empty registry, the batch reached nobody and was
+  // acknowledged, and the event was lost for every queue of the shard
+  // (test/rolling-restart.test.ts, 1 run in 10). It must go to the shard's
+  // new owner instead.
+  const dir = mkdtempSync(join(tmpdir(), "zulip-router-"));
+  const store = createLmdbStore(dir);
+  const SHARD = 0;
+  const served = new Set([SHARD]);
+  const epoch = (await store.acquireLease(SHARD, "t", 60_000))!;
+  const sent: string[] = [];
+  const router = new EventRouter({
+    nodeId: "t",
+    shards: SHARDS,
+    serves: (shard: number) => served.has(shard),
+    request: (req: ActorRequest): Promise<ActorResponse> => {
+      if (req.method === ROUTER_METHOD) {
+        for (const b of req.args.batches as { key: string; shard: number }[])
+          sent.push(`${b.shard}:${b.key}`);
+        return Promise.resolve({ ok: true, value: { ok: true, node: "u", moved: [], failed: [] } });
+      }
+      return Promise.resolve({ ok: true, value: { delivered: 1 } });
+    },
+    store,
+    epoch: (shard: number) => (served.has(shard) ? epoch : null),
+  });
+  try {
+    router.acquiredShard(SHARD);
+    const [user] = usersOn(SHARD, 1);
+    await router.live.add(SHARD, `${REALM}:${user}`);
+    assert.equal(await router.log.ready(SHARD), true);
+    const ready = router.live.ready.bind(router.live);
+    router.live.ready = async (shard: number) => {
+      const ok = await ready(shard);
+      // The shard is handed off between the answer and its use.
+      served.delete(shard);
+      router.forgetShard(shard);
+      return ok;
+    };
+    const ok = await router.route(EMITTER, [{ event: event(1), userIds: [], everyone: true }], "k");
+    assert.equal(ok, true);
+    assert.ok(sent.includes(`${SHARD}:k`), "the batch went to the shard's new owner");
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
