@@ -251,6 +251,8 @@ describe("rolling restart under load", { skip }, () => {
     // queue (its event can go out before the send is answered), so each
     // poller is held to the messages sent after its register returned.
     const seen = pollers.map(() => new Set<number>());
+    /** Every message writer has stopped (its last send answered). */
+    let sendsDone = false;
     /** Messages that reached a poller more than 2 s after the load stopped (reported). */
     const late: string[] = [];
     let stoppedAt = Infinity;
@@ -296,19 +298,19 @@ describe("rolling restart under load", { skip }, () => {
             );
         }
         if (stop) {
-          if (owed(k).every((id) => seen[k]!.has(id))) break;
+          // Not before the last sends are answered: one still in flight
+          // when the load stops is owed too once it is acknowledged.
+          if (sendsDone && owed(k).every((id) => seen[k]!.has(id))) break;
           idle++;
           await sleep(300);
         }
       }
     };
 
-    const load = [
-      ...writers.map(settingsWriter),
-      messageWriter(writers[2]!, 1),
-      messageWriter(writers[3]!, 2),
-      ...pollers.map(poller),
-    ];
+    const sends = Promise.all([messageWriter(writers[2]!, 1), messageWriter(writers[3]!, 2)]).then(() => {
+      sendsDone = true;
+    });
+    const load = [...writers.map(settingsWriter), sends, ...pollers.map(poller)];
     // The load runs a second before the first restart, and half a second on
     // each restarted node before the next goes (the restarts themselves carry
     // nine in ten of the requests).
