@@ -40,7 +40,11 @@ export function unsavedDue(c: CatalogCore, act: Activation): boolean {
 /** Snapshot the activation when it is ahead of its last snapshot; one at a time. */
 export function snapshot(c: CatalogCore, act: Activation): Promise<void> {
   const running = act.snapshotting;
-  if (running !== undefined) return running.then(() => snapshot(c, act));
+  // A waiting caller's snapshot must not start inside a batch: its facts
+  // are in `state` but not yet at `seq`, and replay would apply them twice
+  // (or keep facts whose append then failed). The batch snapshots itself
+  // at its end when one is due (drain, persist).
+  if (running !== undefined) return running.then(() => (act.ahead ? undefined : snapshot(c, act)));
   if ((act.seq === act.snapshotSeq && act.unsaved === undefined) || act.dead) return Promise.resolve();
   const p: Promise<void> = writeSnapshot(c, act).finally(() => {
     if (act.snapshotting === p) act.snapshotting = undefined;
