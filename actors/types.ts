@@ -179,6 +179,14 @@ export interface Decision<R extends Value = Value> {
   park?: string;
   /** Complete parked turns (of this activation) with these replies, once the facts are durable. */
   wake?: { key: string; reply: Value }[];
+  /**
+   * Decide the turn again, with these args, as soon as this decision's
+   * facts are applied, before any other turn: only its facts, writes and
+   * wakes take effect (its reply, events, hand-offs and notices do not).
+   * E.g. a poll that finds log entries no delivery has applied yet applies
+   * them, then answers from the state they make.
+   */
+  again?: Obj;
 }
 
 export interface ActorContext {
@@ -234,6 +242,11 @@ export interface ActorContext {
    * read here. Absent without a side log (unit-test contexts).
    */
   sideLog?(after: number, upTo?: number): Promise<Obj[]>;
+  /**
+   * The same facts when they can be had at once (all durable and in
+   * memory); null when not (read them with `sideLog`).
+   */
+  sideLogNow?(after: number, upTo?: number): Obj[] | null;
   /** The position of the last fact of this actor's side log (0: none). */
   sideLogHead?(): number;
 }
@@ -341,6 +354,20 @@ export interface Behavior<S> {
    * after it, so replay interleaves the two as the turns did.
    */
   sideLog?: { position(state: S): number; decidedAt(fact: Obj): number | undefined };
+  /**
+   * Synchronous deciders of some methods, which the runtime may run at once
+   * instead of through the mailbox when the activation is idle (loaded, no
+   * turn running or waiting): the same turn, without its promises. One
+   * returns null when it cannot decide at once (e.g. what it needs is not
+   * in memory); the runtime then sends the turn the usual way, and its
+   * handler decides it. A decision that holds anything but unjournaled
+   * facts, wakes and a reply is dropped the same way, so a decider must not
+   * act beyond its decision (a timer it arms is armed again). The queue
+   * kind's `deliver`: a fan-out to a thousand idle queues.
+   */
+  inline?: Readonly<
+    Record<string, (state: S, args: Obj, ctx: ActorContext, caller: Caller | null) => Decision | null>
+  >;
   /**
    * Passivate an activation of this kind after this long without a turn
    * (and with no parked turn), when that is sooner than the node's default.

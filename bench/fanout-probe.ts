@@ -161,6 +161,8 @@ try {
   console.log(
     `totals, acknowledging polls: queue kind ${total(acks.queue)}; other kinds ${total(acks.other)}`,
   );
+  const { local, inline } = srv.router.stats;
+  console.log(`router: ${local} local deliveries in all, ${inline} of them decided at once (inline)`);
 } finally {
   for (const ac of aborts) ac.abort();
   await close();

@@ -21,7 +21,7 @@ import { actorId } from "./addressing.ts";
 import { metrics } from "./metrics.ts";
 import { activate } from "./catalog/activation.ts";
 import { CatalogCore, type Activation, type CatalogOptions, type Turn } from "./catalog/core.ts";
-import { drain } from "./catalog/mailbox.ts";
+import { drain, inlineTurn } from "./catalog/mailbox.ts";
 import { dropShard, releaseParked } from "./catalog/passivation.ts";
 import { read } from "./catalog/readers.ts";
 
@@ -36,6 +36,9 @@ export {
   type SideFact,
   type Turn,
 } from "./catalog/core.ts";
+
+/** The settle callbacks of an inline turn (its reply is returned). */
+const ignore = (): void => {};
 
 export class Catalog {
   private readonly c: CatalogCore;
@@ -117,6 +120,28 @@ export class Catalog {
       act!.mailbox.push(turn);
       if (act!.ready && !act!.running) void drain(this.c, act!);
     });
+  }
+
+  /**
+   * The turn `send` would queue, decided and applied at once when the actor
+   * is active and idle and its kind can decide the method synchronously
+   * (Behavior.inline; catalog/mailbox.ts, inlineTurn): its reply, or
+   * undefined when not taken (then `send` it).
+   */
+  sendNow(
+    ref: ActorRef,
+    epoch: number,
+    method: string,
+    args: Obj,
+    deadline: number,
+  ): { reply: Value } | undefined {
+    const behavior = this.c.o.behaviors[ref.kind];
+    const decider = behavior?.inline?.[method];
+    if (decider === undefined) return undefined;
+    const act = this.c.acts.get(this.idOf(ref));
+    if (act === undefined || act.epoch !== epoch) return undefined;
+    const turn: Turn = { method, args, caller: null, deadline, resolve: ignore, reject: ignore };
+    return inlineTurn(this.c, act, behavior!, decider, turn);
   }
 
   /** ctx.getRecords of a turn: the actor's shard's records (never fenced: reads). */

@@ -327,6 +327,27 @@ export class EventLog {
     return out;
   }
 
+  /**
+   * For a turn (ctx.sideLogNow): the user's entries after `after` (up to
+   * `upTo`) as facts, when the log is loaded here and every one of them is
+   * durable; otherwise null (read them with `facts`, which waits).
+   */
+  factsNow(shard: number, realm: number, userId: number, after: number, upTo = Infinity): Obj[] | null {
+    const s = this.shards.get(shard);
+    if (s === undefined || !s.loaded) return null;
+    const u = s.users.get(realm)?.get(userId);
+    if (!u) return [];
+    const out: Obj[] = [];
+    for (let i = firstAfter(u.pos, after); i < u.pos.length && u.pos[i]! <= upTo; i++) {
+      const e = s.entries[u.pos[i]! - s.trimmed - 1]!;
+      if (e.durable !== null) return null;
+      const idx = e.some?.get(userId);
+      const events = idx === undefined ? e.events : idx.map((x) => e.events[x]!);
+      out.push({ type: "logged", entry: e.pos, key: e.key, events });
+    }
+    return out;
+  }
+
   /** For a turn (ctx.sideLog): the user's entries after `after` (up to `upTo`), as facts. */
   async facts(shard: number, realm: number, userId: number, after: number, upTo?: number): Promise<Obj[]> {
     return (await this.replay(shard, realm, userId, after, upTo)).map((f) => f.fact);

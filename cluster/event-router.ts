@@ -59,6 +59,12 @@ export interface RouterHost {
   serves(shard: number): boolean;
   request(req: ActorRequest): Promise<ActorResponse>;
   /**
+   * The same request to an actor of a shard served here, decided at once
+   * when it can be (NodeRuntime.requestNow): its reply, or undefined (then
+   * `request` it). Absent: always `request`.
+   */
+  requestNow?(req: ActorRequest): { reply: Value } | undefined;
+  /**
    * Where the registry of users with queues (LiveQueues) is kept, and the
    * epoch a served shard is written under. Without them every recipient is
    * delivered to (unit tests with a fake host).
@@ -143,9 +149,10 @@ export class EventRouter {
   private pumping = false;
   /**
    * `local`: deliveries started; `skipped`: listed users without a queue;
-   * `fanned`: users reached through a channel audience (all with a queue).
+   * `fanned`: users reached through a channel audience (all with a queue);
+   * `inline`: local deliveries an idle queue actor took at once (requestNow).
    */
-  readonly stats = { local: 0, remoteRequests: 0, failures: 0, skipped: 0, fanned: 0 };
+  readonly stats = { local: 0, inline: 0, remoteRequests: 0, failures: 0, skipped: 0, fanned: 0 };
 
   constructor(private readonly host: RouterHost) {
     this.live = new LiveQueues(host);
@@ -388,7 +395,7 @@ export class EventRouter {
           users = Object.entries(batch.users ?? {});
         }
         if (logged) {
-          await this.logBatch(shard, batch, users, forward, done);
+          this.logBatch(shard, batch, users, forward, done);
           continue;
         }
         for (const [userId, events] of users) {
@@ -419,68 +426,82 @@ export class EventRouter {
   /**
    * A batch for a shard served here: the users it reaches (those with a
    * queue), stored once in the shard's event log, and each user's queue
-   * actor told the entry's position (it reads the events from the log,
-   * once the entry is durable). The append is not awaited here: the
-   * deliveries reach the mailboxes now, in order (a poll that comes after
-   * the emitter's reply finds the events), and the pump goes on with the
-   * next batch, whose entry may share the append. The shard's later batches
-   * stay behind this one in the pump until its append is done, since a
-   * failed append sends it the remote way (the shard has moved, usually).
+   * actor told the entry's position once the entry is durable (it reads
+   * the events from the log). The append is not awaited here: the pump
+   * goes on with the next batch, whose entry may share the append, and the
+   * shard's later batches stay behind this one in the pump until its
+   * append is done, since a failed append sends it the remote way (the
+   * shard has moved, usually). A poll that comes after the emitter's reply
+   * but before the delivery finds the entry in the log's index and applies
+   * it first (actors/queue/behavior.ts, poll).
    */
-  private async logBatch(
+  private logBatch(
     shard: number,
     batch: Batch,
     users: Iterable<[string | number, Obj[]]>,
     forward: boolean,
     done: (outcome: Outcome) => void,
-  ): Promise<void> {
-    const listed: [number, Obj[]][] = [];
+  ): void {
+    const listed: number[] = [];
+    const some: [number, Obj[]][] = [];
     for (const [userId, events] of users) {
       if (this.live.skips(shard, batch.realm, Number(userId))) {
         this.stats.skipped++;
         continue;
       }
       if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
-      listed.push([Number(userId), events]);
+      listed.push(Number(userId));
+      some.push([Number(userId), events]);
     }
     if (listed.length === 0) {
       this.leftPump(shard);
       done(true);
       return;
     }
-    const { entry, durable } = this.log.append(shard, batch.realm, batch.key, listed);
-    let failed = false;
-    const written = durable.then(
+    const { entry, durable } = this.log.append(shard, batch.realm, batch.key, some);
+    durable.then(
       () => {
         this.leftPump(shard);
-        return true;
+        void this.deliverEntry(shard, batch.realm, entry, listed).then(() => done(true));
       },
       () => {
-        failed = true;
         if (forward) this.enqueueRemote(shard, { ...batch, done });
         else done(this.host.serves(shard) ? false : MOVED);
         this.leftPump(shard);
-        return false;
       },
     );
-    // Once durable, a queue actor that misses this delivery (or is not
-    // active) applies the entry at its next delivery, poll or activation:
-    // a failed attempt only delays it.
-    const jobs: Promise<boolean>[] = [];
-    for (const [userId] of listed) {
-      if (failed) break;
+  }
+
+  /**
+   * A durable log entry to its users' queue actors, LOCAL_CHUNK users per
+   * macrotask: an idle queue actor takes it at once (its `deliver` decides
+   * synchronously, NodeRuntime.requestNow), a busy one by a request behind
+   * its turns. Resolves once every one took it or was given up on: an actor
+   * that misses it (or is not active) applies the entry at its next
+   * delivery, poll or activation, so a failed attempt only delays it.
+   */
+  private async deliverEntry(shard: number, realm: number, entry: number, users: number[]): Promise<void> {
+    const args: Obj = { entry };
+    const requests: Promise<boolean>[] = [];
+    for (const userId of users) {
       this.stats.local++;
-      jobs.push(this.deliverUser(queueRef(batch.realm, userId), shard, { entry }, () => failed));
+      const req: ActorRequest = {
+        ref: queueRef(realm, userId),
+        shard,
+        method: "deliver",
+        args,
+        caller: null,
+        deadline: Date.now() + ATTEMPT_MS,
+        replyGraceMs: 0,
+      };
+      if (this.host.requestNow?.(req) !== undefined) this.stats.inline++;
+      else requests.push(this.deliverUser(req.ref, shard, args));
       if (++this.chunk === LOCAL_CHUNK) {
         this.chunk = 0;
         await nextMacrotask();
       }
     }
-    void written.then(async (ok) => {
-      if (!ok) return;
-      await Promise.all(jobs);
-      done(true);
-    });
+    await Promise.all(requests);
   }
 
   /**
@@ -518,16 +539,10 @@ export class EventRouter {
 
   /**
    * True once the queue actor (on `shard`) applied, or refused for good, the
-   * events; false when given up (or `cancelled`).
+   * events; false when given up.
    */
-  private async deliverUser(
-    ref: ActorRef,
-    shard: number,
-    args: Obj,
-    cancelled?: () => boolean,
-  ): Promise<boolean> {
+  private async deliverUser(ref: ActorRef, shard: number, args: Obj): Promise<boolean> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      if (cancelled?.()) return false;
       const res = await this.host.request({
         ref,
         shard,

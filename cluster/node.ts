@@ -313,6 +313,18 @@ export class NodeRuntime {
     }
   }
 
+  /**
+   * An internal request to an actor of a shard served here, decided at once
+   * when its actor is active and idle and its kind decides the method
+   * synchronously (Catalog.sendNow): the reply, or undefined (then
+   * `request` it).
+   */
+  requestNow(req: ActorRequest): { reply: Value } | undefined {
+    const st = this.leases.admit(req.shard);
+    if (st === null || this.hooks.serviceOf(req.ref) !== undefined) return undefined;
+    return this.catalog.sendNow(req.ref, st.epoch, req.method, req.args, req.deadline);
+  }
+
   /** Send from inside the cluster (actors, bootstrap, CLI): local when we hold the shard. */
   async request(req: ActorRequest): Promise<ActorResponse> {
     if (this.leases.serves(req.shard)) {

@@ -292,6 +292,43 @@ describe("event log", () => {
   });
 });
 
+describe("event log - delivery", () => {
+  test("event log - idle queue actors take a durable entry at once; a poll right after the send sees it", async () => {
+    const node = await startNode();
+    try {
+      const router = routerOf(node);
+      const users = Array.from({ length: 8 }, (_, i) => 300 + i);
+      const queues = new Map<number, string>();
+      for (const u of users) queues.set(u, await register(node, u));
+      // Parked polls: their queue actors are idle when the entry is durable.
+      const parked = users.map((u) => poll(node, u, queues.get(u)!, -1, false));
+      await until("the polls parked", async () => node.catalog.size >= users.length);
+      await new Promise((r) => setTimeout(r, 50));
+      const before = router.stats.inline;
+      await emit(node, 1, users);
+      for (const r of await Promise.all(parked))
+        assert.deepEqual(
+          r.events.map((e) => [e.id, e.n]),
+          [[0, 1]],
+        );
+      assert.ok(router.stats.inline - before >= users.length, JSON.stringify(router.stats));
+      // A poll that comes after the emitter's reply, before the delivery
+      // (which waits for the entry to be durable), applies the entry first.
+      for (let n = 2; n <= 6; n++) {
+        await emit(node, n, [users[0]!]);
+        const r = await poll(node, users[0]!, queues.get(users[0]!)!, n - 2);
+        assert.deepEqual(
+          r.events.map((e) => [e.id, e.n]),
+          [[n - 1, n]],
+          `event ${n} at once`,
+        );
+      }
+    } finally {
+      await kill(node);
+    }
+  });
+});
+
 describe("event log - data written before it", () => {
   test("event log - a queue journaled with `delivered` facts (and an old snapshot) still loads and goes on", async () => {
     const user = 777;

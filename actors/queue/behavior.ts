@@ -284,10 +284,12 @@ async function catchUpDecision(
 ): Promise<DecisionOf<{ delivered: number; duplicate?: boolean }>> {
   if (ctx.sideLog === undefined) return { reply: { delivered: 0, duplicate: true } };
   const logged = (await ctx.sideLog(state.logPos, upTo)) as unknown as Logged[];
-  const stray = logged.some(
-    (e) => e.entry > state.logPos && e.events.some((ev) => watcherOnly(ev, state.userId)),
-  );
-  return withdrawIfLast(state, ctx, entriesDecision(state, ctx, logged), stray);
+  return withdrawIfLast(state, ctx, entriesDecision(state, ctx, logged), strayIn(state, logged));
+}
+
+/** Whether an entry not applied yet holds an event for this user only as a watcher of public channels. */
+function strayIn(state: QueueSetState, logged: readonly Logged[]): boolean {
+  return logged.some((e) => e.entry > state.logPos && e.events.some((ev) => watcherOnly(ev, state.userId)));
 }
 
 /** Entries for this user wait in the event log (a delivery was missed): apply them in a turn of their own. */
@@ -400,6 +402,7 @@ const register: QueueHandler<"register"> = async (state, args, ctx, caller) => {
 const poll: QueueHandler<"poll"> = (state, args, ctx, caller) => {
   const queueId = args.queueId;
   const q = ownQueue(state, queueId, caller, ctx);
+  if (args.caughtUp !== true && logWaiting(state, ctx)) return catchUpThen(state, args, ctx, caller, poll);
   const last = args.lastEventId ?? q.pruned;
   // As Zulip's GET /events: prune through last_event_id, which must be an event of this queue.
   if (last < q.pruned) throw errors.eventAlreadyPruned(last);
@@ -441,6 +444,46 @@ const poll: QueueHandler<"poll"> = (state, args, ctx, caller) => {
   ctx.schedule(`hb|${queueId}`, due - now, "heartbeat", { queueId });
   return { facts, wake, park: `poll|${queueId}|${due}|${++parkSeq}` };
 };
+
+/**
+ * Whether entries for this user are in the log and their delivery is on
+ * its way (the router tells queue actors once an entry is durable). A poll
+ * or a register's cut then applies them first and is decided again on the
+ * state they make, as if the delivery had come before it: a client that
+ * polls right after its send is answered sees its message.
+ */
+function logWaiting(state: QueueSetState, ctx: ActorContext): boolean {
+  const head = ctx.sideLogHead?.();
+  return head !== undefined && head > state.logPos;
+}
+
+/**
+ * The first decision of a turn that finds log entries waiting: the entries
+ * applied, then the turn again (Decision.again). When they cannot be read
+ * now (the log is unavailable here), the turn is decided on the state as
+ * it is, and the entries come with their delivery.
+ */
+async function catchUpThen<A extends Obj & { caughtUp?: boolean }, R extends Value>(
+  state: QueueSetState,
+  args: A,
+  ctx: ActorContext,
+  caller: Caller | null,
+  handler: (
+    state: QueueSetState,
+    args: A,
+    ctx: ActorContext,
+    caller: Caller | null,
+  ) => DecisionOf<R> | Promise<DecisionOf<R>>,
+): Promise<DecisionOf<R>> {
+  const again = { ...args, caughtUp: true };
+  let caught: Decision;
+  try {
+    caught = await catchUpDecision(state, ctx);
+  } catch {
+    return handler(state, again, ctx, caller);
+  }
+  return { facts: caught.facts ?? [], wake: caught.wake ?? [], again };
+}
 
 // ---- timers -------------------------------------------------------------------
 
@@ -491,6 +534,9 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   if (args.entry !== undefined) {
     if (args.entry <= state.logPos) return { reply: { delivered: 0, duplicate: true } };
     // Up to that entry: those after it may not be durable yet, and come with their own delivery.
+    const now = ctx.sideLogNow?.(state.logPos, args.entry) as Logged[] | null | undefined;
+    if (now !== undefined && now !== null)
+      return withdrawIfLast(state, ctx, entriesDecision(state, ctx, now), strayIn(state, now));
     return catchUpDecision(state, ctx, args.entry);
   }
   // Without a log (no store, or a batch for a shard that moved): the events
@@ -520,6 +566,23 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
   return withdrawIfLast(state, ctx, deliverDecision(state, ctx, key, shaped, expired), stray);
 };
 
+/**
+ * `deliver` of a log entry decided at once (Behavior.inline), when every
+ * entry up to it is durable and in memory and none is a stray watcher's
+ * event (whose withdrawal calls the realm); null otherwise, and the
+ * handler above decides the turn.
+ */
+function deliverNow(state: QueueSetState, args: Obj, ctx: ActorContext): Decision | null {
+  const entry = args.entry;
+  if (typeof entry !== "number" || ctx.sideLogNow === undefined) return null;
+  if (entry <= state.logPos) return { reply: { delivered: 0, duplicate: true } };
+  const logged = ctx.sideLogNow(state.logPos, entry) as unknown as Logged[] | null;
+  if (logged === null || strayIn(state, logged)) return null;
+  const decision = entriesDecision(state, ctx, logged);
+  // Deletions (expiry, overflow) may withdraw the user from the realm's view: that calls out.
+  return decision.facts?.some((f) => f.type === "deleted") ? null : decision;
+}
+
 const catchUp: QueueHandler<"catchUp"> = (state, _args, ctx, caller) => {
   requireInternal(caller);
   return catchUpDecision(state, ctx);
@@ -545,6 +608,7 @@ const remove: QueueHandler<"delete"> = (state, args, ctx, caller) => {
  */
 const newest: QueueHandler<"newest"> = (state, args, ctx, caller) => {
   const q = ownQueue(state, args.queueId, caller, ctx);
+  if (args.caughtUp !== true && logWaiting(state, ctx)) return catchUpThen(state, args, ctx, caller, newest);
   return { reply: { last_event_id: q.nextId - 1 } };
 };
 
@@ -574,6 +638,7 @@ export const queueBehavior = defineBehavior<QueueSetState, QueueProtocol>({
     position: (state) => state.logPos,
     decidedAt: (f) => (typeof f.log === "number" ? f.log : undefined),
   },
+  inline: { deliver: (state, args, ctx) => deliverNow(state, args, ctx) },
   handlers: handlersOf<QueueSetState, QueueProtocol>()({
     register,
     poll,

@@ -33,6 +33,8 @@ export const queueProtocol = {
       queueId: Type.String(),
       lastEventId: Type.Optional(SafeInt),
       dontBlock: Type.Optional(Type.Boolean()),
+      /** Set by the poll itself when it decides again after applying pending log entries (behavior.ts). */
+      caughtUp: Type.Optional(Type.Boolean()),
     }),
     reply: reply<{ events: Obj[]; queue_id?: string }>(),
     external: "caller",
@@ -40,7 +42,15 @@ export const queueProtocol = {
   /** DELETE /events. */
   delete: { args: QueueId, reply: reply(), external: "caller" },
   /** POST /register's cut: the newest event id of a queue. */
-  newest: { args: QueueId, reply: reply<{ last_event_id: number }>(), external: "caller" },
+  newest: {
+    args: Type.Object({
+      queueId: Type.String(),
+      /** As poll's. */
+      caughtUp: Type.Optional(Type.Boolean()),
+    }),
+    reply: reply<{ last_event_id: number }>(),
+    external: "caller",
+  },
 
   // ---- the node's timers and the event router (internal)
   heartbeat: { args: QueueId, reply: reply<{ delivered: number } | undefined>() },

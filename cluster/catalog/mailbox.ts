@@ -2,7 +2,7 @@
 // facts go to the journal in one append (group commit) before their replies,
 // events and hand-offs are released.
 
-import type { Decision, Obj, OutEvent, Value } from "../../actors/types.ts";
+import type { Behavior, Decision, Obj, OutEvent, Value } from "../../actors/types.ts";
 import { FencedError, MovedError, UnavailableError } from "../runtime-errors.ts";
 import { encodeFact } from "../../proto/codec.ts";
 import type { RecordWrite } from "../storage/contract.ts";
@@ -83,6 +83,12 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
           const old = parked.get(decision.park);
           if (old !== undefined) woken.push({ turn: old, reply: null });
           parked.set(decision.park, turn);
+        }
+        if (decision.again !== undefined) {
+          // Decided again next, on the state these facts make (Decision.again).
+          turn.args = decision.again;
+          act.mailbox.unshift(turn);
+          continue;
         }
         done.push({ turn, decision });
       }
@@ -193,6 +199,77 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
     if (act.mailbox.length === 0) act.mailbox = [];
     if (act.parked !== null && act.parked.size === 0) act.parked = null;
   }
+}
+
+/**
+ * A turn of an idle activation decided and applied at once by its kind's
+ * synchronous decider (Behavior.inline), outside the mailbox: the turn the
+ * mailbox would have run first, as the mailbox would have run it when its
+ * facts are all unjournaled (nothing to wait for), minus its promises.
+ * Returns the reply, or undefined when not taken (the decider declined, or
+ * its decision needs the mailbox: journaled facts, events, a park...); the
+ * caller then sends the turn the usual way.
+ */
+export function inlineTurn(
+  c: CatalogCore,
+  act: Activation,
+  behavior: Behavior<unknown>,
+  decider: NonNullable<Behavior<unknown>["inline"]>[string],
+  turn: Turn,
+): { reply: Value } | undefined {
+  if (!act.ready || act.running || act.mailbox.length !== 0 || act.dead || turn.deadline < c.now())
+    return undefined;
+  const started = performance.now();
+  let decision: Decision | null;
+  // Running: whatever the decider's context does cannot start the mailbox meanwhile.
+  act.running = true;
+  try {
+    decision = decider(act.state, turn.args, c.o.hooks.context(act, turn), turn.caller);
+  } catch {
+    decision = null; // the usual path decides again and answers the error
+  } finally {
+    act.running = false;
+  }
+  if (decision === null || !inlineable(decision, behavior)) return undefined;
+  c.stats.turns++;
+  const facts = decision.facts;
+  if (facts !== undefined && facts.length) {
+    let state = act.state;
+    for (const f of facts) state = behavior.apply(state, f, act.ref);
+    act.state = state;
+    const u = (act.unsaved ??= { n: 0, since: c.now() });
+    u.n += facts.length;
+    if (act.committed !== undefined) {
+      let view: unknown = act.committed;
+      for (const f of facts) view = behavior.apply(view, f, act.ref);
+      act.committed = view;
+    }
+    flushReaders(c, act);
+  }
+  if (decision.wake)
+    for (const w of decision.wake) {
+      const t = act.parked?.get(w.key);
+      if (t === undefined) continue;
+      act.parked!.delete(w.key);
+      t.resolve(w.reply);
+    }
+  if (act.parked !== null && act.parked.size === 0) act.parked = null;
+  act.lastUsed = c.now();
+  if (act.unsaved !== undefined && act.snapshotting === undefined && unsavedDue(c, act))
+    void snapshot(c, act);
+  metrics.turn(act.ref.kind, performance.now() - started);
+  return { reply: decision.reply ?? null };
+}
+
+/** Whether a decision is one `inlineTurn` may apply: nothing in it waits for the journal. */
+function inlineable(d: Decision, behavior: Behavior<unknown>): boolean {
+  if (d.events?.length || d.handoffs?.length || d.writes?.length || d.notices?.length) return false;
+  if (d.park !== undefined || d.again !== undefined || d.replyAfterEvents || d.replyAfterHandoffs)
+    return false;
+  const unjournaled = behavior.unjournaled;
+  if (d.facts !== undefined)
+    for (const f of d.facts) if (unjournaled === undefined || !unjournaled(f)) return false;
+  return true;
 }
 
 /** Append a batch's facts; on failure fail the batch and discard the activation. */

@@ -88,7 +88,8 @@ async function runReader(
     decision.notices?.length ||
     decision.handoffs?.length ||
     decision.park !== undefined ||
-    decision.wake?.length
+    decision.wake?.length ||
+    decision.again !== undefined
   ) {
     // A method declared a reader that decided a change: a bug, refused rather than half done.
     turn.reject(new Error(`${act.ref.kind}.${turn.method} is a reader but decided a change`));

@@ -121,6 +121,7 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
     shards: node.shards,
     serves: (shard) => node.serves(shard),
     request: (req) => node.request(req),
+    requestNow: (req) => node.requestNow(req),
     store: node.store,
     epoch: (shard) => node.shardEpoch(shard),
   });
@@ -142,6 +143,7 @@ export function attachDomain(node: NodeRuntime): NodeDomain {
     sideLog: {
       replay: (act, after) => router.log.replay(act.shard, act.ref.realm, user(act), after),
       facts: (act, after, upTo) => router.log.facts(act.shard, act.ref.realm, user(act), after, upTo),
+      factsNow: (act, after, upTo) => router.log.factsNow(act.shard, act.ref.realm, user(act), after, upTo),
       head: (act) => router.log.head(act.shard, act.ref.realm, user(act)),
       saved: (act, position) => router.log.saved(act.shard, act.ref.realm, user(act), position),
     },

@@ -43,6 +43,8 @@ export interface SideLogSource {
   replay(act: Activation, after: number): Promise<SideFact[]>;
   /** For a turn (ctx.sideLog): the facts after `after`, up to `upTo`. */
   facts(act: Activation, after: number, upTo?: number): Promise<Obj[]>;
+  /** For a turn (ctx.sideLogNow): the facts after `after`, up to `upTo`, when all can be had now; else null. */
+  factsNow(act: Activation, after: number, upTo?: number): Obj[] | null;
   /** For a turn (ctx.sideLogHead): the position of the last entry for the actor (0: none). */
   head(act: Activation): number;
   /** The store holds the activation's state up to `position` of the log (CatalogHooks.sideSaved). */

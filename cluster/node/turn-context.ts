@@ -198,6 +198,11 @@ class TurnContext implements ActorContext {
     return this.node.hooks.sideLogOf(this.act)?.facts(this.act, after, upTo) ?? Promise.resolve([]);
   }
 
+  sideLogNow(after: number, upTo?: number): Obj[] | null {
+    const source = this.node.hooks.sideLogOf(this.act);
+    return source === undefined ? [] : source.factsNow(this.act, after, upTo);
+  }
+
   sideLogHead(): number {
     return this.node.hooks.sideLogOf(this.act)?.head(this.act) ?? 0;
   }
