@@ -485,17 +485,9 @@ export class EventRouter {
     const requests: Promise<boolean>[] = [];
     for (const userId of users) {
       this.stats.local++;
-      const req: ActorRequest = {
-        ref: queueRef(realm, userId),
-        shard,
-        method: "deliver",
-        args,
-        caller: null,
-        deadline: Date.now() + ATTEMPT_MS,
-        replyGraceMs: 0,
-      };
-      if (this.host.requestNow?.(req) !== undefined) this.stats.inline++;
-      else requests.push(this.deliverUser(req.ref, shard, args));
+      const ref = queueRef(realm, userId);
+      if (this.host.requestNow?.(deliverRequest(ref, shard, args)) !== undefined) this.stats.inline++;
+      else requests.push(this.deliverUser(ref, shard, args));
       if (++this.chunk === LOCAL_CHUNK) {
         this.chunk = 0;
         await nextMacrotask();
@@ -543,15 +535,7 @@ export class EventRouter {
    */
   private async deliverUser(ref: ActorRef, shard: number, args: Obj): Promise<boolean> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const res = await this.host.request({
-        ref,
-        shard,
-        method: "deliver",
-        args,
-        caller: null,
-        deadline: Date.now() + ATTEMPT_MS,
-        replyGraceMs: 0,
-      });
+      const res = await this.host.request(deliverRequest(ref, shard, args));
       if (res.ok) return true;
       if (res.kind === "zulip") return true; // refused for good: sending again would not help
     }
@@ -647,6 +631,19 @@ export class EventRouter {
     log().warn({ shard, batches: batches.length }, "event fan-out failed; batches left in outboxes");
     return { node: null, moved: new Set(), failed: "all" };
   }
+}
+
+/** One attempt of a `deliver` to a queue actor. */
+function deliverRequest(ref: ActorRef, shard: number, args: Obj): ActorRequest {
+  return {
+    ref,
+    shard,
+    method: "deliver",
+    args,
+    caller: null,
+    deadline: Date.now() + ATTEMPT_MS,
+    replyGraceMs: 0,
+  };
 }
 
 /**
