@@ -305,7 +305,7 @@ export class EventRouter {
     // Checked again once ready() settled, since the continuation comes
     // later: a shard forgotten meanwhile (it moved) has an empty registry,
     // and the batch would be acknowledged with nobody reached.
-    if (!(await this.live.ready(shard)) || !this.live.isReady(shard)) return null;
+    if (!(await this.live.ready(shard)) || !this.live.holds(shard)) return null;
     const per = new Map<number, Obj[]>();
     const add = (userId: number, event: Obj) => {
       const list = per.get(userId);

@@ -168,7 +168,7 @@ export class LiveQueues {
     const until = Date.now() + INDEX_WAIT_MS;
     for (;;) {
       const s = this.shards.get(shard);
-      if (this.isReady(shard)) return true;
+      if (s && s.loaded && s.early === null && s.fetching.size === 0) return true;
       if (!this.host.serves(shard) || Date.now() >= until) return false;
       if (!s) this.acquired(shard);
       const s2 = this.shards.get(shard);
@@ -183,14 +183,12 @@ export class LiveQueues {
   }
 
   /**
-   * Whether `shard`'s registry and index are loaded here now (what ready()
-   * waits for). Checked again after ready() settles: the shard may have
+   * Whether `shard`'s registry is still held here. Checked again after
+   * ready() settles, since its caller resumes later: the shard may have
    * been forgotten meanwhile (it moved), and its registry is then empty.
    */
-  isReady(shard: number): boolean {
-    if (!this.host.store) return true;
-    const s = this.shards.get(shard);
-    return s !== undefined && s.loaded && s.early === null && s.fetching.size === 0;
+  holds(shard: number): boolean {
+    return !this.host.store || this.shards.get(shard)?.loaded === true;
   }
 
   /** The users of `realm` with a queue on `shard` (ready() first). */
