@@ -13,12 +13,9 @@ import { READERS_PER_ACTIVATION } from "../cluster/catalog.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
+import { countingState, type Counter } from "./support/counter.ts";
 
 const SHARDS = 2;
-
-interface Counter {
-  n: number;
-}
 
 /** `gatedPeek`: how many run now, the most at once, and the gate they wait on. */
 let inside = 0;
@@ -33,13 +30,7 @@ let entered: () => void = () => {};
 
 const counter: Behavior<Counter> = {
   kind: "user",
-  initial: () => ({ n: 0 }),
-  apply(s) {
-    s.n++;
-    return s;
-  },
-  toSnapshot: (s) => JSON.stringify(s),
-  fromSnapshot: (d) => JSON.parse(d) as Counter,
+  ...countingState,
   readers: ["peek", "slowPeek", "badReader", "gatedPeek"],
   handlers: {
     bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }),

@@ -12,24 +12,19 @@ import { actorId, shardOf } from "../cluster/addressing.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
+import { countingState, type Counter } from "./support/counter.ts";
 import { until } from "./support/ops.ts";
 
 const SHARDS = 2;
 
 /** Each fact adds one: a snapshot's `n` must equal the seq it covers. */
-const counter: Behavior<{ n: number }> = {
+const counter: Behavior<Counter> = {
   kind: "user",
-  initial: () => ({ n: 0 }),
-  apply(s) {
-    s.n++;
-    return s;
-  },
-  toSnapshot: (s) => JSON.stringify(s),
-  fromSnapshot: (d) => JSON.parse(d) as { n: number },
+  ...countingState,
   handlers: { bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }) },
 };
 
-/** A gate a store call waits at while it is closed; `reached` resolves when one waits. */
+/** A gate a store call waits at while it is closed; the promise close() returns resolves when one waits. */
 class Gate {
   private closed = false;
   private waiting: (() => void)[] = [];
@@ -127,7 +122,7 @@ test("a snapshot that waited for the previous one does not save a batch that is 
     assert.equal(await fourth, 4);
     const snap = await raw.loadSnapshot(shard, actorId(ref));
     assert.ok(snap, "a snapshot was saved");
-    const n = (JSON.parse(snap.data) as { n: number }).n;
+    const n = (JSON.parse(snap.data) as Counter).n;
     assert.equal(n, snap.seq, "the snapshot holds exactly its seq's facts");
     // And the actor loads as it was once passivated: four facts, the next is the fifth.
     await until("passivated", async () => !node.catalog.has(ref), 5_000);

@@ -9,22 +9,13 @@ import type { ActorRef, Behavior, Kind } from "../actors/types.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
-
-interface Counter {
-  n: number;
-}
+import { countingState, type Counter } from "./support/counter.ts";
 
 function counter(kind: Kind, storedAs?: Kind): Behavior<Counter> {
   return {
     kind,
     ...(storedAs === undefined ? {} : { storedAs }),
-    initial: () => ({ n: 0 }),
-    apply(s) {
-      s.n++;
-      return s;
-    },
-    toSnapshot: (s) => JSON.stringify(s),
-    fromSnapshot: (d) => JSON.parse(d) as Counter,
+    ...countingState,
     handlers: { bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }) },
   };
 }

@@ -20,6 +20,7 @@ import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type AppendItem, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { encodeFact } from "../proto/codec.ts";
+import { countingState, type Counter } from "./support/counter.ts";
 import { until } from "./support/ops.ts";
 
 const SHARDS = 2;
@@ -27,15 +28,9 @@ const REALM = 1;
 const EMITTER: ActorRef = { kind: "user", realm: REALM, key: "emitter" };
 
 /** An actor that emits one `test` event per call to the users it is given (journaled, so through the outbox). */
-const emitter: Behavior<{ n: number }> = {
+const emitter: Behavior<Counter> = {
   kind: "user",
-  initial: () => ({ n: 0 }),
-  apply(s) {
-    s.n++;
-    return s;
-  },
-  toSnapshot: (s) => JSON.stringify(s),
-  fromSnapshot: (d) => JSON.parse(d) as { n: number },
+  ...countingState,
   handlers: {
     emit: (s, args) => ({
       facts: [{ n: 1 }],
