@@ -32,7 +32,7 @@ import type { ActorRef, Obj, OutEvent, Value } from "../actors/types.ts";
 import { shardOf } from "./addressing.ts";
 import type { Store } from "./storage/contract.ts";
 import type { ActorRequest, ActorResponse } from "./transport/contract.ts";
-import { nextMacrotask } from "./transport/retry.ts";
+import { MacrotaskBudget } from "./transport/retry.ts";
 import { componentLogger, type Logger } from "./log.ts";
 import { EventLog } from "./event-log.ts";
 import { LiveQueues } from "./live-queues.ts";
@@ -140,8 +140,8 @@ export class EventRouter {
   readonly live: LiveQueues;
   /** Each batch for a shard served here, stored once before its users are told (event-log.ts). */
   readonly log: EventLog;
-  /** Local deliveries started since the last pause (LOCAL_CHUNK). */
-  private chunk = 0;
+  /** Local deliveries started per macrotask, over all shards (LOCAL_CHUNK). */
+  private readonly chunks = new MacrotaskBudget(LOCAL_CHUNK);
   /** Batches for shards served here, in arrival order, waiting for `pump`. */
   private readonly local: LocalJob[] = [];
   /** Shard -> how many of its batches wait in `local`. */
@@ -403,15 +403,13 @@ export class EventRouter {
             this.stats.skipped++;
             continue;
           }
+          const pause = this.chunks.spend();
+          if (pause !== undefined) await pause;
           if (!batch.entries) for (const e of events) this.live.track(shard, batch.realm, Number(userId), e);
           this.stats.local++;
           jobs.push(
             this.deliverUser(queueRef(batch.realm, Number(userId)), shard, { key: batch.key, events }),
           );
-          if (++this.chunk === LOCAL_CHUNK) {
-            this.chunk = 0;
-            await nextMacrotask();
-          }
         }
         // Only now: until every user of the batch has its delivery started,
         // the shard's later batches must wait in the pump behind it.
@@ -484,14 +482,12 @@ export class EventRouter {
     const args: Obj = { entry };
     const requests: Promise<boolean>[] = [];
     for (const userId of users) {
+      const pause = this.chunks.spend();
+      if (pause !== undefined) await pause;
       this.stats.local++;
       const ref = queueRef(realm, userId);
       if (this.host.requestNow?.(deliverRequest(ref, shard, args)) !== undefined) this.stats.inline++;
       else requests.push(this.deliverUser(ref, shard, args));
-      if (++this.chunk === LOCAL_CHUNK) {
-        this.chunk = 0;
-        await nextMacrotask();
-      }
     }
     await Promise.all(requests);
   }

@@ -117,6 +117,39 @@ export function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * At most `perMacrotask` units of work per macrotask, shared by every loop
+ * that spends from it. Per loop, a count would not do: loops started in
+ * one microtask run (one per shard, say) each spend a whole share before
+ * the first of them pauses, and whatever their work resolves (replies to
+ * send) waits for all of them.
+ */
+export class MacrotaskBudget {
+  private used = 0;
+  /** Set once this macrotask's units are spent: resolves in the next one. */
+  private refill: Promise<void> | null = null;
+
+  constructor(private readonly perMacrotask: number) {}
+
+  /**
+   * One unit: undefined when it may be spent now, else a promise that
+   * resolves once it is (in a later macrotask, after the units waiting
+   * before it).
+   */
+  spend(): Promise<void> | undefined {
+    if (this.refill !== null) return this.refill.then(() => this.spend());
+    if (++this.used >= this.perMacrotask)
+      this.refill = new Promise((resolve) =>
+        setImmediate(() => {
+          this.used = 0;
+          this.refill = null;
+          resolve();
+        }),
+      );
+    return undefined;
+  }
+}
+
 // ---- Coalesced sleeps --------------------------------------------------------
 // When a node dies, every in-flight request retries at once; one setTimeout
 // per request would be thousands of timers. Wake-ups are rounded up to a 5 ms
