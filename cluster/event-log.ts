@@ -242,12 +242,30 @@ export class EventLog {
       byRef.set(ev, i);
       return i;
     };
-    const lists: number[][] = users.map(([, evs]) => evs.map(indexOf));
+    // Most users of a batch share one list of events (a channel's message
+    // expanded to its subscribers): each distinct list is indexed once.
+    const lists: number[][] = new Array<number[]>(users.length);
+    let prev: readonly Obj[] | null = null;
+    let prevIdx: number[] = [];
+    for (let u = 0; u < users.length; u++) {
+      const evs = users[u]![1];
+      if (prev === null || !sameRefs(evs, prev)) {
+        prevIdx = evs.map(indexOf);
+        prev = evs;
+      }
+      lists[u] = prevIdx;
+    }
     const all: number[] = [];
     const some = new Map<number, number[]>();
+    let checked: number[] | null = null;
+    let whole = false;
     for (let u = 0; u < users.length; u++) {
       const idx = lists[u]!;
-      if (idx.length === events.length && idx.every((x, i) => x === i)) all.push(users[u]![0]);
+      if (idx !== checked) {
+        checked = idx;
+        whole = idx.length === events.length && idx.every((x, i) => x === i);
+      }
+      if (whole) all.push(users[u]![0]);
       else some.set(users[u]![0], idx);
     }
     const entry: LogEntry = {
@@ -536,4 +554,11 @@ export class EventLog {
       if (!this.shards.has(shard) && this.host.serves(shard)) this.acquired(shard);
     }, 1000).unref();
   }
+}
+
+/** Whether two lists hold the same objects in the same order. */
+function sameRefs(a: readonly Obj[], b: readonly Obj[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
