@@ -25,10 +25,18 @@ export interface ServerOptions {
   nodeArgs?: string[];
 }
 
-/** BENCH_PROFILE_DIR=dir: every actor-hosting process writes a V8 CPU profile there on exit. */
+/**
+ * BENCH_PROFILE_DIR=dir: every actor-hosting process writes a V8 CPU
+ * profile there on exit; BENCH_PROFILE_INTERVAL_US sets its sampling
+ * interval (V8's default is 1,000 µs, coarse for a 100 ms burst).
+ */
 function profileArgs(o: ServerOptions): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
-  return [...(dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []), ...(o.nodeArgs ?? [])];
+  const interval = process.env.BENCH_PROFILE_INTERVAL_US;
+  const prof = dir
+    ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])]
+    : [];
+  return [...prof, ...(o.nodeArgs ?? [])];
 }
 
 export async function startEmbeddedServer(o: ServerOptions = {}): Promise<Servers> {
