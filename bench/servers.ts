@@ -26,17 +26,19 @@ export interface ServerOptions {
 }
 
 /**
- * BENCH_PROFILE_DIR=dir: every actor-hosting process writes a V8 CPU
- * profile there on exit; BENCH_PROFILE_INTERVAL_US sets its sampling
- * interval (V8's default is 1,000 µs, coarse for a 100 ms burst).
+ * BENCH_PROFILE_DIR=dir: every server process (nodes and gateways) writes
+ * a V8 CPU profile there on exit; BENCH_PROFILE_INTERVAL_US sets its
+ * sampling interval (V8's default is 1,000 µs, coarse for a 100 ms burst).
  */
-function profileArgs(o: ServerOptions): string[] {
+function profileFlags(): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
   const interval = process.env.BENCH_PROFILE_INTERVAL_US;
-  const prof = dir
-    ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])]
-    : [];
-  return [...prof, ...(o.nodeArgs ?? [])];
+  if (!dir) return [];
+  return ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])];
+}
+
+function profileArgs(o: ServerOptions): string[] {
+  return [...profileFlags(), ...(o.nodeArgs ?? [])];
 }
 
 export async function startEmbeddedServer(o: ServerOptions = {}): Promise<Servers> {
@@ -77,6 +79,8 @@ export async function startGateway(env: Record<string, string>): Promise<{ proc:
     "gateway/gateway-main.ts",
     { ...env, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_PER_MINUTE: "0" },
     /listening on port/,
+    undefined,
+    profileFlags(),
   );
   return { proc, url: `http://127.0.0.1:${port}` };
 }
