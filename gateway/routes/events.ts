@@ -279,7 +279,9 @@ const getEvents = defineRoute({
     } catch (err) {
       return Promise.reject(err);
     }
-    return req.call(ref, "poll", { queueId, lastEventId, dontBlock });
+    // Answered as the queue actor's reply travelled: in cluster mode its
+    // JSON text is spliced into the envelope, neither parsed nor written again.
+    return req.relay(ref, "poll", { queueId, lastEventId, dontBlock });
   },
 });
 
