@@ -215,6 +215,9 @@ const reactivateMember = defineRoute({
   },
 });
 
+// The presence routes answer the realm actor's reply unchanged (`relay`): a
+// presence answer lists every user active lately, and in cluster mode the
+// gateway would otherwise parse it and write it again.
 const updatePresence = defineRoute({
   method: "POST",
   path: "/users/me/presence",
@@ -237,7 +240,7 @@ const updatePresence = defineRoute({
     if (req.params.history_limit_days !== undefined) {
       args.historyLimitDays = req.params.history_limit_days;
     }
-    return await req.call(realmRef(req.realmId), "updatePresence", args);
+    return await req.relay(realmRef(req.realmId), "updatePresence", args);
   },
 });
 
@@ -247,7 +250,7 @@ const realmPresence = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return await req.call(realmRef(req.realmId), "realmPresence", {});
+    return await req.relay(realmRef(req.realmId), "realmPresence", {});
   },
 });
 
@@ -257,7 +260,7 @@ const userPresence = defineRoute({
   auth: "required",
   params: {},
   async handler(req) {
-    return await req.call(realmRef(req.realmId), "userPresence", { userIdOrEmail: req.path.user_id! });
+    return await req.relay(realmRef(req.realmId), "userPresence", { userIdOrEmail: req.path.user_id! });
   },
 });
 
