@@ -36,6 +36,42 @@ interface Client extends Creds {
 describe("events cluster - delivery and failover", { skip }, () => {
   const c = useCluster({ nodes: ["n1", "n2"] });
 
+  test("events cluster - a poll's and a presence answer relayed through the gateway keep Zulip's envelope", async () => {
+    // Both travel from the node as JSON text and are spliced into the
+    // envelope unparsed (gateway/routes/events.ts, members.ts).
+    const reg = await c.api("POST", "/register", { event_types: ["presence", "message"] });
+    assert.equal(reg.status, 200, JSON.stringify(reg.body));
+    const poll = await c.api("GET", "/events", {
+      queue_id: reg.body.queue_id,
+      last_event_id: reg.body.last_event_id,
+      dont_block: true,
+    });
+    assert.equal(poll.status, 200, JSON.stringify(poll.body));
+    // Zulip names the queue in an immediate answer only when the call made it.
+    assert.deepEqual(poll.body, { result: "success", msg: "", events: [] });
+    const presence = await c.api("POST", "/users/me/presence", { status: "active", last_update_id: -1 });
+    assert.equal(presence.status, 200, JSON.stringify(presence.body));
+    assert.equal(presence.body.result, "success");
+    assert.equal(presence.body.msg, "");
+    assert.equal(typeof presence.body.presences, "object");
+    assert.equal(typeof presence.body.presence_last_update_id, "number");
+    assert.equal(typeof presence.body.server_timestamp, "number");
+    // An ignored parameter still gets its list (the answer is then written anew).
+    const odd = await c.api("GET", "/events", {
+      queue_id: reg.body.queue_id,
+      last_event_id: reg.body.last_event_id,
+      dont_block: true,
+      not_a_zulip_parameter: 1,
+    });
+    assert.equal(odd.status, 200, JSON.stringify(odd.body));
+    assert.deepEqual(odd.body, {
+      result: "success",
+      msg: "",
+      events: [],
+      ignored_parameters_unsupported: ["not_a_zulip_parameter"],
+    });
+  });
+
   test("events cluster - every recipient's queue gets each event; kill -9 loses and duplicates none", async () => {
     const clients: Client[] = [];
     for (let i = 0; i < 10; i++) {
