@@ -172,12 +172,71 @@ export function initialDir(ref: ActorRef): DirState {
   };
 }
 
-/** A deep copy for a handler's trial applies (structuredClone drops the null prototypes). */
+/**
+ * The containers a trial copy (`cloneDir`) has made its own. It starts
+ * sharing every channel, subscription map and subscription with the
+ * actor's state, and `applyDirFact` copies one before changing it; the
+ * actor's own state (no entry here) is changed in place.
+ */
+const trialOwned = new WeakMap<DirState, WeakSet<object>>();
+
+/**
+ * A copy for a handler's trial applies, in O(1): what a trial fact
+ * changes is copied then (`owned`), so a subscription costs what it
+ * touches, not a copy of every channel's subscribers.
+ */
 export function cloneDir(state: DirState): DirState {
-  const s = structuredClone(state);
-  s.byName = dict(s.byName);
-  s.dmConvs = dict(s.dmConvs);
+  const s = { ...state };
+  trialOwned.set(s, new WeakSet());
   return s;
+}
+
+/**
+ * `obj` as `state` may change it: itself for the actor's state or a
+ * container this trial copy made, else a shallow copy (null prototype
+ * kept) that `put` stores where `obj` was.
+ */
+function owned<T extends object>(state: DirState, obj: T, put: (copy: T) => void): T {
+  const mine = trialOwned.get(state);
+  if (mine === undefined || mine.has(obj)) return obj;
+  const copy = (
+    Array.isArray(obj)
+      ? obj.slice()
+      : Object.getPrototypeOf(obj) === null
+        ? Object.assign(Object.create(null) as object, obj)
+        : { ...obj }
+  ) as T;
+  mine.add(copy);
+  put(copy);
+  return copy;
+}
+
+/** The channel id -> user id -> subscription map, as `state` may change it. */
+function subsOf(state: DirState): Record<string, Record<string, Sub>> {
+  return owned(state, state.subs, (c) => (state.subs = c));
+}
+
+/** One channel's subscription map, as `state` may change it (undefined: none). */
+function channelSubs(state: DirState, channelId: number): Record<string, Sub> | undefined {
+  const all = subsOf(state);
+  const key = String(channelId);
+  const subs = all[key];
+  return subs === undefined ? undefined : owned(state, subs, (c) => (all[key] = c));
+}
+
+/** One subscription, as `state` may change it. */
+function subOf(state: DirState, channelId: number, userId: number): Sub | undefined {
+  const subs = channelSubs(state, channelId);
+  const key = String(userId);
+  const sub = subs?.[key];
+  return sub === undefined ? undefined : owned(state, sub, (c) => (subs![key] = c));
+}
+
+/** One channel, as `state` may change it. */
+function channelOf(state: DirState, key: string): Channel | undefined {
+  const channels = owned(state, state.channels, (c) => (state.channels = c));
+  const ch = channels[key];
+  return ch === undefined ? undefined : owned(state, ch, (c) => (channels[key] = c));
 }
 
 export function applyDirFact(state: DirState, raw: Obj): DirState {
@@ -185,23 +244,24 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
   switch (fact.type) {
     case "channelCreated": {
       const ch = structuredClone(fact.channel);
-      state.channels[String(ch.id)] = ch;
-      state.byName[ch.name.toLowerCase()] = ch.id;
-      state.subs[String(ch.id)] ??= {};
+      owned(state, state.channels, (c) => (state.channels = c))[String(ch.id)] = ch;
+      owned(state, state.byName, (c) => (state.byName = c))[ch.name.toLowerCase()] = ch.id;
+      subsOf(state)[String(ch.id)] ??= {};
       break;
     }
     case "channelChanged": {
-      const ch = state.channels[String(fact.channelId)];
+      const ch = channelOf(state, String(fact.channelId));
       if (!ch) break;
       if (typeof fact.changes.name === "string" && fact.changes.name !== ch.name) {
-        delete state.byName[ch.name.toLowerCase()];
-        state.byName[fact.changes.name.toLowerCase()] = ch.id;
+        const byName = owned(state, state.byName, (c) => (state.byName = c));
+        delete byName[ch.name.toLowerCase()];
+        byName[fact.changes.name.toLowerCase()] = ch.id;
       }
       Object.assign(ch, structuredClone(fact.changes));
       break;
     }
     case "subscribed": {
-      const subs = (state.subs[String(fact.channelId)] ??= {});
+      const subs = channelSubs(state, fact.channelId) ?? (subsOf(state)[String(fact.channelId)] = {});
       forgetSubscribers(subs);
       const old = subs[String(fact.userId)];
       const ch = state.channels[String(fact.channelId)];
@@ -215,10 +275,10 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "unsubscribed": {
-      forgetSubscribers(state.subs[String(fact.channelId)]);
-      const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
+      const sub = subOf(state, fact.channelId, fact.userId);
       const ch = state.channels[String(fact.channelId)];
       if (!sub) break;
+      forgetSubscribers(state.subs[String(fact.channelId)]);
       if (fact.to !== undefined && ch) {
         const spans = spansOf(ch, sub).map((s): Span => [s[0], s[1] ?? fact.to!]);
         sub.spans = spans.filter(([from, to]) => to! > from);
@@ -227,29 +287,32 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "subChanged": {
+      const sub = subOf(state, fact.channelId, fact.userId);
+      if (!sub) break;
       // isMuted and pushNotifications feed the send's cached lists.
       forgetSubscribers(state.subs[String(fact.channelId)]);
-      const sub = state.subs[String(fact.channelId)]?.[String(fact.userId)];
-      if (sub) Object.assign(sub, fact.changes as Record<string, Value>);
+      Object.assign(sub, fact.changes as Record<string, Value>);
       break;
     }
     case "spansInit": {
       for (const [chId, subs] of Object.entries(state.subs)) {
         const ch = state.channels[chId];
         if (ch && ch.legacyCut === undefined && Object.values(subs).some((x) => !x.spans))
-          ch.legacyCut = fact.cut;
+          channelOf(state, chId)!.legacyCut = fact.cut;
       }
       state.spansReady = true;
       break;
     }
     case "dmConvListed":
-      state.dmConvs[fact.key] = true;
+      owned(state, state.dmConvs, (c) => (state.dmConvs = c))[fact.key] = true;
       break;
     case "roleSeen":
-      (state.roleSeen ??= {})[String(fact.userId)] = fact.role;
+      if (state.roleSeen === undefined) state.roleSeen = {};
+      owned(state, state.roleSeen, (c) => (state.roleSeen = c))[String(fact.userId)] = fact.role;
       break;
     case "handled": {
-      const keys = (state.handled ??= []);
+      if (state.handled === undefined) state.handled = [];
+      const keys = owned(state, state.handled, (c) => (state.handled = c));
       keys.push(fact.key);
       if (keys.length > HANDLED_KEPT) keys.shift();
       break;
