@@ -16,6 +16,7 @@ import {
 } from "../actors/channel-directory/state.ts";
 import { dict } from "../actors/dict.ts";
 import type { Obj } from "../actors/types.ts";
+import { dirChannel, dirSub } from "../test/support/directory.ts";
 
 const SIZES = (process.env.DIRECTORY_PROBE_USERS ?? "1000,10000,100000").split(",").map(Number);
 const CHANNELS = 50;
@@ -28,39 +29,8 @@ function deepCopy(state: DirState): DirState {
   return s;
 }
 
-const sub = () => ({
-  active: true,
-  color: "#76ce90",
-  isMuted: false,
-  pinToTop: false,
-  desktopNotifications: null,
-  audibleNotifications: null,
-  pushNotifications: null,
-  emailNotifications: null,
-  wildcardMentionsNotify: null,
-});
-
-function channel(id: number): Channel {
-  return {
-    id,
-    name: `channel ${id}`,
-    description: "",
-    renderedDescription: "",
-    dateCreated: 0,
-    creatorId: null,
-    inviteOnly: false,
-    isWebPublic: false,
-    historyPublic: true,
-    retentionDays: null,
-    topicsPolicy: "inherit",
-    folderId: null,
-    isArchived: false,
-    isDefault: id <= DEFAULTS,
-    defaultPushNotifications: false,
-    firstMessageId: null,
-    groups: {},
-  };
-}
+const sub = () => dirSub();
+const channel = (id: number): Channel => dirChannel(id, `channel ${id}`, { isDefault: id <= DEFAULTS });
 
 for (const users of SIZES) {
   let s = initialDir({ kind: "channel", realm: 1, key: "directory" });

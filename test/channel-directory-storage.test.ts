@@ -18,6 +18,7 @@ import { parseActorId } from "../cluster/export-filter.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
+import { dirChannel, dirSub } from "./support/directory.ts";
 
 const REALM = 1;
 
@@ -37,44 +38,14 @@ const oldKind: Behavior<DirState> = {
   },
 };
 
-function channel(id: number, name: string): Channel {
-  return {
-    id,
-    name,
-    description: "",
-    renderedDescription: "",
-    dateCreated: 0,
-    creatorId: null,
-    inviteOnly: false,
-    isWebPublic: false,
-    historyPublic: true,
-    retentionDays: 3,
-    topicsPolicy: "inherit",
-    folderId: null,
-    isArchived: false,
-    isDefault: false,
-    defaultPushNotifications: false,
-    firstMessageId: null,
-    groups: {},
-  };
-}
+const channel = (id: number, name: string): Channel => dirChannel(id, name, { retentionDays: 3 });
 
 const subscribed = (channelId: number, userId: number, from: number): Obj => ({
   type: "subscribed",
   channelId,
   userId,
   from,
-  sub: {
-    active: true,
-    color: "#c2c2c2",
-    isMuted: false,
-    pinToTop: false,
-    desktopNotifications: null,
-    audibleNotifications: null,
-    pushNotifications: null,
-    emailNotifications: null,
-    wildcardMentionsNotify: null,
-  },
+  sub: dirSub({ color: "#c2c2c2" }) as unknown as Obj,
 });
 
 async function withNode<T>(

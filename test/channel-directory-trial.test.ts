@@ -12,49 +12,11 @@ import {
   cloneDir,
   initialDir,
   mutedSubscriberIds,
-  type Channel,
   type DirFact,
   type DirState,
-  type Sub,
 } from "../actors/channel-directory/state.ts";
 import type { Obj } from "../actors/types.ts";
-
-function channel(id: number, name: string): Channel {
-  return {
-    id,
-    name,
-    description: "",
-    renderedDescription: "",
-    dateCreated: 0,
-    creatorId: null,
-    inviteOnly: false,
-    isWebPublic: false,
-    historyPublic: true,
-    retentionDays: null,
-    topicsPolicy: "inherit",
-    folderId: null,
-    isArchived: false,
-    isDefault: false,
-    defaultPushNotifications: false,
-    firstMessageId: null,
-    groups: {},
-  };
-}
-
-function sub(over: Partial<Sub> = {}): Sub {
-  return {
-    active: true,
-    color: "#76ce90",
-    isMuted: false,
-    pinToTop: false,
-    desktopNotifications: null,
-    audibleNotifications: null,
-    pushNotifications: null,
-    emailNotifications: null,
-    wildcardMentionsNotify: null,
-    ...over,
-  };
-}
+import { dirChannel as channel, dirSub as sub } from "./support/directory.ts";
 
 /** A directory with two channels, 1,000 subscribers in the first and 3 in the second. */
 function directory(): DirState {
