@@ -182,7 +182,7 @@ const trialOwned = new WeakMap<DirState, WeakSet<object>>();
 
 /**
  * A copy for a handler's trial applies, in O(1): what a trial fact
- * changes is copied then (`owned`), so a subscription costs what it
+ * changes is copied then (`writable`), so a subscription costs what it
  * touches, not a copy of every channel's subscribers.
  */
 export function cloneDir(state: DirState): DirState {
@@ -196,7 +196,7 @@ export function cloneDir(state: DirState): DirState {
  * container this trial copy made, else a shallow copy (null prototype
  * kept) that `put` stores where `obj` was.
  */
-function owned<T extends object>(state: DirState, obj: T, put: (copy: T) => void): T {
+function writable<T extends object>(state: DirState, obj: T, put: (copy: T) => void): T {
   const mine = trialOwned.get(state);
   if (mine === undefined || mine.has(obj)) return obj;
   const copy = (
@@ -212,31 +212,31 @@ function owned<T extends object>(state: DirState, obj: T, put: (copy: T) => void
 }
 
 /** The channel id -> user id -> subscription map, as `state` may change it. */
-function subsOf(state: DirState): Record<string, Record<string, Sub>> {
-  return owned(state, state.subs, (c) => (state.subs = c));
+function writableSubs(state: DirState): Record<string, Record<string, Sub>> {
+  return writable(state, state.subs, (c) => (state.subs = c));
 }
 
 /** One channel's subscription map, as `state` may change it (undefined: none). */
-function channelSubs(state: DirState, channelId: number): Record<string, Sub> | undefined {
-  const all = subsOf(state);
+function writableChannelSubs(state: DirState, channelId: number): Record<string, Sub> | undefined {
+  const all = writableSubs(state);
   const key = String(channelId);
   const subs = all[key];
-  return subs === undefined ? undefined : owned(state, subs, (c) => (all[key] = c));
+  return subs === undefined ? undefined : writable(state, subs, (c) => (all[key] = c));
 }
 
 /** One subscription, as `state` may change it. */
-function subOf(state: DirState, channelId: number, userId: number): Sub | undefined {
-  const subs = channelSubs(state, channelId);
+function writableSub(state: DirState, channelId: number, userId: number): Sub | undefined {
+  const subs = writableChannelSubs(state, channelId);
   const key = String(userId);
   const sub = subs?.[key];
-  return sub === undefined ? undefined : owned(state, sub, (c) => (subs![key] = c));
+  return sub === undefined ? undefined : writable(state, sub, (c) => (subs![key] = c));
 }
 
 /** One channel, as `state` may change it. */
-function channelOf(state: DirState, key: string): Channel | undefined {
-  const channels = owned(state, state.channels, (c) => (state.channels = c));
+function writableChannel(state: DirState, key: string): Channel | undefined {
+  const channels = writable(state, state.channels, (c) => (state.channels = c));
   const ch = channels[key];
-  return ch === undefined ? undefined : owned(state, ch, (c) => (channels[key] = c));
+  return ch === undefined ? undefined : writable(state, ch, (c) => (channels[key] = c));
 }
 
 export function applyDirFact(state: DirState, raw: Obj): DirState {
@@ -244,16 +244,16 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
   switch (fact.type) {
     case "channelCreated": {
       const ch = structuredClone(fact.channel);
-      owned(state, state.channels, (c) => (state.channels = c))[String(ch.id)] = ch;
-      owned(state, state.byName, (c) => (state.byName = c))[ch.name.toLowerCase()] = ch.id;
-      subsOf(state)[String(ch.id)] ??= {};
+      writable(state, state.channels, (c) => (state.channels = c))[String(ch.id)] = ch;
+      writable(state, state.byName, (c) => (state.byName = c))[ch.name.toLowerCase()] = ch.id;
+      writableSubs(state)[String(ch.id)] ??= {};
       break;
     }
     case "channelChanged": {
-      const ch = channelOf(state, String(fact.channelId));
+      const ch = writableChannel(state, String(fact.channelId));
       if (!ch) break;
       if (typeof fact.changes.name === "string" && fact.changes.name !== ch.name) {
-        const byName = owned(state, state.byName, (c) => (state.byName = c));
+        const byName = writable(state, state.byName, (c) => (state.byName = c));
         delete byName[ch.name.toLowerCase()];
         byName[fact.changes.name.toLowerCase()] = ch.id;
       }
@@ -261,7 +261,8 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "subscribed": {
-      const subs = channelSubs(state, fact.channelId) ?? (subsOf(state)[String(fact.channelId)] = {});
+      const subs =
+        writableChannelSubs(state, fact.channelId) ?? (writableSubs(state)[String(fact.channelId)] = {});
       forgetSubscribers(subs);
       const old = subs[String(fact.userId)];
       const ch = state.channels[String(fact.channelId)];
@@ -275,7 +276,7 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "unsubscribed": {
-      const sub = subOf(state, fact.channelId, fact.userId);
+      const sub = writableSub(state, fact.channelId, fact.userId);
       const ch = state.channels[String(fact.channelId)];
       if (!sub) break;
       forgetSubscribers(state.subs[String(fact.channelId)]);
@@ -287,7 +288,7 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "subChanged": {
-      const sub = subOf(state, fact.channelId, fact.userId);
+      const sub = writableSub(state, fact.channelId, fact.userId);
       if (!sub) break;
       // isMuted and pushNotifications feed the send's cached lists.
       forgetSubscribers(state.subs[String(fact.channelId)]);
@@ -298,21 +299,21 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       for (const [chId, subs] of Object.entries(state.subs)) {
         const ch = state.channels[chId];
         if (ch && ch.legacyCut === undefined && Object.values(subs).some((x) => !x.spans))
-          channelOf(state, chId)!.legacyCut = fact.cut;
+          writableChannel(state, chId)!.legacyCut = fact.cut;
       }
       state.spansReady = true;
       break;
     }
     case "dmConvListed":
-      owned(state, state.dmConvs, (c) => (state.dmConvs = c))[fact.key] = true;
+      writable(state, state.dmConvs, (c) => (state.dmConvs = c))[fact.key] = true;
       break;
     case "roleSeen":
       if (state.roleSeen === undefined) state.roleSeen = {};
-      owned(state, state.roleSeen, (c) => (state.roleSeen = c))[String(fact.userId)] = fact.role;
+      writable(state, state.roleSeen, (c) => (state.roleSeen = c))[String(fact.userId)] = fact.role;
       break;
     case "handled": {
       if (state.handled === undefined) state.handled = [];
-      const keys = owned(state, state.handled, (c) => (state.handled = c));
+      const keys = writable(state, state.handled, (c) => (state.handled = c));
       keys.push(fact.key);
       if (keys.length > HANDLED_KEPT) keys.shift();
       break;
