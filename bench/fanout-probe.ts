@@ -15,6 +15,7 @@ import { Session } from "node:inspector/promises";
 import type { AppendItem, Store } from "../cluster/storage/contract.ts";
 import { PROBE_OWNER, startProbeServer } from "./probe-server.ts";
 import { api, channelWith, createBots, pool, type BenchUser } from "./client.ts";
+import { overriding } from "../test/support/store-wrap.ts";
 
 const USERS = Number(process.env.BENCH_FANOUT_USERS ?? 1000);
 const PROFILE = process.env.FANOUT_PROBE_PROFILE;
@@ -43,27 +44,20 @@ function count(items: readonly AppendItem[]): void {
 }
 
 function counting(store: Store): Store {
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      if (key === "append")
-        return (...a: Parameters<Store["append"]>) => {
-          count([{ actor: a[2], firstSeq: a[3], entries: a[4] }]);
-          return target.append(...a);
-        };
-      if (key === "appendMany")
-        return (...a: Parameters<Store["appendMany"]>) => {
-          count(a[2]);
-          return target.appendMany(...a);
-        };
-      if (key === "saveSnapshot")
-        return (...a: Parameters<Store["saveSnapshot"]>) => {
-          const c = a[2].startsWith("queue.") ? queue : other;
-          c.snapshots++;
-          c.snapshotBytes += a[3].data.length;
-          return target.saveSnapshot(...a);
-        };
-      const v = Reflect.get(target, key, receiver) as unknown;
-      return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+  return overriding(store, {
+    append: (...a) => {
+      count([{ actor: a[2], firstSeq: a[3], entries: a[4] }]);
+      return store.append(...a);
+    },
+    appendMany: (...a) => {
+      count(a[2]);
+      return store.appendMany(...a);
+    },
+    saveSnapshot: (...a) => {
+      const c = a[2].startsWith("queue.") ? queue : other;
+      c.snapshots++;
+      c.snapshotBytes += a[3].data.length;
+      return store.saveSnapshot(...a);
     },
   });
 }

@@ -14,6 +14,7 @@ import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { countingState, type Counter } from "./support/counter.ts";
+import { Gate, overriding } from "./support/store-wrap.ts";
 
 const SHARDS = 2;
 
@@ -54,44 +55,19 @@ const counter: Behavior<Counter> = {
   },
 };
 
-/** Holds every append while closed; `held` resolves when one waits. */
-let closed = false;
-let waiting: (() => void)[] = [];
-let onHeld: (() => void) | null = null;
+/** Holds every append while closed. */
+const gate = new Gate();
 function holding(store: Store): Store {
-  const pass = () =>
-    closed
-      ? new Promise<void>((r) => {
-          waiting.push(r);
-          onHeld?.();
-          onHeld = null;
-        })
-      : Promise.resolve();
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      if (key === "append")
-        return async (...a: Parameters<Store["append"]>) => {
-          await pass();
-          return target.append(...a);
-        };
-      if (key === "appendMany")
-        return async (...a: Parameters<Store["appendMany"]>) => {
-          await pass();
-          return target.appendMany(...a);
-        };
-      const v = Reflect.get(target, key, receiver) as unknown;
-      return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+  return overriding(store, {
+    append: async (...a) => {
+      await gate.pass();
+      return store.append(...a);
+    },
+    appendMany: async (...a) => {
+      await gate.pass();
+      return store.appendMany(...a);
     },
   });
-}
-function closeGate(): Promise<void> {
-  closed = true;
-  return new Promise((r) => (onHeld = r));
-}
-function openGate(): void {
-  closed = false;
-  for (const w of waiting.splice(0)) w();
-  waiting = [];
 }
 
 const dir = mkdtempSync(join(tmpdir(), "catalog-readers-"));
@@ -116,7 +92,7 @@ before(async () => {
   assert.ok(await node.ready());
 });
 after(async () => {
-  openGate();
+  gate.open();
   await node.stop(false);
   await raw.close();
   rmSync(dir, { recursive: true, force: true });
@@ -124,12 +100,12 @@ after(async () => {
 
 test("a reader answers beside a held batch, from the last durable state", async () => {
   assert.equal(await node.call(ref, "bump", {}), 1);
-  const held = closeGate();
+  const held = gate.close();
   const pending = node.call(ref, "bump", {});
   await held;
   // The pending fact is in the writer's state, not in what the reader sees.
   assert.equal(await node.call(ref, "peek", {}), 1);
-  openGate();
+  gate.open();
   assert.equal(await pending, 2);
   // Acknowledged: the next read sees it.
   assert.equal(await node.call(ref, "peek", {}), 2);

@@ -14,6 +14,7 @@ import { createLmdbStore, type Store } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { countingState, type Counter } from "./support/counter.ts";
 import { until } from "./support/ops.ts";
+import { Gate, overriding } from "./support/store-wrap.ts";
 
 const SHARDS = 2;
 
@@ -24,51 +25,21 @@ const counter: Behavior<Counter> = {
   handlers: { bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }) },
 };
 
-/** A gate a store call waits at while it is closed; the promise close() returns resolves when one waits. */
-class Gate {
-  private closed = false;
-  private waiting: (() => void)[] = [];
-  private onWait: (() => void) | null = null;
-  close(): Promise<void> {
-    this.closed = true;
-    return new Promise((r) => (this.onWait = r));
-  }
-  open(): void {
-    this.closed = false;
-    for (const w of this.waiting.splice(0)) w();
-  }
-  pass(): Promise<void> {
-    if (!this.closed) return Promise.resolve();
-    return new Promise((r) => {
-      this.waiting.push(r);
-      this.onWait?.();
-      this.onWait = null;
-    });
-  }
-}
-
 const appends = new Gate();
 const snapshots = new Gate();
 function gated(store: Store): Store {
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      if (key === "append")
-        return async (...a: Parameters<Store["append"]>) => {
-          await appends.pass();
-          return target.append(...a);
-        };
-      if (key === "appendMany")
-        return async (...a: Parameters<Store["appendMany"]>) => {
-          await appends.pass();
-          return target.appendMany(...a);
-        };
-      if (key === "saveSnapshot")
-        return async (...a: Parameters<Store["saveSnapshot"]>) => {
-          await snapshots.pass();
-          return target.saveSnapshot(...a);
-        };
-      const v = Reflect.get(target, key, receiver) as unknown;
-      return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+  return overriding(store, {
+    append: async (...a) => {
+      await appends.pass();
+      return store.append(...a);
+    },
+    appendMany: async (...a) => {
+      await appends.pass();
+      return store.appendMany(...a);
+    },
+    saveSnapshot: async (...a) => {
+      await snapshots.pass();
+      return store.saveSnapshot(...a);
     },
   });
 }

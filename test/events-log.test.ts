@@ -22,6 +22,7 @@ import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { encodeFact } from "../proto/codec.ts";
 import { countingState, type Counter } from "./support/counter.ts";
 import { until } from "./support/ops.ts";
+import { overriding } from "./support/store-wrap.ts";
 
 const SHARDS = 2;
 const REALM = 1;
@@ -46,20 +47,14 @@ function counting(store: Store): Store {
   const note = (items: readonly AppendItem[]) => {
     for (const it of items) written.set(it.actor, (written.get(it.actor) ?? 0) + it.entries.length);
   };
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      if (key === "append")
-        return (...a: Parameters<Store["append"]>) => {
-          note([{ actor: a[2], firstSeq: a[3], entries: a[4] }]);
-          return target.append(...a);
-        };
-      if (key === "appendMany")
-        return (...a: Parameters<Store["appendMany"]>) => {
-          note(a[2]);
-          return target.appendMany(...a);
-        };
-      const v = Reflect.get(target, key, receiver) as unknown;
-      return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+  return overriding(store, {
+    append: (...a) => {
+      note([{ actor: a[2], firstSeq: a[3], entries: a[4] }]);
+      return store.append(...a);
+    },
+    appendMany: (...a) => {
+      note(a[2]);
+      return store.appendMany(...a);
     },
   });
 }

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { AppendItem, RecordWrite, Store } from "../cluster/storage/contract.ts";
 import { assertSuccess, startEmbedded, type EmbeddedHandle } from "./support/index.ts";
+import { overriding } from "./support/store-wrap.ts";
 
 /**
  * Holds every store append that indexes a message of one channel, or that
@@ -59,14 +60,7 @@ class CommitGate {
       await Promise.all(items.map((it) => this.pass(it.actor, it.writes)));
       return store.appendMany(shard, epoch, items);
     };
-    return new Proxy(store, {
-      get(target, key, receiver) {
-        if (key === "append") return append;
-        if (key === "appendMany") return appendMany;
-        const v = Reflect.get(target, key, receiver) as unknown;
-        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
+    return overriding(store, { append, appendMany });
   }
 }
 
