@@ -141,7 +141,27 @@ export class EventLog {
   /** `appended`: entries written; `caughtUp`: catch-up turns asked for by the sweep. */
   readonly stats = { appended: 0, trimmed: 0, caughtUp: 0 };
 
+  /**
+   * Each event's JSON text, kept until the macrotask ends: the router
+   * hands one channel message's event to the entries of every shard its
+   * recipients live in (up to all of them) in one pass, and it is
+   * serialized once instead of once per shard. Events are never changed
+   * once emitted; the map is dropped anyway before anything else runs.
+   */
+  private texts: WeakMap<Obj, string> | null = null;
+
   constructor(private readonly host: RouterHost) {}
+
+  private textOf(ev: Obj): string {
+    let texts = this.texts;
+    if (texts === null) {
+      texts = this.texts = new WeakMap();
+      setImmediate(() => (this.texts = null));
+    }
+    let text = texts.get(ev);
+    if (text === undefined) texts.set(ev, (text = JSON.stringify(ev)));
+    return text;
+  }
 
   get enabled(): boolean {
     return this.host.store !== undefined && this.host.epoch !== undefined;
@@ -233,7 +253,7 @@ export class EventLog {
       let i = byRef.get(ev);
       if (i !== undefined) return i;
       // Events of a batch another node sent arrive as one copy per user: store one.
-      const text = JSON.stringify(ev);
+      const text = this.textOf(ev);
       i = (byText ??= new Map()).get(text);
       if (i === undefined) {
         i = events.push(ev) - 1;
@@ -277,9 +297,12 @@ export class EventLog {
       some: some.size ? some : null,
       durable: null,
     };
-    const stored: Stored = { k: key, r: realm, t: entry.at, e: events, a: all };
-    if (some.size) stored.s = [...some].map(([userId, idx]) => [userId, ...idx]);
-    const data = enc.encode(JSON.stringify(stored));
+    // The Stored form's JSON, with each event's text made once per macrotask.
+    let json = `{"k":${JSON.stringify(key)},"r":${JSON.stringify(realm)},"t":${JSON.stringify(entry.at)},"e":[`;
+    for (let i = 0; i < events.length; i++) json += (i ? "," : "") + this.textOf(events[i]!);
+    json += `],"a":${JSON.stringify(all)}`;
+    if (some.size) json += `,"s":${JSON.stringify([...some].map(([userId, idx]) => [userId, ...idx]))}`;
+    const data = enc.encode(json + "}");
     const durable = new Promise<number>((resolve, reject) => {
       s.pending.push({ entry, data, resolve, reject });
       if (!s.writing) void this.write(shard, s);
