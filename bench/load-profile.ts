@@ -51,6 +51,13 @@ const KEEP_GOING = env.BENCH_LOAD_KEEP_GOING === "1";
 const REGISTER_MS_BASE = 120_000;
 const REGISTER_MS_PER_CLIENT = 100;
 const RETRIES = Number(env.BENCH_LOAD_RETRIES ?? 1);
+/**
+ * BENCH_LOAD_GATEWAYS (cluster mode; default 1): gateways serving HTTP, the
+ * clients spread over them as by a load balancer (client i on gateway
+ * i mod n, so a user's clients land on different ones).
+ */
+const GATEWAYS = Number(env.BENCH_LOAD_GATEWAYS ?? 1);
+if (!Number.isInteger(GATEWAYS) || GATEWAYS < 1) throw new Error("BENCH_LOAD_GATEWAYS: a whole number ≥ 1");
 
 /**
  * The request mix (shares of all requests). Presence, one per client per
@@ -379,14 +386,15 @@ function summarize(
 // ---- one mode ------------------------------------------------------------------------------
 
 /** The floor (bench/baseline-load.ts), seeded with the same owner as the real servers. */
-async function startFloor(): Promise<{ url: string; stop(): Promise<void> }> {
+async function startFloor(): Promise<{ url: string; urls: string[]; stop(): Promise<void> }> {
   const p = await startProc(
     "floor",
     "bench/baseline-load.ts",
     { PORT: "0", OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password },
     /LISTENING (\d+)/,
   );
-  return { url: `http://127.0.0.1:${p.match[1]}`, stop: () => p.stop() };
+  const url = `http://127.0.0.1:${p.match[1]}`;
+  return { url, urls: [url], stop: () => p.stop() };
 }
 
 interface ModeResult {
@@ -399,7 +407,9 @@ interface ModeResult {
 
 async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
   const rows: BenchRow[] = [];
-  const srv = mode === "bare" ? await startFloor() : await startServers(mode);
+  const srv = mode === "bare" ? await startFloor() : await startServers(mode, { gateways: GATEWAYS });
+  // With several gateways the mode's rows say how many.
+  const label = srv.urls.length > 1 ? `${mode}, ${srv.urls.length} gateways` : mode;
   const procs: LoadProc[] = [];
   let probe: (Proc & { match: RegExpMatchArray }) | undefined;
   let best = 0;
@@ -443,11 +453,14 @@ async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
         }
       }
       const seeded = Date.now();
-      // Client i belongs to user floor(i / CLIENTS_PER_USER) and to process floor(i / CLIENTS_PER_PROC).
+      // Client i belongs to user floor(i / CLIENTS_PER_USER), to gateway
+      // i mod G and to that gateway's process floor(i / CLIENTS_PER_PROC)
+      // (process p talks to gateway p mod G).
+      const G = srv.urls.length;
       const byProc = new Map<number, LoadClientSpec[]>();
       for (let i = clientsUp; i < step; i++) {
         const u = Math.floor(i / CLIENTS_PER_USER);
-        const p = Math.floor(i / CLIENTS_PER_PROC);
+        const p = Math.floor(i / CLIENTS_PER_PROC) * G + (i % G);
         const list = byProc.get(p) ?? [];
         list.push({
           auth: users[u]!.auth,
@@ -455,7 +468,8 @@ async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
         });
         byProc.set(p, list);
       }
-      while (procs.length < Math.ceil(step / CLIENTS_PER_PROC)) procs.push(new LoadProc(url));
+      while (procs.length < Math.ceil(step / CLIENTS_PER_PROC) * G)
+        procs.push(new LoadProc(srv.urls[procs.length % G]!));
       let added: { ok: number; failed: number }[];
       try {
         added = await Promise.all([...byProc].map(([p, list]) => procs[p]!.add(list)));
@@ -465,7 +479,7 @@ async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
         ctx.log(`load, ${mode}: ${step} clients: ${msg}`);
         rows.push({
           section: "load",
-          name: `${mode}: ${step.toLocaleString("en-US")} active clients (${users.length.toLocaleString("en-US")} users)`,
+          name: `${label}: ${step.toLocaleString("en-US")} active clients (${users.length.toLocaleString("en-US")} users)`,
           value: NaN,
           unit: "req/s",
           target: "p99 send ≤ 200, delivery ≤ 500, presence ≤ 100, GET /messages ≤ 300 ms",
@@ -505,7 +519,7 @@ async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
           wait: (runWaitNs(s.pid) - waitBefore[i]!) / 1e9 / seconds,
           rss: rssBytes(s.pid),
         }));
-        r = summarize(mode, step, users.length, reports, figures, seconds);
+        r = summarize(label, step, users.length, reports, figures, seconds);
         r.row.note += `; load average ${loadavg()[0]!.toFixed(1)}${cpuPressure()}, bare Fastify GET p99 ${noiseP99.toFixed(0)} ms meanwhile`;
         ctx.log(`load, ${mode}: ${r.row.name}, window ${w + 1}: ${r.row.note}`);
       }
@@ -525,7 +539,8 @@ async function runMode(ctx: BenchContext, mode: Mode): Promise<ModeResult> {
     await probe?.stop();
     await srv.stop();
   }
-  const what = { bare: " (the floor: bare Fastify, Maps)", embedded: "", cluster: " (2 nodes, 1 gateway)" }[
+  const gateways = srv.urls.length > 1 ? `${srv.urls.length} gateways` : "1 gateway";
+  const what = { bare: " (the floor: bare Fastify, Maps)", embedded: "", cluster: ` (2 nodes, ${gateways})` }[
     mode
   ];
   rows.push({

@@ -13,6 +13,8 @@ const bootstrapEnv = { OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password,
 export interface Servers {
   mode: "embedded" | "cluster";
   url: string;
+  /** Every HTTP endpoint: the embedded server's, or each gateway's (`url` is the first). */
+  urls: string[];
   /** The process that serves HTTP (the embedded server, or the gateway). */
   http: Proc;
   stop(): Promise<void>;
@@ -21,6 +23,8 @@ export interface Servers {
 export interface ServerOptions {
   /** Extra environment for the processes that host actors. */
   nodeEnv?: Record<string, string>;
+  /** Cluster mode: how many gateways serve HTTP, as behind a load balancer (default 1). */
+  gateways?: number;
   /** Extra node flags for the processes that host actors (e.g. --cpu-prof). */
   nodeArgs?: string[];
 }
@@ -63,6 +67,7 @@ export async function startEmbeddedServer(o: ServerOptions = {}): Promise<Server
   return {
     mode: "embedded",
     url: `http://127.0.0.1:${port}`,
+    urls: [`http://127.0.0.1:${port}`],
     http: p,
     async stop() {
       await p.stop();
@@ -111,9 +116,15 @@ export async function startClusterServers(o: ServerOptions = {}): Promise<Server
         ),
       );
     }
-    const { proc: gateway, url } = await startGateway(common);
-    procs.push(gateway);
-    return { mode: "cluster", url, http: gateway, stop };
+    const urls: string[] = [];
+    let http: Proc | undefined;
+    for (let g = 0; g < Math.max(1, o.gateways ?? 1); g++) {
+      const { proc, url } = await startGateway(common);
+      procs.push(proc);
+      urls.push(url);
+      http ??= proc;
+    }
+    return { mode: "cluster", url: urls[0]!, urls, http: http!, stop };
   } catch (err) {
     await stop();
     throw err;
