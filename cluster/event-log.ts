@@ -142,11 +142,12 @@ export class EventLog {
   readonly stats = { appended: 0, trimmed: 0, caughtUp: 0 };
 
   /**
-   * Each event's JSON text, kept until the macrotask ends: the router
-   * hands one channel message's event to the entries of every shard its
-   * recipients live in (up to all of them) in one pass, and it is
-   * serialized once instead of once per shard. Events are never changed
-   * once emitted; the map is dropped anyway before anything else runs.
+   * Each event's JSON text, kept briefly (dropped at the event loop's next
+   * check phase): the router hands one channel message's event to the
+   * entries of every shard its recipients live in (up to all of them) in
+   * one pass, and it is serialized once instead of once per shard. Events
+   * are never changed once emitted; the map does not outlive the pass by
+   * much anyway.
    */
   private texts: WeakMap<Obj, string> | null = null;
 
@@ -297,7 +298,7 @@ export class EventLog {
       some: some.size ? some : null,
       durable: null,
     };
-    // The Stored form's JSON, with each event's text made once per macrotask.
+    // The Stored form's JSON, each event's text made once per pass (textOf).
     let json = `{"k":${JSON.stringify(key)},"r":${JSON.stringify(realm)},"t":${JSON.stringify(entry.at)},"e":[`;
     for (let i = 0; i < events.length; i++) json += (i ? "," : "") + this.textOf(events[i]!);
     json += `],"a":${JSON.stringify(all)}`;

@@ -71,7 +71,7 @@ test("event log - an event given to every shard in one pass is serialized once; 
   };
   const { event, serialized } = counted(message);
   const other: Obj = { type: "typing", op: "start" };
-  const before = Date.now();
+  const start = Date.now();
   const durable = [
     log.append(0, 2, "channel.2.5", [
       [10, [event]],
@@ -91,7 +91,7 @@ test("event log - an event given to every shard in one pass is serialized once; 
   const [s1] = await storedEntries(1);
   const [s2] = await storedEntries(2);
   const t = (s0 as { t: number }).t;
-  assert.ok(t >= before && t <= Date.now());
+  assert.ok(t >= start && t <= Date.now());
   assert.deepEqual(s0, { k: "channel.2.5", r: 2, t, e: [message], a: [10, 11] });
   assert.deepEqual(s1, { k: "channel.2.5", r: 2, t: (s1 as { t: number }).t, e: [message], a: [20] });
   assert.deepEqual(s2, {
@@ -103,7 +103,7 @@ test("event log - an event given to every shard in one pass is serialized once; 
     s: [[31, 1]],
   });
 
-  // Later (another macrotask) the text is made anew: an object is never
+  // After the check phase the text is made anew: an object is never
   // trusted to be unchanged beyond the pass that serialized it.
   await new Promise((r) => setImmediate(r));
   await log.append(0, 2, "channel.2.5", [[10, [event]]]).durable;
