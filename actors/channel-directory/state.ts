@@ -211,9 +211,17 @@ function writable<T extends object>(state: DirState, obj: T, put: (copy: T) => v
   return copy;
 }
 
+/** The state's containers a fact changes (the optional ones once present). */
+type Field = "channels" | "byName" | "subs" | "dmConvs" | "roleSeen" | "handled";
+
+/** One of the state's containers, as `state` may change it. */
+function writableField<K extends Field>(state: DirState, key: K): NonNullable<DirState[K]> {
+  return writable(state, state[key]!, (c) => (state[key] = c));
+}
+
 /** The channel id -> user id -> subscription map, as `state` may change it. */
 function writableSubs(state: DirState): Record<string, Record<string, Sub>> {
-  return writable(state, state.subs, (c) => (state.subs = c));
+  return writableField(state, "subs");
 }
 
 /** One channel's subscription map, as `state` may change it (undefined: none). */
@@ -234,7 +242,7 @@ function writableSub(state: DirState, channelId: number, userId: number): Sub | 
 
 /** One channel, as `state` may change it. */
 function writableChannel(state: DirState, key: string): Channel | undefined {
-  const channels = writable(state, state.channels, (c) => (state.channels = c));
+  const channels = writableField(state, "channels");
   const ch = channels[key];
   return ch === undefined ? undefined : writable(state, ch, (c) => (channels[key] = c));
 }
@@ -244,8 +252,8 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
   switch (fact.type) {
     case "channelCreated": {
       const ch = structuredClone(fact.channel);
-      writable(state, state.channels, (c) => (state.channels = c))[String(ch.id)] = ch;
-      writable(state, state.byName, (c) => (state.byName = c))[ch.name.toLowerCase()] = ch.id;
+      writableField(state, "channels")[String(ch.id)] = ch;
+      writableField(state, "byName")[ch.name.toLowerCase()] = ch.id;
       writableSubs(state)[String(ch.id)] ??= {};
       break;
     }
@@ -253,7 +261,7 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       const ch = writableChannel(state, String(fact.channelId));
       if (!ch) break;
       if (typeof fact.changes.name === "string" && fact.changes.name !== ch.name) {
-        const byName = writable(state, state.byName, (c) => (state.byName = c));
+        const byName = writableField(state, "byName");
         delete byName[ch.name.toLowerCase()];
         byName[fact.changes.name.toLowerCase()] = ch.id;
       }
@@ -305,15 +313,15 @@ export function applyDirFact(state: DirState, raw: Obj): DirState {
       break;
     }
     case "dmConvListed":
-      writable(state, state.dmConvs, (c) => (state.dmConvs = c))[fact.key] = true;
+      writableField(state, "dmConvs")[fact.key] = true;
       break;
     case "roleSeen":
       if (state.roleSeen === undefined) state.roleSeen = {};
-      writable(state, state.roleSeen, (c) => (state.roleSeen = c))[String(fact.userId)] = fact.role;
+      writableField(state, "roleSeen")[String(fact.userId)] = fact.role;
       break;
     case "handled": {
       if (state.handled === undefined) state.handled = [];
-      const keys = writable(state, state.handled, (c) => (state.handled = c));
+      const keys = writableField(state, "handled");
       keys.push(fact.key);
       if (keys.length > HANDLED_KEPT) keys.shift();
       break;
