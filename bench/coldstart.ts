@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { freePort } from "../test/support/services.ts";
 import { api, channelWith, createBots, ownerAuth, pool, type Auth } from "./client.ts";
-import { ROOT } from "./procs.ts";
+import { ACTOR_HOST_NODE_FLAGS, ROOT } from "./procs.ts";
 import { OWNER } from "./servers.ts";
 import { percentile, type BenchContext, type BenchRow } from "./table.ts";
 
@@ -39,7 +39,8 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-const SERVER = ["dist/server.js"];
+/** As `npm start` runs it. */
+const SERVER = [...ACTOR_HOST_NODE_FLAGS, "dist/server.js"];
 const BASELINE = ["dist/bench/baseline.js"];
 
 /** The production build, and bench/baseline.ts compiled beside it with the same settings. */

@@ -4,11 +4,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { entryArgs, ROOT, startProc, type Proc } from "../bench/procs.ts";
+import { ACTOR_HOST_NODE_FLAGS, entryArgs, ROOT, startProc, type Proc } from "../bench/procs.ts";
 import { freePort, makeApi } from "./support/index.ts";
 
 const run = promisify(execFile);
@@ -54,6 +54,9 @@ describe("embedded process - npm start and the management CLI", () => {
 
   test("first start bootstraps the organization and owner from the environment", async () => {
     await start();
+    // Tests and benchmarks run the server with the V8 flags `npm start` gives it.
+    const argv = readFileSync(`/proc/${server!.child.pid}/cmdline`, "utf8").split("\0");
+    for (const flag of ACTOR_HOST_NODE_FLAGS) assert.ok(argv.includes(flag), argv.join(" "));
     assert.match(server!.output(), /Created organization 1 and its owner \(user 1\)/);
     const api = makeApi(`http://127.0.0.1:${port}`, null);
     const settings = await api("GET", "/server_settings", {}, null);
@@ -160,5 +163,21 @@ describe("embedded process - first run with no environment", () => {
     await server.stop("SIGTERM");
     server = await startProc("embedded", "server.ts", { ...env, EXTERNAL_HOST: "" }, /listening on port/);
     assert.doesNotMatch(server.output(), /password:|Created organization/);
+  });
+});
+
+describe("npm start's node flags", () => {
+  test("the scripts that start actor hosts pass ACTOR_HOST_NODE_FLAGS; the gateway none", () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
+    const flags = ACTOR_HOST_NODE_FLAGS.join(" ");
+    assert.equal(scripts.start, `npm run build && node ${flags} dist/server.js`);
+    assert.equal(scripts["start:node"], `npm run build && node ${flags} dist/cluster/node-main.js`);
+    assert.equal(scripts["start:gateway"], "npm run build && node dist/gateway/gateway-main.js");
+    assert.deepEqual(entryArgs("cluster/node-main.ts").slice(0, ACTOR_HOST_NODE_FLAGS.length), [
+      ...ACTOR_HOST_NODE_FLAGS,
+    ]);
+    assert.ok(!entryArgs("gateway/gateway-main.ts").some((a) => ACTOR_HOST_NODE_FLAGS.includes(a)));
   });
 });
