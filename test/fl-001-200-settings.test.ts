@@ -99,4 +99,25 @@ describe("feature level 89: legacy settings events", () => {
       ],
     );
   });
+
+  test("the event names the user by the API email their visibility gives, as it changes", async () => {
+    const legacy = await queue({ event_types: ["update_display_settings"] });
+    const users = async (): Promise<string[]> => (await drain(chat, legacy)).map((e) => e.user as string);
+    // Everyone may see the address: the real one, twice (the second from what the server kept).
+    ok(await chat.api("PATCH", "/settings", { enter_sends: true }, user));
+    ok(await chat.api("PATCH", "/settings", { enter_sends: false }, user));
+    assert.deepEqual(await users(), [user.email, user.email]);
+    // Hidden (admins only) in the same request as a display setting, then alone: the dummy address.
+    ok(await chat.api("PATCH", "/settings", { email_address_visibility: 3, enter_sends: true }, user));
+    ok(await chat.api("PATCH", "/settings", { enter_sends: false }, user));
+    ok(await chat.api("PATCH", "/settings", { timezone: "Asia/Tokyo" }, user));
+    const hidden = await users();
+    assert.equal(hidden.length, 3);
+    assert.match(hidden[1]!, new RegExp(`^user${user.userId}@`));
+    assert.equal(hidden[2], hidden[1]);
+    // Visible again, with a timezone change in the same request: the real address at once.
+    ok(await chat.api("PATCH", "/settings", { email_address_visibility: 1, timezone: "Europe/Paris" }, user));
+    ok(await chat.api("PATCH", "/settings", { enter_sends: true }, user));
+    assert.deepEqual((await users()).slice(-1), [user.email]);
+  });
 });

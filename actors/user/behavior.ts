@@ -371,7 +371,7 @@ const updateSettings: H<"updateSettings"> = async (state, args, ctx, caller) => 
       const tz = personal.timezone as string;
       facts.push(fact({ type: "timezone", timezone: tz }));
       events.push({ event: settingEvent("timezone", tz), userIds: [state.userId] });
-      events.push(...(await legacySettingEvents(state, ctx, { timezone: tz })));
+      events.push(...(await legacySettingEvents(state, ctx, { timezone: tz }, !wantsVisibility)));
       realmWide.push({
         type: "realm_user",
         op: "update",
