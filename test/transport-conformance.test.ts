@@ -139,6 +139,9 @@ const handler: RequestHandler = async (req): Promise<ActorResponse> => {
       turnsStarted++;
       await sleep(Number(req.args.ms));
       return { ok: true, value: "committed" };
+    case "big":
+      // An answer larger than NATS's default max_payload (1 MiB).
+      return { ok: true, value: { s: "x".repeat(Number(req.args.bytes)), end: "ü" } };
     case "jitter":
       if (Math.random() < 0.5) await sleep(Math.floor(Math.random() * 5));
       else await Promise.resolve();
@@ -173,7 +176,13 @@ const ARGS: Obj = {
 
 // ---- the suite -------------------------------------------------------------------
 
-function conformance(name: string, factory: () => Promise<Harness>, skip?: string): void {
+function conformance(
+  name: string,
+  factory: () => Promise<Harness>,
+  skip?: string,
+  /** The harness has a NATS hop (`nested`): run the tests of NATS's own limits. */
+  natsHop = false,
+): void {
   describe(name, { skip }, () => {
     let h: Harness;
     let closed = false;
@@ -234,6 +243,34 @@ function conformance(name: string, factory: () => Promise<Harness>, skip?: strin
         }
       }
     });
+
+    test("an answer larger than NATS's max_payload arrives whole", async () => {
+      for (const { name: cn, client } of h.clients) {
+        for (const bytes of [3 * 1024 * 1024 + 17, 1024 * 1024 - 100]) {
+          const t0 = Date.now();
+          const res = await client.request(mkReq("big", { bytes }));
+          assert.ok(res.ok, `${cn}: ${JSON.stringify(res).slice(0, 300)}`);
+          const v = res.value as { s: string; end: string };
+          assert.equal(v.s.length, bytes, cn);
+          assert.equal(v.end, "ü", cn);
+          assert.ok(Date.now() - t0 < 4000, `${cn}: ${Date.now() - t0} ms`);
+        }
+      }
+    });
+
+    if (natsHop)
+      test("a request larger than NATS's max_payload is refused at once", async () => {
+        const t0 = Date.now();
+        const res = await h.nested!.request(mkReq("echo", { s: "x".repeat(2 * 1024 * 1024) }));
+        assert.deepEqual(res, {
+          ok: false,
+          kind: "zulip",
+          code: "",
+          msg: "Internal server error",
+          status: 500,
+        });
+        assert.ok(Date.now() - t0 < 1000, `${Date.now() - t0} ms`);
+      });
 
     // The deadline is a start-by time (cluster/transport/retry.ts): a turn
     // that started before it is answered with its outcome even if it ends
@@ -680,4 +717,5 @@ conformance(
     };
   },
   natsMissing,
+  true,
 );

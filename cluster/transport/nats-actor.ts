@@ -12,6 +12,13 @@
 // earlier than the caller's: its reply (or a definite "unavailable") then
 // arrives while the calling turn still has time to append and answer its own
 // caller (retry.ts explains the nesting).
+//
+// NATS refuses a message over the server's max_payload (1 MiB by default).
+// A reply that large (a whole roster of a big organization, say) goes back
+// in parts, each with an `actor-part: <i>/<n>` header, and the client joins
+// them before decoding; a request that large is refused at once with an
+// internal error (logged), since nothing the actors send each other should
+// be, and waiting out the deadline would only hide it.
 import {
   createInbox,
   headers as natsHeaders,
@@ -22,6 +29,7 @@ import {
 } from "@nats-io/transport-node";
 import { fromPbRequest, fromPbResponse, pb, toPbRequest, toPbResponse } from "../../proto/codec.ts";
 import { actorSubject, shardSubject } from "../addressing.ts";
+import { componentLogger } from "../log.ts";
 import type { ActorClient, ActorRequest, ActorResponse, RequestHandler } from "./contract.ts";
 import {
   BACKOFF_MIN_MS,
@@ -44,6 +52,17 @@ import {
 
 /** NATS header carrying the W3C trace context of a sampled request. */
 export const TRACEPARENT_HEADER = "traceparent";
+/** NATS header of one part of a reply sent in parts: `<index>/<count>`. */
+export const PART_HEADER = "actor-part";
+/** Room left in each message for its headers and protocol line. */
+const HEADER_ROOM = 4096;
+/** At most this many parts (64 MiB at NATS's default max_payload); more is not a reply of ours. */
+const MAX_PARTS = 64;
+
+/** The largest message body the connection's server accepts with our headers. */
+function bodyLimit(nc: NatsConnection): number {
+  return (nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM;
+}
 
 export interface NatsActorClientOptions {
   /**
@@ -60,6 +79,8 @@ interface Pending {
   until: number;
   final: boolean; // `until` is the request's deadline + grace (not an attempt timeout)
   resolve: (r: ActorResponse) => void;
+  /** The parts of a reply sent in parts, as they arrive. */
+  parts?: { chunks: (Uint8Array | undefined)[]; got: number };
 }
 
 type PbRequest = Parameters<typeof fromPbRequest>[0];
@@ -118,6 +139,13 @@ export class NatsActorClient implements ActorClient {
         .ActorRequest.encode(toPbRequest(0, { ...req, deadline: startBy }))
         .finish();
     } catch {
+      return internalError();
+    }
+    if (payload.length > bodyLimit(this.nc)) {
+      componentLogger("nats-actor").error(
+        { method: `${req.ref.kind}.${req.method}`, bytes: payload.length },
+        "actor request over the NATS server's max_payload",
+      );
       return internalError();
     }
     let backoff = BACKOFF_MIN_MS;
@@ -198,13 +226,41 @@ export class NatsActorClient implements ActorClient {
     if (msg.data.length === 0 && msg.headers?.code === 503)
       res = CONNECTION_LOST; // no responders
     else {
+      const data = this.whole(p, msg);
+      if (data === null) return; // more parts to come
       try {
-        res = fromPbResponse(pb().ActorResponse.decode(msg.data) as unknown as PbResponse).res;
+        res =
+          data === undefined
+            ? internalError()
+            : fromPbResponse(pb().ActorResponse.decode(data) as unknown as PbResponse).res;
       } catch {
         res = internalError();
       }
     }
     this.settle(corr, p, res);
+  }
+
+  /**
+   * The reply's bytes: the message's own, or once every part has arrived
+   * their concatenation; null while parts are missing, undefined for a
+   * part header that is not ours.
+   */
+  private whole(p: Pending, msg: Msg): Uint8Array | null | undefined {
+    const part = msg.headers?.get(PART_HEADER);
+    if (!part) return msg.data;
+    const m = /^(\d{1,2})\/(\d{1,2})$/.exec(part);
+    const i = m ? Number(m[1]) : -1;
+    const n = m ? Number(m[2]) : 0;
+    if (n < 2 || n > MAX_PARTS || i >= n || (p.parts !== undefined && p.parts.chunks.length !== n))
+      return undefined;
+    p.parts ??= { chunks: new Array<Uint8Array | undefined>(n), got: 0 };
+    if (p.parts.chunks[i] === undefined) {
+      // A copy: the message's bytes are a view of the client's read buffer.
+      p.parts.chunks[i] = msg.data.slice();
+      p.parts.got++;
+    }
+    if (p.parts.got < n) return null;
+    return Buffer.concat(p.parts.chunks as Uint8Array[]);
   }
 
   private settle(corr: number, p: Pending, res: ActorResponse): void {
@@ -252,7 +308,7 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
   const inFlight = new Set<Promise<void>>();
   const callback = (err: Error | null, msg: Msg): void => {
     if (err) return;
-    const p = serveOne(handler, msg).finally(() => inFlight.delete(p));
+    const p = serveOne(handler, msg, nc).finally(() => inFlight.delete(p));
     inFlight.add(p);
   };
   const drop = async (sub: Subscription): Promise<void> => {
@@ -286,12 +342,14 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
   };
 }
 
-async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
+async function serveOne(handler: RequestHandler, msg: Msg, nc: NatsConnection): Promise<void> {
   if (!msg.reply) return;
   let res: ActorResponse;
   let span: Span | null = null;
+  let method = "";
   try {
     const { req } = fromPbRequest(pb().ActorRequest.decode(msg.data) as unknown as PbRequest);
+    method = `${req.ref.kind}.${req.method}`;
     const tp = msg.headers?.get(TRACEPARENT_HEADER);
     if (tp) {
       span = continueSpan(`${req.ref.kind}.${req.method} process`, SpanKind.SERVER, tp, {
@@ -308,8 +366,27 @@ async function serveOne(handler: RequestHandler, msg: Msg): Promise<void> {
   }
   if (span !== null) endWithResponse(span, res);
   try {
-    msg.respond(pb().ActorResponse.encode(toPbResponse(0, res)).finish());
+    respond(msg, pb().ActorResponse.encode(toPbResponse(0, res)).finish(), bodyLimit(nc), method);
   } catch {
     // connection closed: the caller times out and retries
+  }
+}
+
+/** Answer with `out`, in parts of at most `limit` bytes when it is larger. */
+function respond(msg: Msg, out: Uint8Array, limit: number, method: string): void {
+  if (out.length <= limit) {
+    msg.respond(out);
+    return;
+  }
+  const n = Math.ceil(out.length / limit);
+  if (n > MAX_PARTS) {
+    componentLogger("nats-actor").error({ method, bytes: out.length }, "actor reply too large even in parts");
+    msg.respond(pb().ActorResponse.encode(toPbResponse(0, internalError())).finish());
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const h = natsHeaders();
+    h.set(PART_HEADER, `${i}/${n}`);
+    msg.respond(out.subarray(i * limit, (i + 1) * limit), { headers: h });
   }
 }
