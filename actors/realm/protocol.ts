@@ -418,6 +418,8 @@ export const realmProtocol = {
     }),
     reply: reply<RosterReply>(),
   },
+  /** Internal: the roster entries of these users (unknown ids left out). */
+  rosterEntries: { args: Type.Object({ userIds: SafeIntList }), reply: reply<{ users: RosterEntry[] }>() },
   /** POST /messages `to` by email: the users' ids, or "Invalid email". */
   resolveEmails: {
     args: Type.Object({ emails: Type.Array(Type.String()) }),

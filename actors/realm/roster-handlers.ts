@@ -71,6 +71,22 @@ const roster: RealmHandler<"roster"> = (state, args, _ctx, caller) => {
 };
 
 /**
+ * The roster entries of `userIds` only (unknown ids left out): what a
+ * direct-message draft or scheduled message checks of its recipients,
+ * without the whole organization's roster.
+ */
+const rosterEntries: RealmHandler<"rosterEntries"> = (state, args, _ctx, caller) => {
+  if (caller) throw errors.accessDenied();
+  if (!state.created) throw errors.invalidSubdomain();
+  const users: RosterEntry[] = [];
+  for (const id of args.userIds) {
+    const u = memberById(state, id);
+    if (u) users.push(rosterEntry(state, u));
+  }
+  return { reply: { users } };
+};
+
+/**
  * Direct-message recipients by email (POST /messages `to`): ids of active
  * users of the caller's realm, or "Invalid email '<email>'". A real address
  * resolves only for a caller who may see it (findByEmail).
@@ -109,4 +125,4 @@ const apiEmails: RealmHandler<"apiEmails"> = (state, args, _ctx, caller) => {
   return { reply: { emails, fullNames, avatarVersions } };
 };
 
-export const rosterHandlers = { roster, resolveEmails, apiEmails };
+export const rosterHandlers = { roster, rosterEntries, resolveEmails, apiEmails };

@@ -7,15 +7,16 @@
 // recipient (a channel the user can read, or users of the realm).
 //
 // Handlers here call the channel directory's contentAccess and the realm's
-// roster, both leaves, so they are not leaves themselves.
+// rosterEntries, both leaves, so they are not leaves themselves.
 //
 // SNAPSHOT NOTE: the state lives in `UserState.drafts`; `initialUser`
 // supplies [] to snapshots written before it.
 
-import { channelDirectoryRef, realmRef } from "../addresses.ts";
+import { channelDirectoryRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj } from "../types.ts";
+import { dmRecipients, type RecipientCache } from "./dm-recipients.ts";
 import { settingValue } from "./format.ts";
 import type { DraftIn, UserProtocol } from "./protocol.ts";
 import type { Draft, UserState } from "./state.ts";
@@ -122,32 +123,17 @@ function normalizeBody(raw: string): string {
   return truncate(body, CONTENT_MAX, "\n[message truncated]");
 }
 
-interface RosterUser {
-  userId: number;
-  email: string;
-  isActive: boolean;
-}
-
 /**
- * Per request: the realm roster, fetched when a direct-message draft first
- * needs it, and the channels already checked.
+ * Per request: the recipients already looked up, and the channels already
+ * checked.
  */
 interface RequestCache {
-  users: Map<number, RosterUser> | null;
+  users: RecipientCache;
   channels: Map<number, boolean>;
 }
 
 function newCache(): RequestCache {
-  return { users: null, channels: new Map() };
-}
-
-async function rosterOf(ctx: ActorContext, state: UserState, cache: RequestCache) {
-  if (!cache.users) {
-    // Asked without `since`: every user.
-    const { users = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
-    cache.users = new Map(users.map((u): [number, RosterUser] => [u.userId, u]));
-  }
-  return cache.users;
+  return { users: new Map(), channels: new Map() };
 }
 
 /** Zulip's further_validated_draft_dict: the stored draft (id to be set by the caller). */
@@ -183,18 +169,7 @@ async function validate(
     return { type: "stream", to: [d.to[0]!], topic, content, timestamp };
   }
   if (d.type === "private" && d.to.length > 0) {
-    const users = await rosterOf(ctx, state, cache);
-    const ids = [...new Set(d.to)].sort((a, b) => a - b);
-    const found: RosterUser[] = [];
-    for (const id of ids) {
-      const u = users.get(id);
-      if (!u) throw errors.invalidRecipientId(id);
-      found.push(u);
-    }
-    for (const u of found) if (!u.isActive) throw errors.noLongerUsingZulip(u.email);
-    // Zulip's recipient: a 1:1 conversation (possibly with oneself) shows
-    // the other user; a group shows everyone else.
-    const to = ids.length === 1 ? ids : ids.filter((id) => id !== state.userId);
+    const to = await dmRecipients(ctx, state, d.to, cache.users);
     return { type: "private", to, topic: "", content, timestamp };
   }
   return { type: "", to: [], topic: "", content, timestamp };

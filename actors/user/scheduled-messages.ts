@@ -24,6 +24,7 @@ import { channelConvRef, dmConvRef, realmRef } from "../addresses.ts";
 import { errors } from "../errors.ts";
 import type { DecisionOf, SomeHandlersOf } from "../protocol.ts";
 import type { ActorContext, Caller, Obj, OutEvent } from "../types.ts";
+import { dmRecipients } from "./dm-recipients.ts";
 import type { UserProtocol } from "./protocol.ts";
 import type { ScheduledMessage, UserState } from "./state.ts";
 
@@ -237,12 +238,6 @@ export function readDeliverAt(v: number, now: number): number {
   return v;
 }
 
-interface RosterUser {
-  userId: number;
-  email: string;
-  isActive: boolean;
-}
-
 /** The conversation a scheduled message goes to. */
 function convOf(state: UserState, t: { type: string; to: number[] }) {
   return t.type === "stream"
@@ -269,21 +264,7 @@ export async function check(
     to = [t.to[0]!];
   } else {
     if (t.to.length === 0) throw errors.messageNeedsRecipients();
-    // Asked without `since`: every user.
-    const { users: all = [] } = await ctx.call(realmRef(state.realmId), "roster", {});
-    const users = new Map(all.map((u): [number, RosterUser] => [u.userId, u]));
-    const ids = [...new Set(t.to)].sort((a, b) => a - b);
-    const found: RosterUser[] = [];
-    for (const id of ids) {
-      const u = users.get(id);
-      if (!u) throw errors.invalidRecipientId(id);
-      found.push(u);
-    }
-    for (const u of found) if (!u.isActive) throw errors.noLongerUsingZulip(u.email);
-    // Zulip's get_recipient_ids: a 1:1 conversation (possibly with oneself)
-    // shows the other user; a group shows everyone else.
-    to = ids.length === 1 ? ids : ids.filter((id) => id !== state.userId);
-    if (to.length === 0) to = [state.userId];
+    to = await dmRecipients(ctx, state, t.to);
   }
   const args = { content, client, check_only: true, ...(t.type === "stream" ? { topic: t.topic! } : {}) };
   const r = (await ctx.call(convOf(state, { type: t.type, to }), "send", args, caller)) as Obj;
