@@ -14,11 +14,10 @@
 // caller (retry.ts explains the nesting).
 //
 // NATS refuses a message over the server's max_payload (1 MiB by default).
-// A reply that large (a whole roster of a big organization, say) goes back
-// in parts, each with an `actor-part: <i>/<n>` header, and the client joins
-// them before decoding; a request that large is refused at once with an
-// internal error (logged), since nothing the actors send each other should
-// be, and waiting out the deadline would only hide it.
+// A request or reply that large (a whole roster of a big organization, or a
+// router's batch of events under load) travels in parts, each with an
+// `actor-part: <i>/<n>` header, published in order on one connection (so
+// NATS delivers them in order); the receiver joins them before decoding.
 import {
   createInbox,
   headers as natsHeaders,
@@ -52,16 +51,85 @@ import {
 
 /** NATS header carrying the W3C trace context of a sampled request. */
 export const TRACEPARENT_HEADER = "traceparent";
-/** NATS header of one part of a reply sent in parts: `<index>/<count>`. */
+/** NATS header of one part of a message sent in parts: `<index>/<count>`. */
 export const PART_HEADER = "actor-part";
 /** Room left in each message for its headers and protocol line. */
 const HEADER_ROOM = 4096;
-/** At most this many parts (64 MiB at NATS's default max_payload); more is not a reply of ours. */
+/** At most this many parts (64 MiB at NATS's default max_payload); more is not a message of ours. */
 const MAX_PARTS = 64;
+/** Requests being joined at once by one server; a request past it is dropped (its caller times out). */
+const MAX_JOINING = 256;
+/** A request whose parts stopped coming is forgotten after this long (past any deadline and grace). */
+const JOIN_FORGET_MS = 60_000;
 
 /** The largest message body the connection's server accepts with our headers. */
 function bodyLimit(nc: NatsConnection): number {
   return (nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM;
+}
+
+/**
+ * `data` cut into parts of at most `limit` bytes, each with the headers to
+ * send it with (`base`'s, and its place); one part, with `base`, when it
+ * fits. Null when even MAX_PARTS would not carry it.
+ */
+function partsOf(
+  data: Uint8Array,
+  limit: number,
+  base: MsgHdrs | undefined,
+): { data: Uint8Array; headers: MsgHdrs | undefined }[] | null {
+  if (data.length <= limit) return [{ data, headers: base }];
+  const n = Math.ceil(data.length / limit);
+  if (n > MAX_PARTS) return null;
+  return Array.from({ length: n }, (_, i) => {
+    const headers = natsHeaders();
+    for (const [k, v] of base ?? []) for (const one of v) headers.append(k, one);
+    headers.set(PART_HEADER, `${i}/${n}`);
+    return { data: data.subarray(i * limit, (i + 1) * limit), headers };
+  });
+}
+
+/** The parts of one message as they arrive. */
+class Joiner {
+  private readonly chunks: (Uint8Array | undefined)[];
+  private got = 0;
+  readonly at = Date.now();
+
+  private constructor(n: number) {
+    this.chunks = new Array<Uint8Array | undefined>(n);
+  }
+
+  /** A joiner for the part `msg` is, or null when its header is not ours. */
+  static start(msg: Msg): Joiner | null {
+    const n = partPlace(msg)?.n;
+    return n === undefined ? null : new Joiner(n);
+  }
+
+  /**
+   * Take `msg`: the whole once every part is in, null while parts are
+   * missing, undefined when `msg` is no part of this message.
+   */
+  add(msg: Msg): Uint8Array | null | undefined {
+    const place = partPlace(msg);
+    if (place === null || place.n !== this.chunks.length) return undefined;
+    if (this.chunks[place.i] === undefined) {
+      // A copy: the message's bytes are a view of the client's read buffer.
+      this.chunks[place.i] = msg.data.slice();
+      this.got++;
+    }
+    return this.got < this.chunks.length ? null : Buffer.concat(this.chunks as Uint8Array[]);
+  }
+}
+
+function partPlace(msg: Msg): { i: number; n: number } | null {
+  const m = /^(\d{1,2})\/(\d{1,2})$/.exec(msg.headers?.get(PART_HEADER) ?? "");
+  if (m === null) return null;
+  const i = Number(m[1]);
+  const n = Number(m[2]);
+  return n >= 2 && n <= MAX_PARTS && i < n ? { i, n } : null;
+}
+
+function isPart(msg: Msg): boolean {
+  return msg.headers?.has(PART_HEADER) ?? false;
 }
 
 export interface NatsActorClientOptions {
@@ -80,7 +148,7 @@ interface Pending {
   final: boolean; // `until` is the request's deadline + grace (not an attempt timeout)
   resolve: (r: ActorResponse) => void;
   /** The parts of a reply sent in parts, as they arrive. */
-  parts?: { chunks: (Uint8Array | undefined)[]; got: number };
+  parts?: Joiner;
 }
 
 type PbRequest = Parameters<typeof fromPbRequest>[0];
@@ -141,10 +209,11 @@ export class NatsActorClient implements ActorClient {
     } catch {
       return internalError();
     }
-    if (payload.length > bodyLimit(this.nc)) {
+    const parts = partsOf(payload, bodyLimit(this.nc), hdrs);
+    if (parts === null) {
       componentLogger("nats-actor").error(
         { method: `${req.ref.kind}.${req.method}`, bytes: payload.length },
-        "actor request over the NATS server's max_payload",
+        "actor request too large even in parts",
       );
       return internalError();
     }
@@ -152,7 +221,7 @@ export class NatsActorClient implements ActorClient {
     for (;;) {
       if (this.closed || this.nc.isClosed()) return unavailable();
       if (Date.now() >= startBy) return unavailable();
-      const res = await this.once(subject, payload, startBy + grace, hdrs);
+      const res = await this.once(subject, parts, startBy + grace);
       if (res !== CONNECTION_LOST && (res.ok || res.kind !== "moved")) return res;
       const left = startBy - Date.now();
       if (left <= 0) return unavailable();
@@ -184,9 +253,8 @@ export class NatsActorClient implements ActorClient {
   /** One attempt, awaited until `waitUntil` (deadline + grace) or the attempt timeout. */
   private once(
     subject: string,
-    payload: Uint8Array,
+    parts: { data: Uint8Array; headers: MsgHdrs | undefined }[],
     waitUntil: number,
-    hdrs: MsgHdrs | undefined,
   ): Promise<ActorResponse> {
     if (this.sub === null) {
       this.prefix = `${createInbox()}.`;
@@ -202,12 +270,10 @@ export class NatsActorClient implements ActorClient {
     const attemptEnd = Date.now() + this.attemptTimeoutMs;
     const final = attemptEnd >= waitUntil;
     return new Promise<ActorResponse>((resolve) => {
+      const reply = this.prefix + corr;
       try {
-        this.nc.publish(
-          subject,
-          payload,
-          hdrs === undefined ? { reply: this.prefix + corr } : { reply: this.prefix + corr, headers: hdrs },
-        );
+        for (const { data, headers } of parts)
+          this.nc.publish(subject, data, headers === undefined ? { reply } : { reply, headers });
       } catch {
         resolve(CONNECTION_LOST);
         return;
@@ -243,24 +309,12 @@ export class NatsActorClient implements ActorClient {
   /**
    * The reply's bytes: the message's own, or once every part has arrived
    * their concatenation; null while parts are missing, undefined for a
-   * part header that is not ours.
+   * part that is not ours.
    */
   private whole(p: Pending, msg: Msg): Uint8Array | null | undefined {
-    const part = msg.headers?.get(PART_HEADER);
-    if (!part) return msg.data;
-    const m = /^(\d{1,2})\/(\d{1,2})$/.exec(part);
-    const i = m ? Number(m[1]) : -1;
-    const n = m ? Number(m[2]) : 0;
-    if (n < 2 || n > MAX_PARTS || i >= n || (p.parts !== undefined && p.parts.chunks.length !== n))
-      return undefined;
-    p.parts ??= { chunks: new Array<Uint8Array | undefined>(n), got: 0 };
-    if (p.parts.chunks[i] === undefined) {
-      // A copy: the message's bytes are a view of the client's read buffer.
-      p.parts.chunks[i] = msg.data.slice();
-      p.parts.got++;
-    }
-    if (p.parts.got < n) return null;
-    return Buffer.concat(p.parts.chunks as Uint8Array[]);
+    if (!isPart(msg)) return msg.data;
+    p.parts ??= Joiner.start(msg) ?? undefined;
+    return p.parts?.add(msg);
   }
 
   private settle(corr: number, p: Pending, res: ActorResponse): void {
@@ -306,9 +360,27 @@ export interface ShardSubjects {
 export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler): ShardSubjects {
   const subs = new Map<number, Subscription>();
   const inFlight = new Set<Promise<void>>();
+  // Requests arriving in parts, by reply subject (one per attempt).
+  const joining = new Map<string, Joiner>();
   const callback = (err: Error | null, msg: Msg): void => {
-    if (err) return;
-    const p = serveOne(handler, msg, nc).finally(() => inFlight.delete(p));
+    if (err || !msg.reply) return;
+    let data = msg.data;
+    if (isPart(msg)) {
+      let j = joining.get(msg.reply);
+      if (j === undefined) {
+        const now = Date.now();
+        for (const [k, old] of joining) if (now - old.at > JOIN_FORGET_MS) joining.delete(k);
+        const started = joining.size < MAX_JOINING ? Joiner.start(msg) : null;
+        if (started === null) return;
+        joining.set(msg.reply, (j = started));
+      }
+      const whole = j.add(msg);
+      if (whole === null) return;
+      joining.delete(msg.reply);
+      if (whole === undefined) return;
+      data = whole;
+    }
+    const p = serveOne(handler, msg, data, nc).finally(() => inFlight.delete(p));
     inFlight.add(p);
   };
   const drop = async (sub: Subscription): Promise<void> => {
@@ -342,13 +414,17 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
   };
 }
 
-async function serveOne(handler: RequestHandler, msg: Msg, nc: NatsConnection): Promise<void> {
-  if (!msg.reply) return;
+async function serveOne(
+  handler: RequestHandler,
+  msg: Msg,
+  data: Uint8Array,
+  nc: NatsConnection,
+): Promise<void> {
   let res: ActorResponse;
   let span: Span | null = null;
   let method = "";
   try {
-    const { req } = fromPbRequest(pb().ActorRequest.decode(msg.data) as unknown as PbRequest);
+    const { req } = fromPbRequest(pb().ActorRequest.decode(data) as unknown as PbRequest);
     method = `${req.ref.kind}.${req.method}`;
     const tp = msg.headers?.get(TRACEPARENT_HEADER);
     if (tp) {
@@ -372,21 +448,13 @@ async function serveOne(handler: RequestHandler, msg: Msg, nc: NatsConnection): 
   }
 }
 
-/** Answer with `out`, in parts of at most `limit` bytes when it is larger. */
+/** Answer with `out`, in parts when it is larger than `limit`. */
 function respond(msg: Msg, out: Uint8Array, limit: number, method: string): void {
-  if (out.length <= limit) {
-    msg.respond(out);
-    return;
-  }
-  const n = Math.ceil(out.length / limit);
-  if (n > MAX_PARTS) {
+  const parts = partsOf(out, limit, undefined);
+  if (parts === null) {
     componentLogger("nats-actor").error({ method, bytes: out.length }, "actor reply too large even in parts");
     msg.respond(pb().ActorResponse.encode(toPbResponse(0, internalError())).finish());
     return;
   }
-  for (let i = 0; i < n; i++) {
-    const h = natsHeaders();
-    h.set(PART_HEADER, `${i}/${n}`);
-    msg.respond(out.subarray(i * limit, (i + 1) * limit), { headers: h });
-  }
+  for (const { data, headers } of parts) msg.respond(data, headers === undefined ? undefined : { headers });
 }
