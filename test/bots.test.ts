@@ -403,4 +403,35 @@ describe("bots - list, update, keys, deactivate", () => {
     assert.equal((await srv.api("GET", `/users/${bot.body.user_id}`)).body.user.is_active, false);
     assertError(await srv.api("GET", "/users/me", {}, creds), "Account is deactivated", "UNAUTHORIZED", 401);
   });
+  test("the bots each owner sees follow owner changes, deactivation and a restart", async () => {
+    const alice = await newUser(srv);
+    const bob = await newUser(srv);
+    const a1 = (await createBot({}, alice)).body.user_id as number;
+    const a2 = (await createBot({}, alice)).body.user_id as number;
+    const b1 = (await createBot({}, bob)).body.user_id as number;
+    assertSuccess(await srv.api("PATCH", `/bots/${a2}`, { bot_owner_id: bob.userId }, alice));
+    assertSuccess(await srv.api("DELETE", `/bots/${b1}`, {}, bob));
+    const ids = (bots: { user_id: number }[]) => bots.map((b) => b.user_id);
+    const realmBots = async (who: Creds) =>
+      ids((await srv.api("POST", "/register", { fetch_event_types: ["realm_bot"] }, who)).body.realm_bots);
+    const listed = async (who: Creds) => ids((await srv.api("GET", "/bots", {}, who)).body.bots);
+    const seen = async () => ({
+      aliceListed: await listed(alice),
+      bobListed: await listed(bob),
+      aliceRealm: await realmBots(alice),
+      bobRealm: await realmBots(bob),
+      admin: (await realmBots(srv.owner)).filter((id) => [a1, a2, b1].includes(id)),
+    });
+    const before = await seen();
+    // GET /bots: active bots only; realm_bots: the owner's, active or not.
+    assert.deepEqual(before, {
+      aliceListed: [a1],
+      bobListed: [a2],
+      aliceRealm: [a1],
+      bobRealm: [a2, b1].sort((x, y) => x - y),
+      admin: [a1, a2, b1].sort((x, y) => x - y),
+    });
+    await srv.restart();
+    assert.deepEqual(await seen(), before);
+  });
 });

@@ -32,6 +32,7 @@ import {
   actorOf,
   emailChangeEvents,
   botAudience,
+  botsOf,
   canAdmin,
   groupView,
   invalidate,
@@ -216,8 +217,8 @@ const createBot: RealmHandler<"createBot"> = async (state, args, ctx, caller) =>
 const getBots: RealmHandler<"getBots"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = memberOrAdmin(state, caller);
-  const bots = Object.values(state.users)
-    .filter((u) => u.isBot && u.isActive && u.botOwnerId === me.userId)
+  const bots = botsOf(state, me.userId)
+    .filter((u) => u.isActive)
     .sort((a, b) => a.dateJoined - b.dateJoined || a.userId - b.userId);
   return {
     reply: {
@@ -239,9 +240,8 @@ const getBots: RealmHandler<"getBots"> = (state, _args, _ctx, caller) => {
 const administeredBots: RealmHandler<"administeredBots"> = (state, _args, _ctx, caller) => {
   requireCreated(state);
   const me = actorOf(state, caller);
-  const bots = Object.values(state.users)
-    .filter((u) => u.isBot && canAdmin(me, u))
-    .sort((a, b) => a.userId - b.userId);
+  // canAdmin: every bot for administrators, else the caller's own.
+  const bots = botsOf(state, isAdminRole(me.role) ? null : me.userId);
   return { reply: { bots: bots.map(formatBot) } };
 };
 

@@ -26,8 +26,9 @@ import {
 } from "./state.ts";
 
 function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
-  if (!u.isActive) return;
   const ix = state.userIndex;
+  if (u.isBot) indexBot(ix, u, sign);
+  if (!u.isActive) return;
   if (sign > 0) ix.active.add(u.userId);
   else ix.active.delete(u.userId);
   if (u.role === ROLE_GUEST) {
@@ -41,6 +42,25 @@ function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
   if (u.role === 100 || u.role === 200) {
     if (sign > 0) ix.activeAdmins.add(u.userId);
     else ix.activeAdmins.delete(u.userId);
+  }
+}
+
+/** Bots, active or not, by owner (GET /bots, /register's realm_bots, deactivations). */
+function indexBot(ix: UserIndex, u: DirEntry, sign: 1 | -1): void {
+  const owner = u.botOwnerId ?? null;
+  let owned = owner === null ? undefined : ix.botsByOwner.get(owner);
+  if (sign > 0) {
+    ix.bots.add(u.userId);
+    if (owner !== null) {
+      if (owned === undefined) ix.botsByOwner.set(owner, (owned = new Set()));
+      owned.add(u.userId);
+    }
+  } else {
+    ix.bots.delete(u.userId);
+    if (owned !== undefined) {
+      owned.delete(u.userId);
+      if (owned.size === 0) ix.botsByOwner.delete(owner!);
+    }
   }
 }
 

@@ -27,6 +27,7 @@ import {
   actorOf,
   avatarEvents,
   botAudience,
+  botsOf,
   emailChangeEvents,
   groupView,
   invalidate,
@@ -268,11 +269,7 @@ export async function deactivation(
   ctx: ActorContext,
 ): Promise<DecisionOf<Record<string, never>>> {
   const victims: DirEntry[] = [];
-  if (!target.isBot) {
-    for (const u of Object.values(state.users)) {
-      if (u.isBot && u.isActive && u.botOwnerId === target.userId) victims.push(u);
-    }
-  }
+  if (!target.isBot) for (const u of botsOf(state, target.userId)) if (u.isActive) victims.push(u);
   victims.push(target);
   const facts: Obj[] = [];
   const events: OutEvent[] = [];

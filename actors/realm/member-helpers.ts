@@ -33,6 +33,21 @@ export function actorOf(state: RealmState, caller: Caller | null): DirEntry {
 }
 
 /** Every active user: the recipients of realm-wide events (Zulip's active_user_ids). */
+/**
+ * Bots from the index (active or not): those `ownerId` owns, or every bot
+ * of the realm (`ownerId` null), by id. Costs what they are, not what the
+ * organization is.
+ */
+export function botsOf(state: RealmState, ownerId: number | null): DirEntry[] {
+  const ids = ownerId === null ? state.userIndex.bots : state.userIndex.botsByOwner.get(ownerId);
+  const out: DirEntry[] = [];
+  for (const id of ids ?? []) {
+    const u = memberById(state, id);
+    if (u) out.push(u);
+  }
+  return out.sort((a, b) => a.userId - b.userId);
+}
+
 export function activeIds(state: RealmState): number[] {
   return [...state.userIndex.active];
 }
@@ -44,8 +59,10 @@ export function activeAdminIds(state: RealmState): number[] {
 /** Zulip's check_last_owner: the target is the realm's only active human owner. */
 export function isLastOwner(state: RealmState, target: DirEntry): boolean {
   if (target.role !== ROLE_OWNER || target.isBot) return false;
-  for (const u of Object.values(state.users)) {
-    if (u.isActive && !u.isBot && u.role === ROLE_OWNER && u.userId !== target.userId) return false;
+  // Owners are among the active administrators (the index), not the whole organization.
+  for (const id of state.userIndex.activeAdmins) {
+    const u = id === target.userId ? undefined : memberById(state, id);
+    if (u && !u.isBot && u.role === ROLE_OWNER) return false;
   }
   return true;
 }

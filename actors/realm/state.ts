@@ -301,6 +301,10 @@ export interface UserIndex {
   /** Exact full name -> active users carrying it. */
   activeNames: Map<string, number>;
   activeAdmins: Set<number>;
+  /** Every bot's id (active or not), ascending when read through `botsOf`. */
+  bots: Set<number>;
+  /** Owner's id -> the ids of the bots they own (active or not). */
+  botsByOwner: Map<number, Set<number>>;
 }
 
 /**
@@ -371,5 +375,12 @@ export function initialRealm(ref: ActorRef): RealmState {
 
 /** A UserIndex of no users (fold.ts fills it as users apply). */
 export function emptyUserIndex(): UserIndex {
-  return { active: new Set(), activeGuests: new Set(), activeNames: new Map(), activeAdmins: new Set() };
+  return {
+    active: new Set(),
+    activeGuests: new Set(),
+    activeNames: new Map(),
+    activeAdmins: new Set(),
+    bots: new Set(),
+    botsByOwner: new Map(),
+  };
 }
