@@ -69,8 +69,16 @@ export class NatsBus implements Bus {
     if (this.nc.isClosed()) return;
     try {
       this.nc.publish(subject, data);
-    } catch {
-      // draining or closed between the check and the call
+    } catch (err) {
+      // Draining or closed between the check and the call; or, a bug, over
+      // the server's max_payload (bus messages are small: actor calls carry
+      // the large ones, in parts).
+      const max = this.nc.info?.max_payload;
+      if (max !== undefined && data.length > max)
+        componentLogger("bus").error(
+          { err, subject, bytes: data.length },
+          "bus message over max_payload dropped",
+        );
     }
   }
 
