@@ -21,6 +21,12 @@ import {
   type TestCluster,
 } from "./support/index.ts";
 import { startNatsWithConfig } from "./support/services.ts";
+import { headers as natsHeaders } from "@nats-io/transport-node";
+import { realmRef } from "../actors/index.ts";
+import { actorSubject, shardOf } from "../cluster/addressing.ts";
+import { NatsBus, type ActorRequest } from "../cluster/transport/index.ts";
+import { PART_HEADER } from "../cluster/transport/nats-actor.ts";
+import { fromPbResponse, pb, toPbRequest } from "../proto/codec.ts";
 
 const skip = requireBinaries("nats-server", "redis-server");
 
@@ -106,5 +112,35 @@ describe("cluster - NATS messages over max_payload", { skip }, () => {
       drafts: JSON.stringify([{ type: "private", to: [bots[149]!.userId], topic: "", content: "hi" }]),
     });
     assert.equal(draft.status, 200, JSON.stringify(draft.body));
+  });
+
+  test("a part of a request whose first part went elsewhere is answered moved", async () => {
+    // As when a shard changes owner between two parts: the new owner cannot
+    // join it, and tells the caller to send it again.
+    const bus = await NatsBus.connect(c.nats.url, "payload-test");
+    try {
+      const req: ActorRequest = {
+        ref: realmRef(1),
+        shard: shardOf(realmRef(1), c.shards),
+        method: "publicInfo",
+        args: {},
+        caller: null,
+        deadline: Date.now() + 5000,
+      };
+      const headers = natsHeaders();
+      headers.set(PART_HEADER, "1/2");
+      const data = pb().ActorRequest.encode(toPbRequest(0, req)).finish();
+      const msg = await bus.nc.request(actorSubject(req.ref, req.shard), data, { timeout: 2000, headers });
+      const { res } = fromPbResponse(pb().ActorResponse.decode(msg.data) as never);
+      assert.deepEqual(res, {
+        ok: false,
+        kind: "moved",
+        code: "MOVED",
+        msg: "request arrived in part",
+        status: 503,
+      });
+    } finally {
+      await bus.close();
+    }
   });
 });

@@ -17,7 +17,9 @@
 // A request or reply that large (a whole roster of a big organization, or a
 // router's batch of events under load) travels in parts, each with an
 // `actor-part: <i>/<n>` header, published in order on one connection (so
-// NATS delivers them in order); the receiver joins them before decoding.
+// NATS delivers them in order); the receiver joins them before decoding. A
+// server that cannot join a request (a later part without the first, the
+// shard having come here mid-request) answers "moved", so it is sent again.
 import {
   createInbox,
   headers as natsHeaders,
@@ -61,6 +63,15 @@ const MAX_PARTS = 64;
 const MAX_JOINING = 256;
 /** A request whose parts stopped coming is forgotten after this long (past any deadline and grace). */
 const JOIN_FORGET_MS = 60_000;
+
+/** Answer to a part that cannot be joined here: the caller sends the whole request again. */
+const MOVED_PART: ActorResponse = Object.freeze({
+  ok: false,
+  kind: "moved",
+  code: "MOVED",
+  msg: "request arrived in part",
+  status: 503,
+}) as ActorResponse;
 
 /** The largest message body the connection's server accepts with our headers. */
 function bodyLimit(nc: NatsConnection): number {
@@ -370,14 +381,17 @@ export function serveShardSubjects(nc: NatsConnection, handler: RequestHandler):
       if (j === undefined) {
         const now = Date.now();
         for (const [k, old] of joining) if (now - old.at > JOIN_FORGET_MS) joining.delete(k);
-        const started = joining.size < MAX_JOINING ? Joiner.start(msg) : null;
-        if (started === null) return;
+        // A request's first part, unless too many are being joined; a later
+        // part without the first (the shard came here mid-request) cannot be
+        // served: either way the caller is told to try again.
+        const started = joining.size < MAX_JOINING && partPlace(msg)?.i === 0 ? Joiner.start(msg) : null;
+        if (started === null) return answer(msg, MOVED_PART);
         joining.set(msg.reply, (j = started));
       }
       const whole = j.add(msg);
       if (whole === null) return;
       joining.delete(msg.reply);
-      if (whole === undefined) return;
+      if (whole === undefined) return answer(msg, internalError());
       data = whole;
     }
     const p = serveOne(handler, msg, data, nc).finally(() => inFlight.delete(p));
@@ -448,12 +462,21 @@ async function serveOne(
   }
 }
 
+/** Answer a request that is not served (small answers only: no parts). */
+function answer(msg: Msg, res: ActorResponse): void {
+  try {
+    msg.respond(pb().ActorResponse.encode(toPbResponse(0, res)).finish());
+  } catch {
+    // connection closed: the caller times out and retries
+  }
+}
+
 /** Answer with `out`, in parts when it is larger than `limit`. */
 function respond(msg: Msg, out: Uint8Array, limit: number, method: string): void {
   const parts = partsOf(out, limit, undefined);
   if (parts === null) {
     componentLogger("nats-actor").error({ method, bytes: out.length }, "actor reply too large even in parts");
-    msg.respond(pb().ActorResponse.encode(toPbResponse(0, internalError())).finish());
+    answer(msg, internalError());
     return;
   }
   for (const { data, headers } of parts) msg.respond(data, headers === undefined ? undefined : { headers });
