@@ -34,7 +34,13 @@ export function createInProcessTransport(): InProcessTransport {
   const client = new InProcessClient();
   return {
     client,
-    gateway: { request: (req) => client.request({ ...req, origin: "external" }) },
+    // Marked in place: the gateway makes a new request object for every call.
+    gateway: {
+      request: (req) => {
+        req.origin = "external";
+        return client.request(req);
+      },
+    },
     bus: new MemoryBus(),
     serve(handler: RequestHandler) {
       client.handler = handler;
