@@ -14,6 +14,7 @@ import { applyUserDefaultsFact, isUserDefaultsFact } from "./user-defaults.ts";
 import { applyInviteFact, invitesFromSnapshot, isInviteFact } from "./invites.ts";
 import { applyExportFact, isExportFact } from "./export.ts";
 import { AuthRateLimiter } from "./rate-limit.ts";
+import { foldName } from "./unique-names.ts";
 import {
   emptyUserIndex,
   entryDefaults,
@@ -28,6 +29,7 @@ import {
 function indexUser(state: RealmState, u: DirEntry, sign: 1 | -1): void {
   const ix = state.userIndex;
   if (u.isBot) indexBot(ix, u, sign);
+  indexFoldedName(ix, u, sign);
   if (!u.isActive) return;
   if (sign > 0) ix.active.add(u.userId);
   else ix.active.delete(u.userId);
@@ -61,6 +63,19 @@ function indexBot(ix: UserIndex, u: DirEntry, sign: 1 | -1): void {
       owned.delete(u.userId);
       if (owned.size === 0) ix.botsByOwner.delete(owner!);
     }
+  }
+}
+
+/** Every user's folded full name, deactivated users and bots included (checkUniqueName). */
+function indexFoldedName(ix: UserIndex, u: DirEntry, sign: 1 | -1): void {
+  const key = foldName(u.fullName);
+  let ids = ix.foldedNames.get(key);
+  if (sign > 0) {
+    if (ids === undefined) ix.foldedNames.set(key, (ids = new Set()));
+    ids.add(u.userId);
+  } else if (ids !== undefined) {
+    ids.delete(u.userId);
+    if (ids.size === 0) ix.foldedNames.delete(key);
   }
 }
 

@@ -305,6 +305,8 @@ export interface UserIndex {
   bots: Set<number>;
   /** Owner's id -> the ids of the bots they own (active or not). */
   botsByOwner: Map<number, Set<number>>;
+  /** Every user's full name, NFKC-normalised and lowercased -> the users carrying it (unique-names.ts). */
+  foldedNames: Map<string, Set<number>>;
 }
 
 /**
@@ -382,5 +384,6 @@ export function emptyUserIndex(): UserIndex {
     activeAdmins: new Set(),
     bots: new Set(),
     botsByOwner: new Map(),
+    foldedNames: new Map(),
   };
 }

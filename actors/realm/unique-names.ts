@@ -7,15 +7,18 @@ import { errors } from "../errors.ts";
 import { realmSetting } from "./defaults.ts";
 import type { RealmState } from "./state.ts";
 
-function fold(name: string): string {
+/** The form names are compared in (kept per user in RealmState.userIndex.foldedNames). */
+export function foldName(name: string): string {
   return name.normalize("NFKC").toLowerCase();
 }
 
-/** Throws when `name` would duplicate another user's name; `selfId` is the user renamed (null: a new user). */
+/**
+ * Throws when `name` would duplicate another user's name; `selfId` is the
+ * user renamed (null: a new user). Looks the name up in the index, so a
+ * check costs the same in any size of organization.
+ */
 export function checkUniqueName(state: RealmState, name: string, selfId: number | null): void {
   if (realmSetting(state, "require_unique_names") !== true) return;
-  const wanted = fold(name);
-  for (const u of Object.values(state.users)) {
-    if (u.userId !== selfId && fold(u.fullName) === wanted) throw errors.uniqueNamesRequired();
-  }
+  for (const id of state.userIndex.foldedNames.get(foldName(name)) ?? [])
+    if (id !== selfId) throw errors.uniqueNamesRequired();
 }
