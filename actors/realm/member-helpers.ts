@@ -32,7 +32,6 @@ export function actorOf(state: RealmState, caller: Caller | null): DirEntry {
   return me;
 }
 
-/** Every active user: the recipients of realm-wide events (Zulip's active_user_ids). */
 /**
  * Bots from the index (active or not): those `ownerId` owns, or every bot
  * of the realm (`ownerId` null), by id. Costs what they are, not what the
@@ -48,6 +47,7 @@ export function botsOf(state: RealmState, ownerId: number | null): DirEntry[] {
   return out.sort((a, b) => a.userId - b.userId);
 }
 
+/** Every active user: the recipients of realm-wide events (Zulip's active_user_ids). */
 export function activeIds(state: RealmState): number[] {
   return [...state.userIndex.active];
 }

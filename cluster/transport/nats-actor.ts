@@ -59,7 +59,7 @@ export const PART_HEADER = "actor-part";
 const HEADER_ROOM = 4096;
 /** At most this many parts (64 MiB at NATS's default max_payload); more is not a message of ours. */
 const MAX_PARTS = 64;
-/** Requests being joined at once by one server; a request past it is dropped (its caller times out). */
+/** Requests being joined at once by one server; past it a new one is answered "moved" (sent again). */
 const MAX_JOINING = 256;
 /** A request whose parts stopped coming is forgotten after this long (past any deadline and grace). */
 const JOIN_FORGET_MS = 60_000;
