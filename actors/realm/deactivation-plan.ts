@@ -7,7 +7,7 @@
 
 import { errors } from "../errors.ts";
 import { ROLE_OWNER } from "../user/index.ts";
-import { accessUser, actorOf, botsOf, isLastOwner, requireCreated } from "./member-helpers.ts";
+import { accessUser, actorOf, activeBotsOwnedBy, isLastOwner, requireCreated } from "./member-helpers.ts";
 import type { RealmHandler } from "./handler.ts";
 
 /**
@@ -21,11 +21,7 @@ const planDeactivation: RealmHandler<"planDeactivation"> = (state, args, _ctx, c
   const target = accessUser(state, args, me, { forAdmin: true });
   if (target.role === ROLE_OWNER && me.role !== ROLE_OWNER) throw errors.mustBeOwner();
   if (isLastOwner(state, target)) throw errors.cannotDeactivateOnlyOwner();
-  const bots = target.isBot
-    ? []
-    : botsOf(state, target.userId)
-        .filter((u) => u.isActive)
-        .map((u) => u.userId);
+  const bots = activeBotsOwnedBy(state, target).map((u) => u.userId);
   return { reply: { victims: [...bots, target.userId] } };
 };
 

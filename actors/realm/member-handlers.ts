@@ -27,7 +27,7 @@ import {
   actorOf,
   avatarEvents,
   botAudience,
-  botsOf,
+  activeBotsOwnedBy,
   emailChangeEvents,
   groupView,
   invalidate,
@@ -268,9 +268,7 @@ export async function deactivation(
   target: DirEntry,
   ctx: ActorContext,
 ): Promise<DecisionOf<Record<string, never>>> {
-  const victims: DirEntry[] = [];
-  if (!target.isBot) for (const u of botsOf(state, target.userId)) if (u.isActive) victims.push(u);
-  victims.push(target);
+  const victims = [...activeBotsOwnedBy(state, target), target];
   const facts: Obj[] = [];
   const events: OutEvent[] = [];
   const notices: { subject: string; data: Obj }[] = [];

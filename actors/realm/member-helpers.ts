@@ -47,6 +47,11 @@ export function botsOf(state: RealmState, ownerId: number | null): DirEntry[] {
   return out.sort((a, b) => a.userId - b.userId);
 }
 
+/** The active bots `owner` owns, by id (none for a bot): deactivated with their owner. */
+export function activeBotsOwnedBy(state: RealmState, owner: DirEntry): DirEntry[] {
+  return owner.isBot ? [] : botsOf(state, owner.userId).filter((u) => u.isActive);
+}
+
 /** Every active user: the recipients of realm-wide events (Zulip's active_user_ids). */
 export function activeIds(state: RealmState): number[] {
   return [...state.userIndex.active];

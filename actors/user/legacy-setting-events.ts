@@ -91,15 +91,15 @@ export async function legacySettingEvents(
 const apiEmails = new LRUCache<string, string>({ max: 10_000 });
 
 /** Zulip names the user by their API email, which only the realm knows. */
-async function apiEmailOf(state: UserState, ctx: ActorContext, memo: boolean): Promise<string> {
+async function apiEmailOf(state: UserState, ctx: ActorContext, keep: boolean): Promise<string> {
   const key = `${state.realmId}:${state.userId}:${state.isBot}:${String(settingValue(state, "email_address_visibility"))}:${state.email}`;
-  const known = memo ? apiEmails.get(key) : undefined;
+  const known = keep ? apiEmails.get(key) : undefined;
   if (known !== undefined) return known;
   const r: { emails?: Record<string, string> } = await ctx.call(realmRef(state.realmId), "apiEmails", {
     userIds: [state.userId],
   });
   const email = (r.emails ?? {})[String(state.userId)];
   if (email === undefined) return state.email;
-  if (memo) apiEmails.set(key, email);
+  if (keep) apiEmails.set(key, email);
   return email;
 }
