@@ -125,29 +125,46 @@ export function nextMacrotask(): Promise<void> {
  * send) waits for all of them.
  */
 export class MacrotaskBudget {
+  /** Units spent in this macrotask. */
   private used = 0;
-  /** Set once this macrotask's units are spent: resolves in the next one. */
-  private refill: Promise<void> | null = null;
+  /** Loops waiting for a unit, in the order they asked; each is woken once, with its unit. */
+  private readonly waiting: (() => void)[] = [];
+  /** A refill is due in the next check phase. */
+  private armed = false;
 
   constructor(private readonly perMacrotask: number) {}
 
   /**
    * One unit: undefined when it may be spent now, else a promise that
    * resolves once it is (in a later macrotask, after the units waiting
-   * before it).
+   * before it). A waiting loop is woken only when its unit is granted: a
+   * thousand units asked for by 256 loops at once wake each loop once per
+   * unit, not every loop at every macrotask.
    */
   spend(): Promise<void> | undefined {
-    if (this.refill !== null) return this.refill.then(() => this.spend());
-    if (++this.used >= this.perMacrotask)
-      this.refill = new Promise((resolve) =>
-        setImmediate(() => {
-          this.used = 0;
-          this.refill = null;
-          resolve();
-        }),
-      );
-    return undefined;
+    this.arm();
+    if (this.waiting.length === 0 && this.used < this.perMacrotask) {
+      this.used++;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
+
+  private arm(): void {
+    if (this.armed) return;
+    this.armed = true;
+    setImmediate(this.refill);
+  }
+
+  /** A new macrotask: its units go first to the loops that waited, in order. */
+  private readonly refill = (): void => {
+    this.armed = false;
+    const n = Math.min(this.perMacrotask, this.waiting.length);
+    this.used = n;
+    if (n === 0) return;
+    for (const wake of this.waiting.splice(0, n)) wake();
+    this.arm();
+  };
 }
 
 // ---- Coalesced sleeps --------------------------------------------------------
