@@ -115,6 +115,13 @@ interface LogShard {
 
 const noop = (): void => {};
 const enc = new TextEncoder();
+const COMMA = enc.encode(",");
+
+/** An event's JSON text and its UTF-8 bytes. */
+interface EventText {
+  text: string;
+  bytes: Uint8Array;
+}
 const dec = new TextDecoder();
 
 /** The first index of `xs` (ascending) whose value is > `after`. */
@@ -142,26 +149,33 @@ export class EventLog {
   readonly stats = { appended: 0, trimmed: 0, caughtUp: 0 };
 
   /**
-   * Each event's JSON text, kept briefly (dropped at the event loop's next
-   * check phase): the router hands one channel message's event to the
-   * entries of every shard its recipients live in (up to all of them) in
-   * one pass, and it is serialized once instead of once per shard. Events
-   * are never changed once emitted; the map does not outlive the pass by
-   * much anyway.
+   * Each event's JSON text and its UTF-8 bytes, kept briefly (dropped at
+   * the event loop's next check phase): the router hands one channel
+   * message's event to the entries of every shard its recipients live in
+   * (up to all of them) in one pass, and it is serialized and encoded once
+   * instead of once per shard. Events are never changed once emitted; the
+   * map does not outlive the pass by much anyway.
    */
-  private texts: WeakMap<Obj, string> | null = null;
+  private texts: WeakMap<Obj, EventText> | null = null;
 
   constructor(private readonly host: RouterHost) {}
 
-  private textOf(ev: Obj): string {
+  private encodedOf(ev: Obj): EventText {
     let texts = this.texts;
     if (texts === null) {
       texts = this.texts = new WeakMap();
       setImmediate(() => (this.texts = null));
     }
-    let text = texts.get(ev);
-    if (text === undefined) texts.set(ev, (text = JSON.stringify(ev)));
-    return text;
+    let t = texts.get(ev);
+    if (t === undefined) {
+      const text = JSON.stringify(ev);
+      texts.set(ev, (t = { text, bytes: enc.encode(text) }));
+    }
+    return t;
+  }
+
+  private textOf(ev: Obj): string {
+    return this.encodedOf(ev).text;
   }
 
   get enabled(): boolean {
@@ -298,12 +312,20 @@ export class EventLog {
       some: some.size ? some : null,
       durable: null,
     };
-    // The Stored form's JSON, each event's text made once per pass (textOf).
-    let json = `{"k":${JSON.stringify(key)},"r":${JSON.stringify(realm)},"t":${JSON.stringify(entry.at)},"e":[`;
-    for (let i = 0; i < events.length; i++) json += (i ? "," : "") + this.textOf(events[i]!);
-    json += `],"a":${JSON.stringify(all)}`;
-    if (some.size) json += `,"s":${JSON.stringify([...some].map(([userId, idx]) => [userId, ...idx]))}`;
-    const data = enc.encode(json + "}");
+    // The Stored form's JSON as bytes, each event's made once per pass (encodedOf).
+    const parts: Uint8Array[] = [
+      enc.encode(
+        `{"k":${JSON.stringify(key)},"r":${JSON.stringify(realm)},"t":${JSON.stringify(entry.at)},"e":[`,
+      ),
+    ];
+    for (let i = 0; i < events.length; i++) {
+      if (i) parts.push(COMMA);
+      parts.push(this.encodedOf(events[i]!).bytes);
+    }
+    let tail = `],"a":${JSON.stringify(all)}`;
+    if (some.size) tail += `,"s":${JSON.stringify([...some].map(([userId, idx]) => [userId, ...idx]))}`;
+    parts.push(enc.encode(tail + "}"));
+    const data = Buffer.concat(parts);
     const durable = new Promise<number>((resolve, reject) => {
       s.pending.push({ entry, data, resolve, reject });
       if (!s.writing) void this.write(shard, s);
