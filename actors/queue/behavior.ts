@@ -29,6 +29,7 @@ import {
   initialQueueSet,
   queueFromSnapshot,
   queueToSnapshot,
+  seenKey,
   unjournaledQueueFact,
   type QueueFact,
   type QueueSetState,
@@ -75,8 +76,20 @@ function heartbeatDelayMs(): number {
   return envInt("EVENT_QUEUE_HEARTBEAT_MS") ?? 45_000 + Math.floor(Math.random() * 10_000);
 }
 
+/** EVENT_QUEUE_MAX_EVENTS as read in this macrotask (null: not yet). */
+let maxEventsNow: number | null = null;
+
+/**
+ * The queue bound. Read at most once per macrotask: a fan-out decides
+ * hundreds of deliveries in one, and each read of process.env costs about
+ * a microsecond; a change to the variable counts from the next macrotask.
+ */
 function maxEvents(): number {
-  return envInt("EVENT_QUEUE_MAX_EVENTS") ?? DEFAULT_MAX_EVENTS;
+  if (maxEventsNow === null) {
+    maxEventsNow = envInt("EVENT_QUEUE_MAX_EVENTS") ?? DEFAULT_MAX_EVENTS;
+    setImmediate(() => (maxEventsNow = null));
+  }
+  return maxEventsNow;
 }
 
 export { queueRef };
@@ -108,8 +121,13 @@ function parkedKey(ctx: ActorContext, queueId: string): string | null {
 
 let parkSeq = 0;
 
+/** Whether nothing polled the queue for its whole timeout (a parked poll still keeps it). */
+function idleTooLong(q: QueueState, now: number): boolean {
+  return now - q.lastPoll >= q.reg.timeoutSecs * 1000;
+}
+
 function isExpired(q: QueueState, now: number, ctx: ActorContext): boolean {
-  return now - q.lastPoll >= q.reg.timeoutSecs * 1000 && parkedKey(ctx, q.id) === null;
+  return idleTooLong(q, now) && parkedKey(ctx, q.id) === null;
 }
 
 /** The caller's live queue, or BAD_EVENT_QUEUE_ID (unknown, expired, or another user's). */
@@ -131,17 +149,26 @@ const EXPIRE_ARGS: Obj = Object.freeze({}) as Obj;
 
 /**
  * Arm the actor's ONE idle-expiry timer (key "exp") for the queue that could
- * expire first; `extra` is a queue being registered in this turn. The
+ * expire first; `extra` is a queue being registered in this turn, `parked`
+ * the parked poll of each queue (by index) when the turn has them. The
  * runtime keeps the earliest of repeated arms, and `expire` re-arms for the
  * next one, so one wheel entry serves all of a user's queues.
  */
-function armExpiry(state: QueueSetState, ctx: ActorContext, extra?: { timeoutSecs: number }): void {
+function armExpiry(
+  state: QueueSetState,
+  ctx: ActorContext,
+  extra?: { timeoutSecs: number },
+  parked?: readonly (string | null)[],
+): void {
   const now = ctx.now();
   let left = extra === undefined ? Infinity : extra.timeoutSecs * 1000;
-  for (const q of state.queues) {
+  const queues = state.queues;
+  for (let i = 0; i < queues.length; i++) {
+    const q = queues[i]!;
     const timeoutMs = q.reg.timeoutSecs * 1000;
     // A parked poll keeps its queue alive; check again a whole timeout later.
-    const qLeft = parkedKey(ctx, q.id) !== null ? timeoutMs : q.lastPoll + timeoutMs - now;
+    const qLeft =
+      (parked ? parked[i] : parkedKey(ctx, q.id)) !== null ? timeoutMs : q.lastPoll + timeoutMs - now;
     if (qLeft < left) left = qLeft;
   }
   if (left !== Infinity) ctx.schedule("exp", Math.max(left, 0), "expire", EXPIRE_ARGS);
@@ -214,12 +241,14 @@ function entriesDecision(
   const now = ctx.now();
   const limit = maxEvents();
   const queues = state.queues;
+  /** Per queue (by index): its parked poll, looked up once for the whole turn. */
+  const parked = queues.map((q) => parkedKey(ctx, q.id));
   /** Per queue (by index): the events this turn adds (for the bound and the wake replies). */
   const added: (Obj[] | undefined)[] = new Array<Obj[] | undefined>(queues.length);
   /** Per queue (by index): deleted in this turn ("expired" or "overflow"). */
   const gone: (string | undefined)[] = new Array<string | undefined>(queues.length);
   for (let i = 0; i < queues.length; i++)
-    if (isExpired(queues[i]!, now, ctx)) {
+    if (idleTooLong(queues[i]!, now) && parked[i] === null) {
       facts.push(fact({ type: "deleted", queueId: queues[i]!.id, reason: "expired", log: pos }));
       gone[i] = "expired";
     }
@@ -229,7 +258,7 @@ function entriesDecision(
     if (e.entry <= pos) continue;
     const per: Record<string, Obj[]> = {};
     let took = false;
-    if (state.recentKeys?.includes(e.key) !== true && !keys.includes(e.key)) {
+    if (!seenKey(state, e.key) && !keys.includes(e.key)) {
       for (let i = 0; i < queues.length; i++) {
         if (gone[i] !== undefined) continue;
         const q = queues[i]!;
@@ -260,16 +289,16 @@ function entriesDecision(
     const q = queues[i]!;
     const mine = added[i];
     if (gone[i] !== "overflow" && !mine) continue;
-    const parked = parkedKey(ctx, q.id);
-    if (!parked) continue;
+    const key = parked[i];
+    if (!key) continue;
     if (gone[i] === "overflow") {
-      wake.push({ key: parked, reply: { events: [], queue_id: q.id } });
+      wake.push({ key, reply: { events: [], queue_id: q.id } });
       continue;
     }
     const events = [...eventsOf(q), ...mine!.map((ev, j) => ({ ...ev, id: q.nextId + j }))];
-    wake.push({ key: parked, reply: { events, queue_id: q.id } });
+    wake.push({ key, reply: { events, queue_id: q.id } });
   }
-  if (state.queues.length) armExpiry(state, ctx);
+  if (queues.length) armExpiry(state, ctx, undefined, parked);
   return { facts, wake, reply: { delivered } };
 }
 
@@ -549,7 +578,7 @@ const deliver: QueueHandler<"deliver"> = (state, args, ctx, caller) => {
     return withdrawIfLast(state, ctx, none, stray);
   }
   const key = args.key ?? null;
-  if (key !== null && state.recentKeys?.includes(key)) return { reply: { delivered: 0, duplicate: true } };
+  if (key !== null && seenKey(state, key)) return { reply: { delivered: 0, duplicate: true } };
   const now = ctx.now();
   const expired: Obj[] = [];
   const shaped: Record<string, Obj[]> = {};
