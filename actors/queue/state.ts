@@ -162,10 +162,42 @@ function append(q: QueueState, events: readonly Obj[]): void {
   }
 }
 
+/**
+ * The keys of each `recentKeys` list counted (a list could hold one twice),
+ * made at the first look: a queue that has had its 256 deliveries would
+ * otherwise compare every delivery's key with all of them. Kept beside the
+ * state (snapshots hold the list only) and in step with the list by
+ * `rememberKey`.
+ */
+const keyCounts = new WeakMap<string[], Map<string, number>>();
+
+function countsOf(keys: string[]): Map<string, number> {
+  let counts = keyCounts.get(keys);
+  if (counts === undefined) {
+    counts = new Map();
+    for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+    keyCounts.set(keys, counts);
+  }
+  return counts;
+}
+
+/** Whether a delivery key is among the last RECENT_KEYS the state applied. */
+export function seenKey(state: QueueSetState, key: string): boolean {
+  const keys = state.recentKeys;
+  return keys !== undefined && countsOf(keys).has(key);
+}
+
 function rememberKey(state: QueueSetState, key: string): void {
   const keys = (state.recentKeys ??= []);
+  const counts = countsOf(keys);
   keys.push(key);
-  if (keys.length > RECENT_KEYS) keys.splice(0, keys.length - RECENT_KEYS);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  if (keys.length > RECENT_KEYS)
+    for (const old of keys.splice(0, keys.length - RECENT_KEYS)) {
+      const n = counts.get(old)! - 1;
+      if (n === 0) counts.delete(old);
+      else counts.set(old, n);
+    }
 }
 
 function prune(q: QueueState, ack: number): void {
@@ -204,7 +236,7 @@ export function applyQueueFact(state: QueueSetState, raw: Obj): QueueSetState {
       // the events shaped for it; the key is remembered when one took any.
       // Expired and overflowing queues were deleted by the journaled facts
       // decided before the entry, which replay has applied already.
-      if (state.recentKeys?.includes(f.key) !== true) {
+      if (!seenKey(state, f.key)) {
         let took = false;
         for (const q of state.queues) {
           const out: Obj[] = [];
