@@ -115,6 +115,7 @@ interface LogShard {
 
 const noop = (): void => {};
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 const COMMA = enc.encode(",");
 
 /** An event's JSON text and its UTF-8 bytes. */
@@ -122,7 +123,6 @@ interface EventText {
   text: string;
   bytes: Uint8Array;
 }
-const dec = new TextDecoder();
 
 /** The first index of `xs` (ascending) whose value is > `after`. */
 function firstAfter(xs: readonly number[], after: number): number {

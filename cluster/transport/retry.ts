@@ -137,9 +137,9 @@ export class MacrotaskBudget {
   /**
    * One unit: undefined when it may be spent now, else a promise that
    * resolves once it is (in a later macrotask, after the units waiting
-   * before it). A waiting loop is woken only when its unit is granted: a
-   * thousand units asked for by 256 loops at once wake each loop once per
-   * unit, not every loop at every macrotask.
+   * before it). A waiting loop is woken only when its unit is granted:
+   * 256 loops asking for a thousand units between them are woken once per
+   * unit they waited for, not every one of them at every macrotask.
    */
   spend(): Promise<void> | undefined {
     this.arm();
