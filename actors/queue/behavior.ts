@@ -174,8 +174,13 @@ function armExpiry(
   if (left !== Infinity) ctx.schedule("exp", Math.max(left, 0), "expire", EXPIRE_ARGS);
 }
 
-function eventsOf(q: QueueState): Value[] {
-  return q.events.map((e) => e.event);
+/** A poll's answer: the queue's unacknowledged events, then `fresh` with the ids they will get. */
+function withNew(q: QueueState, fresh: readonly Obj[]): Value[] {
+  const held = q.events;
+  const out = new Array<Value>(held.length + fresh.length);
+  for (let j = 0; j < held.length; j++) out[j] = held[j]!.event;
+  for (let j = 0; j < fresh.length; j++) out[held.length + j] = { ...fresh[j]!, id: q.nextId + j };
+  return out;
 }
 
 /**
@@ -205,10 +210,7 @@ function deliverDecision(
       continue;
     }
     per[qid] = events;
-    if (parked) {
-      const fresh = events.map((e, i) => ({ ...e, id: q.nextId + i }));
-      wake.push({ key: parked, reply: { events: [...eventsOf(q), ...fresh], queue_id: qid } });
-    }
+    if (parked) wake.push({ key: parked, reply: { events: withNew(q, events), queue_id: qid } });
   }
   if (Object.keys(per).length) facts.unshift(fact({ type: "delivered", key, per, log }));
   return { facts, wake, reply: { delivered: Object.keys(per).length } };
@@ -276,8 +278,8 @@ function entriesDecision(
         per[q.id] = out;
         took = true;
         delivered++;
-        if (mine) for (const sh of out) mine.push(sh);
-        else added[i] = out.slice();
+        // `out` is the fact's too: never pushed to.
+        added[i] = mine ? mine.concat(out) : out;
       }
     }
     if (took) keys.push(e.key);
@@ -295,8 +297,7 @@ function entriesDecision(
       wake.push({ key, reply: { events: [], queue_id: q.id } });
       continue;
     }
-    const events = [...eventsOf(q), ...mine!.map((ev, j) => ({ ...ev, id: q.nextId + j }))];
-    wake.push({ key, reply: { events, queue_id: q.id } });
+    wake.push({ key, reply: { events: withNew(q, mine!), queue_id: q.id } });
   }
   if (queues.length) armExpiry(state, ctx, undefined, parked);
   return { facts, wake, reply: { delivered } };

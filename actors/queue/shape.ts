@@ -106,15 +106,27 @@ export function flagsFor(event: Obj, userId: number): string[] | null {
       byUser && typeof byUser === "object" && !Array.isArray(byUser) && Object.hasOwn(byUser, String(userId))
         ? byUser[String(userId)]
         : undefined;
-    return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
+    return Array.isArray(f) ? onlyStrings(f) : NO_FLAGS;
   }
   if (byUser && typeof byUser === "object" && !Array.isArray(byUser)) {
     const f = Object.hasOwn(byUser, String(userId)) ? byUser[String(userId)] : undefined;
-    if (Array.isArray(f)) return f.filter((x): x is string => typeof x === "string");
+    if (Array.isArray(f)) return onlyStrings(f);
     return null;
   }
   const f = event.flags;
-  return Array.isArray(f) ? f.filter((x): x is string => typeof x === "string") : [];
+  return Array.isArray(f) ? onlyStrings(f) : NO_FLAGS;
+}
+
+/**
+ * No flags, shared by every event shaped without any (frozen: shaped events
+ * are read and serialized, never changed).
+ */
+const NO_FLAGS = Object.freeze([]) as unknown as string[];
+
+/** The list itself when it holds only strings (the usual case, no copy), else its strings. */
+function onlyStrings(f: Value[]): string[] {
+  for (const x of f) if (typeof x !== "string") return f.filter((y): y is string => typeof y === "string");
+  return f as string[];
 }
 
 function emptyTopic(caps: Record<string, boolean>, topic: Value | undefined): Value | undefined {
