@@ -174,12 +174,15 @@ function armExpiry(
   if (left !== Infinity) ctx.schedule("exp", Math.max(left, 0), "expire", EXPIRE_ARGS);
 }
 
-/** A poll's answer: the queue's unacknowledged events, then `fresh` with the ids they will get. */
-function withNew(q: QueueState, fresh: readonly Obj[]): Value[] {
-  const held = q.events;
-  const out = new Array<Value>(held.length + fresh.length);
-  for (let j = 0; j < held.length; j++) out[j] = held[j]!.event;
-  for (let j = 0; j < fresh.length; j++) out[held.length + j] = { ...fresh[j]!, id: q.nextId + j };
+/**
+ * A poll's answer: the queue's unacknowledged events, then the lists of
+ * `fresh` ones in order, with the ids they will get.
+ */
+function withNew(q: QueueState, fresh: readonly (readonly Obj[])[]): Value[] {
+  const out: Value[] = [];
+  for (const e of q.events) out.push(e.event);
+  let id = q.nextId;
+  for (const list of fresh) for (const ev of list) out.push({ ...ev, id: id++ });
   return out;
 }
 
@@ -210,7 +213,7 @@ function deliverDecision(
       continue;
     }
     per[qid] = events;
-    if (parked) wake.push({ key: parked, reply: { events: withNew(q, events), queue_id: qid } });
+    if (parked) wake.push({ key: parked, reply: { events: withNew(q, [events]), queue_id: qid } });
   }
   if (Object.keys(per).length) facts.unshift(fact({ type: "delivered", key, per, log }));
   return { facts, wake, reply: { delivered: Object.keys(per).length } };
@@ -245,8 +248,13 @@ function entriesDecision(
   const queues = state.queues;
   /** Per queue (by index): its parked poll, looked up once for the whole turn. */
   const parked = queues.map((q) => parkedKey(ctx, q.id));
-  /** Per queue (by index): the events this turn adds (for the bound and the wake replies). */
-  const added: (Obj[] | undefined)[] = new Array<Obj[] | undefined>(queues.length);
+  /**
+   * Per queue (by index): the events this turn adds, one list per entry
+   * (each is its fact's too, never pushed to), for the wake replies.
+   */
+  const added: (Obj[][] | undefined)[] = new Array<Obj[][] | undefined>(queues.length);
+  /** Per queue (by index): how many events those are (for the bound). */
+  const addedCount: number[] = new Array<number>(queues.length).fill(0);
   /** Per queue (by index): deleted in this turn ("expired" or "overflow"). */
   const gone: (string | undefined)[] = new Array<string | undefined>(queues.length);
   for (let i = 0; i < queues.length; i++)
@@ -268,8 +276,7 @@ function entriesDecision(
         for (const ev of e.events)
           for (const sh of shapeForQueue(ev, q.reg, state.userId, q.id)) out.push(sh);
         if (out.length === 0) continue;
-        const mine = added[i];
-        if (q.events.length + (mine?.length ?? 0) + out.length > limit) {
+        if (q.events.length + addedCount[i]! + out.length > limit) {
           // Never unbounded memory: the client finds the queue gone and re-registers.
           facts.push(fact({ type: "deleted", queueId: q.id, reason: "overflow", log: pos }));
           gone[i] = "overflow";
@@ -278,8 +285,8 @@ function entriesDecision(
         per[q.id] = out;
         took = true;
         delivered++;
-        // `out` is the fact's too: never pushed to.
-        added[i] = mine ? mine.concat(out) : out;
+        (added[i] ??= []).push(out);
+        addedCount[i]! += out.length;
       }
     }
     if (took) keys.push(e.key);
