@@ -21,6 +21,7 @@ import { createLmdbStore, type AppendItem, type Store } from "../cluster/storage
 import { createInProcessTransport } from "../cluster/transport/index.ts";
 import { encodeFact } from "../proto/codec.ts";
 import { countingState, type Counter } from "./support/counter.ts";
+import { registration } from "./support/fixtures.ts";
 import { until } from "./support/ops.ts";
 import { overriding } from "./support/store-wrap.ts";
 
@@ -326,15 +327,7 @@ describe("event log - data written before it", () => {
     const shard = shardOf(ref, SHARDS);
     const id = actorId(ref);
     const q = `${user}:0123456789abcdef`;
-    const reg = {
-      eventTypes: null,
-      narrow: [],
-      capabilities: {},
-      applyMarkdown: false,
-      clientGravatar: false,
-      allPublicStreams: false,
-      timeoutSecs: 600,
-    };
+    const reg = registration();
     const now = Date.now();
     // As today's code wrote them, before the event log: an old snapshot...
     const epoch = await until("the lease", () => raw.acquireLease(shard, "old", 60_000));

@@ -14,21 +14,14 @@ import {
   type QueueSetState,
 } from "../actors/queue/state.ts";
 import type { Obj } from "../actors/types.ts";
+import { registration } from "./support/fixtures.ts";
 
 const ref = { kind: "queue" as const, realm: 1, key: "7" };
 const QUEUE = "7:0123456789abcdef";
 
 function fresh(): QueueSetState {
   const state = initialQueueSet(ref);
-  const reg = {
-    eventTypes: null,
-    narrow: [],
-    capabilities: {},
-    applyMarkdown: false,
-    clientGravatar: false,
-    allPublicStreams: false,
-    timeoutSecs: 600,
-  };
+  const reg = registration();
   return applyQueueFact(state, { type: "registered", queueId: QUEUE, reg, at: 0 } as unknown as Obj);
 }
 

@@ -4,21 +4,9 @@
 // local_message_id) and the capability rules of the spec's Events section 3.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { shapeForQueue, type Registration } from "../actors/queue/index.ts";
+import { shapeForQueue } from "../actors/queue/index.ts";
 import type { Obj } from "../actors/types.ts";
-
-function reg(over: Partial<Registration> = {}): Registration {
-  return {
-    eventTypes: null,
-    narrow: [],
-    capabilities: {},
-    applyMarkdown: false,
-    clientGravatar: false,
-    allPublicStreams: false,
-    timeoutSecs: 600,
-    ...over,
-  };
-}
+import { registration as reg } from "./support/fixtures.ts";
 
 const message: Obj = {
   type: "message",
