@@ -15,6 +15,7 @@
 // A send's content carries the wall-clock time its request started, so any
 // process that receives it can time the delivery without a shared clock
 // beyond the machine's own.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { Pool } from "undici";
 import { RawConn } from "./raw-poll.ts";
@@ -44,6 +45,8 @@ export interface LoadReport {
   wallSeconds: number;
   active: number;
   reRegistered: number;
+  /** This process's event-loop delay since the reset (ms): its own lag, which every latency it times includes. */
+  loopDelay: { p99: number; max: number };
 }
 
 const [base, ratesJson] = process.argv.slice(2) as [string, string];
@@ -83,6 +86,8 @@ function newFigures(): Record<KindName, Kind> {
 let cpuAt = process.cpuUsage();
 let wallAt = performance.now();
 let reRegistered = 0;
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
 
 interface Client {
   spec: LoadClientSpec;
@@ -304,6 +309,7 @@ function report(): LoadReport {
     wallSeconds: (performance.now() - wallAt) / 1000,
     active: active.length,
     reRegistered,
+    loopDelay: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
   };
 }
 
@@ -321,6 +327,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   else if (msg.cmd === "reset") {
     figures = newFigures();
     reRegistered = 0;
+    loopDelay.reset();
     cpuAt = process.cpuUsage();
     wallAt = performance.now();
   } else if (msg.cmd === "report") process.stdout.write(`REPORT ${JSON.stringify(report())}\n`);

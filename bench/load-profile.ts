@@ -363,7 +363,8 @@ function summarize(
     `${perRequest(serverCpu * seconds)} per request), ` +
     `share of the time its event loop was runnable but waiting for a core: ${server.map((s) => `${s.name} ${pct(s.wait)}`).join(", ")}; ` +
     `RSS ${mib(serverRss)}${server.length > 1 ? ` (${server.map((s) => `${s.name} ${mib(s.rss)}`).join(", ")})` : ""}; ` +
-    `${reports.length} client processes, CPU ${clientCpu.join(", ")} of a core (${perRequest(clientCpuSeconds)} per request)` +
+    `${reports.length} client processes, CPU ${clientCpu.join(", ")} of a core (${perRequest(clientCpuSeconds)} per request), ` +
+    `event-loop delay p99 ${reports.map((r) => `${r.loopDelay.p99.toFixed(0)} ms (max ${r.loopDelay.max.toFixed(0)})`).join(", ")}` +
     (failures.length ? `; ${failures.join("; ")}` : "") +
     (reReg ? `; ${reReg} queues registered again` : "");
   return {
