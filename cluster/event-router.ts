@@ -179,7 +179,10 @@ export class EventRouter {
           if (list) list.push(userId);
           else mine.set(shard, [userId]);
         }
-        if (audience !== null) for (let s = 0; s < this.host.shards; s++) if (!mine.has(s)) mine.set(s, []);
+        if (audience !== null)
+          for (let s = 0; s < this.host.shards; s++)
+            if (!mine.has(s) && (batches.has(s) || !this.reachesNobody(s, ref.realm, audience)))
+              mine.set(s, []);
         const left = new Map<number, number[]>();
         if (audience !== null)
           for (const userId of new Set(except)) {
@@ -216,6 +219,24 @@ export class EventRouter {
     }
     return Promise.all(acks).then((oks) => oks.every((ok) => ok === true));
   };
+
+  /**
+   * Whether an audience entry that lists no user of `shard` would reach
+   * nobody there, as far as this node knows for sure now: the shard is
+   * served here, its registry and index are complete, and none of its
+   * batches wait in the pump, whose expansions may still change the index
+   * (a subscription routed before this event). Such an entry is left out,
+   * so that a send to a small channel or a realm event costs O(shards it
+   * reaches) here instead of a batch per shard. The caller checks the turn's
+   * own batches (an earlier event of the same turn) the same way.
+   */
+  private reachesNobody(shard: number, realm: number, audience: number | typeof REALM): boolean {
+    if (!this.host.serves(shard) || this.inflight.has(shard) || this.waiting.has(shard)) return false;
+    if (!this.live.readyNow(shard)) return false;
+    const reached =
+      audience === REALM ? this.live.realmUsers(shard, realm) : this.live.subscribers(shard, realm, audience);
+    return reached === undefined || reached.size === 0;
+  }
 
   /**
    * A queue actor of `shard` (served here) has, or has no, queues: its
@@ -277,6 +298,10 @@ export class EventRouter {
       batches.map(async (b) => {
         const shard = this.shardOfBatch(b);
         if (moved.has(shard) || !this.host.serves(shard)) return void moved.add(shard);
+        // Reaches nobody here (see route): acknowledged without a turn in the pump.
+        const empty = ([, users, audience]: Entry) =>
+          audience !== null && !users.length && this.reachesNobody(shard, b.realm, audience);
+        if (b.entries?.every(empty)) return;
         const outcome = await this.deliverLocal(shard, b, false);
         if (outcome === MOVED) moved.add(shard);
         else if (!outcome) failed.add(shard);

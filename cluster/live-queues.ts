@@ -167,19 +167,25 @@ export class LiveQueues {
     if (!this.host.store) return true;
     const until = Date.now() + INDEX_WAIT_MS;
     for (;;) {
-      const s = this.shards.get(shard);
-      if (s && s.loaded && s.early === null && s.fetching.size === 0) return true;
+      if (this.readyNow(shard)) return true;
       if (!this.host.serves(shard) || Date.now() >= until) return false;
-      if (!s) this.acquired(shard);
-      const s2 = this.shards.get(shard);
+      if (!this.shards.has(shard)) this.acquired(shard);
+      const s = this.shards.get(shard);
       await new Promise<void>((res) => {
         const t = setTimeout(res, 250);
-        s2?.waiters.push(() => {
+        s?.waiters.push(() => {
           clearTimeout(t);
           res();
         });
       });
     }
+  }
+
+  /** ready() without waiting: true when it would settle true now. */
+  readyNow(shard: number): boolean {
+    if (!this.host.store) return true;
+    const s = this.shards.get(shard);
+    return s !== undefined && s.loaded && s.early === null && s.fetching.size === 0;
   }
 
   /**
