@@ -20,7 +20,7 @@ if (isMain) {
     port: env.port(),
     host: env.host(),
     dataDir: env.dataDir(),
-    shards: env.shards(),
+    shards: env.shardsIfSet(),
     bootstrap: bootstrapConfig(),
     generateOwner: true,
     logger: env.str("LOG_REQUESTS") === "1",

@@ -1,7 +1,15 @@
 // Where an actor lives: its shard and its NATS subject.
 import type { ActorRef } from "../actors/types.ts";
 
+/** A cluster's shards: its unit of placement over nodes, so many more than the nodes it will have. */
 export const DEFAULT_SHARDS = 256;
+/**
+ * A new embedded DATA_DIR's shards: one process holds them all, so they
+ * place nothing, and a fewer cost less per event. A message reaches a log
+ * entry per shard its online recipients live on (cluster/event-log.ts):
+ * with 1,000 online recipients, 256 entries at 256 shards, 16 at 16.
+ */
+export const EMBEDDED_SHARDS = 16;
 
 /** FNV-1a, 32 bit: stable across processes and versions (placement depends on it). */
 export function fnv1a(s: string): number {

@@ -12,6 +12,13 @@ function int(name: string, dflt: number): number {
   return n;
 }
 
+function shardsOr<T extends number | undefined>(dflt: T): number | T {
+  const n = int("SHARDS", -1);
+  if (n === -1) return dflt;
+  if (n < 1) throw new Error(`SHARDS must be at least 1, got ${n}`);
+  return n;
+}
+
 function str(name: string, dflt = ""): string {
   const v = process.env[name];
   return v === undefined || v === "" ? dflt : v;
@@ -41,7 +48,9 @@ export const env = {
   port: () => int("PORT", 9991),
   host: () => str("HOST", "0.0.0.0"),
   dataDir: () => str("DATA_DIR", "./data"),
-  shards: () => int("SHARDS", DEFAULT_SHARDS),
+  shards: () => shardsOr(DEFAULT_SHARDS),
+  /** SHARDS when set (embedded mode: otherwise the count its DATA_DIR records). */
+  shardsIfSet: () => shardsOr(undefined),
   natsUrl: () => str("NATS_URL", "nats://127.0.0.1:4222"),
   redisUrl: () => str("REDIS_URL", "redis://127.0.0.1:6379"),
   /** Seed nodes of a Redis Cluster, comma-separated; when set, used instead of REDIS_URL. */

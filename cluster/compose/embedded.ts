@@ -14,6 +14,7 @@ import {
 import { singleNodeView, serveNodeAdmin } from "../admin.ts";
 import { hashPasswordAhead } from "../../actors/user/index.ts";
 import { bootstrap, newOwnerPassword, type BootstrapResult } from "../bootstrap.ts";
+import { EMBEDDED_SHARDS } from "../addressing.ts";
 import { env, type BootstrapConfig } from "../config.ts";
 import type { EventRouter } from "../event-router.ts";
 import type { NodeRuntime } from "../node.ts";
@@ -33,7 +34,11 @@ export interface EmbeddedOptions {
   port: number;
   host: string;
   dataDir: string;
-  shards: number;
+  /**
+   * The shard count; absent: the one DATA_DIR records, or EMBEDDED_SHARDS
+   * for a new one. A count that differs from the recorded one stops the start.
+   */
+  shards?: number;
   bootstrap: BootstrapConfig;
   /** With no owner in `bootstrap` and an empty store, make one up (npm start). */
   generateOwner?: boolean;
@@ -54,6 +59,8 @@ export interface EmbeddedOptions {
 export interface EmbeddedServer {
   url: string;
   port: number;
+  /** The shard count in use (EmbeddedOptions.shards). */
+  shards: number;
   node: NodeRuntime;
   /** The node's event router (cluster/event-router.ts). */
   router: EventRouter;
@@ -83,6 +90,10 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const ownerPassword = o.bootstrap.ownerPassword || generatedPassword;
   if (ownerPassword && readdirSync(o.dataDir).length === 0) hashPasswordAhead(ownerPassword);
   const lmdb = await createLmdbStore(resolve(o.dataDir), { exclusive: true });
+  const shards = await lmdb.shardCount(o.shards, EMBEDDED_SHARDS).catch(async (err: unknown) => {
+    await lmdb.close();
+    throw err;
+  });
   const store = tracedStore(o.wrapStore ? o.wrapStore(lmdb) : lmdb, "lmdb");
   const transport = createInProcessTransport();
   const { node, router, guard, handler } = createGuardedNode({
@@ -95,7 +106,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
     exclusiveStore: true,
     leaseTtlMs: o.leaseTtlMs ?? 30_000,
     renewMs: o.renewMs ?? 5_000,
-    shards: o.shards,
+    shards,
     store,
     outbound: transport.client,
     bus: transport.bus,
@@ -105,7 +116,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   guard.start();
   const workers = startNodeWorkers(node, { dataDir: resolve(o.dataDir), webhooks: webhookOptions });
   const adminSub = serveNodeAdmin(transport.bus, node, guard);
-  node.setDesired(allShards(o.shards));
+  node.setDesired(allShards(shards));
   // The node takes its shards first (a few journal transactions), then
   // bootstraps (commits, a password hash: mostly waiting) while the gateway
   // registers its routes (CPU; buildApp pauses between batches of routes).
@@ -118,7 +129,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   const built = buildApp({
     client: transport.gateway,
     bus: transport.bus,
-    shards: o.shards,
+    shards,
     routes,
     logger: o.logger ?? false,
     view: singleNodeView("embedded"),
@@ -135,6 +146,7 @@ export async function startEmbedded(o: EmbeddedOptions): Promise<EmbeddedServer>
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    shards,
     node,
     router,
     guard,
@@ -198,8 +210,11 @@ export async function withLocalNode<T>(
   }
   // The CLI owns the store while it runs, like the embedded server.
   const store = await createLmdbStore(dataDir, { exclusive: true });
+  const shards = await store.shardCount(env.shardsIfSet(), EMBEDDED_SHARDS).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   const transport = createInProcessTransport();
-  const shards = env.shards();
   const { node } = createNode({
     nodeId: "manage",
     exclusiveStore: true,

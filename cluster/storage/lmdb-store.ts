@@ -25,6 +25,7 @@
 //   meta   ["snap", actor]   -> { seq, epoch, data }
 //   meta   ["ctr", scope]    -> last id reserved (handed out, or in this process's block)
 //   meta   ["isize", shard, index] -> number of ids in the index (indexSize without a scan)
+//   meta   ["shards"]        -> the shard count the directory was made with (shardCount)
 //   journal [actor, seq]     -> entry bytes (ordered keys: readJournal is a range scan)
 //   records [shard, key]     -> record bytes
 //   index   [shard, index, id] -> empty (ordered keys: rangeIndex is a cursor over
@@ -55,7 +56,21 @@ export interface LmdbStoreOptions {
   exclusive?: boolean;
 }
 
-export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store {
+/** The LMDB store, and the one thing only a store of one process's own keeps: its shard count. */
+export interface LmdbStore extends Store {
+  /**
+   * The shard count this directory's data is placed by. Recorded at the
+   * first call: `requested`, else `fresh` for an empty directory. A
+   * directory written before the count was recorded gets the count it was
+   * run with, which is the number of shards with an epoch (a node takes
+   * every shard at its start, and epochs are never removed). Rejects when
+   * `requested` differs from the recorded count: every record, index and
+   * event log is placed by it, so it cannot change.
+   */
+  shardCount(requested: number | undefined, fresh: number): Promise<number>;
+}
+
+export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): LmdbStore {
   const exclusive = opts.exclusive === true;
   // noSubdir: lmdb-js guesses "a file" for a path with an extension, so a
   // DATA_DIR like "chat.data" would fail; the store is always a directory.
@@ -336,6 +351,25 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): Store
       // A block reserved below the new value would hand out ids under it.
       const b = blocks.get(scope);
       if (b !== undefined && b.next <= value) blocks.delete(scope);
+    },
+
+    async shardCount(requested, fresh) {
+      const recorded = await root.transaction(() => {
+        let n = meta.get(["shards"]) as number | undefined;
+        if (n === undefined) {
+          let taken = 0;
+          while (meta.get(["epoch", taken]) !== undefined) taken++;
+          n = taken > 0 ? taken : (requested ?? fresh);
+          meta.put(["shards"], n);
+        }
+        return n;
+      });
+      if (requested !== undefined && requested !== recorded)
+        throw new Error(
+          `SHARDS=${requested}, but the data in ${dir} is placed over ${recorded} shards; ` +
+            `the count cannot change (unset SHARDS, or set it to ${recorded})`,
+        );
+      return recorded;
     },
 
     async close() {
