@@ -29,7 +29,8 @@ export async function startProbeServer(
     port: 0,
     host: "127.0.0.1",
     dataDir: dir,
-    shards: 16,
+    // The embedded default unless SHARDS says otherwise.
+    ...(process.env.SHARDS ? { shards: Number(process.env.SHARDS) } : {}),
     bootstrap: {
       ownerEmail: PROBE_OWNER.email,
       ownerPassword: PROBE_OWNER.password,
