@@ -24,9 +24,11 @@ import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
 import { realmRef } from "../actors/index.ts";
+import { recordNamespace } from "../actors/channel/conversation-state.ts";
 import { EXPORT_HANDOFF, EXPORT_PUBLIC, exportFileName } from "../actors/realm/export.ts";
 import type { Obj } from "../actors/types.ts";
 import { ExportScope, fillCredentials, parseActorId } from "./export-filter.ts";
+import { shardOf } from "./addressing.ts";
 import { componentLogger } from "./log.ts";
 import type { NodeRuntime } from "./node.ts";
 import type { RecordWrite, Store } from "./storage/contract.ts";
@@ -245,7 +247,22 @@ export async function restoreInto(store: Store, shards: number, contents: Export
       journalEntries += bytes.length;
     }
   }
-  // Records and indexes: writes-only appends (no journal entry), a batch at a time.
+  // Records and indexes: writes-only appends (no journal entry), a batch at
+  // a time, each on its conversation's shard here, which differs from the
+  // file's when the exporting store had another shard count.
+  const placed = new Map<string, number>();
+  for (const a of contents.actors) {
+    const ref = parseActorId(a.actor);
+    if (ref?.kind === "channel") placed.set(recordNamespace(ref.realm, ref.key), shardOf(ref, shards));
+  }
+  const shardOfKey = (key: string, fileShard: number): number => {
+    // The namespace is the key up to one of its ":"s: O(key length) lookups.
+    for (let i = key.indexOf(":"); i >= 0; i = key.indexOf(":", i + 1)) {
+      const shard = placed.get(key.slice(0, i));
+      if (shard !== undefined) return shard;
+    }
+    return fileShard < shards ? fileShard : 0;
+  };
   const writes = new Map<number, RecordWrite[]>();
   const flush = async (shard: number) => {
     const list = writes.get(shard);
@@ -257,17 +274,20 @@ export async function restoreInto(store: Store, shards: number, contents: Export
     ]);
     writes.set(shard, []);
   };
-  const add = async (shard: number, w: RecordWrite) => {
-    const s = shard < shards ? shard : 0;
+  const add = async (s: number, w: RecordWrite) => {
     const list = writes.get(s) ?? writes.set(s, []).get(s)!;
     list.push(w);
     if (list.length >= 500) await flush(s);
   };
   for (const r of contents.records)
-    await add(r.shard, { op: "put", key: r.key, value: new Uint8Array(Buffer.from(r.value, "base64")) });
+    await add(shardOfKey(r.key, r.shard), {
+      op: "put",
+      key: r.key,
+      value: new Uint8Array(Buffer.from(r.value, "base64")),
+    });
   for (const x of contents.indexes)
     for (let i = 0; i < x.ids.length; i += 5000)
-      await add(x.shard, { op: "index", index: x.index, add: x.ids.slice(i, i + 5000) });
+      await add(shardOfKey(x.index, x.shard), { op: "index", index: x.index, add: x.ids.slice(i, i + 5000) });
   for (const shard of writes.keys()) await flush(shard);
   for (const c of contents.counters) await store.raiseCounter(c.scope, c.value);
   // New organizations must not be given the restored one's id.

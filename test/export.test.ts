@@ -340,6 +340,18 @@ describe("export - cluster mode", () => {
         assertSuccess(s);
         ids.push(s.body.id as number);
       }
+      // More than a conversation keeps in its state, so the restored store
+      // must have the first ones' records where its own shard count (16
+      // here, against the cluster's 32) places their conversation.
+      for (let i = 0; i < 60; i++)
+        assertSuccess(
+          await api("POST", "/messages", {
+            type: "stream",
+            to: "clustered",
+            topic: "bulk",
+            content: `bulk ${i}`,
+          }),
+        );
       assertSuccess(
         await api("POST", "/messages/flags", { messages: JSON.stringify(ids), op: "add", flag: "starred" }),
       );
@@ -372,6 +384,8 @@ describe("export - cluster mode", () => {
     }
     const b = await startOn(dir, true);
     try {
+      assert.equal(b.srv.shards, 16);
+      assert.notEqual(cluster.shards, 16);
       assert.notEqual(b.owner.apiKey, cluster.owner.apiKey);
       const r = await b.api("GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0 });
       assertSuccess(r);

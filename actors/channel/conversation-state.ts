@@ -178,10 +178,18 @@ export function initialConv(ref: ActorRef): ConvState {
 
 // ---- store layout ------------------------------------------------------------------
 
-/** The conversation's name in record keys; a long DM key is hashed to stay short. */
+/**
+ * A conversation's name in its record and index keys, which all start with
+ * it and a ":" (a restore places them by it); a long DM key is hashed to
+ * stay short.
+ */
+export function recordNamespace(realmId: number, key: string): string {
+  const k = key.length > 64 ? "h" + createHash("sha256").update(key).digest("hex") : key;
+  return `${realmId}:c:${k}`;
+}
+
 function ns(state: Pick<ConvState, "realmId" | "key">): string {
-  const k = state.key.length > 64 ? "h" + createHash("sha256").update(state.key).digest("hex") : state.key;
-  return `${state.realmId}:c:${k}`;
+  return recordNamespace(state.realmId, state.key);
 }
 
 export function msgKey(state: Pick<ConvState, "realmId" | "key">, id: number): string {
