@@ -256,8 +256,10 @@ export async function restoreInto(store: Store, shards: number, contents: Export
     if (ref?.kind === "channel") placed.set(recordNamespace(ref.realm, ref.key), shardOf(ref, shards));
   }
   const shardOfKey = (key: string, fileShard: number): number => {
-    // The namespace is the key up to one of its ":"s: O(key length) lookups.
-    for (let i = key.indexOf(":"); i >= 0; i = key.indexOf(":", i + 1)) {
+    // The namespace ("<realm>:c:<key>", a DM key "dm:<ids>") ends at the
+    // key's third or fourth ":", never later: a topic's own ":"s are not tried.
+    let i = key.indexOf(":");
+    for (let n = 1; i >= 0 && n <= 4; n++, i = key.indexOf(":", i + 1)) {
       const shard = placed.get(key.slice(0, i));
       if (shard !== undefined) return shard;
     }
