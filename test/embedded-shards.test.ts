@@ -13,15 +13,9 @@ import { open } from "lmdb";
 import { EMBEDDED_SHARDS } from "../cluster/addressing.ts";
 import { withLocalNode } from "../cluster/compose/embedded.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { assertSuccess, makeApi } from "./support/index.ts";
+import { assertSuccess, makeApi, TEST_BOOTSTRAP } from "./support/index.ts";
 
-const BOOT = {
-  ownerEmail: "owner@example.com",
-  ownerPassword: "owner-password-1",
-  ownerName: "Olivia Owner",
-  realmName: "Test Org",
-  externalHost: "localhost",
-};
+const BOOT = TEST_BOOTSTRAP;
 
 const dirs: string[] = [];
 after(() => {

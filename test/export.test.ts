@@ -87,6 +87,14 @@ function manage(dataDir: string, ...args: string[]) {
   });
 }
 
+/** 60 messages to `channel`: more than a conversation keeps in its state (its recent window). */
+async function sendBulk(api: Api, channel: string): Promise<void> {
+  for (let i = 0; i < 60; i++)
+    assertSuccess(
+      await api("POST", "/messages", { type: "stream", to: channel, topic: "bulk", content: `bulk ${i}` }),
+    );
+}
+
 async function waitDone(api: Api, id: number): Promise<Obj> {
   for (let i = 0; i < 200; i++) {
     const r = await api("GET", "/export/realm");
@@ -179,15 +187,7 @@ describe("export - round trip", () => {
       ids.push(s.body.id as number);
     }
     // More than a conversation keeps in its state: the first three live only in store records.
-    for (let i = 0; i < 60; i++)
-      assertSuccess(
-        await api("POST", "/messages", {
-          type: "stream",
-          to: "exported",
-          topic: "bulk",
-          content: `bulk ${i}`,
-        }),
-      );
+    await sendBulk(api, "exported");
     const dm = await api("POST", "/messages", {
       type: "private",
       to: JSON.stringify([member.userId]),
@@ -343,15 +343,7 @@ describe("export - cluster mode", () => {
       // More than a conversation keeps in its state, so the restored store
       // must have the first ones' records where its own shard count (16
       // here, against the cluster's 32) places their conversation.
-      for (let i = 0; i < 60; i++)
-        assertSuccess(
-          await api("POST", "/messages", {
-            type: "stream",
-            to: "clustered",
-            topic: "bulk",
-            content: `bulk ${i}`,
-          }),
-        );
+      await sendBulk(api, "clustered");
       assertSuccess(
         await api("POST", "/messages/flags", { messages: JSON.stringify(ids), op: "add", flag: "starred" }),
       );

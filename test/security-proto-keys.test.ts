@@ -16,7 +16,15 @@ import { realmBehavior } from "../actors/realm/index.ts";
 import { realmDirectoryBehavior } from "../actors/realm-directory/index.ts";
 import type { ActorRef, Obj } from "../actors/types.ts";
 import { startEmbedded, type EmbeddedServer } from "../server.ts";
-import { assertSuccess, basicAuth, makeApi, type Api, type ApiResult, type Creds } from "./support/index.ts";
+import {
+  assertSuccess,
+  basicAuth,
+  makeApi,
+  TEST_BOOTSTRAP,
+  type Api,
+  type ApiResult,
+  type Creds,
+} from "./support/index.ts";
 
 const NAMES = [
   "__proto__",
@@ -34,13 +42,7 @@ let srv: EmbeddedServer;
 let api: Api;
 let owner: Creds & { userId: number };
 
-const BOOT = {
-  ownerEmail: "owner@example.com",
-  ownerPassword: "owner-password-1",
-  ownerName: "Olivia Owner",
-  realmName: "Test Org",
-  externalHost: "localhost",
-};
+const BOOT = TEST_BOOTSTRAP;
 
 /** Start (or restart) the server on `dir`, without the per-user rate limit (this suite sends many requests). */
 async function boot(): Promise<void> {

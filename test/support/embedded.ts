@@ -66,6 +66,15 @@ export function makeApi(baseUrl: string, defaultAuth: Creds | null): Api {
   };
 }
 
+/** First-start settings for a test that starts its own embedded server (startEmbedded's `bootstrap`). */
+export const TEST_BOOTSTRAP = {
+  ownerEmail: "owner@example.com",
+  ownerPassword: "owner-password-1",
+  ownerName: "Olivia Owner",
+  realmName: "Test Org",
+  externalHost: "localhost",
+};
+
 export interface EmbeddedHandle {
   /** The current server's URL (a restart picks a new port). */
   readonly baseUrl: string;

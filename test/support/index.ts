@@ -28,6 +28,7 @@ export {
   formEncode,
   makeApi,
   startEmbedded,
+  TEST_BOOTSTRAP,
   useEmbedded,
   type Api,
   type ApiResult,
