@@ -5,7 +5,7 @@ import type { ActorRef } from "../actors/types.ts";
 export const DEFAULT_SHARDS = 256;
 /**
  * A new embedded DATA_DIR's shards: one process holds them all, so they
- * place nothing, and a fewer cost less per event. A message reaches a log
+ * place nothing, and fewer cost less per event. A message makes a log
  * entry per shard its online recipients live on (cluster/event-log.ts):
  * with 1,000 online recipients, 256 entries at 256 shards, 16 at 16.
  */
