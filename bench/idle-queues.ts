@@ -16,6 +16,7 @@ import { attachDomain } from "../cluster/compose/domain.ts";
 import { NodeRuntime } from "../cluster/node.ts";
 import { createLmdbStore } from "../cluster/storage/index.ts";
 import { createInProcessTransport } from "../cluster/transport/index.ts";
+import { registration } from "../test/support/fixtures.ts";
 
 const TARGET = Number(process.env.IDLE_QUEUES ?? 1_000_000);
 const SECONDS = Number(process.env.IDLE_SECONDS ?? 60);
@@ -54,15 +55,7 @@ node.start();
 node.setDesired(Array.from({ length: SHARDS }, (_, i) => i));
 if (!(await node.ready())) throw new Error("node could not take its shards");
 
-const args = {
-  eventTypes: ["message"],
-  narrow: [],
-  capabilities: {},
-  applyMarkdown: false,
-  clientGravatar: false,
-  allPublicStreams: false,
-  timeoutSecs: 600,
-};
+const args = registration({ eventTypes: ["message"] });
 // Warm up code paths (and the first activation's fixed costs) before the baseline.
 for (let u = 1; u <= 200; u++) await node.call(queueRef(1, 10_000_000 + u), "register", args);
 const before = await heap();
