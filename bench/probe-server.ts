@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbedded, type EmbeddedServer } from "../cluster/compose/embedded.ts";
+import { env } from "../cluster/config.ts";
 import type { Store } from "../cluster/storage/contract.ts";
 import { basic, type Auth } from "./client.ts";
 
@@ -30,7 +31,7 @@ export async function startProbeServer(
     host: "127.0.0.1",
     dataDir: dir,
     // The embedded default unless SHARDS says otherwise.
-    ...(process.env.SHARDS ? { shards: Number(process.env.SHARDS) } : {}),
+    shards: env.shardsIfSet(),
     bootstrap: {
       ownerEmail: PROBE_OWNER.email,
       ownerPassword: PROBE_OWNER.password,
