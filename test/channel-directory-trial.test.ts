@@ -11,7 +11,7 @@ import {
   applyDirFact,
   cloneDir,
   initialDir,
-  mutedSubscriberIds,
+  subscriberListsOf,
   type DirFact,
   type DirState,
 } from "../actors/channel-directory/state.ts";
@@ -56,11 +56,11 @@ const TRIAL_FACTS: DirFact[] = [
 test("a trial copy takes every fact; the actor's state is left as it was", () => {
   const live = directory();
   const before = JSON.stringify(live);
-  const mutedBefore = mutedSubscriberIds(live, 2);
+  const mutedBefore = subscriberListsOf(live, 2);
   let trial = cloneDir(live);
   for (const f of TRIAL_FACTS) trial = applyDirFact(trial, fact(f));
   assert.equal(JSON.stringify(live), before, "the actor's state is unchanged");
-  assert.equal(mutedSubscriberIds(live, 2), mutedBefore, "its cached lists too");
+  assert.equal(subscriberListsOf(live, 2), mutedBefore, "its cached lists too");
   assert.deepEqual([...activeSubscriberIds(live, 2)], [1, 2, 3, 9]);
 
   // The same facts applied to the actor's state itself give the trial's result.
@@ -71,7 +71,7 @@ test("a trial copy takes every fact; the actor's state is left as it was", () =>
   assert.equal(trial.byName.renamed, 2);
   assert.equal(trial.byName.small, undefined);
   assert.deepEqual([...activeSubscriberIds(trial, 2)], [2, 3, 7, 8, 9]);
-  assert.deepEqual([...mutedSubscriberIds(trial, 2)], [2]);
+  assert.deepEqual([...subscriberListsOf(trial, 2).muted], [2]);
   assert.equal(trial.channels["2"]!.legacyCut, 80);
   assert.equal(live.channels["2"]!.legacyCut, undefined);
   // The null-prototype indexes stay null-prototype in the copy.

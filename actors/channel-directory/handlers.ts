@@ -51,9 +51,8 @@ import {
   type DirState,
   type GroupValue,
   type Sub,
-  mutedSubscriberIds,
-  pushOnSubscriberIds,
   spansOf,
+  subscriberListsOf,
 } from "./state.ts";
 import type { ChannelDirectoryProtocol, DirHandler, DirHandlers } from "./protocol.ts";
 import type { Span } from "../spans.ts";
@@ -986,7 +985,10 @@ const allChannelIds: DirHandler<"allChannelIds"> = (state, _args, _ctx, caller) 
 
 /**
  * What a channel's conversation actor needs to accept, show or change a
- * message: the channel's settings and current subscribers.
+ * message: the channel's settings and current subscribers. The subscriber
+ * lists are left out when the caller holds them already (`lists`, their
+ * stamp): every send asks, and a large channel's lists were most of a
+ * cluster send's cost when they crossed nodes (actors/channel/channel-info.ts).
  */
 const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
   const ch = state.channels[String(args.stream_id)];
@@ -998,6 +1000,7 @@ const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
     args.forSend === true && state.spansReady === false
       ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
       : undefined;
+  const lists = subscriberListsOf(state, ch.id);
   return {
     ...(facts ? { facts } : {}),
     reply: {
@@ -1007,11 +1010,16 @@ const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
       recently_active: ch.isRecentlyActive ?? true,
       last_message_day: ch.lastMessageDay ?? null,
       groups: structuredClone(ch.groups),
-      subscribers: activeSubscriberIds(state, ch.id),
-      // Who muted the channel: the sender's automatic topic policies (FL 214).
-      muted_by: mutedSubscriberIds(state, ch.id),
-      // Who turned push notifications on for the channel (cluster/push-worker.ts).
-      push_on: pushOnSubscriberIds(state, ch.id),
+      lists: lists.stamp,
+      ...(args.lists === lists.stamp
+        ? {}
+        : {
+            subscribers: lists.all as number[],
+            // Who muted the channel: the sender's automatic topic policies (FL 214).
+            muted_by: lists.muted as number[],
+            // Who turned push notifications on for the channel (cluster/push-worker.ts).
+            push_on: lists.pushOn as number[],
+          }),
     },
   };
 };

@@ -71,6 +71,16 @@ export type ChannelInfo = {
   push_on: number[];
 };
 
+/** The subscriber lists of a ChannelInfo, which `sendContext` leaves out when the caller holds them. */
+export type ChannelLists = "subscribers" | "muted_by" | "push_on";
+
+/**
+ * `sendContext`'s reply: a ChannelInfo with `lists`, the stamp of its
+ * subscriber lists, which it leaves out when the caller named that stamp.
+ */
+export type ChannelContext = Omit<ChannelInfo, ChannelLists> &
+  Partial<Pick<ChannelInfo, ChannelLists>> & { lists: string };
+
 /**
  * What a history read needs of its channel and its caller (`readContext`):
  * the settings access depends on, whether the caller is subscribed, and
@@ -233,11 +243,17 @@ export const channelDirectoryProtocol = {
    * A channel's settings and current subscribers. `forSend`: a send (an
    * unknown channel is then "Channel with ID ... does not exist", and the
    * first send after an upgrade sets the legacy cuts); `userId`: the user
-   * whose content access through the channel's groups is asked.
+   * whose content access through the channel's groups is asked; `lists`:
+   * the stamp of the subscriber lists the caller holds (channel-info.ts).
    */
   sendContext: {
-    args: Type.Object({ stream_id: SafeInt, forSend: Flag, userId: Type.Optional(SafeInt) }),
-    reply: reply<ChannelInfo>(),
+    args: Type.Object({
+      stream_id: SafeInt,
+      forSend: Flag,
+      userId: Type.Optional(SafeInt),
+      lists: Type.Optional(Type.String({ maxLength: 64 })),
+    }),
+    reply: reply<ChannelContext>(),
     external: "caller",
   },
   /**

@@ -7,6 +7,7 @@
 // SNAPSHOT NOTE: a field added to DirState or Channel needs a default in
 // `dirFromSnapshot`, because snapshots written before it lack it.
 
+import { randomBytes } from "node:crypto";
 import { dict } from "../dict.ts";
 import type { Span } from "../spans.ts";
 import type { ActorRef, Obj, Value } from "../types.ts";
@@ -360,21 +361,29 @@ export function dirFromSnapshot(data: string, ref: ActorRef): DirState {
  * send asks for them, so they are computed in one pass and kept per
  * subscription record until a subscription of the channel changes
  * (`forgetSubscribers`, called by applyDirFact); they are frozen, since
- * callers share them.
+ * callers share them. `stamp` names the lists: unique to this process and
+ * computation, so a caller holding lists under the same stamp holds these
+ * (sendContext then leaves them out of its reply).
  */
-interface SubscriberLists {
+export interface SubscriberLists {
   all: readonly number[];
   muted: readonly number[];
   pushOn: readonly number[];
+  stamp: string;
 }
 const subscriberLists = new WeakMap<object, SubscriberLists>();
+/** Every channel without subscribers has these (the same content, so one stamp). */
 const NO_SUBSCRIBERS: SubscriberLists = Object.freeze({
   all: Object.freeze([]),
   muted: Object.freeze([]),
   pushOn: Object.freeze([]),
+  stamp: "none",
 });
+/** This process's part of every stamp: lists computed by another process never share one. */
+const STAMP_BOOT = randomBytes(9).toString("base64url");
+let stampSeq = 0;
 
-function subscriberListsOf(state: DirState, channelId: number): SubscriberLists {
+export function subscriberListsOf(state: DirState, channelId: number): SubscriberLists {
   const subs = state.subs[String(channelId)];
   if (!subs) return NO_SUBSCRIBERS;
   let lists = subscriberLists.get(subs);
@@ -394,6 +403,7 @@ function subscriberListsOf(state: DirState, channelId: number): SubscriberLists 
       all: Object.freeze(all.sort(asc)),
       muted: Object.freeze(muted.sort(asc)),
       pushOn: Object.freeze(pushOn.sort(asc)),
+      stamp: `${STAMP_BOOT}.${++stampSeq}`,
     });
     subscriberLists.set(subs, lists);
   }
@@ -402,16 +412,6 @@ function subscriberListsOf(state: DirState, channelId: number): SubscriberLists 
 
 export function activeSubscriberIds(state: DirState, channelId: number): number[] {
   return subscriberListsOf(state, channelId).all as number[];
-}
-
-/** The active subscribers who muted the channel, ascending (shared, frozen). */
-export function mutedSubscriberIds(state: DirState, channelId: number): number[] {
-  return subscriberListsOf(state, channelId).muted as number[];
-}
-
-/** The active subscribers with the channel's push notifications on, ascending (shared, frozen). */
-export function pushOnSubscriberIds(state: DirState, channelId: number): number[] {
-  return subscriberListsOf(state, channelId).pushOn as number[];
 }
 
 /** A subscription of the channel whose record this is changed: recompute its lists. */

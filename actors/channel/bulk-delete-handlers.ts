@@ -11,7 +11,8 @@ import { errors } from "../errors.ts";
 import type { Caller, Obj, OutEvent } from "../types.ts";
 import { uploadsDirectoryRef } from "../uploads/index.ts";
 import { userRef } from "../user/index.ts";
-import { channelDirectoryRef, isDmKey } from "../addresses.ts";
+import { isDmKey } from "../addresses.ts";
+import { sendContext } from "./channel-info.ts";
 import { getMsgs, removedFacts, removeWrites, type Msg } from "./conversation-state.ts";
 import { historyProtected } from "../channel-directory/index.ts";
 import { accessibleIds } from "./received.ts";
@@ -42,9 +43,7 @@ export const removeMany: ConvHandler<"removeMany"> = async (state, args, ctx, ca
   if (isDmKey(state.key)) {
     audience = state.key.slice(3).split(",").map(Number);
   } else {
-    const ch = await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
-      stream_id: Number(state.key),
-    });
+    const ch = await sendContext(ctx, state.realmId, Number(state.key));
     streamId = ch.stream_id;
     audience = ch.subscribers;
     isProtected = historyProtected(ch);

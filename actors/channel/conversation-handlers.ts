@@ -52,6 +52,7 @@ import { emptyEnv, needsChannels, renderMarkdown, topicLinks, type RenderEnv } f
 import { LARGER_THAN_MAX_MESSAGE_ID, highlight, matchesSearch, walkWindowBy } from "./window.ts";
 import { outgoingWebhookHandoffs } from "../webhook/index.ts";
 import { deliveryHandoff, type SendAutoTopic } from "./delivery.ts";
+import { sendContext } from "./channel-info.ts";
 import { breadcrumbsHandoff, silentMention } from "./breadcrumbs.ts";
 import { moveHandoff, type MoveOrder } from "./move.ts";
 import { participationHandoff } from "./participation.ts";
@@ -87,8 +88,7 @@ export async function channelInfo(
   forSend = false,
   userId?: number,
 ): Promise<ChannelInfo> {
-  return await ctx.call(channelDirectoryRef(state.realmId), "sendContext", {
-    stream_id: Number(state.key),
+  return await sendContext(ctx, state.realmId, Number(state.key), {
     forSend,
     ...(userId === undefined ? {} : { userId }),
   });
@@ -1291,7 +1291,7 @@ const edit: ConvHandler<"edit"> = async (state, args, ctx, caller) => {
 
 async function targetInfo(ctx: ActorContext, state: ConvState, streamId: number): Promise<ChannelInfo> {
   try {
-    return await ctx.call(channelDirectoryRef(state.realmId), "sendContext", { stream_id: streamId });
+    return await sendContext(ctx, state.realmId, streamId);
   } catch {
     throw errors.invalidChannelId();
   }
