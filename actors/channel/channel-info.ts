@@ -17,7 +17,7 @@
 
 import { LRUCache } from "lru-cache";
 import { channelDirectoryRef } from "../addresses.ts";
-import type { ChannelInfo } from "../channel-directory/protocol.ts";
+import type { ChannelInfo } from "../channel-directory/index.ts";
 import type { ActorContext } from "../types.ts";
 
 type Lists = Pick<ChannelInfo, "subscribers" | "muted_by" | "push_on"> & { stamp: string };
