@@ -321,6 +321,15 @@ export interface Behavior<S> {
    */
   readers?: readonly string[];
   /**
+   * Leaf reads whose reply is a function of the actor's durable state and
+   * the args alone: decided in a turn after the pending batch is durable
+   * (neither `blind` nor a reader), calling nobody, reading no clock and
+   * nothing kept outside the journal. A caller on another node reuses its
+   * last reply to the same args while the actor's journal has not moved
+   * (cluster/node/durable-reads.ts).
+   */
+  durableReads?: readonly string[];
+  /**
    * Whether this actor of the kind serves `readers` (default: all): the
    * runtime keeps the committed copy of its state from activation on. For
    * another, the copy is taken by its first reader, which waits for the

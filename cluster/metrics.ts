@@ -242,6 +242,13 @@ const overloadRejections = new client.Counter({
   registers: [registry],
 });
 
+const durableReads = new client.Counter({
+  name: `${PREFIX}durable_reads_total`,
+  help: "Leaf reads of another node's actor (Behavior.durableReads): answered from the last reply while the actor's journal had not moved (hit), or asked (miss)",
+  labelNames: ["kind", "method", "outcome"] as const,
+  registers: [registry],
+});
+
 const leaseRenewals = new client.Counter({
   name: `${PREFIX}lease_renewals_total`,
   help: "Shard lease renewals: ok, failed (store unreachable) or lost (a newer epoch exists)",
@@ -371,6 +378,10 @@ export const metrics = {
   appended(entries: number, ms: number): void {
     appendDuration.observe(appendSeries, ms / 1000);
     factsAppendedCount += entries;
+  },
+  /** A Behavior.durableReads call to another node's actor: its last reply reused (hit) or asked (miss). */
+  durableRead(kind: string, method: string, hit: boolean): void {
+    durableReads.labels(kind, method, hit ? "hit" : "miss").inc();
   },
   rejected(reason: "mailbox" | "memory"): void {
     overloadRejections.labels(reason).inc();

@@ -175,6 +175,7 @@ export class NodeRuntime {
     });
     this.turns = new TurnServices({
       shards: o.shards,
+      behaviors: o.behaviors,
       callTimeoutMs: this.callTimeoutMs,
       store: o.store,
       wheel: this.wheel,

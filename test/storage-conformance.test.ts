@@ -156,6 +156,24 @@ function conformance(name: string, backend: Backend, skip?: string): void {
       );
     });
 
+    test("lastSeq: the last durable seq, moved by appends only", async () => {
+      const s = shard();
+      const e = (await store.acquireLease(s, "A", 10_000))!;
+      const actor = `realm.1.${run}-seq`;
+      assert.equal(await store.lastSeq(s, actor), 0);
+      await store.append(s, e, actor, 1, [bytes(1), bytes(2)]);
+      assert.equal(await store.lastSeq(s, actor), 2);
+      // A snapshot covers entries; it moves nothing.
+      await store.saveSnapshot(s, e, actor, { seq: 2, data: "at 2" });
+      assert.equal(await store.lastSeq(s, actor), 2);
+      // A refused append (a second writer's seq) moves nothing either.
+      await assert.rejects(store.append(s, e, actor, 2, [bytes(9)]));
+      assert.equal(await store.lastSeq(s, actor), 2);
+      await store.appendMany(s, e, [{ actor, firstSeq: 3, entries: [bytes(3)], writes: [] }]);
+      assert.equal(await store.lastSeq(s, actor), 3);
+      assert.equal(await store.lastSeq(s, `${actor}-other`), 0);
+    });
+
     test("fencing: a stale epoch is refused and writes nothing", async () => {
       const s = shard();
       const actor = `channel.1.${run}-fence`;

@@ -101,6 +101,11 @@ export const realmBehavior = defineBehavior<RealmState, RealmProtocol>({
   // sign-ins, presence), never waiting for them. Members' entries are
   // copied by applyRealmFact (entryDefaults), never shared with a fact.
   readers: ["apiEmails"] satisfies MethodOf<RealmProtocol>[],
+  // Every send's roster (the changes since the caller's copy, the sender's
+  // mutes and alert words) is a function of the realm's journaled state: a
+  // node that does not serve the realm reuses its last answer while the
+  // realm's journal has not moved, instead of a round trip and a turn per send.
+  durableReads: ["roster"] satisfies MethodOf<RealmProtocol>[],
   // Taken by the first read rather than at every activation (the
   // management CLI's, a start's), since a realm's state is large.
   servesReaders: () => false,

@@ -2,7 +2,7 @@
 // actors, ids, timers on the node's one wheel, its shard's records and its
 // kind's side log.
 
-import type { ActorContext, ActorRef, Caller, Obj, Origin, Value } from "../../actors/types.ts";
+import type { ActorContext, ActorRef, Behavior, Caller, Obj, Origin, Value } from "../../actors/types.ts";
 import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "../../actors/protocol.ts";
 import { shardOf } from "../addressing.ts";
 import type { Activation, Catalog, Turn } from "../catalog.ts";
@@ -11,6 +11,7 @@ import type { IndexRange, Store } from "../storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "../timer-wheel.ts";
 import { inSpan, traceparentOf } from "../tracing.ts";
 import type { ActorRequest, ActorResponse } from "../transport/contract.ts";
+import { DurableReads } from "./durable-reads.ts";
 import type { NodeHooks } from "./hooks.ts";
 import type { ShardLeases } from "./leases.ts";
 
@@ -19,6 +20,8 @@ const NONE_PARKED: readonly string[] = [];
 /** What the turns of a node need of it. */
 export interface TurnHost {
   shards: number;
+  /** Each kind's behavior (its Behavior.durableReads). */
+  behaviors: Partial<Record<string, Behavior<unknown>>>;
   /** Deadline for actor-to-actor calls that have no caller deadline. */
   callTimeoutMs: number;
   store: Store;
@@ -40,9 +43,13 @@ export class TurnServices {
   /** Where a turn finds its kind's side log (ctx.sideLog, sideLogHead; KindHooks.sideLog). */
   readonly hooks: NodeHooks;
 
+  /** Replies of Behavior.durableReads methods of other nodes' actors, kept while their journal stays. */
+  readonly durableReads: DurableReads;
+
   constructor(private readonly node: TurnHost) {
     this.catalog = node.catalog;
     this.hooks = node.hooks;
+    this.durableReads = new DurableReads(node.store);
   }
 
   /** The context an actor's handler sees for one turn (CatalogHooks.context). */
@@ -79,6 +86,10 @@ export class TurnServices {
         .send(ref, req.shard, st.epoch, method, args, req.caller, req.deadline, req.traceparent)
         .catch((err: unknown) => responseValue(errorToResponse(err)));
     }
+    if (this.node.behaviors[ref.kind]?.durableReads?.includes(method) && !this.node.leases.serves(req.shard))
+      return this.durableReads
+        .request(req, this.catalog.idOf(ref), (r) => this.node.request(r))
+        .then(responseValue);
     return this.node.request(req).then(responseValue);
   }
 

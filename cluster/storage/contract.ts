@@ -105,6 +105,13 @@ export interface Store {
    * (their writes are applied, as for `append`). Results are in item order.
    */
   appendMany(shard: number, epoch: number, items: AppendItem[]): Promise<boolean[]>;
+  /**
+   * The seq of the actor's last durable journal entry (0: none), one read.
+   * It moves with every append, and with nothing else that changes the
+   * actor's state (a snapshot only covers entries), so an unchanged seq
+   * means an unchanged durable state (cluster/node/durable-reads.ts).
+   */
+  lastSeq(shard: number, actor: string): Promise<number>;
   /** Entries with seq > afterSeq, in order. */
   readJournal(shard: number, actor: string, afterSeq: number): Promise<JournalEntry[]>;
   /** Save a snapshot (fenced) and drop journal entries it covers. */

@@ -286,6 +286,10 @@ export function createLmdbStore(dir: string, opts: LmdbStoreOptions = {}): LmdbS
       return (meta.get(["isize", shard, name]) as number | undefined) ?? 0;
     },
 
+    async lastSeq(_shard, actor) {
+      return (meta.get(["jlast", actor]) as number | undefined) ?? 0;
+    },
+
     async nextId(scope) {
       for (;;) {
         const b = blocks.get(scope);

@@ -560,6 +560,12 @@ function storeOn(client: Conn, opts: RedisStoreOptions): Store {
       return client.incr(counterKey(scope));
     },
 
+    async lastSeq(shard, actor) {
+      const key = jlastKey(shard);
+      // Not a read-only command: a replica could answer an older seq.
+      return Number((await client.send<string | null>(key, false, ["HGET", key, actor])) ?? 0);
+    },
+
     async listActors(shards) {
       const lists = await Promise.all(
         Array.from({ length: shards }, (_, shard) => {
