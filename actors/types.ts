@@ -326,7 +326,9 @@ export interface Behavior<S> {
    * (neither `blind` nor a reader), calling nobody, reading no clock and
    * nothing kept outside the journal. A caller on another node reuses its
    * last reply to the same args while the actor's journal has not moved
-   * (cluster/node/durable-reads.ts).
+   * (cluster/node/durable-reads.ts). A reply that did depend on more (it
+   * asked another actor, or made facts) carries `volatile: true` and is
+   * not reused.
    */
   durableReads?: readonly string[];
   /**

@@ -76,4 +76,8 @@ export const channelDirectoryBehavior = defineBehavior<DirState, ChannelDirector
     "narrowContext",
     "lookupNames",
   ] satisfies MethodOf<ChannelDirectoryProtocol>[],
+  // Every send asks for its channel's context: a node that does not serve
+  // the directory reuses its last answer while the directory's journal has
+  // not moved (a reply that asked the group directory says so: `volatile`).
+  durableReads: ["sendContext"] satisfies MethodOf<ChannelDirectoryProtocol>[],
 });

@@ -1001,9 +1001,20 @@ const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
       ? [fact({ type: "spansInit", cut: await spanBound(ctx, state.realmId) })]
       : undefined;
   const lists = subscriberListsOf(state, ch.id);
+  // A private channel's content access through groups asks the group
+  // directory, whose changes do not move this journal: such a reply, like
+  // one with facts, is not a durable read's to reuse (Behavior.durableReads).
+  const userId = args.userId;
+  const volatile =
+    facts !== undefined ||
+    (userId !== undefined &&
+      ch.inviteOnly &&
+      !ch.isWebPublic &&
+      !state.subs[String(ch.id)]?.[String(userId)]?.active);
   return {
     ...(facts ? { facts } : {}),
     reply: {
+      ...(volatile ? { volatile: true } : {}),
       ...(await accessOf(ctx, state, ch, args.userId)),
       is_archived: ch.isArchived,
       topics_policy: ch.topicsPolicy,

@@ -76,10 +76,11 @@ export type ChannelLists = "subscribers" | "muted_by" | "push_on";
 
 /**
  * `sendContext`'s reply: a ChannelInfo with `lists`, the stamp of its
- * subscriber lists, which it leaves out when the caller named that stamp.
+ * subscriber lists, which it leaves out when the caller named that stamp;
+ * `volatile` when it depends on more than the directory's journal.
  */
 export type ChannelContext = Omit<ChannelInfo, ChannelLists> &
-  Partial<Pick<ChannelInfo, ChannelLists>> & { lists: string };
+  Partial<Pick<ChannelInfo, ChannelLists>> & { lists: string; volatile?: true };
 
 /**
  * What a history read needs of its channel and its caller (`readContext`):

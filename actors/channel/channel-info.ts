@@ -55,7 +55,7 @@ export async function sendContext(
     ...(opts.userId === undefined ? {} : { userId: opts.userId }),
     ...(have?.stamp ? { lists: have.stamp } : {}),
   });
-  const { lists: stamp, subscribers, muted_by, push_on, ...settings } = r;
+  const { lists: stamp, subscribers, muted_by, push_on, volatile: _volatile, ...settings } = r;
   let lists = have;
   if (subscribers !== undefined || !lists) {
     lists = {

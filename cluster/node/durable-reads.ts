@@ -64,7 +64,7 @@ export class DurableReads {
     }
     metrics.durableRead(req.ref.kind, req.method, false);
     const res = await send(req);
-    if (res.ok && seq !== null) this.kept.set(key, { seq, json: jsonOf(res) });
+    if (res.ok && seq !== null && !isVolatile(res.value)) this.kept.set(key, { seq, json: jsonOf(res) });
     return res;
   }
 }
@@ -77,4 +77,9 @@ function cacheKey(actor: string, method: string, args: Obj, caller: Caller | nul
 /** The reply as JSON text: the bytes it came in when it crossed the network. */
 function jsonOf(res: ActorResponse & { ok: true }): string {
   return res.json !== undefined ? Buffer.from(res.json).toString("utf8") : JSON.stringify(res.value ?? null);
+}
+
+/** A reply that says it depends on more than its actor's journal (Behavior.durableReads). */
+function isVolatile(value: Value): boolean {
+  return value !== null && typeof value === "object" && !Array.isArray(value) && value.volatile === true;
 }
