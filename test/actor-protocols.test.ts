@@ -5,9 +5,6 @@
 // gRPC port): wrong-typed args are refused with a Zulip-style 400 and
 // change nothing; the same call with good args works.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   channelConvRef,
@@ -27,14 +24,13 @@ import type { ActorRef, Caller, Obj } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import type { ActorClient, ActorResponse } from "../cluster/transport/contract.ts";
 import { GrpcNodeClient } from "../cluster/transport/grpc-client.ts";
-import { startEmbedded, type EmbeddedServer } from "../server.ts";
 import {
   assertSuccess,
-  makeApi,
   requireBinaries,
   startCluster,
   type Api,
   type TestCluster,
+  useEmbeddedNode,
 } from "./support/index.ts";
 
 const REALM = 1;
@@ -356,79 +352,50 @@ async function checkRealmArgs(
 }
 
 describe("actor protocols - args checked at the node (embedded gateway's client)", () => {
-  let srv: EmbeddedServer;
-  let dir: string;
-  let api: Api;
-  let owner: Caller;
-  const ownerEmail = "owner@example.com";
-
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "zulip-protocols-"));
-    srv = await startEmbedded({
-      port: 0,
-      host: "127.0.0.1",
-      dataDir: dir,
-      shards: 16,
-      bootstrap: {
-        ownerEmail,
-        ownerPassword: "owner-password-1",
-        ownerName: "Olivia Owner",
-        realmName: "Test Org",
-        externalHost: "localhost",
-      },
-    });
-    api = makeApi(srv.url, { email: ownerEmail, apiKey: srv.bootstrapped!.apiKey! });
-    owner = {
-      realmId: srv.bootstrapped!.realmId!,
-      userId: srv.bootstrapped!.userId!,
-      role: 100,
-      isBot: false,
-    };
-  });
-
-  after(async () => {
-    await srv?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const node = useEmbeddedNode("zulip-protocols-");
 
   test("wrong-typed args are refused and change nothing; good args work", async () => {
-    await checkGroupArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
+    await checkGroupArgs(forger(node.srv.gatewayClient, 16), node.api, node.owner, node.owner.realmId);
   });
 
   test("an anonymous method is checked too", async () => {
-    const dir = groupDirectoryRef(owner.realmId);
-    const forge = forger(srv.gatewayClient, 16);
+    const dir = groupDirectoryRef(node.owner.realmId);
+    const forge = forger(node.srv.gatewayClient, 16);
     refusedAsInvalid(await forge(dir, "registerState", { includeDeactivated: "yes" }, null), "registerState");
     const ok = await forge(dir, "registerState", { includeDeactivated: true }, null);
     assert.equal(ok.ok, true, JSON.stringify(ok));
   });
 
   test("the emoji and queue kinds check their args too", async () => {
-    const forge = forger(srv.gatewayClient, 16);
-    const emoji = emojiDirectoryRef(owner.realmId);
-    refusedAsInvalid(await forge(emoji, "add", { name: "x", fileCount: "1" }, owner), "add", "emoji");
-    refusedAsInvalid(await forge(emoji, "remove", {}, owner), "remove", "emoji");
-    const queue = queueRef(owner.realmId, owner.userId);
-    refusedAsInvalid(await forge(queue, "poll", { queueId: 5 }, owner), "poll", "queue");
-    refusedAsInvalid(await forge(queue, "register", { eventTypes: "message" }, owner), "register", "queue");
-    const reg = await forge(queue, "register", { eventTypes: ["message"] }, owner);
+    const forge = forger(node.srv.gatewayClient, 16);
+    const emoji = emojiDirectoryRef(node.owner.realmId);
+    refusedAsInvalid(await forge(emoji, "add", { name: "x", fileCount: "1" }, node.owner), "add", "emoji");
+    refusedAsInvalid(await forge(emoji, "remove", {}, node.owner), "remove", "emoji");
+    const queue = queueRef(node.owner.realmId, node.owner.userId);
+    refusedAsInvalid(await forge(queue, "poll", { queueId: 5 }, node.owner), "poll", "queue");
+    refusedAsInvalid(
+      await forge(queue, "register", { eventTypes: "message" }, node.owner),
+      "register",
+      "queue",
+    );
+    const reg = await forge(queue, "register", { eventTypes: ["message"] }, node.owner);
     assert.equal(reg.ok, true, JSON.stringify(reg));
-    const list = await forge(emoji, "list", {}, owner);
+    const list = await forge(emoji, "list", {}, node.owner);
     assert.equal(list.ok, true, JSON.stringify(list));
   });
 
   test("the channel directory and conversation kinds check their args too", async () => {
-    await checkChannelArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
+    await checkChannelArgs(forger(node.srv.gatewayClient, 16), node.api, node.owner, node.owner.realmId);
   });
 
   test("the uploads and blob kinds check their args too", async () => {
-    const forge = forger(srv.gatewayClient, 16);
-    const uploads = uploadsDirectoryRef(owner.realmId);
-    const before = await attachments(api);
-    const pathId = `${owner.realmId}/ab/${"x".repeat(24)}/forged.txt`;
+    const forge = forger(node.srv.gatewayClient, 16);
+    const uploads = uploadsDirectoryRef(node.owner.realmId);
+    const before = await attachments(node.api);
+    const pathId = `${node.owner.realmId}/ab/${"x".repeat(24)}/forged.txt`;
     const record = { pathId, name: "forged.txt", size: 3, contentType: "text/plain" };
     refusedAsInvalid(
-      await forge(uploads, "recordUpload", { ...record, size: "3" }, owner),
+      await forge(uploads, "recordUpload", { ...record, size: "3" }, node.owner),
       "recordUpload",
       "uploads",
     );
@@ -437,79 +404,91 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
         uploads,
         "recordUpload",
         { ...record, image: { width: "1", height: 1, animated: false } },
-        owner,
+        node.owner,
       ),
       "recordUpload",
       "uploads",
     );
-    refusedAsInvalid(await forge(uploads, "recordUpload", { name: "x" }, owner), "recordUpload", "uploads");
     refusedAsInvalid(
-      await forge(uploads, "removeAttachment", { id: "1" }, owner),
+      await forge(uploads, "recordUpload", { name: "x" }, node.owner),
+      "recordUpload",
+      "uploads",
+    );
+    refusedAsInvalid(
+      await forge(uploads, "removeAttachment", { id: "1" }, node.owner),
       "removeAttachment",
       "uploads",
     );
     refusedAsInvalid(
-      await forge(uploads, "removeAttachment", { id: 1.5 }, owner),
+      await forge(uploads, "removeAttachment", { id: 1.5 }, node.owner),
       "removeAttachment",
       "uploads",
     );
-    refusedAsInvalid(await forge(uploads, "lookupUpload", { pathId: 7 }, owner), "lookupUpload", "uploads");
+    refusedAsInvalid(
+      await forge(uploads, "lookupUpload", { pathId: 7 }, node.owner),
+      "lookupUpload",
+      "uploads",
+    );
     // The conversations' methods are not a gateway's, whatever the args.
-    refusedAsInternal(await forge(uploads, "claimUploads", { pathIds: [pathId] }, owner));
-    refusedAsInternal(await forge(emojiBlobRef(owner.realmId, "1"), "put", { data: "AA==" }, owner));
-    assert.deepEqual(await attachments(api), before);
+    refusedAsInternal(await forge(uploads, "claimUploads", { pathIds: [pathId] }, node.owner));
+    refusedAsInternal(
+      await forge(emojiBlobRef(node.owner.realmId, "1"), "put", { data: "AA==" }, node.owner),
+    );
+    assert.deepEqual(await attachments(node.api), before);
 
     // Good args work.
-    const lookup = await forge(uploads, "lookupUpload", { pathId }, owner);
+    const lookup = await forge(uploads, "lookupUpload", { pathId }, node.owner);
     assert.deepEqual(lookup, { ok: true, value: null });
-    const recorded = await forge(uploads, "recordUpload", record, owner);
+    const recorded = await forge(uploads, "recordUpload", record, node.owner);
     assert.equal(recorded.ok, true, JSON.stringify(recorded));
     assert.deepEqual(
-      (await attachments(api)).map((a) => a.path_id),
+      (await attachments(node.api)).map((a) => a.path_id),
       [...before.map((a) => a.path_id), pathId],
     );
-    const file = await forge(emojiBlobRef(owner.realmId, "1"), "get", {}, null);
+    const file = await forge(emojiBlobRef(node.owner.realmId, "1"), "get", {}, null);
     assert.deepEqual(file, { ok: true, value: null });
     // The two kinds share storage ids: neither serves the other's key.
     refusedAsInternal(await forge({ ...uploads, kind: "blob" }, "get", {}, null));
     refusedAsInternal(
       await forge(
-        { ...emojiBlobRef(owner.realmId, "1"), kind: "uploads" },
+        { ...emojiBlobRef(node.owner.realmId, "1"), kind: "uploads" },
         "lookupUpload",
         { pathId },
-        owner,
+        node.owner,
       ),
     );
     assert.deepEqual(
-      (await attachments(api)).map((a) => a.path_id),
+      (await attachments(node.api)).map((a) => a.path_id),
       [...before.map((a) => a.path_id), pathId],
     );
   });
 
   test("the webhook and webhook index kinds are internal only: refused to a gateway, typed inside the node", async () => {
-    const forge = forger(srv.gatewayClient, 16);
-    const index = webhookIndexRef(owner.realmId);
-    refusedAsInternal(await forge(index, "mark", { botId: "9", gen: 1 }, owner));
-    refusedAsInternal(await forge(index, "mark", { botId: 9, gen: 1 }, owner));
-    refusedAsInternal(await forge(webhookRef(owner.realmId, 9), "enqueue", { messageId: 1 }, owner));
-    assert.deepEqual(await srv.node.call(index, "pendingBots", {}), { bots: [] });
-    assert.deepEqual(await srv.node.call(webhookRef(owner.realmId, 9), "outbox", {}), {
+    const forge = forger(node.srv.gatewayClient, 16);
+    const index = webhookIndexRef(node.owner.realmId);
+    refusedAsInternal(await forge(index, "mark", { botId: "9", gen: 1 }, node.owner));
+    refusedAsInternal(await forge(index, "mark", { botId: 9, gen: 1 }, node.owner));
+    refusedAsInternal(
+      await forge(webhookRef(node.owner.realmId, 9), "enqueue", { messageId: 1 }, node.owner),
+    );
+    assert.deepEqual(await node.srv.node.call(index, "pendingBots", {}), { bots: [] });
+    assert.deepEqual(await node.srv.node.call(webhookRef(node.owner.realmId, 9), "outbox", {}), {
       pending: [],
       recent: [],
     });
   });
 
   test("the user kind checks its args too", async () => {
-    await checkUserArgs(forger(srv.gatewayClient, 16), api, owner);
+    await checkUserArgs(forger(node.srv.gatewayClient, 16), node.api, node.owner);
   });
 
   test("the realm and realm directory kinds check their args too", async () => {
-    await checkRealmArgs(forger(srv.gatewayClient, 16), api, owner, owner.realmId);
+    await checkRealmArgs(forger(node.srv.gatewayClient, 16), node.api, node.owner, node.owner.realmId);
   });
 
   test("a spectator read without spectator access is still refused", async () => {
-    const forge = forger(srv.gatewayClient, 16);
-    const realm = realmRef(owner.realmId);
+    const forge = forger(node.srv.gatewayClient, 16);
+    const realm = realmRef(node.owner.realmId);
     for (const method of [
       "registerRealmState",
       "crossRealmBots",
@@ -523,7 +502,7 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
         status: 401,
       });
       // With a caller, the same read answers.
-      const mine = await forge(realm, method, {}, owner);
+      const mine = await forge(realm, method, {}, node.owner);
       assert.equal(mine.ok, true, JSON.stringify(mine));
     }
     // Bad args of a spectator read are refused before that check.
@@ -531,7 +510,7 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
   });
 
   test("the realm and realm directory kinds own no key of each other's (they share storage ids)", async () => {
-    const forge = forger(srv.gatewayClient, 16);
+    const forge = forger(node.srv.gatewayClient, 16);
     // Same storage id as the realm directory (realm.0.directory): refused before any activation.
     const stray: ActorRef = { kind: "realm", realm: 0, key: "directory" };
     for (const method of ["publicInfo", "registerRealmState", "listLinkifiers"])
@@ -546,13 +525,19 @@ describe("actor protocols - args checked at the node (embedded gateway's client)
     );
     // The directory itself still answers.
     const found = await forge(realmDirectoryRef(), "resolveHost", { host: "localhost" }, null);
-    assert.deepEqual(found, { ok: true, value: { realmId: owner.realmId } });
+    assert.deepEqual(found, { ok: true, value: { realmId: node.owner.realmId } });
   });
 
   test("inside the node, internal methods answer (typed at compile time)", async () => {
-    const r = await srv.node.call(groupDirectoryRef(owner.realmId), "expandGroups", { groupIds: [] });
+    const r = await node.srv.node.call(groupDirectoryRef(node.owner.realmId), "expandGroups", {
+      groupIds: [],
+    });
     assert.deepEqual(r, { userIds: [] });
-    const keys = await srv.node.call(userRef(owner.realmId, owner.userId), "dmConversationKeys", {});
+    const keys = await node.srv.node.call(
+      userRef(node.owner.realmId, node.owner.userId),
+      "dmConversationKeys",
+      {},
+    );
     assert.ok(Array.isArray(keys.keys), JSON.stringify(keys));
   });
 });

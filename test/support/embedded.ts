@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { startEmbedded } from "../../server.ts";
-import type { EmbeddedOptions } from "../../cluster/compose/embedded.ts";
+import type { Caller } from "../../actors/types.ts";
+import type { EmbeddedOptions, EmbeddedServer } from "../../cluster/compose/embedded.ts";
 
 export interface Creds {
   email: string;
@@ -187,5 +188,52 @@ export function useEmbedded(opts: EmbeddedTestOptions | (() => EmbeddedTestOptio
     api: async (...a) => (await started()).api(...a),
     restart: () => live().restart(),
     stop: () => live().stop(),
+  };
+}
+
+/** The server itself (its node and clients, for tests that forge actor requests), the owner's API and Caller. */
+export interface EmbeddedNodeHandle {
+  readonly srv: EmbeddedServer;
+  readonly api: Api;
+  readonly owner: Caller;
+}
+
+/**
+ * An embedded server for the enclosing suite, started with TEST_BOOTSTRAP
+ * in a temporary directory (name prefix `prefix`) in before() and removed
+ * in after(). Unlike useEmbedded, the handle gives the EmbeddedServer
+ * itself: its gateway client and node.
+ */
+export function useEmbeddedNode(prefix: string): EmbeddedNodeHandle {
+  let dir: string | undefined;
+  let h: EmbeddedNodeHandle | undefined;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    const srv = await startEmbedded({ port: 0, host: "127.0.0.1", dataDir: dir, bootstrap: TEST_BOOTSTRAP });
+    const b = srv.bootstrapped!;
+    h = {
+      srv,
+      api: makeApi(srv.url, { email: TEST_BOOTSTRAP.ownerEmail, apiKey: b.apiKey! }),
+      owner: { realmId: b.realmId!, userId: b.userId!, role: 100, isBot: false },
+    };
+  });
+  after(async () => {
+    await h?.srv.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const live = (): EmbeddedNodeHandle => {
+    if (!h) throw new Error("the embedded server starts in before()");
+    return h;
+  };
+  return {
+    get srv() {
+      return live().srv;
+    },
+    get api() {
+      return live().api;
+    },
+    get owner() {
+      return live().owner;
+    },
   };
 }

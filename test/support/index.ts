@@ -29,6 +29,7 @@ export {
   makeApi,
   startEmbedded,
   TEST_BOOTSTRAP,
+  useEmbeddedNode,
   useEmbedded,
   type Api,
   type ApiResult,
