@@ -1004,13 +1004,7 @@ const sendContext: DirHandler<"sendContext"> = async (state, args, ctx) => {
   // A private channel's content access through groups asks the group
   // directory, whose changes do not move this journal: such a reply, like
   // one with facts, is not a durable read's to reuse (Behavior.durableReads).
-  const userId = args.userId;
-  const volatile =
-    facts !== undefined ||
-    (userId !== undefined &&
-      ch.inviteOnly &&
-      !ch.isWebPublic &&
-      !state.subs[String(ch.id)]?.[String(userId)]?.active);
+  const volatile = facts !== undefined || (args.userId !== undefined && asksGroups(state, ch, args.userId));
   return {
     ...(facts ? { facts } : {}),
     reply: {
@@ -1048,8 +1042,7 @@ export async function contentAccessViaGroups(
   ch: Channel,
   userId: number | undefined,
 ): Promise<boolean> {
-  if (userId === undefined || !ch.inviteOnly || ch.isWebPublic) return false;
-  if (state.subs[String(ch.id)]?.[String(userId)]?.active) return false;
+  if (userId === undefined || !asksGroups(state, ch, userId)) return false;
   for (const name of ["can_add_subscribers_group", "can_subscribe_group"]) {
     const v = ch.groups[name];
     if (v === undefined || v === NOBODY_GROUP) continue;
@@ -1057,6 +1050,14 @@ export async function contentAccessViaGroups(
     if (await isUserInGroupSetting(ctx, state.realmId, v, userId, { allowEveryone: false })) return true;
   }
   return false;
+}
+
+/**
+ * Whether contentAccessViaGroups may ask the group directory: an
+ * unsubscribed user of a private channel that is not web-public.
+ */
+function asksGroups(state: DirState, ch: Channel, userId: number): boolean {
+  return ch.inviteOnly && !ch.isWebPublic && !state.subs[String(ch.id)]?.[String(userId)]?.active;
 }
 
 /**

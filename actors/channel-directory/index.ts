@@ -7,7 +7,13 @@ export { channelDirectoryRef } from "./refs.ts";
 export { CHANNEL_DIRECTORY_KEY, GROUP_SETTINGS, TOPICS_POLICIES } from "./state.ts";
 export { GROUP_DEFAULTS as CHANNEL_GROUP_DEFAULTS, NO_EVERYONE as CHANNEL_NO_EVERYONE } from "./handlers.ts";
 export type { DirState, GroupValue } from "./state.ts";
-export type { ChannelDirectoryProtocol, ChannelInfo, NarrowContext, ReadContext } from "./protocol.ts";
+export type {
+  ChannelDirectoryProtocol,
+  ChannelInfo,
+  ChannelLists,
+  NarrowContext,
+  ReadContext,
+} from "./protocol.ts";
 export { FOLDER_DESCRIPTION_MAX, FOLDER_NAME_MAX } from "./folders.ts";
 export { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "./validate.ts";
 export { historyProtected, isAdmin, isGuest } from "./access.ts";

@@ -17,10 +17,10 @@
 
 import { LRUCache } from "lru-cache";
 import { channelDirectoryRef } from "../addresses.ts";
-import type { ChannelInfo } from "../channel-directory/index.ts";
+import type { ChannelInfo, ChannelLists } from "../channel-directory/index.ts";
 import type { ActorContext } from "../types.ts";
 
-type Lists = Pick<ChannelInfo, "subscribers" | "muted_by" | "push_on"> & { stamp: string };
+type Lists = Pick<ChannelInfo, ChannelLists> & { stamp: string };
 
 /**
  * Subscriber ids held over all channels of the process (about 8 bytes each
