@@ -18,6 +18,7 @@ import type {
   Decision,
   Exposure,
   Handler,
+  JsonText,
   MethodOf,
   Obj,
   Protocol,
@@ -31,6 +32,7 @@ import type {
 // The protocol types themselves live in types.ts (ActorContext's typed
 // `call` names them); importers find them here, with what builds on them.
 export type { ArgsOf, MethodOf, MethodSpec, Protocol, Ref, Reply, ReplyOf, UntypedRef } from "./types.ts";
+export { JsonText } from "./types.ts";
 
 /** `reply: reply<{ group_id: number }>()`: a method's reply type, for the type checker only. */
 export function reply<R = Record<string, never>>(): Reply<R> {
@@ -87,7 +89,7 @@ export function typedCallAs(
 }
 
 /** A decision whose reply has the method's reply type. */
-export type DecisionOf<R> = Omit<Decision, "reply"> & { reply?: R };
+export type DecisionOf<R> = Omit<Decision, "reply" | "replyJson"> & { reply?: R; replyJson?: JsonText<R> };
 
 export type HandlerOf<S, P extends Protocol, M extends MethodOf<P>> = (
   state: S,

@@ -125,6 +125,22 @@ export interface OutEvent {
   except?: number[];
 }
 
+/**
+ * A reply given as its JSON text, for a reply the handler assembles from
+ * parts it keeps serialized (a history read's messages,
+ * actors/channel/message-json.ts). The runtime sends the text as it is
+ * (cluster/responses.ts `okResponse`); a caller that reads the value gets it
+ * parsed. The text must be the JSON of a value of type _R, which names the
+ * reply's type for the reader and is not checked (a decision that spreads
+ * another's stays assignable).
+ */
+export class JsonText<_R = Value> {
+  constructor(readonly text: string) {}
+}
+
+/** What a turn answers: a value, or its JSON text. */
+export type TurnReply = Value | JsonText;
+
 export interface Decision<R extends Value = Value> {
   /** Facts to append to the journal (awaited) and then apply. */
   facts?: Obj[];
@@ -138,6 +154,8 @@ export interface Decision<R extends Value = Value> {
   writes?: RecordWrite[];
   /** Reply to the caller. */
   reply?: R;
+  /** The reply as its JSON text, built by the handler (`JsonText`); then `reply` is left out. */
+  replyJson?: JsonText<R>;
   /** Events emitted once the facts are durable. */
   events?: OutEvent[];
   /**

@@ -13,7 +13,7 @@
 // the outbox and hand-offs (outbox.ts), snapshots (snapshots.ts), and
 // passivation and leaving a shard (passivation.ts).
 
-import type { ActorRef, Caller, Obj, Origin, Value } from "../actors/types.ts";
+import type { ActorRef, Caller, Obj, Origin, TurnReply, Value } from "../actors/types.ts";
 import { errors } from "../actors/errors.ts";
 import { UnavailableError } from "./runtime-errors.ts";
 import type { IndexRange } from "./storage/contract.ts";
@@ -92,7 +92,7 @@ export class Catalog {
     deadline: number,
     traceparent?: string,
     origin?: Origin,
-  ): Promise<Value> {
+  ): Promise<TurnReply> {
     // Kinds sharing storage ids each serve their own keys only (Behavior.ownsKey).
     if (this.c.o.behaviors[ref.kind]?.ownsKey?.(ref.key) === false)
       return Promise.reject(errors.accessDenied());
@@ -113,7 +113,7 @@ export class Catalog {
       metrics.rejected("mailbox");
       return Promise.reject(new UnavailableError(`mailbox of ${id} is full`, 1));
     }
-    return new Promise<Value>((resolve, reject) => {
+    return new Promise<TurnReply>((resolve, reject) => {
       const turn: Turn = { method, args, caller, deadline, resolve, reject };
       if (traceparent !== undefined) turn.trace = traceparent;
       if (origin === "external") turn.origin = origin;

@@ -31,7 +31,7 @@ import { shardOf } from "./addressing.ts";
 import { rootLogger, type Logger } from "./log.ts";
 import { Catalog } from "./catalog.ts";
 import { metrics } from "./metrics.ts";
-import { errorToResponse, responseValue } from "./responses.ts";
+import { errorToResponse, okResponse, responseValue } from "./responses.ts";
 import type { Store } from "./storage/contract.ts";
 import { TimerWheel } from "./timer-wheel.ts";
 import type { ActorClient, ActorRequest, ActorResponse, Bus } from "./transport/contract.ts";
@@ -308,7 +308,7 @@ export class NodeRuntime {
         req.traceparent,
         req.origin,
       );
-      return { ok: true, value };
+      return okResponse(value);
     } catch (err) {
       return errorToResponse(err);
     }

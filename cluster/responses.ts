@@ -2,9 +2,40 @@
 // (connect-es style: a closed set of kinds, the Zulip code carried inside).
 import { ZulipError } from "../actors/errors.ts";
 import { isStoreUnavailable, MovedError, UnavailableError } from "./runtime-errors.ts";
-import type { Obj, Value } from "../actors/types.ts";
+import { JsonText, type Obj, type TurnReply, type Value } from "../actors/types.ts";
 import type { ActorResponse } from "./transport/contract.ts";
 import { componentLogger } from "./log.ts";
+
+/** UTF-8 JSON text as a value. */
+export function parseJsonBytes(bytes: Uint8Array): Value {
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8")) as Value;
+}
+
+/**
+ * A reply received as JSON text: `value` is parsed on its first read, once.
+ * The text rides along as `json`, not enumerable, so the response compares
+ * and prints as the plain `{ ok, value }` it stands for.
+ */
+export function jsonResponse(json: Uint8Array): ActorResponse {
+  let parsed: { value: Value } | undefined;
+  const res = {
+    ok: true,
+    get value(): Value {
+      return (parsed ??= { value: parseJsonBytes(json) }).value;
+    },
+  } as const;
+  return Object.defineProperty(res, "json", { value: json, enumerable: false });
+}
+
+/** A turn's reply as a response: a reply built as JSON text (`JsonText`) travels as that text. */
+export function okResponse(reply: TurnReply): ActorResponse {
+  return reply instanceof JsonText ? jsonResponse(Buffer.from(reply.text)) : { ok: true, value: reply };
+}
+
+/** A turn's reply as a value, for a caller in this process. */
+export function replyValue(reply: TurnReply): Value {
+  return reply instanceof JsonText ? (JSON.parse(reply.text) as Value) : reply;
+}
 
 export function errorToResponse(err: unknown): ActorResponse {
   if (err instanceof ZulipError) {

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import type { ActorRef, Caller, Kind, Obj, Value } from "../actors/types.ts";
 import type { ActorRequest, ActorResponse } from "../cluster/transport/contract.ts";
 import { assetPath } from "../cluster/assets.ts";
+import { jsonResponse, parseJsonBytes } from "../cluster/responses.ts";
 
 const TYPES = [
   "Value",
@@ -206,26 +207,6 @@ function jsonBytes(v: Value | undefined): Uint8Array {
   return Buffer.from(JSON.stringify(v ?? null));
 }
 
-function parseJson(bytes: Uint8Array): Value {
-  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8")) as Value;
-}
-
-/**
- * A reply received as JSON text: `value` is parsed on its first read, once.
- * The text rides along as `json`, not enumerable, so the response compares
- * and prints as the plain `{ ok, value }` it stands for.
- */
-function jsonResponse(json: Uint8Array): ActorResponse {
-  let parsed: { value: Value } | undefined;
-  const res = {
-    ok: true,
-    get value(): Value {
-      return (parsed ??= { value: parseJson(json) }).value;
-    },
-  } as const;
-  return Object.defineProperty(res, "json", { value: json, enumerable: false });
-}
-
 export function toPbRequest(corr: number, r: ActorRequest): PbRequest {
   return {
     corr,
@@ -249,7 +230,7 @@ export function fromPbRequest(p: PbRequest): { corr: number; req: ActorRequest }
     ref,
     shard: p.shard,
     method: p.method,
-    args: p.argsJson && p.argsJson.length > 0 ? (parseJson(p.argsJson) as Obj) : fromPbMap(p.args),
+    args: p.argsJson && p.argsJson.length > 0 ? (parseJsonBytes(p.argsJson) as Obj) : fromPbMap(p.args),
     caller,
     deadline: p.deadline,
   };

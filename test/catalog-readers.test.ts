@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { ActorRef, Behavior } from "../actors/types.ts";
+import { JsonText, type ActorRef, type Behavior } from "../actors/types.ts";
 import { shardOf } from "../cluster/addressing.ts";
 import { READERS_PER_ACTIVATION } from "../cluster/catalog.ts";
 import { NodeRuntime } from "../cluster/node.ts";
@@ -32,10 +32,12 @@ let entered: () => void = () => {};
 const counter: Behavior<Counter> = {
   kind: "user",
   ...countingState,
-  readers: ["peek", "slowPeek", "badReader", "gatedPeek"],
+  readers: ["peek", "slowPeek", "badReader", "gatedPeek", "peekJson"],
   handlers: {
     bump: (s) => ({ facts: [{ up: 1 }], reply: s.n + 1 }),
     peek: (s) => ({ reply: s.n }),
+    peekJson: (s) => ({ replyJson: new JsonText(`{"n":${s.n},"as":"text"}`) }),
+    bumpJson: (s) => ({ facts: [{ up: 1 }], replyJson: new JsonText(`{"n":${s.n + 1}}`) }),
     slowPeek: async (s) => {
       const n = s.n;
       entered();
@@ -114,6 +116,25 @@ test("a reader answers beside a held batch, from the last durable state", async 
     assert.equal(n, i);
     assert.equal(await node.call(ref, "peek", {}), i);
   }
+});
+
+test("a reply given as JSON text travels as that text, and reads as its value", async () => {
+  const n = (await node.call(ref, "peek", {})) as number;
+  // Inside the process: the value, parsed.
+  assert.deepEqual(await node.call(ref, "peekJson", {}), { n, as: "text" });
+  assert.deepEqual(await node.call(ref, "bumpJson", {}), { n: n + 1 });
+  // At the transport: the text as it was built, and the value it parses to.
+  const res = await node.handle({
+    ref,
+    shard,
+    method: "peekJson",
+    args: {},
+    caller: null,
+    deadline: Date.now() + 5000,
+  });
+  assert.ok(res.ok);
+  assert.equal(Buffer.from(res.json!).toString("utf8"), `{"n":${n + 1},"as":"text"}`);
+  assert.deepEqual(res.value, { n: n + 1, as: "text" });
 });
 
 test("a reader that decides a change is refused and changes nothing", async () => {

@@ -15,7 +15,7 @@ import type {
   Decision,
   Obj,
   OutEvent,
-  Value,
+  TurnReply,
 } from "../../actors/types.ts";
 import { UnavailableError } from "../runtime-errors.ts";
 import type { Store } from "../storage/contract.ts";
@@ -29,7 +29,7 @@ export interface Turn {
   args: Obj;
   caller: Caller | null;
   deadline: number;
-  resolve(v: Value): void;
+  resolve(v: TurnReply): void;
   reject(e: unknown): void;
   /** The caller's W3C traceparent when the request is sampled (cluster/tracing.ts). */
   trace?: string;

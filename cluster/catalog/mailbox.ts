@@ -178,7 +178,7 @@ export async function drain(c: CatalogCore, act: Activation): Promise<void> {
           ? Promise.all(decision.notices.map((n) => c.o.hooks.notice(n.subject, n.data)))
           : undefined;
         if (decision.park !== undefined) continue;
-        const reply = decision.reply ?? null;
+        const reply = decision.replyJson ?? decision.reply ?? null;
         const answer = published
           ? () => void published.then(() => turn.resolve(reply))
           : () => turn.resolve(reply);
@@ -264,6 +264,7 @@ export function inlineTurn(
 /** Whether a decision is one `inlineTurn` may apply: nothing in it waits for the journal. */
 function inlineable(d: Decision, behavior: Behavior<unknown>): boolean {
   if (d.events?.length || d.handoffs?.length || d.writes?.length || d.notices?.length) return false;
+  if (d.replyJson !== undefined) return false;
   if (d.park !== undefined || d.again !== undefined || d.replyAfterEvents || d.replyAfterHandoffs)
     return false;
   const unjournaled = behavior.unjournaled;

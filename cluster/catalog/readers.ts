@@ -1,7 +1,7 @@
 // Readers (Behavior.readers): methods decided beside the mailbox, against
 // the committed view of the state, a few of one activation at once.
 
-import type { Behavior, Caller, Decision, Obj, Origin, Value } from "../../actors/types.ts";
+import type { Behavior, Caller, Decision, Obj, Origin, TurnReply } from "../../actors/types.ts";
 import { MovedError, UnavailableError } from "../runtime-errors.ts";
 import { metrics } from "../metrics.ts";
 import { decide, type Activation, type CatalogCore, type Turn } from "./core.ts";
@@ -24,12 +24,12 @@ export function read(
   deadline: number,
   traceparent?: string,
   origin?: Origin,
-): Promise<Value> {
+): Promise<TurnReply> {
   if ((act.reading ?? 0) + (act.readWaiting?.length ?? 0) >= c.mailboxLimit) {
     metrics.rejected("mailbox");
     return Promise.reject(new UnavailableError(`readers of ${act.id} are too many`, 1));
   }
-  return new Promise<Value>((resolve, reject) => {
+  return new Promise<TurnReply>((resolve, reject) => {
     const turn: Turn = { method, args, caller, deadline, resolve, reject };
     if (traceparent !== undefined) turn.trace = traceparent;
     if (origin === "external") turn.origin = origin;
@@ -97,5 +97,5 @@ async function runReader(
   }
   // The activation was fenced while the read ran: the caller asks the shard's next owner.
   if (act.dead) turn.reject(new MovedError(act.shard));
-  else turn.resolve(decision.reply ?? null);
+  else turn.resolve(decision.replyJson ?? decision.reply ?? null);
 }

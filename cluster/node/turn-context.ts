@@ -6,7 +6,7 @@ import type { ActorContext, ActorRef, Behavior, Caller, Obj, Origin, Value } fro
 import type { ArgsOf, MethodOf, Protocol, Ref, ReplyOf, UntypedRef } from "../../actors/protocol.ts";
 import { shardOf } from "../addressing.ts";
 import type { Activation, Catalog, Turn } from "../catalog.ts";
-import { errorToResponse, responseValue } from "../responses.ts";
+import { errorToResponse, replyValue, responseValue } from "../responses.ts";
 import type { IndexRange, Store } from "../storage/contract.ts";
 import type { TimerHandle, TimerWheel } from "../timer-wheel.ts";
 import { inSpan, traceparentOf } from "../tracing.ts";
@@ -84,7 +84,7 @@ export class TurnServices {
     if (st?.status === "releasing" && req.shard === act.shard && st.epoch === act.epoch) {
       return this.node.catalog
         .send(ref, req.shard, st.epoch, method, args, req.caller, req.deadline, req.traceparent)
-        .catch((err: unknown) => responseValue(errorToResponse(err)));
+        .then(replyValue, (err: unknown) => responseValue(errorToResponse(err)));
     }
     if (this.node.behaviors[ref.kind]?.durableReads?.includes(method) && !this.node.leases.serves(req.shard))
       return this.durableReads
