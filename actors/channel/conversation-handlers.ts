@@ -15,8 +15,9 @@ import { errors } from "../errors.ts";
 import { isUserInGroupSetting, realmGroupSetting } from "../permissions/index.ts";
 import { NOTIFICATION_BOT_ENTRY, WELCOME_BOT_ENTRY, WELCOME_BOT_ID } from "../realm/index.ts";
 import type { ActorContext, Caller, Obj, RecordWrite, Value } from "../types.ts";
-import type { ArgsOf } from "../protocol.ts";
-import type { ChannelProtocol, ConvHandler, ConvHandlers, Filters, Row } from "./protocol.ts";
+import { JsonText, type ArgsOf } from "../protocol.ts";
+import { messageJsonHead, type JsonVariant } from "./message-json.ts";
+import type { ChannelProtocol, ConvHandler, ConvHandlers, FetchReply, Filters, Row } from "./protocol.ts";
 import { checkEmoji, resolveEmojiName } from "../emoji/index.ts";
 import { gravatarUrl, jdenticonPath, userRef, type Delivery } from "../user/index.ts";
 import { channelDirectoryRef, dmKey, isDmKey, realmRef } from "../addresses.ts";
@@ -684,7 +685,7 @@ export const send: ConvHandler<"send"> = async (state, args, ctx, caller) => {
 
 // ---- fetch -------------------------------------------------------------------------
 
-function flagFilter(flags: string[], is: Filters["is"]): boolean {
+function flagFilter(flags: readonly string[], is: Filters["is"]): boolean {
   for (const t of is ?? []) {
     const has = t.flag === "unread" ? !flags.includes("read") : flags.includes(t.flag);
     if (has === t.negated) return false;
@@ -770,7 +771,7 @@ export interface ChannelWindowArgs {
 export interface ChannelWindow {
   anchor: number;
   /** Ascending, with the caller's flags. */
-  items: { id: number; flags: string[] }[];
+  items: { id: number; flags: readonly string[] }[];
   found_anchor: boolean;
   found_oldest: boolean;
   found_newest: boolean;
@@ -791,7 +792,7 @@ export async function channelWindow(
 ): Promise<ChannelWindow> {
   const f = a.filters;
   let hidden = false;
-  const decide = (m: Msg, own: string[] | undefined): string[] | null => {
+  const decide = (m: Msg, own: readonly string[] | undefined): readonly string[] | null => {
     let flags = own;
     if (!flags) {
       if (a.protectedHistory) {
@@ -876,23 +877,40 @@ const fetch: ConvHandler<"fetch"> = async (state, args, ctx, caller) => {
     win.items.map(({ id }) => id),
   )) as Msg[];
   const emails = await currentApiEmails(ctx, state, msgs);
+  const search = filters.search;
+  const opts = (o.applyMarkdown ? 1 : 0) | (o.clientGravatar ? 2 : 0) | (o.allowEmptyTopic ? 4 : 0);
+  // The page as JSON text: each message's kept text (message-json.ts), then its flags.
   const messages = win.items.map(({ flags }, i) => {
     const m = msgs[i]!;
-    const out = shapeForClient(formatMessage(state, m, ch.name, emails), o);
-    out.flags = flags;
-    decorate(out, m, filters.search, o.allowEmptyTopic);
-    return out;
+    if (search !== undefined) {
+      const out = shapeForClient(formatMessage(state, m, ch.name, emails), o);
+      out.flags = [...flags];
+      decorate(out, m, search, o.allowEmptyTopic);
+      return JSON.stringify(out);
+    }
+    const sid = String(m.senderId);
+    const variant: JsonVariant = {
+      opts,
+      realmId: state.realmId,
+      conv: state.key,
+      channelName: ch.name,
+      email: emails?.emails[sid],
+      fullName: emails?.fullNames[sid],
+      avatarVersion: emails?.avatarVersions[sid],
+    };
+    const head = messageJsonHead(m, variant, () =>
+      shapeForClient(formatMessage(state, m, ch.name, emails), o),
+    );
+    return `${head},"flags":${JSON.stringify(flags)}}`;
   });
-  return {
-    reply: {
-      anchor: win.anchor,
-      found_anchor: win.found_anchor,
-      found_oldest: win.found_oldest,
-      found_newest: win.found_newest,
-      history_limited: win.history_limited,
-      messages,
-    },
-  };
+  const page = JSON.stringify({
+    anchor: win.anchor,
+    found_anchor: win.found_anchor,
+    found_oldest: win.found_oldest,
+    found_newest: win.found_newest,
+    history_limited: win.history_limited,
+  });
+  return { replyJson: new JsonText<FetchReply>(`${page.slice(0, -1)},"messages":[${messages.join(",")}]}`) };
 };
 
 /**

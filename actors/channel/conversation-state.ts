@@ -25,6 +25,7 @@ import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { ActorContext, ActorRef, IndexRange, Obj, RecordWrite } from "../types.ts";
 import { insertId, removeId } from "../sorted-ids.ts";
+import { forgetMessageJson } from "./message-json.ts";
 
 export interface Reaction {
   emoji_name: string;
@@ -318,7 +319,10 @@ function applyLegacy(legacy: NonNullable<ConvState["legacy"]>, fact: ConvFact): 
     }
     case "msgChanged": {
       const m = legacy.msgs[String(fact.id)];
-      if (m) Object.assign(m, structuredClone(fact.changes));
+      if (m) {
+        Object.assign(m, structuredClone(fact.changes));
+        forgetMessageJson(m);
+      }
       break;
     }
     case "msgRemoved":
@@ -372,7 +376,10 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
         const sender = typeof fact.changes.senderId === "number" ? fact.changes.senderId : was.senderId;
         summaryAdd(state, topic, sender);
       }
-      if (m) Object.assign(m, structuredClone(fact.changes));
+      if (m) {
+        Object.assign(m, structuredClone(fact.changes));
+        forgetMessageJson(m);
+      }
       if (state.cache?.delete(fact.id)) state.cacheGen++;
       break;
     }
