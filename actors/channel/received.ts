@@ -24,7 +24,7 @@ import type { ConvHandler, ConvHandlers, Row } from "./protocol.ts";
 /** The caller's own flags of messages of this conversation: by ids, or only the unread ones. */
 export type FlagSource = (
   q: { ids: number[] } | { unread: true } | { all: true },
-) => Promise<Record<string, string[]>>;
+) => Promise<Record<string, readonly string[]>>;
 
 function me(caller: Caller | null): Caller {
   if (!caller) throw errors.accessDenied();

@@ -86,7 +86,8 @@ export function receivedBits(state: UserState, conv: string, id: number): number
 /** Names by flag bits, each combination spelled once (a page of 100 messages asks 100 times). */
 const namesByBits = new Map<number, readonly string[]>();
 
-export function flagNames(bits: number): string[] {
+/** The names of `bits`, shared and frozen: for replies only read (messageFlags). */
+export function sharedFlagNames(bits: number): readonly string[] {
   let names = namesByBits.get(bits);
   if (names === undefined) {
     const out: string[] = [];
@@ -95,11 +96,16 @@ export function flagNames(bits: number): string[] {
     if (bits & (FLAG_BITS.stream_wildcard_mentioned! | FLAG_BITS.topic_wildcard_mentioned!)) {
       out.push("wildcard_mentioned");
     }
-    names = out;
+    names = Object.freeze(out);
     // Stored bits are FLAG_BITS' combinations; a bound all the same.
     if (namesByBits.size < 4096) namesByBits.set(bits, names);
   }
-  return names.slice();
+  return names;
+}
+
+/** The names of `bits`, a copy the caller may change. */
+export function flagNames(bits: number): string[] {
+  return sharedFlagNames(bits).slice();
 }
 
 export function flagBits(names: string[]): number {
@@ -236,11 +242,13 @@ const messageFlags: Handlers["messageFlags"] = (state, args, _ctx, caller) => {
   const conv = args.conv;
   const unreadOnly = args.unread === true;
   const ids = args.ids ?? m.ids;
+  const entries = m.entries;
   for (const id of ids) {
-    const e = m.entries[String(id)];
+    // By number, not String(id): the same key, without a string per id.
+    const e = entries[id];
     if (!e || (conv !== undefined && e[0] !== conv)) continue;
     if (unreadOnly && e[1] & FLAG_BITS.read!) continue;
-    out[String(id)] = flagNames(e[1]);
+    out[id] = sharedFlagNames(e[1]);
   }
   // With `withReadThrough`: {flags, readThrough, read: ids with an entry that is read}
   // (the caller adds the received rows that have no entry).

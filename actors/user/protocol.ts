@@ -56,7 +56,7 @@ const PushTokenKind = Type.Union([Type.Literal("apns"), Type.Literal("fcm")]);
 const MessageType = Type.Union([Type.Literal("stream"), Type.Literal("private")]);
 
 /** {id: flag names} of a user's messages (messageFlags). */
-export type FlagMap = Record<string, string[]>;
+export type FlagMap = Record<string, readonly string[]>;
 /** messageFlags with `withReadThrough`: the entries' flags, the read-through mark, the read entries. */
 export type FlagsWithReadThrough = { flags: FlagMap; readThrough: number; read: number[] };
 /** An unread entry of the user's index (unreads). */
