@@ -27,11 +27,13 @@ import {
   applyConvFact,
   changeOf,
   convFromSnapshot,
+  convIndex,
   convToSnapshot,
   getMsgs,
   initialConv,
   removedFacts,
   removeWrites,
+  setIdTail,
   setRecentWindow,
   type ConvState,
   type Msg,
@@ -57,6 +59,13 @@ const reader: Reader = {
   rangeIndex: (index, r) => store.rangeIndex(0, index, r),
 };
 const WINDOWS = [0, 1, 3, 200];
+/** Id tail sizes (ConvState.tail): none, smaller and larger than the recent windows. */
+const TAILS = [0, 1, 4, 1000];
+
+/** Every id of the conversation, read from the store itself (no window, no tail). */
+async function storedIds(state: ConvState): Promise<number[]> {
+  return store.rangeIndex(0, convIndex(state), { limit: 1_000_000 });
+}
 const TOPICS = ["alpha", "Alpha", "beta", "", "gamma"];
 const WORDS = ["hello", "world", "link", "image"];
 
@@ -89,8 +98,10 @@ async function build(
   specs: { gap: number; topic: string; sender: number; word: string; own: string[] | undefined }[],
   changes: { at: number; op: string; topic: string }[],
   window: number,
+  tail: number,
 ): Promise<{ state: ConvState; own: Record<string, string[]> }> {
   setRecentWindow(window);
+  setIdTail(tail);
   // A fresh conversation key per build: the store is shared.
   const state = initialConv({ ...REF, key: String(++convN) });
   const own: Record<string, string[]> = {};
@@ -103,7 +114,12 @@ async function build(
   }
   // Out-of-order commits: apply the adds in a shuffled but deterministic order.
   facts.sort((a, b) => (((a.msg as Obj).id as number) % 3) - (((b.msg as Obj).id as number) % 3));
-  for (const f of facts) await commit(state, [f], addWrites(state, [f.msg as unknown as Msg]));
+  for (const [i, f] of facts.entries()) {
+    // Halfway, a read of the whole conversation: the id tail is read then
+    // and follows the later adds (and drops its oldest ids past 2 × TAIL).
+    if (i === facts.length >> 1) await allIds(reader, state, null);
+    await commit(state, [f], addWrites(state, [f.msg as unknown as Msg]));
+  }
   for (const c of changes) {
     const ids = await allIds(reader, state, null);
     if (!ids.length) break;
@@ -122,7 +138,7 @@ async function build(
 async function naive(state: ConvState, own: Record<string, string[]>, a: ChannelWindowArgs) {
   let hidden = false;
   const cands: { id: number; flags: string[] }[] = [];
-  const ids = await allIds(reader, state, null);
+  const ids = await storedIds(state);
   const msgs = await getMsgs(reader, state, ids);
   for (const [i, id] of ids.entries()) {
     const m = msgs[i]!;
@@ -207,6 +223,7 @@ test("channelWindow equals the naive full scan for random messages, anchors, win
       arbFilters,
       fc.boolean(),
       fc.constantFrom(...WINDOWS),
+      fc.constantFrom(...TAILS),
       async (
         specs,
         changes,
@@ -217,8 +234,9 @@ test("channelWindow equals the naive full scan for random messages, anchors, win
         filters,
         protectedHistory,
         window,
+        tail,
       ) => {
-        const { state, own } = await build(specs, changes, window);
+        const { state, own } = await build(specs, changes, window, tail);
         const args = { anchor, numBefore, numAfter, includeAnchor, filters, protectedHistory };
         const log: number[][] = [];
         const got = await channelWindow(reader, state, args, fakeFlags(own, log));
@@ -241,9 +259,11 @@ test("the topic summaries and indexes stay equal to a full scan through adds, to
       fc.array(arbMsg, { maxLength: 40 }),
       fc.array(arbChange, { maxLength: 10 }),
       fc.constantFrom(...WINDOWS),
-      async (specs, changes, window) => {
-        const { state } = await build(specs, changes, window);
-        const ids = await allIds(reader, state, null);
+      fc.constantFrom(...TAILS),
+      async (specs, changes, window, tail) => {
+        const { state } = await build(specs, changes, window, tail);
+        const ids = await storedIds(state);
+        assert.deepEqual(await allIds(reader, state, null), ids);
         const msgs = (await getMsgs(reader, state, ids)) as Msg[];
         const scan = new Map<string, { ids: number[]; senders: Map<number, number> }>();
         for (const m of msgs) {
@@ -269,4 +289,70 @@ test("the topic summaries and indexes stay equal to a full scan through adds, to
     ),
     { numRuns: 300 },
   );
+});
+
+test("an id tail read while a message was added or removed is used once, not kept", async () => {
+  setRecentWindow(0);
+  setIdTail(4);
+  for (const op of ["add", "remove"] as const) {
+    const state = initialConv({ ...REF, key: String(++convN) });
+    for (let id = 1; id <= 10; id++) {
+      const m = msg(id, "alpha", 1, "hello");
+      await commit(
+        state,
+        [{ type: "msgAdded", msg: m, stored: true } as unknown as Obj],
+        addWrites(state, [m]),
+      );
+    }
+    // The tail's store read completes, then a change is applied before it is kept.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let readDone: () => void = () => {};
+    const read = new Promise<void>((r) => (readDone = r));
+    const gated: Reader = {
+      getRecords: reader.getRecords,
+      rangeIndex: async (index, r) => {
+        const ids = await store.rangeIndex(0, index, r);
+        readDone();
+        await held;
+        return ids;
+      },
+    };
+    const pending = allIds(gated, state, null);
+    await read;
+    if (op === "add") {
+      const m = msg(11, "alpha", 1, "hello");
+      await commit(
+        state,
+        [{ type: "msgAdded", msg: m, stored: true } as unknown as Obj],
+        addWrites(state, [m]),
+      );
+    } else {
+      const [m] = (await getMsgs(reader, state, [10])) as Msg[];
+      await commit(state, removedFacts([m!]), removeWrites(state, [m!]));
+    }
+    release();
+    // The read itself answers from the store as it is by then (its range reaches below the tail).
+    await pending;
+    // The next read sees the change (a tail kept from the earlier read would not).
+    const now = await storedIds(state);
+    assert.deepEqual(now, op === "add" ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(await allIds(reader, state, null), now);
+    assert.deepEqual(
+      await channelWindow(
+        reader,
+        state,
+        {
+          anchor: LARGER_THAN_MAX_MESSAGE_ID,
+          numBefore: 3,
+          numAfter: 0,
+          includeAnchor: true,
+          filters: {},
+          protectedHistory: false,
+        },
+        fakeFlags({}, []),
+      ).then((w) => w.items.map((i) => i.id)),
+      now.slice(-3),
+    );
+  }
 });

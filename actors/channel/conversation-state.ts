@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { ActorContext, ActorRef, IndexRange, Obj, RecordWrite } from "../types.ts";
-import { insertId, removeId } from "../sorted-ids.ts";
+import { insertId, lowerBound, removeId } from "../sorted-ids.ts";
 import { forgetMessageJson } from "./message-json.ts";
 
 export interface Reaction {
@@ -90,6 +90,20 @@ export interface ConvState {
    * the store before a change was applied is not cached after it.
    */
   cacheGen: number;
+  /**
+   * Not in snapshots: every id of the conversation from `from` up,
+   * ascending (`from` 0: all of them), read from the store by the first
+   * range the recent window cannot answer (the newest TAIL ids) and kept
+   * up to date by the facts that add and remove messages, so that reads
+   * near the newest message (GET /messages' usual window) take no store
+   * range read. Bounded: past 2 × TAIL ids the oldest TAIL are dropped.
+   */
+  tail?: { from: number; ids: number[] };
+  /**
+   * Counts the adds and removals applied (not in snapshots): a tail read
+   * from the store while one was applied is used once, not kept.
+   */
+  tailGen?: number;
   /** Old-shape content not yet moved into the store (upgradeConv). */
   legacy: { ids: number[]; msgs: Record<string, Msg> } | null;
   /**
@@ -129,10 +143,19 @@ export const MOVE_KEYS_KEPT = 1000;
 let RECENT = 50;
 /** Bodies an activation keeps in its LRU. */
 export const BODY_CACHE = 1000;
+/** Conversation ids an activation keeps from the newest back (ConvState.tail; 0: none). */
+let TAIL = 1000;
 /** Old-shape messages moved into the store per append at activation. */
 export const CONVERT_BATCH = 1000;
 /** Ids read per store range when a read needs a whole index. */
 const PAGE = 5000;
+
+/** Test hook: the id tail's size (ConvState.tail; 0 keeps none). */
+export function setIdTail(n: number): number {
+  const old = TAIL;
+  TAIL = n;
+  return old;
+}
 
 /** Test hook: the recent window's bound (build states after setting it). */
 export function setRecentWindow(n: number): number {
@@ -292,7 +315,26 @@ function summaryRemove(state: ConvState, topic: string, senderId: number): void 
   if (t.count <= 0) state.topics.delete(key);
 }
 
+/** A message added (any id, also one moved in) or removed: the id tail follows. */
+function tailAdded(state: ConvState, id: number): void {
+  state.tailGen = (state.tailGen ?? 0) + 1;
+  const t = state.tail;
+  if (t === undefined || id < t.from) return;
+  insertId(t.ids, id);
+  if (t.ids.length > 2 * TAIL) {
+    const cut = t.ids.length - TAIL;
+    t.from = t.ids[cut]!;
+    t.ids = t.ids.slice(cut);
+  }
+}
+
+function tailRemoved(state: ConvState, id: number): void {
+  state.tailGen = (state.tailGen ?? 0) + 1;
+  if (state.tail !== undefined) removeId(state.tail.ids, id);
+}
+
 function added(state: ConvState, m: Msg): void {
+  tailAdded(state, m.id);
   const old = state.recent.get(m.id);
   if (old) summaryRemove(state, old.topic, old.senderId);
   else state.count++;
@@ -384,6 +426,7 @@ export function applyConvFact(state: ConvState, raw: Obj): ConvState {
       break;
     }
     case "msgRemoved": {
+      tailRemoved(state, fact.id);
       const m = state.recent.get(fact.id);
       const topic = m ? m.topic : fact.topic;
       const sender = m ? m.senderId : fact.senderId;
@@ -568,7 +611,29 @@ export async function idsRange(
   }
   if (state.recentFrom === 0 || from >= state.recentFrom || (r.reverse && cands.length >= r.limit))
     return r.reverse ? cands.slice(Math.max(0, cands.length - r.limit)) : cands.slice(0, r.limit);
-  return store(ctx).rangeIndex(low === null ? convIndex(state) : topicIndex(state, low), r);
+  if (low !== null) return store(ctx).rangeIndex(topicIndex(state, low), r);
+  return tailRange(ctx, state, r);
+}
+
+/** idsRange of the whole conversation beyond the recent window: from the id tail when it holds the answer. */
+async function tailRange(ctx: Reader, state: ConvState, r: IndexRange): Promise<number[]> {
+  let t = state.tail;
+  if (t === undefined) {
+    if (TAIL <= 0) return store(ctx).rangeIndex(convIndex(state), r);
+    const gen = state.tailGen ?? 0;
+    const ids = await store(ctx).rangeIndex(convIndex(state), { limit: TAIL, reverse: true });
+    t = { from: ids.length < TAIL ? 0 : ids[0]!, ids };
+    // Kept only if no add or removal was applied while it was read.
+    if (gen === (state.tailGen ?? 0)) state.tail ??= t;
+  }
+  const lo = r.after === undefined ? 0 : r.after + 1;
+  const a = lowerBound(t.ids, lo);
+  const b = r.before === undefined ? t.ids.length : lowerBound(t.ids, r.before);
+  // The tail holds every id from `from` up: the answer when the range starts
+  // there, or when the newest `limit` below `before` are all in it.
+  if (t.from === 0 || lo >= t.from || (r.reverse && b - a >= r.limit))
+    return r.reverse ? t.ids.slice(Math.max(a, b - r.limit), b) : t.ids.slice(a, Math.min(b, a + r.limit));
+  return store(ctx).rangeIndex(convIndex(state), r);
 }
 
 /**
