@@ -882,8 +882,9 @@ const fetch: ConvHandler<"fetch"> = async (state, args, ctx, caller) => {
   // The page as JSON text: each message's kept text (message-json.ts), then its flags.
   const messages = win.items.map(({ flags }, i) => {
     const m = msgs[i]!;
+    const form = () => shapeForClient(formatMessage(state, m, ch.name, emails), o);
     if (search !== undefined) {
-      const out = shapeForClient(formatMessage(state, m, ch.name, emails), o);
+      const out = form();
       out.flags = [...flags];
       decorate(out, m, search, o.allowEmptyTopic);
       return JSON.stringify(out);
@@ -898,9 +899,7 @@ const fetch: ConvHandler<"fetch"> = async (state, args, ctx, caller) => {
       fullName: emails?.fullNames[sid],
       avatarVersion: emails?.avatarVersions[sid],
     };
-    const head = messageJsonHead(m, variant, () =>
-      shapeForClient(formatMessage(state, m, ch.name, emails), o),
-    );
+    const head = messageJsonHead(m, variant, form);
     return `${head},"flags":${JSON.stringify(flags)}}`;
   });
   const page = JSON.stringify({
